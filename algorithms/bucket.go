@@ -1,0 +1,28 @@
+package algorithms
+
+import (
+	"fmt"
+	"time"
+)
+
+// validateBucket checks a size, a Rate and a Period, shared by TokenBucket,
+// LeakyBucket and GCRA.
+func validateBucket(algo, sizeField string, size, rate int, period time.Duration) error {
+	if err := validateQuantity(algo, sizeField, size); err != nil {
+		return err
+	}
+	if err := validateQuantity(algo, "Rate", rate); err != nil {
+		return err
+	}
+	return validateSpan(algo, "Period", period, sizeField, size)
+}
+
+// refillPolicy is size units per the time an empty bucket of that size takes
+// to refill at rate per period.
+func refillPolicy(size, rate int, period time.Duration) Policy {
+	return Policy{Quota: size, Window: period * time.Duration(size) / time.Duration(rate)}
+}
+
+func bucketString(algo string, capacity, rate int, period time.Duration) string {
+	return fmt.Sprintf("%s(capacity %d, %d per %v)", algo, capacity, rate, period)
+}

@@ -1,0 +1,19 @@
+package algorithms
+
+import (
+	"fmt"
+	"time"
+)
+
+// validateWindowed checks the Limit and Window shared by FixedWindow,
+// SlidingLog and SlidingWindow.
+func validateWindowed(algo string, limit int, window time.Duration) error {
+	if err := validateQuantity(algo, "Limit", limit); err != nil {
+		return err
+	}
+	return validateSpan(algo, "Window", window, "Limit", limit)
+}
+
+func windowedString(algo string, limit int, window time.Duration) string {
+	return fmt.Sprintf("%s(%d per %v)", algo, limit, window)
+}

@@ -1,0 +1,77 @@
+package limiter
+
+import (
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+)
+
+// RuleResult is one rule's part of a Decision.
+type RuleResult struct {
+	// Rule is the rule's name.
+	Rule string
+	// Policy is the rule's quota and window, for headers.
+	Policy algorithms.Policy
+	algorithms.Result
+}
+
+// Decision is the outcome of a stack of checks.
+type Decision struct {
+	// Allowed is true when every check allowed; only then was anything
+	// consumed.
+	Allowed bool
+	// Results has one entry per check, in order. When the stack is denied,
+	// a rule that would have allowed reports Allowed true and its unchanged
+	// Remaining.
+	Results []RuleResult
+}
+
+// RetryAfter is the longest RetryAfter among the denying rules (0 when
+// allowed, algorithms.Never when some rule can never admit the cost).
+func (d Decision) RetryAfter() time.Duration {
+	var wait time.Duration
+	for _, r := range d.Results {
+		if r.Allowed {
+			continue
+		}
+		if r.Impossible() {
+			return algorithms.Never
+		}
+		wait = max(wait, r.RetryAfter)
+	}
+	return wait
+}
+
+// Binding is the rule that determines the outcome: on a deny, the denying
+// rule that frees up last; otherwise the rule with the least Remaining. ok is
+// false for an empty decision.
+func (d Decision) Binding() (r RuleResult, ok bool) {
+	for _, c := range d.Results {
+		if !ok || binds(c, r, d.Allowed) {
+			r, ok = c, true
+		}
+	}
+	return r, ok
+}
+
+// binds reports whether c is more binding than cur.
+func binds(c, cur RuleResult, allowed bool) bool {
+	if allowed {
+		return c.Remaining < cur.Remaining
+	}
+	if c.Allowed != cur.Allowed {
+		return !c.Allowed
+	}
+	if c.Allowed {
+		return c.Remaining < cur.Remaining
+	}
+	return waitOf(c) > waitOf(cur)
+}
+
+// waitOf orders waits with Never as the longest.
+func waitOf(r RuleResult) time.Duration {
+	if r.Impossible() {
+		return 1<<63 - 1
+	}
+	return r.RetryAfter
+}

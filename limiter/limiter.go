@@ -1,0 +1,155 @@
+package limiter
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/lua"
+)
+
+// Rule is a named limit. Name appears in keys and headers: 1 to 64 bytes of
+// [A-Za-z0-9._-], unique within a Limiter.
+type Rule struct {
+	Name      string
+	Algorithm algorithms.Algorithm
+}
+
+// Check asks one rule about one identity.
+type Check struct {
+	// Rule is the index of the rule in the slice given to New.
+	Rule int
+	// Identity is who is limited: an IP, a user ID, a route. It must not
+	// be empty; any other bytes are safe (see the package doc).
+	Identity string
+	// Cost is the request's weight: 0 peeks without consuming.
+	Cost int
+}
+
+// Limiter decides stacks of rules against Redis. It is safe for concurrent
+// use.
+type Limiter struct {
+	rdb   redis.Scripter
+	rules []rule
+	cfg   config
+}
+
+type rule struct {
+	name   string
+	policy algorithms.Policy
+	params lua.Params
+}
+
+// New validates the rules and options and returns a Limiter. It does not
+// touch Redis: the script is loaded on first use, so a limiter starts while
+// Redis is down. rdb may be a *redis.Client, *redis.ClusterClient,
+// *redis.Ring, a failover client or an AutoPipeliner.
+func New(rdb redis.Scripter, rules []Rule, opts ...Option) (*Limiter, error) {
+	if rdb == nil {
+		return nil, fmt.Errorf("%w: nil Redis client", ErrConfig)
+	}
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("%w: no rules", ErrConfig)
+	}
+	l := &Limiter{rdb: rdb, cfg: config{prefix: DefaultPrefix, timeout: DefaultTimeout}}
+	for _, opt := range opts {
+		if err := opt(&l.cfg); err != nil {
+			return nil, err
+		}
+	}
+	seen := make(map[string]bool, len(rules))
+	for i, r := range rules {
+		if !validRuleName(r.Name) {
+			return nil, fmt.Errorf("%w: rule %d: name %q must be 1 to 64 bytes of [A-Za-z0-9._-]", ErrConfig, i, r.Name)
+		}
+		if seen[r.Name] {
+			return nil, fmt.Errorf("%w: rule %q: duplicate name", ErrConfig, r.Name)
+		}
+		seen[r.Name] = true
+		p, err := lua.ParamsOf(r.Algorithm)
+		if err != nil {
+			return nil, fmt.Errorf("%w: rule %q: %w", ErrConfig, r.Name, err)
+		}
+		l.rules = append(l.rules, rule{name: r.Name, policy: r.Algorithm.Policy(), params: p})
+	}
+	return l, nil
+}
+
+// Rules returns the names of the rules, in order.
+func (l *Limiter) Rules() []string {
+	names := make([]string, len(l.rules))
+	for i, r := range l.rules {
+		names[i] = r.name
+	}
+	return names
+}
+
+// Allow decides a request of cost 1 against every rule, identities[i] being
+// the identity for rule i.
+func (l *Limiter) Allow(ctx context.Context, identities ...string) (Decision, error) {
+	if len(identities) != len(l.rules) {
+		return Decision{}, fmt.Errorf("%w: %d identities for %d rules", ErrCheck, len(identities), len(l.rules))
+	}
+	checks := make([]Check, len(identities))
+	for i, id := range identities {
+		checks[i] = Check{Rule: i, Identity: id, Cost: 1}
+	}
+	return l.Decide(ctx, checks)
+}
+
+// Decide runs the checks as one all-or-nothing decision in one script run.
+// Being limited is not an error: err is non-nil only for an invalid check
+// (ErrCheck) or a Redis failure (ErrBackend).
+func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) {
+	if len(checks) == 0 {
+		return Decision{Allowed: true}, nil
+	}
+	keys := make([]string, len(checks))
+	args := make([]any, 1, 1+lua.ArgsPerRule*len(checks))
+	if l.cfg.clock != nil {
+		args[0] = lua.Now(l.cfg.clock())
+	} else {
+		args[0] = ""
+	}
+	results := make([]RuleResult, len(checks))
+	for i, c := range checks {
+		if c.Rule < 0 || c.Rule >= len(l.rules) {
+			return Decision{}, fmt.Errorf("%w: no rule %d", ErrCheck, c.Rule)
+		}
+		r := &l.rules[c.Rule]
+		if c.Identity == "" {
+			return Decision{}, fmt.Errorf("%w: rule %q: empty identity", ErrCheck, r.name)
+		}
+		if c.Cost < 0 {
+			return Decision{}, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
+		}
+		keys[i] = r.key(l.cfg.prefix, c.Identity)
+		for j := range i {
+			if keys[j] == keys[i] {
+				return Decision{}, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)
+			}
+		}
+		args = append(args, r.params[0], r.params[1], r.params[2], r.params[3], c.Cost)
+		results[i] = RuleResult{Rule: r.name, Policy: r.policy}
+		results[i].Limit = r.policy.Quota
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
+	defer cancel()
+	reply, err := lua.Script.Run(ctx, l.rdb, keys, args...).Result()
+	if err != nil {
+		return Decision{}, fmt.Errorf("%w: %w", ErrBackend, err)
+	}
+	plain := make([]algorithms.Result, len(results))
+	allowed, err := lua.ParseReply(reply, plain)
+	if err != nil {
+		return Decision{}, fmt.Errorf("%w: %w", ErrBackend, err)
+	}
+	for i := range results {
+		limit := results[i].Limit
+		results[i].Result = plain[i]
+		results[i].Limit = limit
+	}
+	return Decision{Allowed: allowed, Results: results}, nil
+}

@@ -1,0 +1,59 @@
+package lua
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+)
+
+// ArgsPerRule is how many ARGV entries each rule takes after ARGV[1].
+const ArgsPerRule = 5
+
+// Params is a rule's fixed part of ARGV: the algorithm code and its three
+// integer parameters, formatted once when the rule is built.
+type Params [4]string
+
+// ParamsOf encodes a valid algorithm for the script.
+func ParamsOf(alg algorithms.Algorithm) (Params, error) {
+	if alg == nil {
+		return Params{}, fmt.Errorf("%w: no algorithm", algorithms.ErrInvalid)
+	}
+	if err := alg.Validate(); err != nil {
+		return Params{}, err
+	}
+	switch a := alg.(type) {
+	case algorithms.FixedWindow:
+		return params("fw", a.Limit, us(a.Window), 0), nil
+	case algorithms.SlidingLog:
+		return params("sl", a.Limit, us(a.Window), 0), nil
+	case algorithms.SlidingWindow:
+		return params("sw", a.Limit, us(a.Window), 0), nil
+	case algorithms.TokenBucket:
+		return params("tb", a.Capacity, a.Rate, us(a.Period)), nil
+	case algorithms.LeakyBucket:
+		return params("lb", a.Capacity, a.Rate, us(a.Period)), nil
+	case algorithms.GCRA:
+		return params("gc", a.Rate, us(a.Period), a.Burst), nil
+	}
+	return Params{}, fmt.Errorf("%w: unsupported algorithm %T", algorithms.ErrInvalid, alg)
+}
+
+// Code is the short algorithm code, also used in key names.
+func (p Params) Code() string { return p[0] }
+
+func us(d time.Duration) int { return int(d.Microseconds()) }
+
+func params(code string, a, b, c int) Params {
+	return Params{code, strconv.Itoa(a), strconv.Itoa(b), strconv.Itoa(c)}
+}
+
+// Now encodes ARGV[1]: a time in microseconds since the Unix epoch, or "" for
+// the server's TIME when t is zero.
+func Now(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(t.UnixMicro(), 10)
+}

@@ -1,0 +1,27 @@
+-- GCRA (algorithms.GCRA), registered as algorithms.gc.
+-- KEYS: the rule's key, a string: the theoretical arrival time (TAT) in µs.
+--   A missing key is a TAT of now.
+-- ARGV: rate, period in µs, burst; cost and now come from stack.lua.
+-- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
+-- With T = period / rate, a cost c is allowed iff
+-- max(tat, now) + c*T - now <= burst*T. Multiplied by rate, every term is an
+-- integer: debt = (max(tat, now) - now) * rate, need = c * period.
+algorithms.gc = function(key, now, cost, rate, period, burst)
+  local base = math.max(now, tonumber(redis.call("GET", key)) or now)
+  local debt = (base - now) * rate
+  local cap = burst * period
+  local remaining = math.max(0, idiv(math.max(0, cap - debt), period))
+  local reset = base - now
+  if cost > burst then
+    return -1, remaining, -1, reset
+  end
+  local need = cost * period
+  if debt + need > cap then
+    return 0, remaining, cdiv(debt + need - cap, rate), reset
+  end
+  return 1, remaining, 0, reset, function()
+    local after = cdiv(debt + need, rate)
+    redis.call("SET", key, now + after, "PX", math.max(1, cdiv(after, 1000)))
+    return after
+  end
+end

@@ -1,0 +1,14 @@
+-- Leaky bucket as a meter (algorithms.LeakyBucket), registered as
+-- algorithms.lb.
+-- KEYS: the rule's key, a hash {l = level scaled by period in µs, u = last
+--   update in µs}. A missing key is an empty bucket.
+-- ARGV: capacity, rate, period in µs; cost and now come from stack.lua.
+-- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
+-- The level drains at rate per period.
+local function level_as_is(x)
+  return x
+end
+
+algorithms.lb = function(key, now, cost, capacity, rate, period)
+  return meter(key, "l", level_as_is, now, cost, capacity, rate, period)
+end

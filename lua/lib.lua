@@ -1,0 +1,77 @@
+-- Shared helpers for the algorithm files. Not a script on its own: the Go
+-- package concatenates lib.lua, the six algorithm files and stack.lua into
+-- one script, so these locals are visible to all of them.
+--
+-- Numbers: Lua numbers are float64. Every quantity here is an integer below
+-- 2^53 (algorithms.MaxExact), so +, -, * and math.fmod are exact. Division is
+-- never used raw: idiv and cdiv divide exact multiples only. Numbers are
+-- passed to redis.call as numbers (Redis formats them with full precision),
+-- and never through tostring or '..', which keep only 14 digits.
+
+-- algorithms maps an algorithm code to its decide function:
+--   decide(key, now, cost, p1, p2, p3) -> status, remaining, retry, reset, commit
+-- status is 1 (allowed), 0 (denied) or -1 (cost above what the rule can ever
+-- admit); remaining is what could be admitted before this request; retry and
+-- reset are microseconds; commit, present only when allowed, writes the new
+-- state and returns the reset after it.
+local algorithms = {}
+
+-- idiv is floor(a / b) for integers a >= 0, b > 0, computed exactly.
+local function idiv(a, b)
+  return (a - math.fmod(a, b)) / b
+end
+
+-- cdiv is ceil(a / b) for integers a >= 0, b > 0, computed exactly.
+local function cdiv(a, b)
+  local q = idiv(a, b)
+  if q * b < a then
+    q = q + 1
+  end
+  return q
+end
+
+-- expire gives key a TTL of us microseconds, rounded up to whole
+-- milliseconds and never below 1 ms (PEXPIRE 0 would delete the key).
+local function expire(key, us)
+  redis.call("PEXPIRE", key, math.max(1, cdiv(us, 1000)))
+end
+
+-- meter is the decision shared by the token bucket and the leaky bucket (a
+-- token bucket's missing tokens are a leaky bucket's level). level counts
+-- units scaled by period (a unit is `period` level points) and drains `rate`
+-- points per microsecond. The hash stores `field` (converted by to_stored,
+-- which must be its own inverse) and u, the last update in microseconds.
+local function meter(key, field, to_stored, now, cost, size, rate, period)
+  local cap = size * period
+  local level, last = 0, now
+  local stored = redis.call("HMGET", key, field, "u")
+  if stored[1] then
+    level = math.min(cap, math.max(0, to_stored(tonumber(stored[1]), cap)))
+    last = tonumber(stored[2])
+  end
+  local elapsed = now - last
+  if elapsed > 0 then
+    if elapsed >= cdiv(level, rate) then
+      level = 0
+    else
+      level = level - elapsed * rate
+    end
+    last = now
+  end
+  local remaining = idiv(cap - level, period)
+  local reset = cdiv(level, rate)
+  if cost > size then
+    return -1, remaining, -1, reset
+  end
+  local need = cost * period
+  if level + need > cap then
+    return 0, remaining, cdiv(level + need - cap, rate), reset
+  end
+  return 1, remaining, 0, reset, function()
+    level = level + need
+    redis.call("HSET", key, field, to_stored(level, cap), "u", last)
+    local after = cdiv(level, rate)
+    expire(key, after)
+    return after
+  end
+end

@@ -1,0 +1,42 @@
+-- Sliding log (algorithms.SlidingLog), registered as algorithms.sl.
+-- KEYS: the rule's key, a sorted set of admitted units scored by their time
+--   in µs. A member is "<time>:<n>", n counting the units of that time, so
+--   units of the same microsecond stay distinct.
+-- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
+-- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
+-- A unit counts while now - window < time. Scores are formatted with %d:
+-- '..' would keep only 14 digits of a 16-digit timestamp.
+algorithms.sl = function(key, now, cost, limit, window)
+  local oldest = string.format("(%d", now - window)
+  local count = redis.call("ZCOUNT", key, oldest, "+inf")
+  local newest = now - window
+  if count > 0 then
+    newest = tonumber(redis.call("ZRANGE", key, -1, -1, "WITHSCORES")[2])
+  end
+  local remaining = math.max(0, limit - count)
+  local reset = newest + window - now
+  if cost > limit then
+    return -1, remaining, -1, reset
+  end
+  if count + cost > limit then
+    -- The (count + cost - limit)-th oldest unit must leave the window.
+    local first = redis.call("ZRANGEBYSCORE", key, oldest, "+inf", "WITHSCORES", "LIMIT", count + cost - limit - 1, 1)
+    return 0, remaining, tonumber(first[2]) + window - now, reset
+  end
+  return 1, remaining, 0, reset, function()
+    redis.call("ZREMRANGEBYSCORE", key, "-inf", string.format("%d", now - window))
+    local seq = redis.call("ZCOUNT", key, now, now)
+    local batch = {}
+    for i = 1, cost do
+      batch[#batch + 1] = now
+      batch[#batch + 1] = string.format("%d:%d", now, seq + i)
+      if #batch >= 1000 or i == cost then
+        redis.call("ZADD", key, unpack(batch))
+        batch = {}
+      end
+    end
+    local after = math.max(newest, now) + window - now
+    expire(key, after)
+    return after
+  end
+end

@@ -1,0 +1,59 @@
+-- Sliding window counter (algorithms.SlidingWindow), registered as
+-- algorithms.sw.
+-- KEYS: the rule's key, a hash {s = current window start in µs, c = its
+--   count, p = the previous window's count}.
+-- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
+-- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
+-- The estimate is floor(prev * (window - elapsed) / window) + cur.
+
+-- sw_first is the smallest elapsed e >= 0 with
+-- floor(prev * (window - e) / window) <= room, for room >= 0.
+local function sw_first(prev, room, window)
+  if prev <= room then
+    return 0
+  end
+  return idiv(window * (prev - room - 1), prev) + 1
+end
+
+algorithms.sw = function(key, now, cost, limit, window)
+  local start = now - math.fmod(now, window)
+  local elapsed = now - start
+  local stored = redis.call("HMGET", key, "s", "c", "p")
+  local s = tonumber(stored[1])
+  local cur, prev = 0, 0
+  if s == start then
+    cur, prev = tonumber(stored[2]), tonumber(stored[3])
+  elseif s == start - window then
+    prev = tonumber(stored[2])
+  end
+  local function reset_after(c)
+    if c > 0 then
+      return window - elapsed + sw_first(c, 0, window)
+    end
+    return math.max(0, sw_first(prev, 0, window) - elapsed)
+  end
+  local used = idiv(prev * (window - elapsed), window) + cur
+  local remaining = math.max(0, limit - used)
+  local reset = reset_after(cur)
+  if cost > limit then
+    return -1, remaining, -1, reset
+  end
+  if used + cost > limit then
+    local room = limit - cur - cost
+    if room >= 0 then
+      local e = sw_first(prev, room, window)
+      if e < window then
+        return 0, remaining, e - elapsed, reset
+      end
+    end
+    -- In the next window this one's count becomes the weighted one.
+    local e = math.min(window, sw_first(cur, limit - cost, window))
+    return 0, remaining, window - elapsed + e, reset
+  end
+  return 1, remaining, 0, reset, function()
+    redis.call("HSET", key, "s", start, "c", cur + cost, "p", prev)
+    local after = reset_after(cur + cost)
+    expire(key, after)
+    return after
+  end
+end

@@ -1,0 +1,54 @@
+-- Decides a stack of rules in one run, all-or-nothing: every rule is
+-- checked first, and state is written only if every rule allows.
+-- KEYS[i]: the state key of rule i.
+-- ARGV[1]: now in µs since the Unix epoch, or "" to read the server's TIME.
+-- ARGV[2 + 5*(i-1) ...]: rule i's algorithm code (fw, sl, sw, tb, lb, gc),
+--   its three integer parameters, and the request's cost for it.
+-- Reply: {allowed, then per rule: status, remaining, retry_ms, reset_ms}.
+--   allowed is 1 when every rule allowed (and their state was written),
+--   else 0 (and nothing was written). status is 1 allowed, 0 denied, -1
+--   cost above what the rule can ever admit (retry_ms is then -1).
+--   remaining counts after this request; retry_ms and reset_ms are rounded
+--   up to whole milliseconds.
+local now = ARGV[1]
+if now == "" then
+  local t = redis.call("TIME")
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+else
+  now = tonumber(now)
+end
+
+local reply = {1}
+local commits = {}
+for i = 1, #KEYS do
+  local a = 2 + 5 * (i - 1)
+  local decide = algorithms[ARGV[a]]
+  if decide == nil then
+    return redis.error_reply("ratelimit: unknown algorithm " .. tostring(ARGV[a]))
+  end
+  local cost = tonumber(ARGV[a + 4])
+  local status, remaining, retry, reset, commit =
+    decide(KEYS[i], now, cost, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
+  if status ~= 1 then
+    reply[1] = 0
+  end
+  if retry > 0 then
+    retry = cdiv(retry, 1000)
+  end
+  local r = 2 + 4 * (i - 1)
+  reply[r], reply[r + 1], reply[r + 2], reply[r + 3] = status, remaining, retry, cdiv(reset, 1000)
+  if cost > 0 then
+    commits[i] = commit
+  end
+end
+
+if reply[1] == 1 then
+  for i = 1, #KEYS do
+    if commits[i] then
+      local r = 2 + 4 * (i - 1)
+      reply[r + 1] = reply[r + 1] - tonumber(ARGV[2 + 5 * (i - 1) + 4])
+      reply[r + 3] = cdiv(commits[i](), 1000)
+    end
+  end
+end
+return reply
