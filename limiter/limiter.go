@@ -2,7 +2,9 @@ package limiter
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 
 	"github.com/redis/go-redis/v9"
 
@@ -139,17 +141,26 @@ func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) 
 	defer cancel()
 	reply, err := lua.Script.Run(ctx, l.rdb, keys, args...).Result()
 	if err != nil {
-		return Decision{}, fmt.Errorf("%w: %w", ErrBackend, err)
+		return Decision{}, backendError(err)
 	}
 	plain := make([]algorithms.Result, len(results))
 	allowed, err := lua.ParseReply(reply, plain)
 	if err != nil {
-		return Decision{}, fmt.Errorf("%w: %w", ErrBackend, err)
+		return Decision{}, backendError(err)
 	}
 	for i := range results {
-		limit := results[i].Limit
+		plain[i].Limit = results[i].Limit
 		results[i].Result = plain[i]
-		results[i].Limit = limit
 	}
 	return Decision{Allowed: allowed, Results: results}, nil
+}
+
+// backendError wraps a Redis failure in ErrBackend, and network timeouts in
+// context.DeadlineExceeded too, so callers test for one thing.
+func backendError(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w: %w", ErrBackend, context.DeadlineExceeded, err)
+	}
+	return fmt.Errorf("%w: %w", ErrBackend, err)
 }

@@ -1,0 +1,68 @@
+package limiter_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// A per-user GCRA stacked with a global fixed window, decided in one round
+// trip. The third request is denied by the per-user rule, and consumes
+// nothing of the global one.
+func Example() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+
+	lim, err := limiter.New(rdb, []limiter.Rule{
+		{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 2}},
+		{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Minute}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for range 3 {
+		d, err := lim.Allow(context.Background(), "alice", "all")
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("allowed=%v per-user remaining=%d global remaining=%d retry after %v\n",
+			d.Allowed, d.Results[0].Remaining, d.Results[1].Remaining, d.RetryAfter())
+	}
+	// Output:
+	// allowed=true per-user remaining=1 global remaining=999 retry after 0s
+	// allowed=true per-user remaining=0 global remaining=998 retry after 0s
+	// allowed=false per-user remaining=0 global remaining=998 retry after 1s
+}
+
+// A cost above what the rule can ever admit is denied with RetryAfter set to
+// algorithms.Never; a cost of 0 peeks.
+func ExampleLimiter_Decide() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+
+	lim, _ := limiter.New(rdb, []limiter.Rule{
+		{Name: "uploads", Algorithm: algorithms.TokenBucket{Capacity: 100, Rate: 10, Period: time.Second}},
+	}, limiter.WithClock(func() time.Time { return time.Unix(1_800_000_000, 0) }))
+
+	for _, cost := range []int{60, 60, 0, 101} {
+		d, _ := lim.Decide(context.Background(), []limiter.Check{{Rule: 0, Identity: "bob", Cost: cost}})
+		r := d.Results[0]
+		fmt.Printf("cost %3d: allowed=%v remaining=%d impossible=%v retry=%v\n", cost, r.Allowed, r.Remaining, r.Impossible(), r.RetryAfter)
+	}
+	// Output:
+	// cost  60: allowed=true remaining=40 impossible=false retry=0s
+	// cost  60: allowed=false remaining=40 impossible=false retry=2s
+	// cost   0: allowed=true remaining=40 impossible=false retry=0s
+	// cost 101: allowed=false remaining=40 impossible=true retry=-1ns
+}

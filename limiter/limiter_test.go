@@ -1,0 +1,365 @@
+package limiter_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+var ctx = context.Background()
+
+// six returns one rule of each algorithm, each admitting size at once.
+func six(size int) []limiter.Rule {
+	return []limiter.Rule{
+		{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: size, Window: time.Hour}},
+		{Name: "sl", Algorithm: algorithms.SlidingLog{Limit: size, Window: time.Hour}},
+		{Name: "sw", Algorithm: algorithms.SlidingWindow{Limit: size, Window: time.Hour}},
+		{Name: "tb", Algorithm: algorithms.TokenBucket{Capacity: size, Rate: 1, Period: time.Hour}},
+		{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: size, Rate: 1, Period: time.Hour}},
+		{Name: "gc", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: size}},
+	}
+}
+
+func fixedClock(t time.Time) limiter.Option {
+	return limiter.WithClock(func() time.Time { return t })
+}
+
+func TestStackIsAllOrNothing(t *testing.T) {
+	for _, b := range redistest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			rules := append(six(10), limiter.Rule{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}})
+			lim, err := limiter.New(b.Client, rules, fixedClock(bases[0]), limiter.WithPrefix("stack"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := []string{"u", "u", "u", "u", "u", "u", "u"}
+			for i := range 6 {
+				d, err := lim.Allow(ctx, ids...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := d.Allowed, i == 0; got != want {
+					t.Fatalf("request %d: allowed %v, want %v", i, got, want)
+				}
+				if !d.Allowed {
+					gate := d.Results[6]
+					if gate.Allowed || gate.Rule != "gate" {
+						t.Fatalf("request %d: gate result %+v", i, gate)
+					}
+					for _, r := range d.Results[:6] {
+						if !r.Allowed || r.Remaining != 9 {
+							t.Errorf("request %d: rule %s reports %+v, want allowed with 9 remaining", i, r.Rule, r.Result)
+						}
+					}
+				}
+			}
+			// Peek every rule: the denied requests consumed nothing.
+			checks := make([]limiter.Check, 6)
+			for i := range checks {
+				checks[i] = limiter.Check{Rule: i, Identity: "u", Cost: 0}
+			}
+			d, err := lim.Decide(ctx, checks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range d.Results {
+				if r.Remaining != 9 {
+					t.Errorf("rule %s: remaining %d after 5 denied stacks, want 9", r.Rule, r.Remaining)
+				}
+			}
+		})
+	}
+}
+
+func TestDeniedRequestChangesNothing(t *testing.T) {
+	for _, b := range redistest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			for _, r := range six(3) {
+				lim, err := limiter.New(b.Client, []limiter.Rule{r}, fixedClock(bases[1]), limiter.WithPrefix("deny"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range 3 {
+					if d, err := lim.Allow(ctx, "x"); err != nil || !d.Allowed {
+						t.Fatalf("%s: fill: %v %v", r.Name, d, err)
+					}
+				}
+				key := fmt.Sprintf("deny:{%s:x}:%s", r.Name, r.Name)
+				before, ttlBefore := snapshot(t, b.Client, key)
+				for _, cost := range []int{1, 2, 4} {
+					if d, err := lim.Decide(ctx, []limiter.Check{{Identity: "x", Cost: cost}}); err != nil || d.Allowed {
+						t.Fatalf("%s: cost %d: %+v %v, want denied", r.Name, cost, d, err)
+					}
+				}
+				after, ttlAfter := snapshot(t, b.Client, key)
+				if after != before {
+					t.Errorf("%s: a denied request changed the stored state from %s to %s", r.Name, before, after)
+				}
+				if ttlAfter > ttlBefore {
+					t.Errorf("%s: a denied request extended the TTL from %v to %v", r.Name, ttlBefore, ttlAfter)
+				}
+			}
+		})
+	}
+}
+
+// snapshot renders a key's value (DUMP is not in miniredis) and its TTL.
+func snapshot(t *testing.T, c *redis.Client, key string) (string, time.Duration) {
+	t.Helper()
+	var v any
+	var err error
+	switch typ := c.Type(ctx, key).Val(); typ {
+	case "string":
+		v, err = c.Get(ctx, key).Result()
+	case "hash":
+		v, err = c.HGetAll(ctx, key).Result()
+	case "zset":
+		v, err = c.ZRangeWithScores(ctx, key, 0, -1).Result()
+	default:
+		t.Fatalf("%s: unexpected type %q", key, typ)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(v), c.PTTL(ctx, key).Val()
+}
+
+func TestEveryKeyHasABoundedTTL(t *testing.T) {
+	for _, b := range redistest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			lim, err := limiter.New(b.Client, six(5), limiter.WithPrefix("ttl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := lim.Allow(ctx, "a", "a", "a", "a", "a", "a")
+			if err != nil || !d.Allowed {
+				t.Fatalf("%+v %v", d, err)
+			}
+			for _, r := range d.Results {
+				key := fmt.Sprintf("ttl:{%s:a}:%s", r.Rule, r.Rule)
+				ttl, err := b.Client.PTTL(ctx, key).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ttl <= 0 || ttl > r.ResetAfter {
+					t.Errorf("%s: TTL %v, want in (0, %v]", key, ttl, r.ResetAfter)
+				}
+			}
+		})
+	}
+}
+
+func TestServerTimeIsTheDefaultClock(t *testing.T) {
+	m, c := redistest.Mini(t)
+	lim, err := limiter.New(c, []limiter.Rule{{Name: "r", Algorithm: algorithms.SlidingLog{Limit: 2, Window: time.Second}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetTime(bases[0].Add(123456 * time.Microsecond))
+	for i, want := range []bool{true, true, false} {
+		d, err := lim.Allow(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed != want {
+			t.Fatalf("request %d: allowed %v, want %v", i, d.Allowed, want)
+		}
+	}
+	// One microsecond before the first entries leave the window: still denied.
+	m.SetTime(bases[0].Add(1123455 * time.Microsecond))
+	if d, _ := lim.Allow(ctx, "a"); d.Allowed || d.Results[0].RetryAfter != time.Millisecond {
+		t.Fatalf("1µs early: %+v, want denied with RetryAfter 1ms", d.Results[0])
+	}
+	m.SetTime(bases[0].Add(1123456 * time.Microsecond))
+	if d, _ := lim.Allow(ctx, "a"); !d.Allowed {
+		t.Fatalf("on time: denied %+v", d.Results[0])
+	}
+}
+
+func TestRealRedisTime(t *testing.T) {
+	s := redistest.Start(t)
+	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "g", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d limiter.Decision
+	for range 4 {
+		if d, err = lim.Allow(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := d.Results[0]
+	if r.Allowed || r.RetryAfter <= 0 || r.RetryAfter > time.Hour || r.ResetAfter <= 2*time.Hour || r.ResetAfter > 3*time.Hour {
+		t.Fatalf("4th request of burst 3: %+v", r)
+	}
+	tat, err := s.Client.Get(ctx, "ratelimit:{g:a}:gc").Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, _ := s.Client.Time(ctx).Result()
+	if diff := time.UnixMicro(tat).Sub(now); diff <= 2*time.Hour || diff > 3*time.Hour {
+		t.Fatalf("stored TAT is %v from the server's TIME, want 3h minus the test's duration", diff)
+	}
+}
+
+func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
+	s := redistest.Start(t)
+	for i, r := range six(100) {
+		t.Run(r.Name, func(t *testing.T) {
+			lim, err := limiter.New(s.Client, []limiter.Rule{r}, fixedClock(bases[0].Add(time.Duration(i)*time.Minute)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var admitted, denied atomic.Int64
+			var wg sync.WaitGroup
+			for range 64 {
+				wg.Go(func() {
+					for range 5 {
+						d, err := lim.Allow(ctx, "hot")
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if d.Allowed {
+							admitted.Add(1)
+						} else {
+							denied.Add(1)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if got, want := admitted.Load(), int64(100); got != want {
+				t.Errorf("admitted %d, want %d (denied %d)", got, want, denied.Load())
+			}
+		})
+	}
+}
+
+func TestScriptCacheFlushIsTransparent(t *testing.T) {
+	s := redistest.Start(t)
+	lim, err := limiter.New(s.Client, six(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := s.Client.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lim.Allow(ctx, "a", "a", "a", "a", "a", "a"); err != nil {
+			t.Fatalf("after SCRIPT FLUSH: %v", err)
+		}
+	}
+}
+
+func TestBackendFailures(t *testing.T) {
+	rules := []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}
+
+	t.Run("stopped", func(t *testing.T) {
+		s := redistest.Start(t)
+		lim, err := limiter.New(s.Client, rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Stop()
+		if _, err := lim.Allow(ctx, "a"); !errors.Is(err, limiter.ErrBackend) {
+			t.Fatalf("got %v, want ErrBackend", err)
+		}
+	})
+
+	t.Run("hung", func(t *testing.T) {
+		// A server that accepts connections and never answers.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var conns sync.WaitGroup
+		t.Cleanup(func() { ln.Close(); conns.Wait() })
+		conns.Go(func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				conns.Go(func() { defer c.Close(); _, _ = c.Read(make([]byte, 1<<16)); time.Sleep(time.Second) })
+			}
+		})
+		c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { c.Close() })
+		lim, err := limiter.New(c, rules, limiter.WithTimeout(50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = lim.Allow(ctx, "a")
+		if !errors.Is(err, limiter.ErrBackend) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want ErrBackend wrapping context.DeadlineExceeded", err)
+		}
+	})
+}
+
+func TestInvalidChecks(t *testing.T) {
+	_, c := redistest.Mini(t)
+	lim, err := limiter.New(c, six(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		checks []limiter.Check
+		want   string
+	}{
+		{"empty identity", []limiter.Check{{Rule: 0, Identity: "", Cost: 1}}, "empty identity"},
+		{"negative cost", []limiter.Check{{Rule: 1, Identity: "a", Cost: -1}}, "negative cost"},
+		{"unknown rule", []limiter.Check{{Rule: 6, Identity: "a", Cost: 1}}, "no rule 6"},
+		{"same key twice", []limiter.Check{{Rule: 2, Identity: "a", Cost: 1}, {Rule: 2, Identity: "a", Cost: 1}}, "twice"},
+	} {
+		_, err := lim.Decide(ctx, tc.checks)
+		if !errors.Is(err, limiter.ErrCheck) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want ErrCheck mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := lim.Allow(ctx, "a"); !errors.Is(err, limiter.ErrCheck) {
+		t.Errorf("1 identity for 6 rules: got %v, want ErrCheck", err)
+	}
+}
+
+func TestInvalidConfiguration(t *testing.T) {
+	_, c := redistest.Mini(t)
+	ok := algorithms.FixedWindow{Limit: 1, Window: time.Second}
+	for _, tc := range []struct {
+		name  string
+		rdb   redis.Scripter
+		rules []limiter.Rule
+		opts  []limiter.Option
+		want  string
+	}{
+		{"nil client", nil, []limiter.Rule{{Name: "a", Algorithm: ok}}, nil, "nil Redis client"},
+		{"no rules", c, nil, nil, "no rules"},
+		{"empty name", c, []limiter.Rule{{Algorithm: ok}}, nil, `name ""`},
+		{"brace in name", c, []limiter.Rule{{Name: "a}", Algorithm: ok}}, nil, `name "a}"`},
+		{"colon in name", c, []limiter.Rule{{Name: "a:b", Algorithm: ok}}, nil, `name "a:b"`},
+		{"duplicate", c, []limiter.Rule{{Name: "a", Algorithm: ok}, {Name: "a", Algorithm: ok}}, nil, `rule "a": duplicate`},
+		{"nil algorithm", c, []limiter.Rule{{Name: "a"}}, nil, `rule "a": ratelimit: invalid algorithm: no algorithm`},
+		{"bad algorithm", c, []limiter.Rule{{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 0, Period: time.Second, Burst: 1}}}, nil, `rule "per-ip": ratelimit: invalid algorithm: GCRA.Rate must be positive`},
+		{"bad prefix", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithPrefix("x{")}, "prefix"},
+		{"bad timeout", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithTimeout(0)}, "timeout"},
+		{"nil clock", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithClock(nil)}, "clock"},
+	} {
+		_, err := limiter.New(tc.rdb, tc.rules, tc.opts...)
+		if !errors.Is(err, limiter.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want ErrConfig mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
