@@ -1,0 +1,66 @@
+package limiter_test
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// TestMemoryPerKey measures Redis memory per key for each algorithm over
+// 100,000 identities (INFO memory, used_memory before and after). It is a
+// measurement, not a check: run it with RATELIMIT_MEMORY=1 -v.
+func TestMemoryPerKey(t *testing.T) {
+	if os.Getenv("RATELIMIT_MEMORY") != "1" {
+		t.Skip("set RATELIMIT_MEMORY=1 to measure memory per key")
+	}
+	const n = 100_000
+	s := redistest.Start(t)
+	for _, r := range six(10) {
+		if err := s.Client.FlushAll(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		before := usedMemory(t, s.Client)
+		lim, err := limiter.New(s.Client, []limiter.Rule{r}, fixedClock(bases[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for g := range 32 {
+			wg.Go(func() {
+				for id := g; id < n; id += 32 {
+					if _, err := lim.Allow(ctx, "10.0."+strconv.Itoa(id)); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		after := usedMemory(t, s.Client)
+		keys := s.Client.DBSize(ctx).Val()
+		t.Logf("%-2s %-36s keys=%d bytes/key=%.0f", r.Name, fmt.Sprint(r.Algorithm), keys, float64(after-before)/float64(keys))
+	}
+}
+
+func usedMemory(t *testing.T, c *redis.Client) int64 {
+	info, err := c.Info(ctx, "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	t.Fatal("no used_memory in INFO memory")
+	return 0
+}
