@@ -1,0 +1,122 @@
+// Package keyfunc extracts the identity a rate limit applies to from an HTTP
+// request: the client IP, an API key, a user ID, the route, or a combination.
+//
+// A KeyFunc has the same shape as go-chi/httprate's key functions, so
+// httprate.KeyByIP, httprate.KeyByEndpoint and others plug in unchanged.
+//
+// Trust model: everything in a request is chosen by the client except the
+// TCP peer address (RemoteAddr). Forwarding headers are believed only from
+// proxies you list (see IPConfig); API keys are hashed before they leave the
+// process; a key function that finds nothing returns ErrNoKey rather than an
+// empty identity, so a missing header never becomes one shared bucket.
+package keyfunc
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// KeyFunc returns the identity of a request.
+type KeyFunc func(r *http.Request) (string, error)
+
+// ErrNoKey is returned (wrapped) when a request carries no identity for a
+// key function: a missing header, no user in the context, no route.
+var ErrNoKey = errors.New("ratelimit: request has no key")
+
+// Header returns the value of the named header, hashed (SHA-256, first 16
+// bytes in hex) so API keys and tokens never reach Redis in the clear.
+func Header(name string) KeyFunc {
+	canonical := http.CanonicalHeaderKey(name)
+	return func(r *http.Request) (string, error) {
+		v := r.Header.Get(canonical)
+		if v == "" {
+			return "", fmt.Errorf("%w: header %s", ErrNoKey, canonical)
+		}
+		return Hash(v), nil
+	}
+}
+
+// Hash is the digest Header applies: the hex of the first 16 bytes of the
+// SHA-256 of v.
+func Hash(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Context returns the request context's value for key, which must be a
+// non-empty string or a fmt.Stringer (a user ID set by an authentication
+// middleware, say).
+func Context(key any) KeyFunc {
+	return func(r *http.Request) (string, error) {
+		var s string
+		switch v := r.Context().Value(key).(type) {
+		case string:
+			s = v
+		case fmt.Stringer:
+			s = v.String()
+		}
+		if s == "" {
+			return "", fmt.Errorf("%w: context value %v", ErrNoKey, key)
+		}
+		return s, nil
+	}
+}
+
+// FormValue returns the named form field (query or body, through
+// Request.FormValue, which parses and keeps the form so the handler can
+// still read it). Meant for login forms: key by username.
+func FormValue(name string) KeyFunc {
+	return func(r *http.Request) (string, error) {
+		v := r.FormValue(name)
+		if v == "" {
+			return "", fmt.Errorf("%w: form field %s", ErrNoKey, name)
+		}
+		return v, nil
+	}
+}
+
+// MethodPath returns the method and the URL path, e.g. "GET /users/42".
+func MethodPath() KeyFunc {
+	return func(r *http.Request) (string, error) {
+		return r.Method + " " + r.URL.Path, nil
+	}
+}
+
+// Constant returns the same identity for every request: a global limit.
+func Constant(id string) KeyFunc {
+	return func(*http.Request) (string, error) {
+		if id == "" {
+			return "", fmt.Errorf("%w: empty constant", ErrNoKey)
+		}
+		return id, nil
+	}
+}
+
+// Join combines key functions: the identity is their results joined by "|",
+// with "\" and "|" escaped inside each part so no two different combinations
+// give the same identity. It fails when any part fails.
+func Join(fns ...KeyFunc) KeyFunc {
+	return func(r *http.Request) (string, error) {
+		var b strings.Builder
+		for i, fn := range fns {
+			part, err := fn(r)
+			if err != nil {
+				return "", err
+			}
+			if part == "" {
+				return "", fmt.Errorf("%w: part %d of a join is empty", ErrNoKey, i)
+			}
+			if i > 0 {
+				b.WriteByte('|')
+			}
+			joinEscaper.WriteString(&b, part)
+		}
+		return b.String(), nil
+	}
+}
+
+var joinEscaper = strings.NewReplacer(`\`, `\\`, `|`, `\|`)

@@ -1,0 +1,102 @@
+package keyfunc_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/httprate"
+
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+)
+
+type userKey struct{}
+
+func TestKeyFuncs(t *testing.T) {
+	withUser := request("203.0.113.9:1", "X-API-Key", "secret-token")
+	withUser = withUser.WithContext(context.WithValue(withUser.Context(), userKey{}, "alice"))
+	form := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(url.Values{"username": {"bob"}}.Encode()))
+	form.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+
+	for _, tc := range []struct {
+		name string
+		key  keyfunc.KeyFunc
+		req  *http.Request
+		want string
+	}{
+		{"header is hashed", keyfunc.Header("x-api-key"), withUser, keyfunc.Hash("secret-token")},
+		{"context", keyfunc.Context(userKey{}), withUser, "alice"},
+		{"form value", keyfunc.FormValue("username"), form, "bob"},
+		{"method and path", keyfunc.MethodPath(), form, "POST /login"},
+		{"constant", keyfunc.Constant("global"), form, "global"},
+		{"join", keyfunc.Join(keyfunc.IP(), keyfunc.Context(userKey{})), withUser, "203.0.113.9|alice"},
+		{"join escapes", keyfunc.Join(keyfunc.Constant(`a|b\`), keyfunc.Constant("c")), form, `a\|b\\|c`},
+		{"httprate.KeyByIP plugs in", keyfunc.KeyFunc(httprate.KeyByIP), withUser, "203.0.113.9"},
+		{"httprate.KeyByEndpoint plugs in", keyfunc.KeyFunc(httprate.KeyByEndpoint), form, "/login"},
+	} {
+		got, err := tc.key(tc.req)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %q, %v, want %q", tc.name, got, err, tc.want)
+		}
+	}
+	if h := keyfunc.Hash("secret-token"); strings.Contains(h, "secret") || len(h) != 32 {
+		t.Errorf("Hash = %q, want 32 hex digits", h)
+	}
+}
+
+func TestJoinNeverCollides(t *testing.T) {
+	pairs := [][2]string{{"a|b", "c"}, {"a", "b|c"}, {`a\`, "|c"}, {`a\|`, "c"}, {"a", `\|c`}}
+	seen := map[string]bool{}
+	for _, p := range pairs {
+		got, err := keyfunc.Join(keyfunc.Constant(p[0]), keyfunc.Constant(p[1]))(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[got] {
+			t.Errorf("%q and %q join to %q, like another pair", p[0], p[1], got)
+		}
+		seen[got] = true
+	}
+}
+
+func TestMissingKeysAreErrors(t *testing.T) {
+	r := request("203.0.113.9:1")
+	for name, fn := range map[string]keyfunc.KeyFunc{
+		"header":   keyfunc.Header("X-API-Key"),
+		"context":  keyfunc.Context(userKey{}),
+		"form":     keyfunc.FormValue("username"),
+		"constant": keyfunc.Constant(""),
+		"route":    keyfunc.Route(),
+		"join":     keyfunc.Join(keyfunc.IP(), keyfunc.Header("X-API-Key")),
+	} {
+		if got, err := fn(r); !errors.Is(err, keyfunc.ErrNoKey) || got != "" {
+			t.Errorf("%s: got %q, %v, want ErrNoKey", name, got, err)
+		}
+	}
+}
+
+func TestRoute(t *testing.T) {
+	capture := func(got *string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			*got, _ = keyfunc.Route()(r)
+		})
+	}
+	var chiGot, muxGot string
+	r := chi.NewRouter()
+	r.Get("/users/{id}", capture(&chiGot).ServeHTTP)
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/users/42", nil))
+	if chiGot != "/users/{id}" {
+		t.Errorf("chi: got %q", chiGot)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /items/{id}", capture(&muxGot))
+	mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/items/7", nil))
+	if muxGot != "GET /items/{id}" {
+		t.Errorf("ServeMux: got %q", muxGot)
+	}
+}
