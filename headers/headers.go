@@ -1,0 +1,125 @@
+// Package headers writes rate-limit response headers from a decision.
+//
+// Two families are supported, separately or together:
+//
+//	X-RateLimit-Limit      the binding rule's Limit
+//	X-RateLimit-Remaining  the binding rule's Remaining (never negative)
+//	X-RateLimit-Reset      Unix epoch seconds, rounded up, when the binding
+//	                       rule is back to its full quota (as GitHub and
+//	                       httprate use it); not the time to retry
+//	Retry-After            on a denied response: whole seconds, rounded up,
+//	                       at least 1, the longest wait among denying rules
+//
+// and the fields of draft-ietf-httpapi-ratelimit-headers-10, one list member
+// per rule, named by the rule:
+//
+//	RateLimit-Policy: "per-ip";q=100;w=60, "global";q=10000;w=60
+//	RateLimit: "per-ip";r=42;t=17, "global";r=9000;t=60
+//
+// where q is the quota, w the window in seconds, r the remaining quota and t
+// the seconds until that rule's quota has fully reset (a delta, never an
+// epoch). When Retry-After is present, it wins.
+//
+// The binding rule is the one with the least Remaining; on a denied request,
+// the denying rule that frees up last. Headers are always written with Set,
+// so nested limiters overwrite rather than duplicate them.
+package headers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// Names are the header names written; an empty name is not written.
+type Names struct {
+	Limit, Remaining, Reset string
+	RetryAfter              string
+	Policy, RateLimit       string
+}
+
+// The usual choices of Names.
+var (
+	// XRateLimit writes the X-RateLimit-* family and Retry-After (the
+	// middleware's default).
+	XRateLimit = Names{Limit: "X-RateLimit-Limit", Remaining: "X-RateLimit-Remaining", Reset: "X-RateLimit-Reset", RetryAfter: "Retry-After"}
+	// IETF writes RateLimit-Policy, RateLimit and Retry-After.
+	IETF = Names{RetryAfter: "Retry-After", Policy: "RateLimit-Policy", RateLimit: "RateLimit"}
+	// Both writes all of them.
+	Both = Names{Limit: XRateLimit.Limit, Remaining: XRateLimit.Remaining, Reset: XRateLimit.Reset,
+		RetryAfter: "Retry-After", Policy: IETF.Policy, RateLimit: IETF.RateLimit}
+)
+
+// Write sets the state headers of d: the X-RateLimit-* family for the
+// binding rule and the IETF fields for every rule. now is the time the
+// Reset epoch is computed from. Retry-After is left to WriteRetryAfter.
+func (n Names) Write(h http.Header, d limiter.Decision, now time.Time) {
+	if b, ok := d.Binding(); ok {
+		set(h, n.Limit, strconv.Itoa(b.Limit))
+		set(h, n.Remaining, strconv.Itoa(max(0, b.Remaining)))
+		set(h, n.Reset, strconv.FormatInt(ceilSeconds(time.Duration(now.UnixNano())+b.ResetAfter), 10))
+	}
+	if n.Policy != "" {
+		h.Set(n.Policy, list(d, func(b *strings.Builder, r limiter.RuleResult) {
+			b.WriteString(";q=")
+			b.WriteString(strconv.Itoa(r.Policy.Quota))
+			b.WriteString(";w=")
+			b.WriteString(strconv.FormatInt(max(1, ceilSeconds(r.Policy.Window)), 10))
+		}))
+	}
+	if n.RateLimit != "" {
+		h.Set(n.RateLimit, list(d, func(b *strings.Builder, r limiter.RuleResult) {
+			b.WriteString(";r=")
+			b.WriteString(strconv.Itoa(max(0, r.Remaining)))
+			b.WriteString(";t=")
+			b.WriteString(strconv.FormatInt(ceilSeconds(r.ResetAfter), 10))
+		}))
+	}
+}
+
+// WriteRetryAfter sets Retry-After to RetryAfterSeconds(wait), unless wait
+// is negative (algorithms.Never: waiting cannot help).
+func (n Names) WriteRetryAfter(h http.Header, wait time.Duration) {
+	if wait >= 0 {
+		set(h, n.RetryAfter, strconv.FormatInt(RetryAfterSeconds(wait), 10))
+	}
+}
+
+// RetryAfterSeconds is wait in whole seconds, rounded up, at least 1: a
+// client that obeys it is never early.
+func RetryAfterSeconds(wait time.Duration) int64 {
+	return max(1, ceilSeconds(wait))
+}
+
+func ceilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+func set(h http.Header, name, value string) {
+	if name != "" {
+		h.Set(name, value)
+	}
+}
+
+// list renders one Structured Field list member per rule, "name" followed
+// by the parameters params writes. Rule names are limited to
+// [A-Za-z0-9._-], so they need no escaping inside an sf-string.
+func list(d limiter.Decision, params func(*strings.Builder, limiter.RuleResult)) string {
+	var b strings.Builder
+	for i, r := range d.Results {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('"')
+		b.WriteString(r.Rule)
+		b.WriteByte('"')
+		params(&b, r)
+	}
+	return b.String()
+}

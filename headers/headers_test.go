@@ -1,0 +1,89 @@
+package headers_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/headers"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+var now = time.Unix(1_800_000_000, 250_000_000)
+
+func result(rule string, quota int, window time.Duration, r algorithms.Result) limiter.RuleResult {
+	r.Limit = quota
+	return limiter.RuleResult{Rule: rule, Policy: algorithms.Policy{Quota: quota, Window: window}, Result: r}
+}
+
+func TestWrite(t *testing.T) {
+	perIP := result("per-ip", 100, time.Minute, algorithms.Result{Allowed: true, Remaining: 42, ResetAfter: 16*time.Second + time.Millisecond})
+	global := result("global", 10000, time.Minute, algorithms.Result{Allowed: true, Remaining: 9000, ResetAfter: time.Minute})
+	userDenied := result("per-user", 10, 1500*time.Millisecond, algorithms.Result{Remaining: 0, RetryAfter: 1200 * time.Millisecond, ResetAfter: 1500 * time.Millisecond})
+	slowDenied := result("slow", 5, time.Hour, algorithms.Result{Remaining: 0, RetryAfter: 30 * time.Second, ResetAfter: time.Hour})
+
+	for _, tc := range []struct {
+		name  string
+		names headers.Names
+		d     limiter.Decision
+		wait  time.Duration
+		want  map[string]string
+	}{
+		{"allowed: binding rule has least remaining", headers.Both, limiter.Decision{Allowed: true, Results: []limiter.RuleResult{global, perIP}}, 0, map[string]string{
+			"X-Ratelimit-Limit":     "100",
+			"X-Ratelimit-Remaining": "42",
+			"X-Ratelimit-Reset":     "1800000017",
+			"Ratelimit-Policy":      `"global";q=10000;w=60, "per-ip";q=100;w=60`,
+			"Ratelimit":             `"global";r=9000;t=60, "per-ip";r=42;t=17`,
+		}},
+		{"denied: the denying rule that frees up last", headers.XRateLimit, limiter.Decision{Results: []limiter.RuleResult{perIP, userDenied, slowDenied}}, 30 * time.Second, map[string]string{
+			"X-Ratelimit-Limit":     "5",
+			"X-Ratelimit-Remaining": "0",
+			"X-Ratelimit-Reset":     "1800003601",
+			"Retry-After":           "30",
+		}},
+		{"retry after rounds up and is at least 1", headers.IETF, limiter.Decision{Results: []limiter.RuleResult{userDenied}}, 1200 * time.Millisecond, map[string]string{
+			"Ratelimit-Policy": `"per-user";q=10;w=2`,
+			"Ratelimit":        `"per-user";r=0;t=2`,
+			"Retry-After":      "2",
+		}},
+		{"no retry-after for an impossible cost", headers.XRateLimit, limiter.Decision{Results: []limiter.RuleResult{userDenied}}, algorithms.Never, map[string]string{
+			"X-Ratelimit-Limit":     "10",
+			"X-Ratelimit-Remaining": "0",
+			"X-Ratelimit-Reset":     "1800000002",
+		}},
+		{"renamed and switched off", headers.Names{Remaining: "Quota-Left"}, limiter.Decision{Allowed: true, Results: []limiter.RuleResult{perIP}}, 0, map[string]string{
+			"Quota-Left": "42",
+		}},
+	} {
+		h := http.Header{}
+		h.Set("X-Ratelimit-Remaining", "stale value from an outer limiter")
+		tc.names.Write(h, tc.d, now)
+		if !tc.d.Allowed {
+			tc.names.WriteRetryAfter(h, tc.wait)
+		}
+		if tc.names.Remaining != headers.XRateLimit.Remaining {
+			h.Del("X-Ratelimit-Remaining")
+		}
+		if len(h) != len(tc.want) {
+			t.Errorf("%s: got headers %v, want %v", tc.name, h, tc.want)
+		}
+		for k, want := range tc.want {
+			if got := h.Values(k); len(got) != 1 || got[0] != want {
+				t.Errorf("%s: %s = %q, want [%q]", tc.name, k, got, want)
+			}
+		}
+	}
+}
+
+func TestRetryAfterSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		wait time.Duration
+		want int64
+	}{{0, 1}, {time.Millisecond, 1}, {time.Second, 1}, {time.Second + time.Nanosecond, 2}, {59500 * time.Millisecond, 60}} {
+		if got := headers.RetryAfterSeconds(tc.wait); got != tc.want {
+			t.Errorf("RetryAfterSeconds(%v) = %d, want %d", tc.wait, got, tc.want)
+		}
+	}
+}
