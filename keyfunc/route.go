@@ -11,9 +11,11 @@ import (
 // "/users/{id}") when the request went through a chi router, else the
 // net/http ServeMux pattern (Request.Pattern, e.g. "GET /users/{id}").
 //
-// A pattern is known only after routing: in chi, use Route in middlewares
-// mounted with r.With or inside r.Route/r.Group, not in a top-level r.Use;
-// with ServeMux, wrap the handler registered for the pattern. When no
+// A pattern is complete only after routing. In chi, mount the middleware
+// inline on the endpoint with r.With(...).Get(...): an r.Use middleware,
+// even inside r.Route, runs before its router matches and sees only the
+// mount pattern so far ("/api/*"). With ServeMux, wrap the handler
+// registered for the pattern. When no
 // pattern is known it returns ErrNoKey rather than the raw path, whose
 // values a client could vary without bound.
 func Route() KeyFunc {

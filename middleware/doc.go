@@ -1,0 +1,32 @@
+// Package middleware is rate-limiting HTTP middleware backed by Redis:
+// func(http.Handler) http.Handler values that work with net/http's ServeMux,
+// chi (r.Use, r.With, groups) and any router of that shape.
+//
+// One middleware holds one or more rules (per-IP, per-user, global...). For
+// each request it extracts every rule's identity with the rule's KeyFunc and
+// decides all of them in one Redis round trip, all-or-nothing (see package
+// limiter). Nested middlewares on one route are independent decisions.
+//
+// Under the limit, the rate-limit headers are set (package headers) and the
+// next handler runs. Over it, the client gets 429 Too Many Requests with
+// Retry-After and a short body: plain text, or an RFC 9457
+// application/problem+json document naming the violated rules when the
+// client accepts JSON. WithDenyHandler replaces that response.
+//
+// # Trust model
+//
+// Identities come from the request and are hostile: they are hashed when
+// long or odd and can never collide or steer keys (package limiter). Client
+// IPs come from the TCP peer unless you configure trusted proxies (package
+// keyfunc). A key function that finds no identity never yields a shared
+// empty bucket: the rule's OnKeyError decides (reject by default).
+//
+// # Failure
+//
+// Each Redis call is bounded by a timeout (limiter.DefaultTimeout, 100 ms,
+// by default). When Redis fails or times out, the policy decides: FailOpen
+// (the default) lets the request through without rate-limit headers,
+// FailClosed answers 503 Service Unavailable with Retry-After: 1. Either
+// way the error goes to the error handler (slog by default), never to the
+// client.
+package middleware

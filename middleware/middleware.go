@@ -1,0 +1,247 @@
+package middleware
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"net/netip"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// KeyErrorPolicy says what happens when a rule's Key (and Fallback) find no
+// identity for a request.
+type KeyErrorPolicy int
+
+const (
+	// Reject answers with the key error status (401 by default, see
+	// WithKeyErrorStatus). The default.
+	Reject KeyErrorPolicy = iota
+	// SkipRule leaves the rule out of the decision for that request.
+	SkipRule
+)
+
+// ErrBadCost is reported (to the error handler) when a rule's Cost returns
+// a negative number; the request is answered 400 Bad Request.
+var ErrBadCost = errors.New("ratelimit: negative request cost")
+
+// Rule is one limit of a middleware.
+type Rule struct {
+	// Name identifies the rule in keys, headers and problem bodies: 1 to 64
+	// bytes of [A-Za-z0-9._-], unique within the middleware.
+	Name string
+	// Key extracts the identity the rule limits (keyfunc.IP(), ...).
+	Key keyfunc.KeyFunc
+	// Algorithm is the limit.
+	Algorithm algorithms.Algorithm
+	// Cost is the request's weight for this rule; nil means 1. 0 checks
+	// without consuming; negative answers 400.
+	Cost func(*http.Request) int
+	// Skip, when it returns true, leaves the rule out for that request.
+	Skip func(*http.Request) bool
+	// Fallback supplies the identity when Key fails (an API key rule that
+	// falls back to the client IP, say).
+	Fallback keyfunc.KeyFunc
+	// OnKeyError applies when Key and Fallback both fail: Reject (default)
+	// or SkipRule.
+	OnKeyError KeyErrorPolicy
+}
+
+// Event describes one decision or failure, for metrics.
+type Event struct {
+	Request *http.Request
+	// Decision is the outcome; Decision.Results[i] belongs to Rules[i].
+	Decision limiter.Decision
+	// KeyHashes[i] is a short hash (FNV-1a 64, hex) of the identity of
+	// Decision.Results[i]: stable, and not the identity itself.
+	KeyHashes []string
+	// Shadow is true when shadow mode let a denied request through.
+	Shadow bool
+	// Err is set when the decision failed; Decision is then empty.
+	Err error
+}
+
+// New returns a middleware that decides rules as one stacked decision per
+// request. rdb may be any redis.Scripter: *redis.Client, *redis.ClusterClient
+// (rules of one request must then share a slot: see the README), *redis.Ring,
+// a failover client or an AutoPipeliner. Invalid rules or options are an
+// error naming the rule.
+func New(rdb redis.Scripter, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
+	cfg := defaults()
+	for _, opt := range opts {
+		if err := opt(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.deny == nil {
+		cfg.deny = DefaultDenyHandler(cfg.headers)
+	}
+	lrules := make([]limiter.Rule, len(rules))
+	for i, r := range rules {
+		if r.Key == nil {
+			return nil, fmt.Errorf("%w: rule %q: no Key function", limiter.ErrConfig, r.Name)
+		}
+		if r.OnKeyError != Reject && r.OnKeyError != SkipRule {
+			return nil, fmt.Errorf("%w: rule %q: unknown OnKeyError %d", limiter.ErrConfig, r.Name, r.OnKeyError)
+		}
+		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm}
+	}
+	lim, err := limiter.New(rdb, lrules, cfg.limiterOpts...)
+	if err != nil {
+		return nil, err
+	}
+	m := &mw{cfg: cfg, rules: rules, lim: lim}
+	return m.wrap, nil
+}
+
+// Must is New for package-level wiring: it panics on an invalid
+// configuration.
+func Must(rdb redis.Scripter, rules []Rule, opts ...Option) func(http.Handler) http.Handler {
+	m, err := New(rdb, rules, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+type mw struct {
+	cfg   config
+	rules []Rule
+	lim   *limiter.Limiter
+}
+
+func (m *mw) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.serve(w, r, next)
+	})
+}
+
+func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	for _, exempt := range m.cfg.exempt {
+		if exempt(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+	}
+	checks := make([]limiter.Check, 0, len(m.rules))
+	for i := range m.rules {
+		c, ok, status, err := m.check(i, r)
+		if err != nil {
+			m.fail(r, err)
+			http.Error(w, http.StatusText(status), status)
+			return
+		}
+		if ok {
+			checks = append(checks, c)
+		}
+	}
+	if len(checks) == 0 {
+		next.ServeHTTP(w, r)
+		return
+	}
+	d, err := m.lim.Decide(r.Context(), checks)
+	if err != nil {
+		m.fail(r, err)
+		if m.cfg.failure == FailClosed {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+			return
+		}
+		next.ServeHTTP(w, r)
+		return
+	}
+	shadow := !d.Allowed && m.cfg.shadow
+	if m.cfg.hook != nil {
+		m.cfg.hook(Event{Request: r, Decision: d, KeyHashes: keyHashes(checks), Shadow: shadow})
+	}
+	m.cfg.headers.Write(w.Header(), d, m.cfg.now())
+	if d.Allowed || shadow {
+		next.ServeHTTP(w, r)
+		return
+	}
+	m.cfg.deny(w, r, d)
+}
+
+// check builds rule i's check for r. ok is false when the rule sits this
+// request out; err (with the status to answer) when the request must be
+// rejected before deciding.
+func (m *mw) check(i int, r *http.Request) (c limiter.Check, ok bool, status int, err error) {
+	rule := &m.rules[i]
+	if rule.Skip != nil && rule.Skip(r) {
+		return c, false, 0, nil
+	}
+	id, err := identity(rule.Key, r)
+	if err != nil && rule.Fallback != nil {
+		id, err = identity(rule.Fallback, r)
+	}
+	if err != nil {
+		if rule.OnKeyError == SkipRule {
+			return c, false, 0, nil
+		}
+		return c, false, m.cfg.keyStatus, fmt.Errorf("rule %q: %w", rule.Name, err)
+	}
+	cost := 1
+	if rule.Cost != nil {
+		if cost = rule.Cost(r); cost < 0 {
+			return c, false, http.StatusBadRequest, fmt.Errorf("rule %q: %w: %d", rule.Name, ErrBadCost, cost)
+		}
+	}
+	return limiter.Check{Rule: i, Identity: id, Cost: cost}, true, 0, nil
+}
+
+// identity runs fn, turning an empty identity into keyfunc.ErrNoKey.
+func identity(fn keyfunc.KeyFunc, r *http.Request) (string, error) {
+	id, err := fn(r)
+	if err == nil && id == "" {
+		err = fmt.Errorf("%w: key function returned an empty identity", keyfunc.ErrNoKey)
+	}
+	return id, err
+}
+
+func (m *mw) fail(r *http.Request, err error) {
+	m.cfg.onError(r, err)
+	if m.cfg.hook != nil {
+		m.cfg.hook(Event{Request: r, Err: err})
+	}
+}
+
+func keyHashes(checks []limiter.Check) []string {
+	out := make([]string, len(checks))
+	for i, c := range checks {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(c.Identity))
+		out[i] = strconv.FormatUint(h.Sum64(), 16)
+	}
+	return out
+}
+
+// ExemptIPs returns an exemption (for WithExempt) for clients whose address,
+// as res resolves it, lies in one of cidrs.
+func ExemptIPs(res *keyfunc.IPResolver, cidrs ...string) (func(*http.Request) bool, error) {
+	var in []netip.Prefix
+	for _, s := range cidrs {
+		p, err := keyfunc.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: exempt CIDR: %w", limiter.ErrConfig, err)
+		}
+		in = append(in, p)
+	}
+	return func(r *http.Request) bool {
+		a, err := res.ClientAddr(r)
+		if err != nil {
+			return false
+		}
+		for _, p := range in {
+			if p.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}, nil
+}

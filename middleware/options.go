@@ -1,0 +1,190 @@
+package middleware
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/headers"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// FailurePolicy says what happens to a request when Redis fails or times
+// out.
+type FailurePolicy int
+
+const (
+	// FailOpen lets the request through (the default): an outage of Redis
+	// does not become an outage of the service.
+	FailOpen FailurePolicy = iota
+	// FailClosed answers 503 Service Unavailable with Retry-After: 1.
+	FailClosed
+)
+
+// Option configures a middleware.
+type Option func(*config) error
+
+type config struct {
+	limiterOpts []limiter.Option
+	now         func() time.Time
+	failure     FailurePolicy
+	onError     func(*http.Request, error)
+	shadow      bool
+	exempt      []func(*http.Request) bool
+	hook        func(Event)
+	deny        func(http.ResponseWriter, *http.Request, limiter.Decision)
+	headers     headers.Names
+	keyStatus   int
+}
+
+func defaults() config {
+	return config{
+		now:       time.Now,
+		onError:   logError(slog.Default()),
+		headers:   headers.XRateLimit,
+		keyStatus: http.StatusUnauthorized,
+	}
+}
+
+// WithPrefix sets the prefix of every Redis key (default
+// limiter.DefaultPrefix). Middlewares with the same prefix and rule name
+// share counters.
+func WithPrefix(prefix string) Option {
+	return func(c *config) error {
+		c.limiterOpts = append(c.limiterOpts, limiter.WithPrefix(prefix))
+		return nil
+	}
+}
+
+// WithTimeout bounds each Redis call (default limiter.DefaultTimeout).
+func WithTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		c.limiterOpts = append(c.limiterOpts, limiter.WithTimeout(d))
+		return nil
+	}
+}
+
+// WithClock decides with now() instead of the Redis server's TIME, and
+// computes X-RateLimit-Reset from it. For tests.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) error {
+		c.limiterOpts = append(c.limiterOpts, limiter.WithClock(now))
+		if now != nil {
+			c.now = now
+		}
+		return nil
+	}
+}
+
+// WithFailurePolicy chooses FailOpen (default) or FailClosed.
+func WithFailurePolicy(p FailurePolicy) Option {
+	return func(c *config) error {
+		if p != FailOpen && p != FailClosed {
+			return fmt.Errorf("%w: unknown failure policy %d", limiter.ErrConfig, p)
+		}
+		c.failure = p
+		return nil
+	}
+}
+
+// WithErrorHandler receives every Redis failure (wrapping
+// limiter.ErrBackend) and every key function failure, whatever the policy.
+// The default logs them with slog.Default at level Error.
+func WithErrorHandler(fn func(*http.Request, error)) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return fmt.Errorf("%w: nil error handler", limiter.ErrConfig)
+		}
+		c.onError = fn
+		return nil
+	}
+}
+
+// WithLogger logs failures to logger instead of slog.Default.
+func WithLogger(logger *slog.Logger) Option {
+	return func(c *config) error {
+		if logger == nil {
+			return fmt.Errorf("%w: nil logger", limiter.ErrConfig)
+		}
+		c.onError = logError(logger)
+		return nil
+	}
+}
+
+func logError(logger *slog.Logger) func(*http.Request, error) {
+	return func(r *http.Request, err error) {
+		logger.LogAttrs(r.Context(), slog.LevelError, "rate limit decision failed",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+	}
+}
+
+// WithShadowMode decides and sets headers but never blocks: a request over
+// the limit goes through (the hook sees Event.Shadow). For rolling out new
+// limits safely.
+func WithShadowMode() Option {
+	return func(c *config) error {
+		c.shadow = true
+		return nil
+	}
+}
+
+// WithExempt skips rate limiting for requests the predicate accepts (health
+// checks, an allowlist: see ExemptIPs). Several exemptions combine with OR.
+func WithExempt(exempt func(*http.Request) bool) Option {
+	return func(c *config) error {
+		if exempt == nil {
+			return fmt.Errorf("%w: nil exemption", limiter.ErrConfig)
+		}
+		c.exempt = append(c.exempt, exempt)
+		return nil
+	}
+}
+
+// WithHook calls fn after every decision and every failure, for metrics:
+// wire Prometheus or OpenTelemetry here. fn runs on the request's goroutine
+// and must be fast.
+func WithHook(fn func(Event)) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return fmt.Errorf("%w: nil hook", limiter.ErrConfig)
+		}
+		c.hook = fn
+		return nil
+	}
+}
+
+// WithDenyHandler replaces the response to a request over the limit. The
+// rate-limit headers are already set; the handler writes status and body
+// (and Retry-After, e.g. with headers.Names.WriteRetryAfter).
+func WithDenyHandler(fn func(http.ResponseWriter, *http.Request, limiter.Decision)) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return fmt.Errorf("%w: nil deny handler", limiter.ErrConfig)
+		}
+		c.deny = fn
+		return nil
+	}
+}
+
+// WithHeaders chooses the header names (default headers.XRateLimit; see
+// headers.IETF and headers.Both). The default deny handler uses the same
+// Retry-After name.
+func WithHeaders(names headers.Names) Option {
+	return func(c *config) error {
+		c.headers = names
+		return nil
+	}
+}
+
+// WithKeyErrorStatus sets the status of a request rejected because a rule's
+// key function found no identity (default 401 Unauthorized).
+func WithKeyErrorStatus(status int) Option {
+	return func(c *config) error {
+		if status < 400 || status > 599 {
+			return fmt.Errorf("%w: key error status %d is not a 4xx or 5xx", limiter.ErrConfig, status)
+		}
+		c.keyStatus = status
+		return nil
+	}
+}
