@@ -1,0 +1,54 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+)
+
+// Main runs an example: it connects to Redis (see Redis), builds the
+// server's handler with newHandler, listens on -addr (default
+// 127.0.0.1:8080, or ADDR), prints the curl lines to try, and stops cleanly
+// on SIGINT or SIGTERM.
+func Main(name string, newHandler func(redis.Scripter, ...middleware.Option) (http.Handler, error)) {
+	def := os.Getenv("ADDR")
+	if def == "" {
+		def = "127.0.0.1:8080"
+	}
+	addr := flag.String("addr", def, "listen address")
+	flag.Parse()
+
+	rdb, where, closeRedis, err := Redis()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer closeRedis()
+	h, err := newHandler(rdb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	fmt.Printf("%s example on http://%s, rate limits in %s\nTry:\n%s\n", name, *addr, where, Curls(*addr))
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Fatal(err)
+	}
+}
