@@ -20,6 +20,15 @@ const MaxExact = 1<<53 - 1
 // MinPeriod is the shortest window or period accepted.
 const MinPeriod = time.Millisecond
 
+// MaxSpan is the longest window, period or burst tolerance accepted: state
+// holds absolute times up to now + MaxSpan, which must stay below MaxExact
+// microseconds.
+const MaxSpan = 10 * 365 * 24 * time.Hour
+
+// MaxTime is the latest instant a decision can be made at (in 2245): with
+// MaxSpan added it is still exact in microseconds.
+var MaxTime = time.UnixMicro(MaxExact - MaxSpan.Microseconds())
+
 // Algorithm is one of FixedWindow, SlidingLog, SlidingWindow, TokenBucket,
 // LeakyBucket or GCRA.
 type Algorithm interface {
@@ -29,6 +38,10 @@ type Algorithm interface {
 	String() string
 	// Policy is the quota and window advertised in response headers.
 	Policy() Policy
+	// Step is the algorithm's executable specification: it decides a
+	// request of cost at now (microsecond precision) against s without
+	// changing s. The Lua scripts compute exactly the same.
+	Step(s State, now time.Time, cost int) Step
 }
 
 // Policy is what a rule promises, in the terms of rate-limit headers: Quota
@@ -77,6 +90,9 @@ func validateQuantity(algo, field string, v int) error {
 func validateSpan(algo, field string, d time.Duration, quantityField string, quantity int) error {
 	if d < MinPeriod {
 		return fmt.Errorf("%w: %s.%s must be at least %v, got %v", ErrInvalid, algo, field, MinPeriod, d)
+	}
+	if d > MaxSpan {
+		return fmt.Errorf("%w: %s.%s must be at most %v, got %v", ErrInvalid, algo, field, MaxSpan, d)
 	}
 	us := d.Microseconds()
 	if us > MaxExact/int64(quantity) {

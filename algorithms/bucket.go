@@ -14,7 +14,13 @@ func validateBucket(algo, sizeField string, size, rate int, period time.Duration
 	if err := validateQuantity(algo, "Rate", rate); err != nil {
 		return err
 	}
-	return validateSpan(algo, "Period", period, sizeField, size)
+	if err := validateSpan(algo, "Period", period, sizeField, size); err != nil {
+		return err
+	}
+	if w := refillPolicy(size, rate, period).Window; w > MaxSpan {
+		return fmt.Errorf("%w: %s takes %v to refill %d %s, more than %v", ErrInvalid, algo, w, size, sizeField, MaxSpan)
+	}
+	return nil
 }
 
 // refillPolicy is size units per the time an empty bucket of that size takes

@@ -2,6 +2,7 @@ package algorithms
 
 import (
 	"fmt"
+	"sort"
 	"time"
 )
 
@@ -40,3 +41,34 @@ func (a SlidingLog) String() string { return windowedString("SlidingLog", a.Limi
 
 // Policy is Limit per Window.
 func (a SlidingLog) Policy() Policy { return Policy{Quota: a.Limit, Window: a.Window} }
+
+// Step is the executable specification of sliding_log.lua.
+func (a SlidingLog) Step(s State, now time.Time, cost int) Step {
+	t, w, limit, c := now.UnixMicro(), a.Window.Microseconds(), int64(a.Limit), int64(cost)
+	// in is the part of the sorted log inside the window (time > t - w).
+	first := sort.Search(len(s.Log), func(i int) bool { return s.Log[i] > t-w })
+	in := s.Log[first:]
+	count := int64(len(in))
+	newest := t - w
+	if count > 0 {
+		newest = in[count-1]
+	}
+	status, retry := 1, int64(0)
+	switch {
+	case c > limit:
+		status = -1
+	case count+c > limit:
+		status, retry = 0, in[count+c-limit-1]+w-t
+	}
+	var next State
+	if status == 1 && c > 0 {
+		next.Log = make([]int64, 0, count+c)
+		at := sort.Search(len(in), func(i int) bool { return in[i] > t })
+		next.Log = append(next.Log, in[:at]...)
+		for range c {
+			next.Log = append(next.Log, t)
+		}
+		next.Log = append(next.Log, in[at:]...)
+	}
+	return outcome(a.Limit, status, limit-count, retry, newest+w-t, next, cost, max(newest, t)+w-t)
+}

@@ -24,6 +24,13 @@ type Decision struct {
 	// a rule that would have allowed reports Allowed true and its unchanged
 	// Remaining.
 	Results []RuleResult
+	// Fallback is true when the fallback store (WithFallback) decided,
+	// because Redis failed or is considered down.
+	Fallback bool
+	// Err is the Redis failure (wrapping ErrBackend) that sent this very
+	// decision to the fallback; nil when Redis was skipped as down. Report
+	// it; the decision itself is valid.
+	Err error
 }
 
 // RetryAfter is the longest RetryAfter among the denying rules (0 when

@@ -55,5 +55,5 @@ func validRuleName(name string) bool {
 
 // key is the Redis key of one rule's state for one identity.
 func (r *rule) key(prefix, identity string) string {
-	return prefix + ":{" + r.name + ":" + encodeIdentity(identity) + "}:" + r.params.Code()
+	return prefix + ":{" + r.name + ":" + encodeIdentity(identity) + "}:" + r.code
 }

@@ -6,7 +6,7 @@ import (
 )
 
 func TestHostileIdentitiesGetDistinctBoundedKeys(t *testing.T) {
-	r := &rule{name: "per-ip", params: [4]string{"gc"}}
+	r := &rule{name: "per-ip", code: "gc"}
 	ids := []string{
 		"a", "A", "1.2.3.4", "2001:db8::/64", "user@example.com",
 		"{", "}", "{a}", "a}b", "}{", "a{b}c", "per-ip:a", "#", "#00",

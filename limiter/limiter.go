@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -30,36 +31,50 @@ type Check struct {
 	Cost int
 }
 
-// Limiter decides stacks of rules against Redis. It is safe for concurrent
-// use.
+// Limiter decides stacks of rules against a Store. It is safe for
+// concurrent use.
 type Limiter struct {
-	rdb   redis.Scripter
-	rules []rule
-	cfg   config
+	store    Store
+	failover *failover // nil without WithFallback
+	rules    []rule
+	cfg      config
 }
 
 type rule struct {
 	name   string
+	code   string
+	alg    algorithms.Algorithm
 	policy algorithms.Policy
-	params lua.Params
 }
 
-// New validates the rules and options and returns a Limiter. It does not
-// touch Redis: the script is loaded on first use, so a limiter starts while
-// Redis is down. rdb may be a *redis.Client, *redis.ClusterClient,
-// *redis.Ring, a failover client or an AutoPipeliner.
+// New returns a Limiter on Redis (see RedisStore). It validates the rules
+// and options and does not touch Redis: the script is loaded on first use,
+// so a limiter starts while Redis is down. rdb may be a *redis.Client,
+// *redis.ClusterClient, *redis.Ring, a failover client or an AutoPipeliner.
 func New(rdb redis.Scripter, rules []Rule, opts ...Option) (*Limiter, error) {
 	if rdb == nil {
 		return nil, fmt.Errorf("%w: nil Redis client", ErrConfig)
 	}
+	return NewWithStore(RedisStore(rdb), rules, opts...)
+}
+
+// NewWithStore returns a Limiter on any Store, such as the in-process
+// memstore.
+func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
+	if store == nil {
+		return nil, fmt.Errorf("%w: nil store", ErrConfig)
+	}
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("%w: no rules", ErrConfig)
 	}
-	l := &Limiter{rdb: rdb, cfg: config{prefix: DefaultPrefix, timeout: DefaultTimeout}}
+	l := &Limiter{store: store, cfg: config{prefix: DefaultPrefix, timeout: DefaultTimeout}}
 	for _, opt := range opts {
 		if err := opt(&l.cfg); err != nil {
 			return nil, err
 		}
+	}
+	if l.cfg.fallback != nil {
+		l.failover = &failover{primary: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
 	}
 	seen := make(map[string]bool, len(rules))
 	for i, r := range rules {
@@ -74,7 +89,7 @@ func New(rdb redis.Scripter, rules []Rule, opts ...Option) (*Limiter, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: rule %q: %w", ErrConfig, r.Name, err)
 		}
-		l.rules = append(l.rules, rule{name: r.Name, policy: r.Algorithm.Policy(), params: p})
+		l.rules = append(l.rules, rule{name: r.Name, code: p.Code(), alg: r.Algorithm, policy: r.Algorithm.Policy()})
 	}
 	return l, nil
 }
@@ -101,21 +116,16 @@ func (l *Limiter) Allow(ctx context.Context, identities ...string) (Decision, er
 	return l.Decide(ctx, checks)
 }
 
-// Decide runs the checks as one all-or-nothing decision in one script run.
-// Being limited is not an error: err is non-nil only for an invalid check
-// (ErrCheck) or a Redis failure (ErrBackend).
+// Decide runs the checks as one all-or-nothing decision in one store call
+// (one script run on Redis). Being limited is not an error: err is non-nil
+// only for an invalid check (ErrCheck) or a store failure (ErrBackend).
 func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) {
 	if len(checks) == 0 {
 		return Decision{Allowed: true}, nil
 	}
-	keys := make([]string, len(checks))
-	args := make([]any, 1, 1+lua.ArgsPerRule*len(checks))
-	if l.cfg.clock != nil {
-		args[0] = lua.Now(l.cfg.clock())
-	} else {
-		args[0] = ""
-	}
+	sc := make([]StoreCheck, len(checks))
 	results := make([]RuleResult, len(checks))
+	plain := make([]algorithms.Result, len(checks))
 	for i, c := range checks {
 		if c.Rule < 0 || c.Rule >= len(l.rules) {
 			return Decision{}, fmt.Errorf("%w: no rule %d", ErrCheck, c.Rule)
@@ -127,35 +137,41 @@ func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) 
 		if c.Cost < 0 {
 			return Decision{}, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
 		}
-		keys[i] = r.key(l.cfg.prefix, c.Identity)
+		sc[i] = StoreCheck{Key: r.key(l.cfg.prefix, c.Identity), Algorithm: r.alg, Cost: c.Cost}
 		for j := range i {
-			if keys[j] == keys[i] {
+			if sc[j].Key == sc[i].Key {
 				return Decision{}, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)
 			}
 		}
-		args = append(args, r.params[0], r.params[1], r.params[2], r.params[3], c.Cost)
 		results[i] = RuleResult{Rule: r.name, Policy: r.policy}
-		results[i].Limit = r.policy.Quota
+		plain[i].Limit = r.policy.Quota
+	}
+	var now time.Time
+	if l.cfg.clock != nil {
+		if now = l.cfg.clock(); now.Before(time.Unix(0, 0)) || now.After(algorithms.MaxTime) {
+			return Decision{}, fmt.Errorf("%w: clock time %v outside 1970 to %v", ErrCheck, now, algorithms.MaxTime)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
 	defer cancel()
-	reply, err := lua.Script.Run(ctx, l.rdb, keys, args...).Result()
-	if err != nil {
-		return Decision{}, backendError(err)
+	var d Decision
+	var err error
+	if l.failover != nil {
+		d, err = l.failover.decide(ctx, now, sc, plain)
+	} else {
+		d.Allowed, err = l.store.Decide(ctx, now, sc, plain)
 	}
-	plain := make([]algorithms.Result, len(results))
-	allowed, err := lua.ParseReply(reply, plain)
 	if err != nil {
 		return Decision{}, backendError(err)
 	}
 	for i := range results {
-		plain[i].Limit = results[i].Limit
 		results[i].Result = plain[i]
 	}
-	return Decision{Allowed: allowed, Results: results}, nil
+	d.Results = results
+	return d, nil
 }
 
-// backendError wraps a Redis failure in ErrBackend, and network timeouts in
+// backendError wraps a store failure in ErrBackend, and network timeouts in
 // context.DeadlineExceeded too, so callers test for one thing.
 func backendError(err error) error {
 	var ne net.Error

@@ -8,7 +8,8 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 )
 
-// ArgsPerRule is how many ARGV entries each rule takes after ARGV[1].
+// ArgsPerRule is how many ARGV entries each rule takes after the two
+// leading ones (now and the minimum TTL).
 const ArgsPerRule = 5
 
 // Params is a rule's fixed part of ARGV: the algorithm code and its three
@@ -47,6 +48,12 @@ func us(d time.Duration) int { return int(d.Microseconds()) }
 
 func params(code string, a, b, c int) Params {
 	return Params{code, strconv.Itoa(a), strconv.Itoa(b), strconv.Itoa(c)}
+}
+
+// MinTTL encodes ARGV[2]: the shortest TTL of a written key, in whole
+// milliseconds, at least 1.
+func MinTTL(d time.Duration) string {
+	return strconv.FormatInt(int64(max(1, (d+time.Millisecond-1)/time.Millisecond)), 10)
 }
 
 // Now encodes ARGV[1]: a time in microseconds since the Unix epoch, or "" for

@@ -21,7 +21,7 @@ algorithms.gc = function(key, now, cost, rate, period, burst)
   end
   return 1, remaining, 0, reset, function()
     local after = cdiv(debt + need, rate)
-    redis.call("SET", key, now + after, "PX", math.max(1, cdiv(after, 1000)))
+    redis.call("SET", key, now + after, "PX", ttl_ms(after))
     return after
   end
 end

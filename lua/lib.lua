@@ -30,10 +30,18 @@ local function cdiv(a, b)
   return q
 end
 
--- expire gives key a TTL of us microseconds, rounded up to whole
--- milliseconds and never below 1 ms (PEXPIRE 0 would delete the key).
+-- min_ttl is the shortest TTL in ms (ARGV[2], see stack.lua), at least 1:
+-- PEXPIRE 0 would delete the key.
+local min_ttl = math.max(1, tonumber(ARGV[2]) or 1)
+
+-- ttl_ms is a TTL of us microseconds in whole milliseconds, rounded up.
+local function ttl_ms(us)
+  return math.max(min_ttl, cdiv(us, 1000))
+end
+
+-- expire gives key a TTL of us microseconds (see ttl_ms).
 local function expire(key, us)
-  redis.call("PEXPIRE", key, math.max(1, cdiv(us, 1000)))
+  redis.call("PEXPIRE", key, ttl_ms(us))
 end
 
 -- meter is the decision shared by the token bucket and the leaky bucket (a

@@ -2,7 +2,9 @@
 -- checked first, and state is written only if every rule allows.
 -- KEYS[i]: the state key of rule i.
 -- ARGV[1]: now in µs since the Unix epoch, or "" to read the server's TIME.
--- ARGV[2 + 5*(i-1) ...]: rule i's algorithm code (fw, sl, sw, tb, lb, gc),
+-- ARGV[2]: the shortest TTL in ms a written key gets (normally 1; longer
+--   when a passed-in clock may run slower than the server's).
+-- ARGV[3 + 5*(i-1) ...]: rule i's algorithm code (fw, sl, sw, tb, lb, gc),
 --   its three integer parameters, and the request's cost for it.
 -- Reply: {allowed, then per rule: status, remaining, retry_ms, reset_ms}.
 --   allowed is 1 when every rule allowed (and their state was written),
@@ -21,7 +23,7 @@ end
 local reply = {1}
 local commits = {}
 for i = 1, #KEYS do
-  local a = 2 + 5 * (i - 1)
+  local a = 3 + 5 * (i - 1)
   local decide = algorithms[ARGV[a]]
   if decide == nil then
     return redis.error_reply("ratelimit: unknown algorithm " .. tostring(ARGV[a]))
@@ -46,7 +48,7 @@ if reply[1] == 1 then
   for i = 1, #KEYS do
     if commits[i] then
       local r = 2 + 4 * (i - 1)
-      reply[r + 1] = reply[r + 1] - tonumber(ARGV[2 + 5 * (i - 1) + 4])
+      reply[r + 1] = reply[r + 1] - tonumber(ARGV[3 + 5 * (i - 1) + 4])
       reply[r + 3] = cdiv(commits[i](), 1000)
     end
   end

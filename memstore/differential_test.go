@@ -1,0 +1,144 @@
+package memstore_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+)
+
+var (
+	ctx  = context.Background()
+	runs atomic.Int64
+)
+
+// randomRules returns one rule of each algorithm with small random
+// parameters: short windows make boundaries frequent, odd rates make
+// periods that are not whole microseconds.
+func randomRules(rng *rand.Rand) []limiter.Rule {
+	span := func() time.Duration {
+		return []time.Duration{time.Millisecond, 7 * time.Millisecond, 250 * time.Millisecond, time.Second, time.Minute}[rng.IntN(5)]
+	}
+	n := func() int { return 1 + rng.IntN(6) }
+	return []limiter.Rule{
+		{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: n(), Window: span()}},
+		{Name: "sl", Algorithm: algorithms.SlidingLog{Limit: n(), Window: span()}},
+		{Name: "sw", Algorithm: algorithms.SlidingWindow{Limit: n(), Window: span()}},
+		{Name: "tb", Algorithm: algorithms.TokenBucket{Capacity: n(), Rate: n(), Period: span()}},
+		{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: n(), Rate: n(), Period: span()}},
+		{Name: "gc", Algorithm: algorithms.GCRA{Rate: n(), Period: span(), Burst: n()}},
+	}
+}
+
+// advance picks the next instant: no time, a microsecond, a little, up to a
+// window, exactly on or just before a window boundary, or several windows.
+func advance(rng *rand.Rand, now time.Time, rules []limiter.Rule) time.Time {
+	w := rules[rng.IntN(len(rules))].Algorithm.Policy().Window.Microseconds()
+	t := now.UnixMicro()
+	var d int64
+	switch rng.IntN(8) {
+	case 0:
+	case 1:
+		d = 1
+	case 2:
+		d = rng.Int64N(1000)
+	case 3:
+		d = rng.Int64N(w + 1)
+	case 4:
+		d = w - t%w
+	case 5:
+		d = max(0, w-t%w-1)
+	case 6:
+		d = w * (1 + rng.Int64N(3))
+	default:
+		d = rng.Int64N(5 * w)
+	}
+	return time.UnixMicro(t + d)
+}
+
+// randomChecks picks 1 to 3 distinct rules for random identities and costs
+// from 0 to one above the rule's limit.
+func randomChecks(rng *rand.Rand, rules []limiter.Rule) []limiter.Check {
+	perm := rng.Perm(len(rules))[:1+rng.IntN(3)]
+	checks := make([]limiter.Check, len(perm))
+	for i, r := range perm {
+		cost := 1
+		if rng.IntN(3) == 0 {
+			cost = rng.IntN(rules[r].Algorithm.Policy().Quota + 2)
+		}
+		checks[i] = limiter.Check{Rule: r, Identity: string(rune('a' + rng.IntN(3))), Cost: cost}
+	}
+	return checks
+}
+
+// differential drives the same random sequence through the Lua scripts on
+// rdb and the Go models in a memstore, with one passed-in clock, and fails
+// at the first difference in any decision or Result field.
+//
+// Key TTLs run on the Redis server's clock, not the passed-in one, so keys
+// get a long minimum TTL; the memstore drops state after its TTL, which
+// checks that state past its TTL behaves as a missing key.
+func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed>>1))
+	rules := randomRules(rng)
+	// Today, or any instant up to algorithms.MaxTime (µs timestamps near 2^53).
+	now := time.UnixMicro(1_790_000_000_000_000 + rng.Int64N(algorithms.MaxTime.UnixMicro()-1_790_000_000_000_000))
+	clock := limiter.WithClock(func() time.Time { return now })
+	// A fresh prefix per run: the fuzzer may run a seed twice on one server.
+	prefix := limiter.WithPrefix(fmt.Sprintf("diff%d", runs.Add(1)))
+	lua, err := limiter.NewWithStore(limiter.RedisStore(rdb, limiter.MinTTL(time.Hour)), rules, clock, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := limiter.NewWithStore(memstore.Must(), rules, clock, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := range steps {
+		now = advance(rng, now, rules)
+		checks := randomChecks(rng, rules)
+		got, err := lua.Decide(ctx, checks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := model.Decide(ctx, checks)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("seed %d step %d at %d µs, checks %+v:\nlua   %+v\nmodel %+v\nrules %v", seed, step, now.UnixMicro(), checks, got, want, rules)
+		}
+	}
+}
+
+func TestDifferentialMiniredis(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	for seed := range uint64(40) {
+		differential(t, rdb, seed, 300)
+	}
+}
+
+func TestDifferentialRedisServer(t *testing.T) {
+	s := redistest.Start(t)
+	for seed := range uint64(15) {
+		differential(t, s.Client, 1000+seed, 200)
+	}
+}
+
+// FuzzDifferential explores seeds beyond the fixed ones (go test -fuzz).
+func FuzzDifferential(f *testing.F) {
+	for _, seed := range []uint64{1, 42, 7777} {
+		f.Add(seed)
+	}
+	_, rdb := redistest.Mini(f)
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		differential(t, rdb, seed, 60)
+	})
+}

@@ -1,0 +1,189 @@
+// Package memstore is an in-process limiter.Store: the same algorithms and
+// the same results as the Redis scripts, computed by the algorithms' Go
+// models, with state in sharded maps.
+//
+// Use it for a single-instance service, in tests of code that uses a
+// limiter, or as the fallback of a Redis limiter (limiter.WithFallback). It
+// is not shared between processes: N instances each admit the full limit.
+//
+// Memory is bounded. Every entry expires once its state can no longer
+// matter (the same TTL the Redis keys get), and expired entries are swept
+// as a shard grows. Past MaxKeys live entries, arbitrary entries are
+// dropped; a dropped entry is a fresh key again, which can only admit more,
+// never deny wrongly.
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// Defaults, applied unless an Option says otherwise.
+const (
+	// DefaultMaxKeys bounds the live entries of a Store.
+	DefaultMaxKeys = 1 << 20
+	// DefaultShards is the number of independently locked shards.
+	DefaultShards = 64
+)
+
+// Option configures a Store.
+type Option func(*Store) error
+
+// WithMaxKeys bounds the live entries (default DefaultMaxKeys).
+func WithMaxKeys(n int) Option {
+	return func(s *Store) error {
+		if n < 1 {
+			return fmt.Errorf("%w: memstore max keys must be positive, got %d", limiter.ErrConfig, n)
+		}
+		s.maxKeys = n
+		return nil
+	}
+}
+
+// WithShards sets the number of shards (default DefaultShards): more shards,
+// less lock contention across cores.
+func WithShards(n int) Option {
+	return func(s *Store) error {
+		if n < 1 || n > 1<<16 {
+			return fmt.Errorf("%w: memstore shards must be 1 to 65536, got %d", limiter.ErrConfig, n)
+		}
+		s.shards = make([]shard, n)
+		return nil
+	}
+}
+
+// Store is an in-process limiter.Store. It is safe for concurrent use.
+type Store struct {
+	seed    maphash.Seed
+	shards  []shard
+	maxKeys int
+}
+
+type shard struct {
+	mu        sync.Mutex
+	entries   map[string]entry
+	nextSweep int
+}
+
+type entry struct {
+	state   algorithms.State
+	expires int64 // µs since the Unix epoch, on the decisions' clock
+}
+
+// New returns an empty Store.
+func New(opts ...Option) (*Store, error) {
+	s := &Store{seed: maphash.MakeSeed(), shards: make([]shard, DefaultShards), maxKeys: DefaultMaxKeys}
+	for _, opt := range opts {
+		if err := opt(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Must is New for package-level wiring: it panics on an invalid option.
+func Must(opts ...Option) *Store {
+	s, err := New(opts...)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Len returns the number of entries held, expired ones not yet swept
+// included.
+func (s *Store) Len() int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n += len(sh.entries)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// Decide implements limiter.Store. A zero now means time.Now().
+func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreCheck, results []algorithms.Result) (bool, error) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	t := now.UnixMicro()
+	idx := make([]int, len(checks))
+	for i, c := range checks {
+		idx[i] = int(maphash.String(s.seed, c.Key) % uint64(len(s.shards)))
+	}
+	locked := slices.Compact(slices.Sorted(slices.Values(idx)))
+	for _, i := range locked { // in ascending order: no deadlock between stacks
+		s.shards[i].mu.Lock()
+	}
+	defer func() {
+		for _, i := range locked {
+			s.shards[i].mu.Unlock()
+		}
+	}()
+
+	steps := make([]algorithms.Step, len(checks))
+	allowed := true
+	for i, c := range checks {
+		e, ok := s.shards[idx[i]].entries[c.Key]
+		if ok && e.expires <= t {
+			e = entry{}
+		}
+		steps[i] = c.Algorithm.Step(e.state, now, c.Cost)
+		allowed = allowed && steps[i].Held.Allowed
+	}
+	for i, c := range checks {
+		limit := results[i].Limit
+		if !allowed {
+			results[i] = steps[i].Held
+		} else {
+			results[i] = steps[i].Admitted
+			if c.Cost > 0 {
+				s.shards[idx[i]].put(c.Key, entry{state: steps[i].Next, expires: t + steps[i].TTL.Microseconds()}, t, s.maxPerShard())
+			}
+		}
+		results[i].Limit = limit
+	}
+	return allowed, nil
+}
+
+func (s *Store) maxPerShard() int { return max(1, s.maxKeys/len(s.shards)) }
+
+// put stores e. When the shard has doubled since its last sweep, it drops
+// the expired entries; past limit live entries it drops arbitrary ones down
+// to 7/8 of limit, so sweeps stay amortized O(1) per put even under a flood
+// of new identities.
+func (sh *shard) put(key string, e entry, now int64, limit int) {
+	if sh.entries == nil {
+		sh.entries = make(map[string]entry)
+	}
+	sh.entries[key] = e
+	if len(sh.entries) < sh.nextSweep {
+		return
+	}
+	for k, v := range sh.entries {
+		if v.expires <= now {
+			delete(sh.entries, k)
+		}
+	}
+	if len(sh.entries) > limit {
+		target := limit - limit/8
+		for k := range sh.entries {
+			if len(sh.entries) <= target {
+				break
+			}
+			if k != key {
+				delete(sh.entries, k)
+			}
+		}
+	}
+	sh.nextSweep = min(limit+1, 2*len(sh.entries)+64)
+}
