@@ -21,6 +21,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
@@ -392,4 +393,37 @@ func TestInvalidMiddlewareConfiguration(t *testing.T) {
 		}
 	}()
 	middleware.Must(c, nil)
+}
+
+func TestFallbackStore(t *testing.T) {
+	s := redistest.Start(t)
+	var errs []error
+	h := middleware.Must(s.Client, []middleware.Rule{perIP(2)},
+		middleware.WithFallback(memstore.Must(), time.Minute),
+		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
+	if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "1" {
+		t.Fatalf("Redis up: %d %v", res.StatusCode, res.Header)
+	}
+	s.Stop()
+	for i, want := range []int{200, 200, 429} { // the in-process store limits on its own
+		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != want || res.Header.Get("X-RateLimit-Limit") != "2" {
+			t.Errorf("request %d with Redis down: %d %v, want %d decided by the fallback", i, res.StatusCode, res.Header, want)
+		}
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], limiter.ErrBackend) {
+		t.Errorf("errors reported: %v, want the one Redis failure", errs)
+	}
+}
+
+func TestInProcessStore(t *testing.T) {
+	mw, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{perIP(1)}, clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mw(ok)
+	for i, want := range []int{200, 429} {
+		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != want || res.Header.Get("Retry-After") != map[int]string{200: "", 429: "60"}[want] {
+			t.Errorf("request %d: %d %v, want %d", i, res.StatusCode, res.Header, want)
+		}
+	}
 }

@@ -7,8 +7,8 @@
 // is not shared between processes: N instances each admit the full limit.
 //
 // Memory is bounded. Every entry expires once its state can no longer
-// matter (the same TTL the Redis keys get), and expired entries are swept
-// as a shard grows. Past MaxKeys live entries, arbitrary entries are
+// matter (the same TTL the Redis keys get); each write examines a few
+// random entries for expiry, and a shard that doubles is swept whole. Past MaxKeys live entries, arbitrary entries are
 // dropped; a dropped entry is a fresh key again, which can only admit more,
 // never deny wrongly.
 package memstore
@@ -157,15 +157,29 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 
 func (s *Store) maxPerShard() int { return max(1, s.maxKeys/len(s.shards)) }
 
-// put stores e. When the shard has doubled since its last sweep, it drops
-// the expired entries; past limit live entries it drops arbitrary ones down
-// to 7/8 of limit, so sweeps stay amortized O(1) per put even under a flood
-// of new identities.
+// sampled is how many entries each put examines for expiry, like Redis's
+// active expiry: a shard that stops growing still sheds its expired
+// entries.
+const sampled = 4
+
+// put stores e. It checks a few entries at random for expiry; when the
+// shard has doubled since its last sweep, it drops all expired entries, and
+// past limit live entries it drops arbitrary ones down to 7/8 of limit, so
+// the work stays amortized O(1) per put even under a flood of identities.
 func (sh *shard) put(key string, e entry, now int64, limit int) {
 	if sh.entries == nil {
 		sh.entries = make(map[string]entry)
 	}
 	sh.entries[key] = e
+	n := 0
+	for k, v := range sh.entries { // map iteration starts at random
+		if n++; n > sampled {
+			break
+		}
+		if v.expires <= now {
+			delete(sh.entries, k)
+		}
+	}
 	if len(sh.entries) < sh.nextSweep {
 		return
 	}

@@ -28,5 +28,6 @@
 // (the default) lets the request through without rate-limit headers,
 // FailClosed answers 503 Service Unavailable with Retry-After: 1. Either
 // way the error goes to the error handler (slog by default), never to the
-// client.
+// client. WithFallback instead decides with an in-process store while Redis
+// is away.
 package middleware

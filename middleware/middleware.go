@@ -73,6 +73,15 @@ type Event struct {
 // a failover client or an AutoPipeliner. Invalid rules or options are an
 // error naming the rule.
 func New(rdb redis.Scripter, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
+	if rdb == nil {
+		return nil, fmt.Errorf("%w: nil Redis client", limiter.ErrConfig)
+	}
+	return NewWithStore(limiter.RedisStore(rdb), rules, opts...)
+}
+
+// NewWithStore is New on any limiter.Store, such as the in-process
+// memstore for a single-instance service or for tests.
+func NewWithStore(store limiter.Store, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
 	cfg := defaults()
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
@@ -92,7 +101,7 @@ func New(rdb redis.Scripter, rules []Rule, opts ...Option) (func(http.Handler) h
 		}
 		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm}
 	}
-	lim, err := limiter.New(rdb, lrules, cfg.limiterOpts...)
+	lim, err := limiter.NewWithStore(store, lrules, cfg.limiterOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +164,9 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		}
 		next.ServeHTTP(w, r)
 		return
+	}
+	if d.Err != nil {
+		m.cfg.onError(r, d.Err) // Redis failed; the fallback decided
 	}
 	shadow := !d.Allowed && m.cfg.shadow
 	if m.cfg.hook != nil {

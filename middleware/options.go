@@ -77,6 +77,17 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
+// WithFallback decides with store (typically a memstore) while Redis fails,
+// instead of applying the failure policy; see limiter.WithFallback for the
+// health check and what it means for accuracy. Redis errors still reach the
+// error handler, and Event.Decision.Fallback marks such decisions.
+func WithFallback(store limiter.Store, retry time.Duration) Option {
+	return func(c *config) error {
+		c.limiterOpts = append(c.limiterOpts, limiter.WithFallback(store, retry))
+		return nil
+	}
+}
+
 // WithFailurePolicy chooses FailOpen (default) or FailClosed.
 func WithFailurePolicy(p FailurePolicy) Option {
 	return func(c *config) error {

@@ -1,0 +1,146 @@
+package algorithms_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+)
+
+type admission struct {
+	at   int64 // µs
+	cost int
+}
+
+// simulate runs a random request sequence through alg's model the way a
+// store does (write Next when admitted, forget state past its TTL) and
+// calls check before every request with the state it is decided against.
+func simulate(t *testing.T, rng *rand.Rand, alg algorithms.Algorithm, steps int, check func(st algorithms.State, now time.Time, cost int, step algorithms.Step)) []admission {
+	t.Helper()
+	w := alg.Policy().Window.Microseconds()
+	now := time.UnixMicro(1_795_000_000_000_000 + rng.Int64N(w))
+	var st algorithms.State
+	var expires int64
+	var admitted []admission
+	for range steps {
+		switch rng.IntN(4) {
+		case 0: // same instant
+		case 1:
+			now = now.Add(time.Duration(rng.Int64N(w/4+1)) * time.Microsecond)
+		case 2:
+			t := now.UnixMicro()
+			now = time.UnixMicro(t + w - t%w - rng.Int64N(2)) // on or 1 µs before a boundary
+		default:
+			now = now.Add(time.Duration(rng.Int64N(2*w+1)) * time.Microsecond)
+		}
+		if st.Exists && expires <= now.UnixMicro() {
+			st = algorithms.State{}
+		}
+		cost := 1 + rng.IntN(alg.Policy().Quota)
+		if rng.IntN(2) == 0 {
+			cost = 1
+		}
+		step := alg.Step(st, now, cost)
+		check(st, now, cost, step)
+		if step.Held.Allowed {
+			st, expires = step.Next, now.UnixMicro()+step.TTL.Microseconds()
+			admitted = append(admitted, admission{now.UnixMicro(), cost})
+		}
+	}
+	return admitted
+}
+
+var propertyAlgorithms = []algorithms.Algorithm{
+	algorithms.FixedWindow{Limit: 5, Window: 100 * time.Millisecond},
+	algorithms.SlidingLog{Limit: 5, Window: 100 * time.Millisecond},
+	algorithms.SlidingWindow{Limit: 5, Window: 100 * time.Millisecond},
+	algorithms.TokenBucket{Capacity: 5, Rate: 3, Period: 100 * time.Millisecond},
+	algorithms.LeakyBucket{Capacity: 4, Rate: 7, Period: 100 * time.Millisecond},
+	algorithms.GCRA{Rate: 3, Period: 100 * time.Millisecond, Burst: 5},
+}
+
+// TestNeverAdmitsMoreThanPromised checks each algorithm's promise over
+// every window of admitted requests: aligned windows hold at most Limit
+// (FixedWindow, SlidingWindow), any rolling window at most Limit
+// (SlidingLog), and any interval d at most size + d*Rate/Period (buckets
+// and GCRA).
+func TestNeverAdmitsMoreThanPromised(t *testing.T) {
+	for _, alg := range propertyAlgorithms {
+		for seed := range uint64(50) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			adm := simulate(t, rng, alg, 400, func(algorithms.State, time.Time, int, algorithms.Step) {})
+			quota := alg.Policy().Quota
+			w := alg.Policy().Window.Microseconds()
+			for i := range adm {
+				sum := 0
+				for j := i; j < len(adm); j++ {
+					sum += adm[j].cost
+					d := adm[j].at - adm[i].at
+					var bound int
+					switch a := alg.(type) {
+					case algorithms.FixedWindow, algorithms.SlidingWindow:
+						if adm[j].at/w != adm[i].at/w {
+							continue
+						}
+						bound = quota
+					case algorithms.SlidingLog:
+						if d >= w {
+							continue
+						}
+						bound = quota
+					case algorithms.TokenBucket:
+						bound = quota + int(d*int64(a.Rate)/a.Period.Microseconds())
+					case algorithms.LeakyBucket:
+						bound = quota + int(d*int64(a.Rate)/a.Period.Microseconds())
+					case algorithms.GCRA:
+						bound = quota + int(d*int64(a.Rate)/a.Period.Microseconds())
+					}
+					if sum > bound {
+						t.Fatalf("%v seed %d: %d admitted in [%d, %d] µs, promise is %d", alg, seed, sum, adm[i].at, adm[j].at, bound)
+					}
+				}
+			}
+			if len(adm) == 0 {
+				t.Fatalf("%v seed %d: nothing admitted", alg, seed)
+			}
+		}
+	}
+}
+
+// TestRetryAfterIsHonest: when nothing else happens, a denied request made
+// again RetryAfter later is admitted, and made 1 ms earlier than that is
+// not. A cost that can never be admitted says Never.
+func TestRetryAfterIsHonest(t *testing.T) {
+	for _, alg := range propertyAlgorithms {
+		denials := 0
+		for seed := range uint64(50) {
+			rng := rand.New(rand.NewPCG(seed, 11))
+			simulate(t, rng, alg, 300, func(st algorithms.State, now time.Time, cost int, step algorithms.Step) {
+				r := step.Held
+				if r.Allowed {
+					if r.RetryAfter != 0 {
+						t.Fatalf("%v: allowed with RetryAfter %v", alg, r.RetryAfter)
+					}
+					return
+				}
+				denials++
+				if r.RetryAfter <= 0 {
+					t.Fatalf("%v: denied cost %d with RetryAfter %v", alg, cost, r.RetryAfter)
+				}
+				if got := alg.Step(st, now.Add(r.RetryAfter), cost).Held; !got.Allowed {
+					t.Fatalf("%v seed %d: denied at %d µs cost %d, RetryAfter %v, still denied then: %+v", alg, seed, now.UnixMicro(), cost, r.RetryAfter, got)
+				}
+				if got := alg.Step(st, now.Add(r.RetryAfter-time.Millisecond), cost).Held; got.Allowed {
+					t.Fatalf("%v seed %d: denied at %d µs cost %d, RetryAfter %v, but admitted 1 ms earlier", alg, seed, now.UnixMicro(), cost, r.RetryAfter)
+				}
+			})
+		}
+		if denials < 100 {
+			t.Fatalf("%v: only %d denials exercised", alg, denials)
+		}
+		if got := alg.Step(algorithms.State{}, time.Now(), alg.Policy().Quota+1).Held; got.Allowed || !got.Impossible() {
+			t.Errorf("%v: cost above the limit: %+v, want denied with RetryAfter Never", alg, got)
+		}
+	}
+}

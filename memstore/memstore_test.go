@@ -1,0 +1,121 @@
+package memstore_test
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+)
+
+func sixRules(size int) []limiter.Rule {
+	return []limiter.Rule{
+		{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: size, Window: time.Hour}},
+		{Name: "sl", Algorithm: algorithms.SlidingLog{Limit: size, Window: time.Hour}},
+		{Name: "sw", Algorithm: algorithms.SlidingWindow{Limit: size, Window: time.Hour}},
+		{Name: "tb", Algorithm: algorithms.TokenBucket{Capacity: size, Rate: 1, Period: time.Hour}},
+		{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: size, Rate: 1, Period: time.Hour}},
+		{Name: "gc", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: size}},
+	}
+}
+
+func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
+	for _, r := range sixRules(100) {
+		lim, err := limiter.NewWithStore(memstore.Must(memstore.WithShards(4)), []limiter.Rule{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var admitted atomic.Int64
+		var wg sync.WaitGroup
+		for range 64 {
+			wg.Go(func() {
+				for range 5 {
+					if d, err := lim.Allow(ctx, "hot"); err != nil {
+						t.Error(err)
+					} else if d.Allowed {
+						admitted.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if got := admitted.Load(); got != 100 {
+			t.Errorf("%s: admitted %d, want 100", r.Name, got)
+		}
+	}
+}
+
+// Stacks over keys in different shards lock them in order: concurrent
+// stacks in opposite orders must neither deadlock nor over-admit.
+func TestStacksAcrossShards(t *testing.T) {
+	rules := sixRules(50)
+	lim, err := limiter.NewWithStore(memstore.Must(memstore.WithShards(8)), rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 32 {
+		wg.Go(func() {
+			for range 10 {
+				checks := []limiter.Check{{Rule: 0, Identity: "a", Cost: 1}, {Rule: 3, Identity: "b", Cost: 1}, {Rule: 5, Identity: "c", Cost: 1}}
+				if g%2 == 1 {
+					checks[0], checks[2] = checks[2], checks[0]
+				}
+				if d, err := lim.Decide(ctx, checks); err != nil {
+					t.Error(err)
+				} else if d.Allowed {
+					admitted.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := admitted.Load(); got != 50 {
+		t.Errorf("admitted %d stacks, want 50", got)
+	}
+}
+
+func TestMemoryIsBounded(t *testing.T) {
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	store := memstore.Must(memstore.WithMaxKeys(1000), memstore.WithShards(4))
+	lim, err := limiter.NewWithStore(store, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 1}}},
+		limiter.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100,000 distinct identities within one TTL: the cap holds.
+	for i := range 100_000 {
+		if _, err := lim.Allow(ctx, strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := store.Len(); n > 1000 {
+		t.Errorf("%d entries held after 100k identities, cap is 1000", n)
+	}
+	// Once their TTL (100 ms) has passed, new writes shed the old ones.
+	for i := range 2000 {
+		if i%10 == 0 {
+			now = now.Add(100 * time.Millisecond)
+		}
+		if d, err := lim.Allow(ctx, "late"+strconv.Itoa(i%10)); err != nil || !d.Allowed {
+			t.Fatal(d, err)
+		}
+	}
+	if n := store.Len(); n > 300 {
+		t.Errorf("%d entries held after expiry and a sweep, want only the 10 live ones plus slack", n)
+	}
+}
+
+func TestInvalidOptions(t *testing.T) {
+	for _, opt := range []memstore.Option{memstore.WithMaxKeys(0), memstore.WithShards(0), memstore.WithShards(1 << 17)} {
+		if _, err := memstore.New(opt); !errors.Is(err, limiter.ErrConfig) {
+			t.Errorf("got %v, want ErrConfig", err)
+		}
+	}
+}
