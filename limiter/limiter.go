@@ -152,8 +152,11 @@ func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) 
 			return Decision{}, fmt.Errorf("%w: clock time %v outside 1970 to %v", ErrCheck, now, algorithms.MaxTime)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
-	defer cancel()
+	if _, local := l.store.(Local); !local {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.cfg.timeout)
+		defer cancel()
+	}
 	var d Decision
 	var err error
 	if l.failover != nil {

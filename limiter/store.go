@@ -28,3 +28,10 @@ type StoreCheck struct {
 	// Cost is the request's weight, >= 0.
 	Cost int
 }
+
+// Local is implemented by stores that do no I/O, such as memstore: the
+// Limiter sets no timeout on their calls (WithTimeout bounds I/O).
+type Local interface {
+	Store
+	Local()
+}

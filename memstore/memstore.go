@@ -110,17 +110,24 @@ func (s *Store) Len() int {
 	return n
 }
 
+// Local marks the Store as doing no I/O (see limiter.Local).
+func (s *Store) Local() {}
+
 // Decide implements limiter.Store. A zero now means time.Now().
 func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreCheck, results []algorithms.Result) (bool, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
 	t := now.UnixMicro()
-	idx := make([]int, len(checks))
-	for i, c := range checks {
-		idx[i] = int(maphash.String(s.seed, c.Key) % uint64(len(s.shards)))
+	var buf [4]int
+	idx := buf[:0]
+	for _, c := range checks {
+		idx = append(idx, int(maphash.String(s.seed, c.Key)%uint64(len(s.shards))))
 	}
-	locked := slices.Compact(slices.Sorted(slices.Values(idx)))
+	locked := idx
+	if len(idx) > 1 {
+		locked = slices.Compact(slices.Sorted(slices.Values(idx)))
+	}
 	for _, i := range locked { // in ascending order: no deadlock between stacks
 		s.shards[i].mu.Lock()
 	}
@@ -130,7 +137,11 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 		}
 	}()
 
-	steps := make([]algorithms.Step, len(checks))
+	var stepBuf [4]algorithms.Step
+	steps := stepBuf[:0]
+	for range checks {
+		steps = append(steps, algorithms.Step{})
+	}
 	allowed := true
 	for i, c := range checks {
 		e, ok := s.shards[idx[i]].entries[c.Key]
