@@ -66,5 +66,6 @@ func (s *redisStore) Decide(ctx context.Context, now time.Time, checks []StoreCh
 	if err != nil {
 		return false, err
 	}
-	return lua.ParseReply(reply, results)
+	r, err := lua.ParseReply(reply, results, nil)
+	return r.Allowed, err
 }

@@ -8,8 +8,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 )
 
-// ArgsPerRule is how many ARGV entries each rule takes after the two
-// leading ones (now and the minimum TTL).
+// ArgsPerRule is how many ARGV entries each rule takes in stack.lua after
+// the two leading ones (now and the minimum TTL); refund.lua takes one more
+// (the token).
 const ArgsPerRule = 5
 
 // Params is a rule's fixed part of ARGV: the algorithm code and its three

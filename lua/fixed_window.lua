@@ -26,6 +26,14 @@ algorithms.fw = function(key, now, cost, limit, window)
   return 1, remaining, 0, reset, function()
     redis.call("HSET", key, "s", start, "n", count + cost)
     expire(key, to_end)
-    return to_end
+    return to_end, 0
+  end
+end
+
+refunds.fw = function(key, now, cost, token, limit, window)
+  local start = now - math.fmod(now, window)
+  local stored = redis.call("HMGET", key, "s", "n")
+  if tonumber(stored[1]) == start then
+    redis.call("HSET", key, "n", math.max(0, tonumber(stored[2]) - cost))
   end
 end

@@ -22,6 +22,20 @@ algorithms.gc = function(key, now, cost, rate, period, burst)
   return 1, remaining, 0, reset, function()
     local after = cdiv(debt + need, rate)
     redis.call("SET", key, now + after, "PX", ttl_ms(after))
-    return after
+    return after, now + after - base
+  end
+end
+
+-- token is the commit's TAT increment: moving the TAT back by it undoes
+-- the commit exactly, whatever was admitted after it.
+refunds.gc = function(key, now, cost, token)
+  local tat = tonumber(redis.call("GET", key))
+  if tat then
+    local back = tat - token
+    if back > now then
+      redis.call("SET", key, back, "PX", ttl_ms(back - now))
+    else
+      redis.call("DEL", key)
+    end
   end
 end

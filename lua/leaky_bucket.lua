@@ -12,3 +12,7 @@ end
 algorithms.lb = function(key, now, cost, capacity, rate, period)
   return meter(key, "l", level_as_is, now, cost, capacity, rate, period)
 end
+
+refunds.lb = function(key, now, cost, token, capacity, rate, period)
+  meter_refund(key, "l", level_as_is, cost, capacity, period)
+end

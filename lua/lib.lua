@@ -13,8 +13,15 @@
 -- status is 1 (allowed), 0 (denied) or -1 (cost above what the rule can ever
 -- admit); remaining is what could be admitted before this request; retry and
 -- reset are microseconds; commit, present only when allowed, writes the new
--- state and returns the reset after it.
+-- state and returns the reset after it and a refund token (see refunds).
 local algorithms = {}
+
+-- refunds maps an algorithm code to its refund function, which gives back
+-- exactly what a commit at the same now consumed, whatever was decided on
+-- the key since (used when a stack spans Redis Cluster slots):
+--   refund(key, now, cost, token, p1, p2, p3)
+-- token is what the commit returned (GCRA's TAT increment, else 0).
+local refunds = {}
 
 -- idiv is floor(a / b) for integers a >= 0, b > 0, computed exactly.
 local function idiv(a, b)
@@ -80,6 +87,18 @@ local function meter(key, field, to_stored, now, cost, size, rate, period)
     redis.call("HSET", key, field, to_stored(level, cap), "u", last)
     local after = cdiv(level, rate)
     expire(key, after)
-    return after
+    return after, 0
+  end
+end
+
+-- meter_refund lowers the stored level by what a cost added. The level
+-- drains linearly until empty, so taking the cost off the current level is
+-- exact: either both levels are still positive, or both are empty.
+local function meter_refund(key, field, to_stored, cost, size, period)
+  local cap = size * period
+  local stored = redis.call("HGET", key, field)
+  if stored then
+    local level = math.min(cap, math.max(0, to_stored(tonumber(stored), cap)))
+    redis.call("HSET", key, field, to_stored(math.max(0, level - cost * period), cap))
   end
 end

@@ -1,7 +1,8 @@
 -- Sliding log (algorithms.SlidingLog), registered as algorithms.sl.
 -- KEYS: the rule's key, a sorted set of admitted units scored by their time
---   in µs. A member is "<time>:<n>", n counting the units of that time, so
---   units of the same microsecond stay distinct.
+--   in µs. A member is "<time>:<n>", n (six digits, zero-padded, so members
+--   of one time sort by n) counting the units of that time 1, 2, 3...: units
+--   of the same microsecond stay distinct.
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
 -- A unit counts while now - window < time. Scores are formatted with %d:
@@ -29,7 +30,7 @@ algorithms.sl = function(key, now, cost, limit, window)
     local batch = {}
     for i = 1, cost do
       batch[#batch + 1] = now
-      batch[#batch + 1] = string.format("%d:%d", now, seq + i)
+      batch[#batch + 1] = string.format("%d:%06d", now, seq + i)
       if #batch >= 1000 or i == cost then
         redis.call("ZADD", key, unpack(batch))
         batch = {}
@@ -37,6 +38,20 @@ algorithms.sl = function(key, now, cost, limit, window)
     end
     local after = math.max(newest, now) + window - now
     expire(key, after)
-    return after
+    return after, 0
+  end
+end
+
+-- Units of one time are interchangeable: removing the last `cost` of them
+-- keeps the numbering 1..n of the rest, so later adds stay distinct.
+refunds.sl = function(key, now, cost)
+  local at = string.format("%d", now)
+  local members = redis.call("ZRANGEBYSCORE", key, at, at)
+  local gone = {}
+  for i = math.max(1, #members - cost + 1), #members do
+    gone[#gone + 1] = members[i]
+  end
+  for i = 1, #gone, 1000 do
+    redis.call("ZREM", key, unpack(gone, i, math.min(#gone, i + 999)))
   end
 end

@@ -54,6 +54,18 @@ algorithms.sw = function(key, now, cost, limit, window)
     redis.call("HSET", key, "s", start, "c", cur + cost, "p", prev)
     local after = reset_after(cur + cost)
     expire(key, after)
-    return after
+    return after, 0
+  end
+end
+
+-- The count sits in c while the window lasts, in p once the next began.
+refunds.sw = function(key, now, cost, token, limit, window)
+  local start = now - math.fmod(now, window)
+  local stored = redis.call("HMGET", key, "s", "c", "p")
+  local s = tonumber(stored[1])
+  if s == start then
+    redis.call("HSET", key, "c", math.max(0, tonumber(stored[2]) - cost))
+  elseif s == start + window then
+    redis.call("HSET", key, "p", math.max(0, tonumber(stored[3]) - cost))
   end
 end

@@ -6,12 +6,14 @@
 --   when a passed-in clock may run slower than the server's).
 -- ARGV[3 + 5*(i-1) ...]: rule i's algorithm code (fw, sl, sw, tb, lb, gc),
 --   its three integer parameters, and the request's cost for it.
--- Reply: {allowed, then per rule: status, remaining, retry_ms, reset_ms}.
+-- Reply: {allowed, now, then per rule: status, remaining, retry_ms,
+--   reset_ms, token}.
 --   allowed is 1 when every rule allowed (and their state was written),
---   else 0 (and nothing was written). status is 1 allowed, 0 denied, -1
---   cost above what the rule can ever admit (retry_ms is then -1).
---   remaining counts after this request; retry_ms and reset_ms are rounded
---   up to whole milliseconds.
+--   else 0 (and nothing was written). now is the time decided at, in µs.
+--   status is 1 allowed, 0 denied, -1 cost above what the rule can ever
+--   admit (retry_ms is then -1). remaining counts after this request;
+--   retry_ms and reset_ms are rounded up to whole milliseconds. token is
+--   what refund.lua needs to undo the rule's commit (0 when not written).
 local now = ARGV[1]
 if now == "" then
   local t = redis.call("TIME")
@@ -20,7 +22,7 @@ else
   now = tonumber(now)
 end
 
-local reply = {1}
+local reply = {1, now}
 local commits = {}
 for i = 1, #KEYS do
   local a = 3 + 5 * (i - 1)
@@ -37,8 +39,8 @@ for i = 1, #KEYS do
   if retry > 0 then
     retry = cdiv(retry, 1000)
   end
-  local r = 2 + 4 * (i - 1)
-  reply[r], reply[r + 1], reply[r + 2], reply[r + 3] = status, remaining, retry, cdiv(reset, 1000)
+  local r = 3 + 5 * (i - 1)
+  reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = status, remaining, retry, cdiv(reset, 1000), 0
   if cost > 0 then
     commits[i] = commit
   end
@@ -47,9 +49,10 @@ end
 if reply[1] == 1 then
   for i = 1, #KEYS do
     if commits[i] then
-      local r = 2 + 4 * (i - 1)
+      local r = 3 + 5 * (i - 1)
+      local after, token = commits[i]()
       reply[r + 1] = reply[r + 1] - tonumber(ARGV[3 + 5 * (i - 1) + 4])
-      reply[r + 3] = cdiv(commits[i](), 1000)
+      reply[r + 3], reply[r + 4] = cdiv(after, 1000), token
     end
   end
 end

@@ -11,3 +11,7 @@ end
 algorithms.tb = function(key, now, cost, capacity, rate, period)
   return meter(key, "t", tokens_to_level, now, cost, capacity, rate, period)
 end
+
+refunds.tb = function(key, now, cost, token, capacity, rate, period)
+  meter_refund(key, "t", tokens_to_level, cost, capacity, period)
+end

@@ -1,0 +1,20 @@
+-- Gives back what stack.lua consumed for some rules: the second half of the
+-- consume-then-refund protocol for a stack whose keys span Redis Cluster
+-- slots (one stack.lua run per slot; if any denies, the others refund).
+-- KEYS[i]: the state key of rule i.
+-- ARGV[1]: the now, in µs, that stack.lua reported for the consume.
+-- ARGV[2]: the shortest TTL in ms a written key gets (as in stack.lua).
+-- ARGV[3 + 6*(i-1) ...]: rule i's algorithm code, its three integer
+--   parameters, the cost consumed, and the token stack.lua returned.
+-- Reply: the number of rules refunded.
+local now = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  local a = 3 + 6 * (i - 1)
+  local refund = refunds[ARGV[a]]
+  if refund == nil then
+    return redis.error_reply("ratelimit: unknown algorithm " .. tostring(ARGV[a]))
+  end
+  refund(KEYS[i], now, tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]),
+    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
+end
+return #KEYS
