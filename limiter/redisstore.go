@@ -2,6 +2,7 @@ package limiter
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -14,8 +15,19 @@ import (
 // RedisStore is a Store on Redis: each Decide is one run of the decision
 // script (EVALSHA, or EVAL after NOSCRIPT), so all its checks are decided
 // atomically in one round trip. rdb may be any redis.Scripter.
+//
+// On Redis Cluster (a *redis.ClusterClient, or any client with the Cluster
+// option) checks are grouped by hash slot. Each group is one atomic script
+// run. When a stack spans several slots, the first group reads the clock
+// and the others decide at the same instant, concurrently; if any group
+// denies, the groups that consumed give it back (refund.lua). This never
+// admits more than the limits allow, but a request that races a refund may
+// be denied where an atomic decision would have admitted it, and a refund
+// lost to a network failure leaves its consumption in place (stricter,
+// never looser).
 func RedisStore(rdb redis.Scripter, opts ...RedisOption) Store {
 	s := &redisStore{rdb: rdb, minTTL: lua.MinTTL(0)}
+	_, s.cluster = rdb.(*redis.ClusterClient)
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -33,10 +45,18 @@ func MinTTL(d time.Duration) RedisOption {
 	return func(s *redisStore) { s.minTTL = lua.MinTTL(d) }
 }
 
+// Cluster makes the store group checks by hash slot, as on Redis Cluster.
+// It is automatic for *redis.ClusterClient; set it for clients that hide
+// one, such as a cluster's AutoPipeliner.
+func Cluster() RedisOption {
+	return func(s *redisStore) { s.cluster = true }
+}
+
 type redisStore struct {
-	rdb    redis.Scripter
-	minTTL string
-	params sync.Map // algorithms.Algorithm -> lua.Params, encoded once
+	rdb     redis.Scripter
+	minTTL  string
+	cluster bool
+	params  sync.Map // algorithms.Algorithm -> lua.Params, encoded once
 }
 
 func (s *redisStore) paramsOf(alg algorithms.Algorithm) (lua.Params, error) {
@@ -51,21 +71,136 @@ func (s *redisStore) paramsOf(alg algorithms.Algorithm) (lua.Params, error) {
 }
 
 func (s *redisStore) Decide(ctx context.Context, now time.Time, checks []StoreCheck, results []algorithms.Result) (bool, error) {
+	if s.cluster {
+		if groups := bySlot(checks); len(groups) > 1 {
+			return s.decideAcrossSlots(ctx, now, checks, results, groups)
+		}
+	}
+	r, err := s.run(ctx, lua.Now(now), checks, results, nil)
+	return r.Allowed, err
+}
+
+// run decides checks in one script run.
+func (s *redisStore) run(ctx context.Context, now string, checks []StoreCheck, results []algorithms.Result, tokens []int64) (lua.Reply, error) {
 	keys := make([]string, len(checks))
 	args := make([]any, 2, 2+lua.ArgsPerRule*len(checks))
-	args[0], args[1] = lua.Now(now), s.minTTL
+	args[0], args[1] = now, s.minTTL
 	for i, c := range checks {
 		p, err := s.paramsOf(c.Algorithm)
 		if err != nil {
-			return false, err
+			return lua.Reply{}, err
 		}
 		keys[i] = c.Key
 		args = append(args, p[0], p[1], p[2], p[3], c.Cost)
 	}
 	reply, err := lua.Script.Run(ctx, s.rdb, keys, args...).Result()
 	if err != nil {
-		return false, err
+		return lua.Reply{}, err
 	}
-	r, err := lua.ParseReply(reply, results, nil)
-	return r.Allowed, err
+	return lua.ParseReply(reply, results, tokens)
+}
+
+// bySlot groups the indices of checks by the hash slot of their keys, in
+// order of first appearance.
+func bySlot(checks []StoreCheck) [][]int {
+	var groups [][]int
+	var slots []uint16
+	for i, c := range checks {
+		sl := slot(c.Key)
+		j := 0
+		for j < len(slots) && slots[j] != sl {
+			j++
+		}
+		if j == len(slots) {
+			slots = append(slots, sl)
+			groups = append(groups, nil)
+		}
+		groups[j] = append(groups[j], i)
+	}
+	return groups
+}
+
+// group is one slot's share of a stack, decided by one script run.
+type group struct {
+	checks  []StoreCheck
+	results []algorithms.Result
+	tokens  []int64
+	reply   lua.Reply
+	err     error
+}
+
+func (s *redisStore) decideAcrossSlots(ctx context.Context, now time.Time, checks []StoreCheck, results []algorithms.Result, idx [][]int) (bool, error) {
+	groups := make([]group, len(idx))
+	for g, members := range idx {
+		gr := &groups[g]
+		for _, i := range members {
+			gr.checks = append(gr.checks, checks[i])
+			gr.results = append(gr.results, results[i])
+		}
+		gr.tokens = make([]int64, len(members))
+	}
+	// The first group fixes the instant (its node's TIME, unless passed in);
+	// the others decide at that same instant, concurrently.
+	first := &groups[0]
+	first.reply, first.err = s.run(ctx, lua.Now(now), first.checks, first.results, first.tokens)
+	if first.err != nil {
+		return false, first.err
+	}
+	at := strconv.FormatInt(first.reply.Now, 10)
+	var wg sync.WaitGroup
+	for g := 1; g < len(groups); g++ {
+		gr := &groups[g]
+		wg.Go(func() { gr.reply, gr.err = s.run(ctx, at, gr.checks, gr.results, gr.tokens) })
+	}
+	wg.Wait()
+
+	allowed := true
+	var err error
+	for g := range groups {
+		allowed = allowed && groups[g].err == nil && groups[g].reply.Allowed
+		if err == nil {
+			err = groups[g].err
+		}
+	}
+	if !allowed {
+		s.refund(ctx, at, groups)
+	}
+	for g, members := range idx {
+		for j, i := range members {
+			results[i] = groups[g].results[j]
+		}
+	}
+	return allowed, err
+}
+
+// refund gives back what the groups that allowed consumed. A refund that
+// fails leaves the consumption in place: stricter, never looser. The
+// refunded rules report their Remaining from before the request.
+func (s *redisStore) refund(ctx context.Context, at string, groups []group) {
+	// The decision may have used up the caller's deadline; the refund gets
+	// its own, so a hung node cannot hang the request.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for g := range groups {
+		gr := &groups[g]
+		if gr.err != nil || !gr.reply.Allowed {
+			continue
+		}
+		keys := make([]string, 0, len(gr.checks))
+		args := []any{at, s.minTTL}
+		for i, c := range gr.checks {
+			if c.Cost == 0 {
+				continue
+			}
+			p, _ := s.paramsOf(c.Algorithm) // encoded by run already
+			keys = append(keys, c.Key)
+			args = append(args, p[0], p[1], p[2], p[3], c.Cost, gr.tokens[i])
+			gr.results[i].Remaining += c.Cost
+		}
+		if len(keys) > 0 {
+			wg.Go(func() { _ = lua.RefundScript.Run(ctx, s.rdb, keys, args...).Err() })
+		}
+	}
+	wg.Wait()
 }

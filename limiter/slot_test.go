@@ -1,0 +1,22 @@
+package limiter
+
+import "testing"
+
+// Reference values from the Redis Cluster specification and CLUSTER KEYSLOT.
+func TestSlot(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want uint16
+	}{
+		{"123456789", 12739}, // CRC16 XMODEM check value 0x31C3 % 16384
+		{"foo", 12182},
+		{"{user1000}.following", slot("user1000")},
+		{"foo{}{bar}", slot("foo{}{bar}")}, // empty tag: whole key
+		{"foo{{bar}}zap", slot("{bar")},
+		{"ratelimit:{per-ip:1.2.3.4}:gc", slot("per-ip:1.2.3.4")},
+	} {
+		if got := slot(tc.key); got != tc.want {
+			t.Errorf("slot(%q) = %d, want %d", tc.key, got, tc.want)
+		}
+	}
+}
