@@ -20,3 +20,14 @@ func TestSlot(t *testing.T) {
 		}
 	}
 }
+
+// The cluster tests' stacks must really span slots to test refunds.
+func TestStacksOfTheClusterTestsSpanSlots(t *testing.T) {
+	var checks []StoreCheck
+	for _, name := range []string{"fw", "sl", "sw", "tb", "lb", "gc", "gate"} {
+		checks = append(checks, StoreCheck{Key: (&rule{name: name, code: "x"}).key("stack", "u")})
+	}
+	if got := len(bySlot(checks)); got < 4 {
+		t.Errorf("7 rules for one identity fall in %d slots, want several", got)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -113,36 +115,43 @@ func TestStepTables(t *testing.T) {
 		for _, base := range bases {
 			for _, tc := range tables {
 				t.Run(fmt.Sprintf("%s/%d/%s", b.Name, base.Year(), tc.name), func(t *testing.T) {
-					now := base
-					lim, err := limiter.NewWithStore(limiter.RedisStore(b.Client, limiter.MinTTL(time.Hour)), []limiter.Rule{{Name: "r", Algorithm: tc.alg}},
-						limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(fmt.Sprintf("t%d", time.Now().UnixNano())))
-					if err != nil {
-						t.Fatal(err)
-					}
-					for i, s := range tc.steps {
-						now = base.Add(s.at)
-						admitted := 0
-						var last algorithms.Result
-						for range s.n {
-							d, err := lim.Decide(context.Background(), []limiter.Check{{Identity: "id", Cost: s.cost}})
-							if err != nil {
-								t.Fatalf("step %d: %v", i, err)
-							}
-							if d.Allowed {
-								admitted++
-							}
-							last = d.Results[0].Result
-						}
-						s.last.Limit = tc.alg.Policy().Quota
-						if admitted != s.admitted {
-							t.Errorf("step %d at %v: admitted %d of %d, want %d", i, s.at, admitted, s.n, s.admitted)
-						}
-						if last != s.last {
-							t.Errorf("step %d at %v: got %+v, want %+v", i, s.at, last, s.last)
-						}
-					}
+					runTable(t, b.Client, base, tc.alg, tc.steps)
 				})
 			}
+		}
+	}
+}
+
+// runTable plays steps from base on rdb, with a long minimum TTL since the
+// clock stands still while the server's runs.
+func runTable(t *testing.T, rdb redis.Scripter, base time.Time, alg algorithms.Algorithm, steps []step) {
+	t.Helper()
+	now := base
+	lim, err := limiter.NewWithStore(limiter.RedisStore(rdb, limiter.MinTTL(time.Hour)), []limiter.Rule{{Name: "r", Algorithm: alg}},
+		limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(fmt.Sprintf("t%d", time.Now().UnixNano())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range steps {
+		now = base.Add(s.at)
+		admitted := 0
+		var last algorithms.Result
+		for range s.n {
+			d, err := lim.Decide(context.Background(), []limiter.Check{{Identity: "id", Cost: s.cost}})
+			if err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+			if d.Allowed {
+				admitted++
+			}
+			last = d.Results[0].Result
+		}
+		s.last.Limit = alg.Policy().Quota
+		if admitted != s.admitted {
+			t.Errorf("step %d at %v: admitted %d of %d, want %d", i, s.at, admitted, s.n, s.admitted)
+		}
+		if last != s.last {
+			t.Errorf("step %d at %v: got %+v, want %+v", i, s.at, last, s.last)
 		}
 	}
 }

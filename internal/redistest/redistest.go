@@ -42,21 +42,24 @@ type Server struct {
 // arguments are passed to redis-server (e.g. "--maxmemory", "1mb").
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("RATELIMIT_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis-server not found and RATELIMIT_REQUIRE_REDIS=1: %v", err)
-		}
-		t.Skip("redis-server not found: install it (apt-get install redis-server) to run the real-Redis tests")
-	}
+	return startOn(t, 0, extra...)
+}
+
+// startOn starts redis-server on port, or on a free port when port is 0.
+func startOn(t testing.TB, port int, extra ...string) *Server {
+	t.Helper()
+	path := lookPath(t, "redis-server")
 	var lastErr error
 	for range 5 {
-		port, err := freePort()
-		if err != nil {
-			t.Fatalf("free port: %v", err)
+		p := port
+		if p == 0 {
+			var err error
+			if p, err = freePort(); err != nil {
+				t.Fatalf("free port: %v", err)
+			}
 		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-		s.args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(p))}
+		s.args = append([]string{"--port", strconv.Itoa(p), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--loglevel", "warning"}, extra...)
 		if lastErr = s.start(path); lastErr == nil {
 			s.Client = redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
@@ -113,11 +116,7 @@ func (s *Server) Stop() {
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	s.Stop()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.start(path); err != nil {
+	if err := s.start(lookPath(t, "redis-server")); err != nil {
 		t.Fatal(err)
 	}
 }

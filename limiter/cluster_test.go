@@ -1,0 +1,125 @@
+package limiter_test
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// TestCluster runs the behaviour tables, the all-or-nothing stacks and the
+// concurrency exactness tests on a real 3-master Redis Cluster, directly and
+// through go-redis's AutoPipeliner.
+func TestCluster(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	ap, err := c.Client.AutoPipeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ap.Close() })
+
+	t.Run("step tables", func(t *testing.T) {
+		for _, base := range bases {
+			for _, tc := range tables {
+				runTable(t, c.Client, base, tc.alg, tc.steps)
+			}
+		}
+	})
+
+	for _, client := range []struct {
+		name string
+		rdb  redis.Scripter
+	}{{"cluster client", c.Client}, {"autopipeliner", ap}} {
+		store := limiter.RedisStore(client.rdb, limiter.Cluster(), limiter.MinTTL(time.Hour))
+
+		t.Run(client.name+"/stack across slots is all-or-nothing", func(t *testing.T) {
+			rules := append(six(10), limiter.Rule{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}})
+			lim, err := limiter.NewWithStore(store, rules, fixedClock(bases[0]), limiter.WithPrefix("stack-"+client.name[:4]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 4 {
+				d, err := lim.Allow(ctx, "u", "u", "u", "u", "u", "u", "u")
+				if err != nil || d.Allowed != (i == 0) {
+					t.Fatalf("request %d: %+v %v", i, d, err)
+				}
+			}
+			checks := make([]limiter.Check, 6)
+			for i := range checks {
+				checks[i] = limiter.Check{Rule: i, Identity: "u"}
+			}
+			d, err := lim.Decide(ctx, checks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range d.Results {
+				if r.Remaining != 9 {
+					t.Errorf("rule %s: %d remaining after 3 denied stacks, want 9 (refunds exact)", r.Rule, r.Remaining)
+				}
+			}
+		})
+
+		t.Run(client.name+"/64 goroutines admit exactly the limit", func(t *testing.T) {
+			for i, r := range six(100) {
+				lim, err := limiter.NewWithStore(store, []limiter.Rule{r}, fixedClock(bases[0].Add(time.Duration(i)*time.Minute)),
+					limiter.WithPrefix("hot-"+client.name[:4]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, "hot") }); got != 100 {
+					t.Errorf("%s: admitted %d, want 100", r.Name, got)
+				}
+			}
+		})
+
+		t.Run(client.name+"/stack across slots under contention", func(t *testing.T) {
+			rules := []limiter.Rule{
+				{Name: "a", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1000}},
+				{Name: "b", Algorithm: algorithms.SlidingLog{Limit: 50, Window: time.Hour}},
+				{Name: "c", Algorithm: algorithms.TokenBucket{Capacity: 1000, Rate: 1, Period: time.Hour}},
+			}
+			lim, err := limiter.NewWithStore(store, rules, fixedClock(bases[0]), limiter.WithPrefix("mix-"+client.name[:4]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, "x", "x", "x") }); got != 50 {
+				t.Errorf("admitted %d stacks, want exactly the binding limit 50", got)
+			}
+			// Everything the 270 denied stacks consumed was given back.
+			d, err := lim.Decide(ctx, []limiter.Check{{Rule: 0, Identity: "x"}, {Rule: 2, Identity: "x"}})
+			if err != nil || d.Results[0].Remaining != 950 || d.Results[1].Remaining != 950 {
+				t.Errorf("after refunds: %+v %v, want 950 remaining on a and c", d, err)
+			}
+		})
+	}
+}
+
+// hammer runs goroutines*each decisions and returns how many were allowed.
+func hammer(t *testing.T, goroutines, each int, decide func() (limiter.Decision, error)) int64 {
+	t.Helper()
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for range each {
+				d, err := decide()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if d.Allowed {
+					admitted.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return admitted.Load()
+}
+
