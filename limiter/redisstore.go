@@ -2,6 +2,7 @@ package limiter
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -24,9 +25,10 @@ import (
 // admits more than the limits allow, but a request that races a refund may
 // be denied where an atomic decision would have admitted it, and a refund
 // lost to a network failure leaves its consumption in place (stricter,
-// never looser).
+// never looser). After a network error the store asks the cluster client
+// to reload the topology, so a failed-over master is left quickly.
 func RedisStore(rdb redis.Scripter, opts ...RedisOption) Store {
-	s := &redisStore{rdb: rdb, minTTL: lua.MinTTL(0)}
+	s := &redisStore{rdb: rdb, minTTL: lua.MinTTL(0), honoursDeadline: honoursDeadline(rdb)}
 	_, s.cluster = rdb.(*redis.ClusterClient)
 	for _, opt := range opts {
 		opt(s)
@@ -53,10 +55,31 @@ func Cluster() RedisOption {
 }
 
 type redisStore struct {
-	rdb     redis.Scripter
-	minTTL  string
-	cluster bool
-	params  sync.Map // algorithms.Algorithm -> lua.Params, encoded once
+	rdb             redis.Scripter
+	minTTL          string
+	cluster         bool
+	honoursDeadline bool
+	params          sync.Map // algorithms.Algorithm -> lua.Params, encoded once
+}
+
+// honoursDeadline reports whether rdb's socket I/O stops at the context's
+// deadline. go-redis does so only with ContextTimeoutEnabled; otherwise it
+// waits for its ReadTimeout (3 s by default).
+func honoursDeadline(rdb redis.Scripter) bool {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
+}
+
+type outcome struct {
+	allowed bool
+	err     error
 }
 
 func (s *redisStore) paramsOf(alg algorithms.Algorithm) (lua.Params, error) {
@@ -70,7 +93,31 @@ func (s *redisStore) paramsOf(alg algorithms.Algorithm) (lua.Params, error) {
 	return p, err
 }
 
+// Decide implements Store. The call returns by ctx's deadline even when
+// the client would wait longer (see honoursDeadline): the request then
+// fails with the context's error while the call finishes in the
+// background, bounded by the client's own timeouts.
 func (s *redisStore) Decide(ctx context.Context, now time.Time, checks []StoreCheck, results []algorithms.Result) (bool, error) {
+	if _, ok := ctx.Deadline(); s.honoursDeadline || !ok {
+		return s.decide(ctx, now, checks, results)
+	}
+	own := make([]algorithms.Result, len(results)) // the late call must not write into results
+	copy(own, results)
+	done := make(chan outcome, 1)
+	go func() {
+		allowed, err := s.decide(ctx, now, checks, own)
+		done <- outcome{allowed, err}
+	}()
+	select {
+	case o := <-done:
+		copy(results, own)
+		return o.allowed, o.err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+func (s *redisStore) decide(ctx context.Context, now time.Time, checks []StoreCheck, results []algorithms.Result) (bool, error) {
 	if s.cluster {
 		if groups := bySlot(checks); len(groups) > 1 {
 			return s.decideAcrossSlots(ctx, now, checks, results, groups)
@@ -78,6 +125,17 @@ func (s *redisStore) Decide(ctx context.Context, now time.Time, checks []StoreCh
 	}
 	r, err := s.run(ctx, lua.Now(now), checks, results, nil)
 	return r.Allowed, err
+}
+
+// reloadTopology asks a cluster client to re-read the cluster's slots after
+// a failure that is not a Redis reply (a dead node answers no MOVED, and
+// go-redis otherwise waits for its ClusterStateReloadInterval, 60 s by
+// default). go-redis debounces the reloads.
+func (s *redisStore) reloadTopology(err error) {
+	var reply redis.Error
+	if c, ok := s.rdb.(*redis.ClusterClient); ok && !errors.As(err, &reply) {
+		c.ReloadState(context.Background())
+	}
 }
 
 // run decides checks in one script run.
@@ -95,6 +153,7 @@ func (s *redisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 	}
 	reply, err := lua.Script.Run(ctx, s.rdb, keys, args...).Result()
 	if err != nil {
+		s.reloadTopology(err)
 		return lua.Reply{}, err
 	}
 	return lua.ParseReply(reply, results, tokens)

@@ -35,7 +35,7 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	var addrs []string
 	for range masters * (1 + replicas) {
 		port := freeClusterPort(t)
-		s := startOn(t, port, "--cluster-enabled", "yes", "--cluster-node-timeout", "2000",
+		s := startOn(t, port, "--cluster-enabled", "yes", "--cluster-node-timeout", "2000", "--cluster-replica-validity-factor", "0", "--repl-diskless-sync-delay", "0",
 			"--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(port)+".conf"), "--dir", dir)
 		c.Nodes = append(c.Nodes, s)
 		addrs = append(addrs, s.Addr)
@@ -46,7 +46,7 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
 	c.waitOK(t)
-	c.Client = redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8})
+	c.Client = redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8, DialTimeout: time.Second})
 	t.Cleanup(func() { _ = c.Client.Close() })
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -64,7 +64,8 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 }
 
 // waitOK waits until every node says cluster_state:ok with all slots ok
-// and knows every other node.
+// and knows every other node, and every replica's link to its master is up
+// (its initial sync done).
 func (c *Cluster) waitOK(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -72,7 +73,9 @@ func (c *Cluster) waitOK(t testing.TB) {
 		for {
 			info, err := s.Client.ClusterInfo(context.Background()).Result()
 			known := strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(len(c.Nodes))+"\r\n")
-			if err == nil && known && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_slots_ok:16384") {
+			repl, rerr := s.Client.Info(context.Background(), "replication").Result()
+			synced := rerr == nil && (strings.Contains(repl, "role:master") || strings.Contains(repl, "master_link_status:up"))
+			if err == nil && known && synced && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_slots_ok:16384") {
 				break
 			}
 			if time.Now().After(deadline) {
