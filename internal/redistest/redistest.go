@@ -48,6 +48,16 @@ func Start(t testing.TB, extra ...string) *Server {
 // startOn starts redis-server on port, or on a free port when port is 0.
 func startOn(t testing.TB, port int, extra ...string) *Server {
 	t.Helper()
+	return startWith(t, port, func(p int) []string {
+		return append([]string{"--port", strconv.Itoa(p), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--loglevel", "warning"}, extra...)
+	})
+}
+
+// startWith starts redis-server with the arguments args gives for the port
+// (a free one when port is 0), retrying on another port if it fails.
+func startWith(t testing.TB, port int, args func(port int) []string) *Server {
+	t.Helper()
 	path := lookPath(t, "redis-server")
 	var lastErr error
 	for range 5 {
@@ -58,9 +68,7 @@ func startOn(t testing.TB, port int, extra ...string) *Server {
 				t.Fatalf("free port: %v", err)
 			}
 		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(p))}
-		s.args = append([]string{"--port", strconv.Itoa(p), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--loglevel", "warning"}, extra...)
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), args: args(p)}
 		if lastErr = s.start(path); lastErr == nil {
 			s.Client = redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
 			t.Cleanup(func() {
