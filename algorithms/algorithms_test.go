@@ -38,6 +38,9 @@ func TestValidateNamesTheField(t *testing.T) {
 		{algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 0}, "GCRA.Burst"},
 		{algorithms.GCRA{Rate: 5, Period: time.Nanosecond, Burst: 1}, "GCRA.Period"},
 		{algorithms.GCRA{Rate: 1 << 60, Period: time.Second, Burst: 1}, "GCRA.Rate is too large"},
+		{algorithms.GCRA{Rate: 1001, Period: time.Millisecond, Burst: 1}, "GCRA.Rate of 1001 per 1ms is more than one per microsecond"},
+		{algorithms.GCRA{Rate: 1000, Period: time.Millisecond, Burst: 1}, ""},
+		{algorithms.TokenBucket{Capacity: 1 << 30, Rate: 1, Period: 5 * time.Second}, "TokenBucket.Capacity 1073741824 times Period 5s overflows"},
 	} {
 		err := tc.alg.Validate()
 		switch {

@@ -17,6 +17,14 @@ func validateBucket(algo, sizeField string, size, rate int, period time.Duration
 	if err := validateSpan(algo, "Period", period, sizeField, size); err != nil {
 		return err
 	}
+	us := period.Microseconds()
+	if int64(rate) > us {
+		return fmt.Errorf("%w: %s.Rate of %d per %v is more than one per microsecond", ErrInvalid, algo, rate, period)
+	}
+	// The scaled debt of GCRA and the buckets reaches size*period + rate.
+	if int64(size) > MaxExact/2/us {
+		return fmt.Errorf("%w: %s.%s %d times Period %v overflows exact arithmetic", ErrInvalid, algo, sizeField, size, period)
+	}
 	if w := refillPolicy(size, rate, period).Window; w > MaxSpan {
 		return fmt.Errorf("%w: %s takes %v to refill %d %s, more than %v", ErrInvalid, algo, w, size, sizeField, MaxSpan)
 	}

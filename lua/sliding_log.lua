@@ -6,13 +6,21 @@
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
 -- A unit counts while now - window < time. Scores are formatted with %d:
--- '..' would keep only 14 digits of a 16-digit timestamp.
+-- '..' would keep only 14 digits of a 16-digit timestamp. Times are read
+-- back from member names, which this file writes, not from score replies,
+-- whose formatting differs between servers.
+
+-- sl_time is the time of a member "<time>:<n>".
+local function sl_time(member)
+  return tonumber(string.match(member, "^%d+"))
+end
+
 algorithms.sl = function(key, now, cost, limit, window)
   local oldest = string.format("(%d", now - window)
   local count = redis.call("ZCOUNT", key, oldest, "+inf")
   local newest = now - window
   if count > 0 then
-    newest = tonumber(redis.call("ZRANGE", key, -1, -1, "WITHSCORES")[2])
+    newest = sl_time(redis.call("ZRANGE", key, -1, -1)[1])
   end
   local remaining = math.max(0, limit - count)
   local reset = newest + window - now
@@ -21,8 +29,8 @@ algorithms.sl = function(key, now, cost, limit, window)
   end
   if count + cost > limit then
     -- The (count + cost - limit)-th oldest unit must leave the window.
-    local first = redis.call("ZRANGEBYSCORE", key, oldest, "+inf", "WITHSCORES", "LIMIT", count + cost - limit - 1, 1)
-    return 0, remaining, tonumber(first[2]) + window - now, reset
+    local first = redis.call("ZRANGEBYSCORE", key, oldest, "+inf", "LIMIT", count + cost - limit - 1, 1)
+    return 0, remaining, sl_time(first[1]) + window - now, reset
   end
   return 1, remaining, 0, reset, function()
     redis.call("ZREMRANGEBYSCORE", key, "-inf", string.format("%d", now - window))

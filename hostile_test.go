@@ -1,0 +1,196 @@
+package ratelimit_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+)
+
+type idKey struct{}
+
+// hostileIdentities are identities a client could choose.
+var hostileIdentities = []string{
+	"", // rejected, never a shared bucket
+	"a", "{", "}", "{a}", "a}b", "}{", "per-user:a", "#", "#" + strings.Repeat("0", 32),
+	"line\nbreak", "crlf\r\nSet-Cookie: x", "nul\x00", "\xff\xfe\xfd", "ünïcödé 🙂", " ", "a b",
+	strings.Repeat("x", 64), strings.Repeat("x", 65), strings.Repeat("y", 1<<20),
+}
+
+// TestHostileIdentitiesThroughHTTP: every identity gets its own bounded key
+// with one intact hash tag on a real Redis, and the empty one is rejected.
+func TestHostileIdentitiesThroughHTTP(t *testing.T) {
+	s := redistest.Start(t)
+	h := middleware.Must(s.Client, []middleware.Rule{{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1},
+		Key: func(r *http.Request) (string, error) { return r.Context().Value(idKey{}).(string), nil }}},
+		middleware.WithErrorHandler(func(*http.Request, error) {}))(ok)
+	for _, id := range hostileIdentities {
+		for i, want := range []int{200, 429} {
+			if id == "" {
+				want = 401
+			}
+			if got := serve(h, withIdentity(id)); got != want {
+				t.Errorf("identity %q request %d: %d, want %d", trunc(id), i, got, want)
+			}
+		}
+	}
+	keys, err := s.Client.Keys(context.Background(), "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(keys), len(hostileIdentities)-1; got != want {
+		t.Errorf("%d keys for %d non-empty identities: some collided or leaked", got, want)
+	}
+	for _, k := range keys {
+		if len(k) > 100 || strings.Count(k, "{") != 1 || strings.Count(k, "}") != 1 || !strings.HasPrefix(k, "ratelimit:{per-user:") {
+			t.Errorf("key %q: unbounded or broken hash tag", trunc(k))
+		}
+	}
+}
+
+func withIdentity(id string) *http.Request {
+	r, _ := http.NewRequest(http.MethodGet, "/", nil)
+	r.RemoteAddr = "203.0.113.9:1"
+	return r.WithContext(context.WithValue(r.Context(), idKey{}, id))
+}
+
+func serve(h http.Handler, r *http.Request) int {
+	w := &statusRecorder{header: http.Header{}}
+	h.ServeHTTP(w, r)
+	return w.status
+}
+
+type statusRecorder struct {
+	header http.Header
+	status int
+}
+
+func (w *statusRecorder) Header() http.Header { return w.header }
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = 200
+	}
+	return len(b), nil
+}
+func (w *statusRecorder) WriteHeader(code int) { w.status = code }
+
+func trunc(s string) string {
+	if len(s) > 24 {
+		return s[:24] + "..."
+	}
+	return s
+}
+
+// TestRotatingIdentitiesAreBoundedByTTL: 100,000 distinct identities in a
+// burst cost a bounded, measured amount of Redis memory, and all of it is
+// gone once the TTLs (1 s windows) have passed.
+func TestRotatingIdentitiesAreBoundedByTTL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100k decisions")
+	}
+	s := redistest.Start(t)
+	ctx := context.Background()
+	base := usedMemory(t, s)
+	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 10, Window: time.Second}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100_000
+	var wg sync.WaitGroup
+	for g := range 32 {
+		wg.Go(func() {
+			for i := g; i < n; i += 32 {
+				if _, err := lim.Allow(ctx, "rot-"+strconv.Itoa(i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	keys, _ := s.Client.DBSize(ctx).Result()
+	peak := usedMemory(t, s) - base
+	t.Logf("after %d identities: %d keys, %d bytes (%.0f per key)", n, keys, peak, float64(peak)/float64(max(keys, 1)))
+	if keys > n {
+		t.Errorf("%d keys for %d identities", keys, n)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		keys, _ = s.Client.DBSize(ctx).Result()
+		if keys == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d keys still there long after their 2 s TTL", keys)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("all keys expired; %d bytes above the baseline remain", usedMemory(t, s)-base)
+}
+
+func usedMemory(t *testing.T, s *redistest.Server) int64 {
+	t.Helper()
+	info, err := s.Client.Info(context.Background(), "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	t.Fatal("no used_memory")
+	return 0
+}
+
+// TestSoak holds a steady load for 60 s and checks that goroutines and heap
+// stay flat. Opt in with RATELIMIT_SOAK=1.
+func TestSoak(t *testing.T) {
+	if os.Getenv("RATELIMIT_SOAK") != "1" {
+		t.Skip("set RATELIMIT_SOAK=1 for the 60 s soak test")
+	}
+	s := redistest.Start(t)
+	h := middleware.Must(s.Client, []middleware.Rule{perIP(1000)})(ok)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				do(h, "GET", "/", "10.0."+strconv.Itoa(g)+"."+strconv.Itoa(i%250)+":1")
+			}
+		})
+	}
+	var first runtime.MemStats
+	var firstG int
+	for i := range 13 {
+		time.Sleep(5 * time.Second)
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		g := runtime.NumGoroutine()
+		t.Logf("t=%2ds goroutines %d heap %d KiB", 5*(i+1), g, m.HeapAlloc>>10)
+		if i == 0 {
+			first, firstG = m, g
+		} else if g > firstG+4 || m.HeapAlloc > 2*first.HeapAlloc+(4<<20) {
+			t.Errorf("growth: goroutines %d -> %d, heap %d -> %d", firstG, g, first.HeapAlloc, m.HeapAlloc)
+		}
+	}
+	close(stop)
+	wg.Wait()
+}
