@@ -122,4 +122,3 @@ func hammer(t *testing.T, goroutines, each int, decide func() (limiter.Decision,
 	wg.Wait()
 	return admitted.Load()
 }
-
