@@ -2,9 +2,9 @@ GO ?= go
 
 .PHONY: test vet lint bench run
 
-# test: vet, then every package with the race detector, shuffled, uncached.
-# Real-Redis tests start their own redis-server on free loopback ports.
-test: vet
+# test: vet and gofmt, then every package with the race detector, shuffled,
+# uncached. Real-Redis tests start their own servers on free loopback ports.
+test: lint
 	$(GO) test -race -shuffle=on -count=1 ./...
 
 vet:
