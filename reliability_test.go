@@ -142,7 +142,9 @@ func count(samples []sample, phase string) tally {
 func faultServer(t *testing.T, s *redistest.Server, opts ...middleware.Option) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var reported atomic.Int64
-	opts = append([]middleware.Option{middleware.WithTimeout(faultTimeout),
+	// No deny cache: denied clients would be answered locally and never
+	// reach the broken Redis.
+	opts = append([]middleware.Option{middleware.WithTimeout(faultTimeout), middleware.WithDenyCache(0),
 		middleware.WithErrorHandler(func(_ *http.Request, err error) {
 			if errors.Is(err, limiter.ErrBackend) {
 				reported.Add(1)

@@ -31,6 +31,10 @@ type Decision struct {
 	// decision to the fallback; nil when Redis was skipped as down. Report
 	// it; the decision itself is valid.
 	Err error
+	// Cached is true when the deny cache answered (see WithDenyCache): the
+	// results are those of the denial it remembers, waits shortened by the
+	// time since.
+	Cached bool
 }
 
 // RetryAfter is the longest RetryAfter among the denying rules (0 when

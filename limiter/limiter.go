@@ -35,7 +35,8 @@ type Check struct {
 // concurrent use.
 type Limiter struct {
 	store    Store
-	failover *failover // nil without WithFallback
+	failover *failover  // nil without WithFallback
+	denied   *denyCache // nil when off or the store is local
 	rules    []rule
 	cfg      config
 }
@@ -67,11 +68,14 @@ func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("%w: no rules", ErrConfig)
 	}
-	l := &Limiter{store: store, cfg: config{prefix: DefaultPrefix, timeout: DefaultTimeout}}
+	l := &Limiter{store: store, cfg: config{prefix: DefaultPrefix, timeout: DefaultTimeout, denyCache: DefaultDenyCacheSize}}
 	for _, opt := range opts {
 		if err := opt(&l.cfg); err != nil {
 			return nil, err
 		}
+	}
+	if _, local := store.(Local); !local && l.cfg.denyCache > 0 {
+		l.denied = newDenyCache(l.cfg.denyCache)
 	}
 	if l.cfg.fallback != nil {
 		l.failover = &failover{primary: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
@@ -152,6 +156,20 @@ func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) 
 			return Decision{}, fmt.Errorf("%w: clock time %v outside 1970 to %v", ErrCheck, now, algorithms.MaxTime)
 		}
 	}
+	var sig string
+	var sent time.Time
+	cacheable := false
+	if l.denied != nil {
+		if sig, cacheable = signature(sc); cacheable {
+			sent = now
+			if sent.IsZero() {
+				sent = time.Now()
+			}
+			if d, ok := l.denied.get(sig, sent); ok {
+				return d, nil
+			}
+		}
+	}
 	if _, local := l.store.(Local); !local {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, l.cfg.timeout)
@@ -171,6 +189,9 @@ func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) 
 		results[i].Result = plain[i]
 	}
 	d.Results = results
+	if cacheable && !d.Allowed && !d.Fallback {
+		l.denied.put(sig, sent, d)
+	}
 	return d, nil
 }
 

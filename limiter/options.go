@@ -22,11 +22,12 @@ const (
 type Option func(*config) error
 
 type config struct {
-	prefix   string
-	timeout  time.Duration
-	clock    func() time.Time
-	fallback Store
-	retry    time.Duration
+	prefix    string
+	timeout   time.Duration
+	clock     func() time.Time
+	fallback  Store
+	retry     time.Duration
+	denyCache int
 }
 
 // WithPrefix sets the prefix of every key (default DefaultPrefix). Limiters
@@ -92,6 +93,21 @@ func WithFallback(store Store, retry time.Duration) Option {
 			retry = DefaultFallbackRetry
 		}
 		c.fallback, c.retry = store, retry
+		return nil
+	}
+}
+
+// WithDenyCache sets how many denied stacks the limiter remembers locally
+// (default DefaultDenyCacheSize; 0 turns the cache off). While a client is
+// denied, its repeated requests are denied without a Redis round trip until
+// the earliest time they could pass; such decisions have Decision.Cached
+// set. The cache is per Limiter and never used with in-process stores.
+func WithDenyCache(size int) Option {
+	return func(c *config) error {
+		if size < 0 {
+			return fmt.Errorf("%w: negative deny cache size %d", ErrConfig, size)
+		}
+		c.denyCache = size
 		return nil
 	}
 }

@@ -92,7 +92,11 @@ func randomChecks(rng *rand.Rand, rules []limiter.Rule) []limiter.Check {
 // stacks by consume-then-refund: later decisions then check that a refund
 // leaves state exactly as if nothing had been consumed. (A refunded rule's
 // ResetAfter is the one after its consumption, so it is not compared.)
-func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, cluster bool) {
+//
+// With denyCache, the limiter on Redis keeps its deny cache: decisions must
+// still match, and a cached wait may only be up to 1 ms longer (a shortened
+// wait is rounded up again), never shorter.
+func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, cluster bool, denyCache ...bool) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
 	rules := randomRules(rng)
@@ -105,7 +109,11 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 	if cluster {
 		opts = append(opts, limiter.Cluster())
 	}
-	lua, err := limiter.NewWithStore(limiter.RedisStore(rdb, opts...), rules, clock, prefix)
+	cache := limiter.WithDenyCache(0)
+	if len(denyCache) > 0 && denyCache[0] {
+		cache = limiter.WithDenyCache(limiter.DefaultDenyCacheSize)
+	}
+	lua, err := limiter.NewWithStore(limiter.RedisStore(rdb, opts...), rules, clock, prefix, cache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +134,12 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 				got.Results[i].ResetAfter = want.Results[i].ResetAfter
 			}
 		}
+		if got.Cached {
+			if got.Allowed || want.Allowed || got.RetryAfter() < want.RetryAfter() || got.RetryAfter() > want.RetryAfter()+time.Millisecond {
+				t.Fatalf("seed %d step %d: cached %+v, model %+v", seed, step, got, want)
+			}
+			continue // the other fields are the remembered denial's
+		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("seed %d step %d at %d µs, checks %+v:\nlua   %+v\nmodel %+v\nrules %v", seed, step, now.UnixMicro(), checks, got, want, rules)
 		}
@@ -143,6 +157,13 @@ func TestDifferentialRedisServer(t *testing.T) {
 	s := redistest.Start(t)
 	for seed := range uint64(15) {
 		differential(t, s.Client, 1000+seed, 200, false)
+	}
+}
+
+func TestDifferentialDenyCache(t *testing.T) {
+	_, mini := redistest.Mini(t)
+	for seed := range uint64(30) {
+		differential(t, mini, 4000+seed, 300, false, true)
 	}
 }
 

@@ -77,6 +77,16 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
+// WithDenyCache sets the size of the limiter's local deny cache (default
+// limiter.DefaultDenyCacheSize; 0 turns it off): see limiter.WithDenyCache.
+// Denied clients stay denied from the cache even while Redis is away.
+func WithDenyCache(size int) Option {
+	return func(c *config) error {
+		c.limiterOpts = append(c.limiterOpts, limiter.WithDenyCache(size))
+		return nil
+	}
+}
+
 // WithFallback decides with store (typically a memstore) while Redis fails,
 // instead of applying the failure policy; see limiter.WithFallback for the
 // health check and what it means for accuracy. Redis errors still reach the

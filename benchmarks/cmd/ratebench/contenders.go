@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/go-chi/httprate"
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+	"github.com/throttled/throttled/v2"
+	goredisstore "github.com/throttled/throttled/v2/store/goredisstore.v9"
+	ulule "github.com/ulule/limiter/v3"
+	ulredis "github.com/ulule/limiter/v3/drivers/store/redis"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+)
+
+// decideFunc decides one request for key: allowed, or an error.
+type decideFunc func(ctx context.Context, key string) (bool, error)
+
+// quota is what every contender enforces in a mode: limit per period,
+// with a burst of limit for the bucket-style ones.
+type quota struct {
+	limit  int
+	period time.Duration
+}
+
+// contender builds a decideFunc for a quota on the clients given.
+type contender struct {
+	name  string
+	redis bool // needs Redis (counted for memory per key)
+	build func(env *env, q quota) (decideFunc, error)
+}
+
+type env struct {
+	rdb *redis.Client
+	ap  *redis.AutoPipeliner
+}
+
+func ours(name string, alg func(q quota) algorithms.Algorithm, pipelined bool, opts ...limiter.Option) contender {
+	return contender{name: name, redis: true, build: func(e *env, q quota) (decideFunc, error) {
+		var rdb redis.Scripter = e.rdb
+		if pipelined {
+			rdb = e.ap
+		}
+		lim, err := limiter.New(rdb, []limiter.Rule{{Name: "r", Algorithm: alg(q)}}, append([]limiter.Option{limiter.WithPrefix(name)}, opts...)...)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, key string) (bool, error) {
+			d, err := lim.Allow(ctx, key)
+			return d.Allowed, err
+		}, nil
+	}}
+}
+
+func gcra(q quota) algorithms.Algorithm {
+	return algorithms.GCRA{Rate: q.limit, Period: q.period, Burst: q.limit}
+}
+
+func contenders() []contender {
+	fw := func(q quota) algorithms.Algorithm { return algorithms.FixedWindow{Limit: q.limit, Window: q.period} }
+	sw := func(q quota) algorithms.Algorithm { return algorithms.SlidingWindow{Limit: q.limit, Window: q.period} }
+	sl := func(q quota) algorithms.Algorithm {
+		return algorithms.SlidingLog{Limit: min(q.limit, algorithms.MaxSlidingLogLimit), Window: q.period}
+	}
+	tb := func(q quota) algorithms.Algorithm {
+		return algorithms.TokenBucket{Capacity: q.limit, Rate: q.limit, Period: q.period}
+	}
+	lb := func(q quota) algorithms.Algorithm {
+		return algorithms.LeakyBucket{Capacity: q.limit, Rate: q.limit, Period: q.period}
+	}
+	noCache := limiter.WithDenyCache(0)
+	return []contender{
+		{name: "raw EVALSHA (INCR)", redis: true, build: rawEvalSha(false)},
+		ours("ours gcra", gcra, false),
+		ours("ours fixed window", fw, false),
+		ours("ours sliding window", sw, false),
+		ours("ours sliding log", sl, false),
+		ours("ours token bucket", tb, false),
+		ours("ours leaky bucket", lb, false),
+		ours("ours gcra, no deny cache", gcra, false, noCache),
+		{name: "ours stack of 3", redis: true, build: stackOf3},
+		{name: "redis_rate (gcra)", redis: true, build: redisRate(false)},
+		{name: "ulule (fixed window)", redis: true, build: ululeLimiter},
+		{name: "throttled (gcra)", redis: true, build: throttledLimiter},
+		{name: "raw EVALSHA, autopipelined", redis: true, build: rawEvalSha(true)},
+		ours("ours gcra, autopipelined", gcra, true),
+		{name: "redis_rate, autopipelined", redis: true, build: redisRate(true)},
+		{name: "ours memstore (gcra)", build: memGCRA},
+		{name: "httprate in memory", build: httprateLocal},
+	}
+}
+
+func rawEvalSha(pipelined bool) func(e *env, q quota) (decideFunc, error) {
+	script := redis.NewScript(`return redis.call("INCR", KEYS[1])`)
+	return func(e *env, q quota) (decideFunc, error) {
+		var rdb redis.Scripter = e.rdb
+		if pipelined {
+			rdb = e.ap
+		}
+		return func(ctx context.Context, key string) (bool, error) {
+			return true, script.Run(ctx, rdb, []string{"raw:" + key}).Err()
+		}, nil
+	}
+}
+
+func stackOf3(e *env, q quota) (decideFunc, error) {
+	lim, err := limiter.New(e.rdb, []limiter.Rule{
+		{Name: "per-ip", Algorithm: gcra(q)},
+		{Name: "per-user", Algorithm: algorithms.TokenBucket{Capacity: q.limit, Rate: q.limit, Period: q.period}},
+		{Name: "per-route", Algorithm: algorithms.FixedWindow{Limit: q.limit, Window: q.period}},
+	}, limiter.WithPrefix("stack"))
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, key string) (bool, error) {
+		d, err := lim.Allow(ctx, key, key, key)
+		return d.Allowed, err
+	}, nil
+}
+
+func redisRate(pipelined bool) func(e *env, q quota) (decideFunc, error) {
+	return func(e *env, q quota) (decideFunc, error) {
+		var l *redis_rate.Limiter
+		if pipelined {
+			l = redis_rate.NewLimiter(apRediser{e.ap, e.rdb})
+		} else {
+			l = redis_rate.NewLimiter(e.rdb)
+		}
+		limit := redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}
+		return func(ctx context.Context, key string) (bool, error) {
+			res, err := l.Allow(ctx, key, limit)
+			if err != nil {
+				return false, err
+			}
+			return res.Allowed > 0, nil
+		}, nil
+	}
+}
+
+// apRediser gives redis_rate an AutoPipeliner for its script calls (Del,
+// which it uses only for Reset, goes to the plain client).
+type apRediser struct {
+	*redis.AutoPipeliner
+	rdb *redis.Client
+}
+
+func (a apRediser) Del(ctx context.Context, keys ...string) *redis.IntCmd { return a.rdb.Del(ctx, keys...) }
+
+func ululeLimiter(e *env, q quota) (decideFunc, error) {
+	store, err := ulredis.NewStoreWithOptions(e.rdb, ulule.StoreOptions{Prefix: "ulule", MaxRetry: 3})
+	if err != nil {
+		return nil, err
+	}
+	l := ulule.New(store, ulule.Rate{Period: q.period, Limit: int64(q.limit)})
+	return func(ctx context.Context, key string) (bool, error) {
+		c, err := l.Get(ctx, key)
+		return !c.Reached, err
+	}, nil
+}
+
+func throttledLimiter(e *env, q quota) (decideFunc, error) {
+	store, err := goredisstore.NewCtx(e.rdb, "throttled:")
+	if err != nil {
+		return nil, err
+	}
+	perPeriod := throttled.Rate{}
+	if q.period == time.Second {
+		perPeriod = throttled.PerSec(q.limit)
+	} else {
+		perPeriod = throttled.PerDuration(q.limit, q.period)
+	}
+	rl, err := throttled.NewGCRARateLimiterCtx(store, throttled.RateQuota{MaxRate: perPeriod, MaxBurst: q.limit - 1})
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, key string) (bool, error) {
+		limited, _, err := rl.RateLimitCtx(ctx, key, 1)
+		return !limited, err
+	}, nil
+}
+
+func memGCRA(_ *env, q quota) (decideFunc, error) {
+	lim, err := limiter.NewWithStore(memstore.Must(), []limiter.Rule{{Name: "r", Algorithm: gcra(q)}})
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, key string) (bool, error) {
+		d, err := lim.Allow(ctx, key)
+		return d.Allowed, err
+	}, nil
+}
+
+// httprateLocal is httprate's in-memory sliding window counter, checked and
+// incremented under one lock as its RateLimiter does.
+func httprateLocal(_ *env, q quota) (decideFunc, error) {
+	counter := httprate.NewLocalLimitCounter(q.period)
+	var mu sync.Mutex
+	return func(ctx context.Context, key string) (bool, error) {
+		now := time.Now().UTC().Truncate(q.period)
+		mu.Lock()
+		defer mu.Unlock()
+		cur, prev, err := counter.Get(key, now, now.Add(-q.period))
+		if err != nil {
+			return false, err
+		}
+		elapsed := time.Since(now)
+		rate := float64(prev)*float64(q.period-elapsed)/float64(q.period) + float64(cur)
+		if int(rate) >= q.limit {
+			return false, nil
+		}
+		return true, counter.IncrementBy(key, now, 1)
+	}, nil
+}
+

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+)
+
+// clientKey is the identity both middlewares use: a header the load
+// generator sets, so both pay the same extraction.
+func clientKey(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil }
+
+var okHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+
+// redisRateMiddleware is the usual way to put redis_rate in front of a
+// handler: Allow, then the headers and a 429.
+func redisRateMiddleware(l *redis_rate.Limiter, limit redis_rate.Limit) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key, _ := clientKey(r)
+			res, err := l.Allow(r.Context(), key, limit)
+			if err != nil {
+				next.ServeHTTP(w, r) // fail open, like ours by default
+				return
+			}
+			w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+			if res.Allowed == 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int(res.RetryAfter/time.Second)+1))
+				http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// httpBench serves a trivial handler three ways over loopback and drives
+// each with goroutines for d per round.
+func httpBench(e *env, goroutines, keys int, d time.Duration, rounds int) {
+	q := quota{limit: 1_000_000, period: time.Second}
+	ours, err := middleware.New(e.rdb, []middleware.Rule{{Name: "per-client", Key: clientKey, Algorithm: gcra(q)}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	rr := redisRateMiddleware(redis_rate.NewLimiter(e.rdb), redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period})
+	servers := []struct {
+		name string
+		h    http.Handler
+	}{{"no limiter", okHandler}, {"ours (gcra middleware)", ours(okHandler)}, {"redis_rate middleware", rr(okHandler)}}
+
+	results := make([][]stats, len(servers))
+	for r := range rounds {
+		for i := range servers {
+			j := (i + r) % len(servers)
+			srv := httptest.NewServer(servers[j].h)
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: goroutines}}
+			names := keyNames("http:", keys)
+			results[j] = append(results[j], measure(func(ctx context.Context, key string) (bool, error) {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+				req.Header.Set("X-Client", key)
+				res, err := client.Do(req)
+				if err != nil {
+					return false, err
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				return res.StatusCode == http.StatusOK, nil
+			}, goroutines, names, d))
+			client.CloseIdleConnections()
+			srv.Close()
+		}
+	}
+	fmt.Printf("\n## HTTP: trivial handler over loopback, %d client goroutines\n\n", goroutines)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "server\treq/s\tx no limiter\tp50\tp99\terrors\t")
+	base := median(results[0])
+	for i, s := range servers {
+		m := median(results[i])
+		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%v\t%v\t%d\t\n", s.name, m.ops, m.ops/base.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond), m.err)
+	}
+	w.Flush()
+}

@@ -1,0 +1,189 @@
+// Command ratebench measures Redis-backed rate limiters against each other
+// and against raw Redis in one run.
+//
+// It starts its own redis-server on a free loopback port (or uses
+// REDIS_URL), runs every contender for a fixed time with G goroutines over K
+// keys, several rounds with the order rotated, and prints the median
+// ops/s, p50 and p99 latency of each, as ratios to a raw go-redis EVALSHA of
+// a one-line INCR script measured in the same run. Modes:
+//
+//	allow   limits too high to deny (1,000,000 per second per key)
+//	deny    10 per second over 100 keys: about 97% denied
+//	hot     every goroutine on one key, 1000 per hour: checks that nobody
+//	        admits more than the limit
+//
+// Then Redis memory per key (INFO memory over -memkeys keys) and an HTTP
+// mode: a trivial handler with no limiter, with this library's middleware
+// and with a redis_rate middleware, driven over loopback.
+//
+//	go run ./cmd/ratebench                      # from benchmarks/
+//	go run ./cmd/ratebench -d 300ms -rounds 1   # a short run
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func main() {
+	d := flag.Duration("d", time.Second, "time per contender per round")
+	rounds := flag.Int("rounds", 3, "rounds, contender order rotated each round")
+	goroutines := flag.Int("g", 64, "goroutines")
+	keys := flag.Int("k", 10_000, "keys in allow mode")
+	modes := flag.String("modes", "allow,deny,hot", "modes to run")
+	only := flag.String("only", "", "run only contenders whose name contains this")
+	memKeys := flag.Int("memkeys", 100_000, "keys for the memory-per-key measurement (0: skip)")
+	httpMode := flag.Bool("http", true, "run the HTTP mode")
+	flag.Parse()
+
+	addr := ""
+	if url := os.Getenv("REDIS_URL"); url != "" {
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			log.Fatal(err)
+		}
+		addr = opt.Addr
+	} else {
+		a, stop, err := startRedis()
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer stop()
+		addr = a
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: *goroutines + 8})
+	defer rdb.Close()
+	ap, err := rdb.AutoPipeline()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ap.Close()
+	e := &env{rdb: rdb, ap: ap}
+
+	var list []contender
+	for _, c := range contenders() {
+		if *only == "" || strings.Contains(c.name, *only) || c.name == "raw EVALSHA (INCR)" {
+			list = append(list, c)
+		}
+	}
+	fmt.Printf("ratebench %s: %s/%s, %d CPUs, %d goroutines, %v per contender, %d rounds\n",
+		time.Now().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), *goroutines, *d, *rounds)
+
+	for _, mode := range strings.Split(*modes, ",") {
+		q, nkeys := modeQuota(mode, *keys)
+		results := make([][]stats, len(list))
+		for r := range *rounds {
+			if err := rdb.FlushAll(context.Background()).Err(); err != nil {
+				log.Fatal(err)
+			}
+			for i := range list {
+				c := list[(i+r)%len(list)]
+				decide, err := c.build(e, q)
+				if err != nil {
+					log.Fatalf("%s: %v", c.name, err)
+				}
+				ks := keyNames(fmt.Sprintf("%s:r%d:", mode, r), nkeys)
+				results[(i+r)%len(list)] = append(results[(i+r)%len(list)], measure(decide, *goroutines, ks, *d))
+			}
+		}
+		printTable(mode, q, list, results, *d)
+	}
+	if *memKeys > 0 {
+		memoryPerKey(e, list, *memKeys)
+	}
+	if *httpMode {
+		httpBench(e, *goroutines, *keys, *d, *rounds)
+	}
+}
+
+// modeQuota returns the limit and the number of keys of a mode.
+func modeQuota(mode string, keys int) (quota, int) {
+	switch mode {
+	case "allow":
+		return quota{limit: 1_000_000, period: time.Second}, keys
+	case "deny":
+		return quota{limit: 10, period: time.Second}, 100
+	case "hot":
+		return quota{limit: 1000, period: time.Hour}, 1
+	}
+	log.Fatalf("unknown mode %q", mode)
+	return quota{}, 0
+}
+
+func printTable(mode string, q quota, list []contender, results [][]stats, d time.Duration) {
+	base := median(results[0])
+	fmt.Printf("\n## mode %s (%d per %v)\n\n", mode, q.limit, q.period)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "contender\tops/s\tx raw\tp50\tx raw\tp99\tx raw\terrors\t"
+	if mode == "hot" {
+		head += "admitted/round\t"
+	}
+	fmt.Fprintln(w, head)
+	for i, c := range list {
+		m := median(results[i])
+		row := fmt.Sprintf("%s\t%.0f\t%.2f\t%v\t%.2f\t%v\t%.2f\t%d\t", c.name, m.ops, m.ops/base.ops,
+			m.p50.Round(time.Microsecond), float64(m.p50)/float64(base.p50), m.p99.Round(time.Microsecond), float64(m.p99)/float64(base.p99), m.err)
+		if mode == "hot" && c.name != "raw EVALSHA (INCR)" {
+			// GCRA-style contenders also refill 1000/hour during the run.
+			row += fmt.Sprintf("%d (limit %d)\t", m.admitted, q.limit+int(d.Hours()*float64(q.limit))+1)
+		} else if mode == "hot" {
+			row += "-\t"
+		}
+		fmt.Fprintln(w, row)
+	}
+	w.Flush()
+}
+
+// memoryPerKey decides once for each of n keys per Redis contender and
+// reports used_memory growth per key created.
+func memoryPerKey(e *env, list []contender, n int) {
+	fmt.Printf("\n## Redis memory per key (%d keys, INFO memory)\n\n", n)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "contender\tkeys\tbytes/key\t")
+	ctx := context.Background()
+	for _, c := range list {
+		if !c.redis || strings.Contains(c.name, "autopipelined") || strings.Contains(c.name, "no deny cache") {
+			continue
+		}
+		if err := e.rdb.FlushAll(ctx).Err(); err != nil {
+			log.Fatal(err)
+		}
+		before, _ := usedMemory(ctx, e.rdb)
+		decide, err := c.build(e, quota{limit: 1000, period: time.Hour})
+		if err != nil {
+			log.Fatal(err)
+		}
+		measureN(decide, 32, keyNames("mem:", n))
+		after, _ := usedMemory(ctx, e.rdb)
+		keys := e.rdb.DBSize(ctx).Val()
+		fmt.Fprintf(w, "%s\t%d\t%.0f\t\n", c.name, keys, float64(after-before)/float64(max(1, keys)))
+	}
+	w.Flush()
+}
+
+// measureN decides once per key from goroutines.
+func measureN(decide decideFunc, goroutines int, keys []string) {
+	done := make(chan struct{})
+	for g := range goroutines {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := g; i < len(keys); i += goroutines {
+				if _, err := decide(context.Background(), keys[i]); err != nil {
+					log.Fatal(err)
+				}
+			}
+		}()
+	}
+	for range goroutines {
+		<-done
+	}
+}

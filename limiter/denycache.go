@@ -1,0 +1,126 @@
+package limiter
+
+import (
+	"hash/maphash"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+)
+
+// DefaultDenyCacheSize bounds the deny cache (see WithDenyCache).
+const DefaultDenyCacheSize = 10_000
+
+// denyCache remembers stacks that Redis denied, until the earliest time
+// they could be admitted, so repeated requests of a denied client are
+// denied without a round trip.
+//
+// It never turns an allow into a deny that Redis would not have made: the
+// cached time is the denial's RetryAfter minus 1 ms (RetryAfter is rounded
+// up), counted from before the request was sent, and other requests can
+// only consume more in the meantime. (One exception: on Redis Cluster a
+// stack spanning slots may be denied while another request's consumption
+// awaits its refund, and its cached wait then includes that consumption.)
+// It never turns a deny into an allow: a miss asks Redis. Waits are
+// counted on the local clock (or the WithClock one), which must advance
+// with the Redis server's.
+type denyCache struct {
+	seed   maphash.Seed
+	shards [16]denyShard
+	max    int // entries per shard
+}
+
+type denyShard struct {
+	mu      sync.Mutex
+	entries map[string]denial
+}
+
+type denial struct {
+	at, until time.Time
+	results   []RuleResult
+}
+
+func newDenyCache(size int) *denyCache {
+	return &denyCache{seed: maphash.MakeSeed(), max: max(1, size/16)}
+}
+
+// signature identifies a stack: its keys and costs. ok is false for stacks
+// that are not cached (any cost of 0).
+func signature(checks []StoreCheck) (string, bool) {
+	var b strings.Builder
+	for _, c := range checks {
+		if c.Cost == 0 {
+			return "", false
+		}
+		b.WriteString(c.Key)
+		b.WriteByte(0)
+		b.WriteString(strconv.Itoa(c.Cost))
+		b.WriteByte(0)
+	}
+	return b.String(), true
+}
+
+func (c *denyCache) shard(sig string) *denyShard {
+	return &c.shards[maphash.String(c.seed, sig)%uint64(len(c.shards))]
+}
+
+// get returns the cached denial of sig at now, with its waits shortened by
+// the time since.
+func (c *denyCache) get(sig string, now time.Time) (Decision, bool) {
+	sh := c.shard(sig)
+	sh.mu.Lock()
+	d, ok := sh.entries[sig]
+	if ok && !now.Before(d.until) {
+		delete(sh.entries, sig)
+		ok = false
+	}
+	sh.mu.Unlock()
+	if !ok {
+		return Decision{}, false
+	}
+	elapsed := now.Sub(d.at)
+	results := make([]RuleResult, len(d.results))
+	for i, r := range d.results {
+		r.RetryAfter = shorten(r.RetryAfter, elapsed)
+		r.ResetAfter = shorten(r.ResetAfter, elapsed)
+		results[i] = r
+	}
+	return Decision{Results: results, Cached: true}, true
+}
+
+// shorten subtracts elapsed from a wait, rounding up to the millisecond;
+// algorithms.Never stays.
+func shorten(wait, elapsed time.Duration) time.Duration {
+	if wait <= 0 {
+		return wait
+	}
+	left := max(0, wait-elapsed)
+	return (left + time.Millisecond - 1).Truncate(time.Millisecond)
+}
+
+// put remembers a denial answered for a request sent at sent.
+func (c *denyCache) put(sig string, sent time.Time, d Decision) {
+	wait := d.RetryAfter()
+	if wait <= time.Millisecond || wait == algorithms.Never {
+		return
+	}
+	sh := c.shard(sig)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.entries == nil {
+		sh.entries = make(map[string]denial)
+	}
+	if len(sh.entries) >= c.max {
+		for k, v := range sh.entries {
+			if !sent.Before(v.until) {
+				delete(sh.entries, k)
+			}
+		}
+		if len(sh.entries) >= c.max {
+			return // full of live denials: decide through Redis
+		}
+	}
+	sh.entries[sig] = denial{at: sent, until: sent.Add(wait - time.Millisecond), results: d.Results}
+}
