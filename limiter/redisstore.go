@@ -143,6 +143,7 @@ func (s *redisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 	keys := make([]string, len(checks))
 	args := make([]any, 2, 2+lua.ArgsPerRule*len(checks))
 	args[0], args[1] = now, s.minTTL
+	var mask lua.Mask
 	for i, c := range checks {
 		p, err := s.paramsOf(c.Algorithm)
 		if err != nil {
@@ -150,8 +151,9 @@ func (s *redisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 		}
 		keys[i] = c.Key
 		args = append(args, p[0], p[1], p[2], p[3], c.Cost)
+		mask |= lua.MaskOf(p.Code())
 	}
-	reply, err := lua.Script.Run(ctx, s.rdb, keys, args...).Result()
+	reply, err := lua.Script(mask).Run(ctx, s.rdb, keys, args...).Result()
 	if err != nil {
 		s.reloadTopology(err)
 		return lua.Reply{}, err

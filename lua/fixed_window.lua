@@ -5,13 +5,13 @@
 -- Windows are aligned to multiples of the window since the Unix epoch. A
 -- stored start other than the current one means a count of zero.
 algorithms.fw = function(key, now, cost, limit, window)
-  local start = now - math.fmod(now, window)
-  local stored = redis.call("HMGET", key, "s", "n")
+  local start = now - fmod(now, window)
+  local stored = call("HMGET", key, "s", "n")
   local count = 0
   if tonumber(stored[1]) == start then
     count = tonumber(stored[2])
   end
-  local remaining = math.max(0, limit - count)
+  local remaining = max(0, limit - count)
   local to_end = start + window - now
   local reset = 0
   if count > 0 then
@@ -24,16 +24,16 @@ algorithms.fw = function(key, now, cost, limit, window)
     return 0, remaining, to_end, reset
   end
   return 1, remaining, 0, reset, function()
-    redis.call("HSET", key, "s", start, "n", count + cost)
+    call("HSET", key, "s", start, "n", count + cost)
     expire(key, to_end)
     return to_end, 0
   end
 end
 
 refunds.fw = function(key, now, cost, token, limit, window)
-  local start = now - math.fmod(now, window)
-  local stored = redis.call("HMGET", key, "s", "n")
+  local start = now - fmod(now, window)
+  local stored = call("HMGET", key, "s", "n")
   if tonumber(stored[1]) == start then
-    redis.call("HSET", key, "n", math.max(0, tonumber(stored[2]) - cost))
+    call("HSET", key, "n", max(0, tonumber(stored[2]) - cost))
   end
 end

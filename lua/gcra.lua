@@ -7,10 +7,10 @@
 -- max(tat, now) + c*T - now <= burst*T. Multiplied by rate, every term is an
 -- integer: debt = (max(tat, now) - now) * rate, need = c * period.
 algorithms.gc = function(key, now, cost, rate, period, burst)
-  local base = math.max(now, tonumber(redis.call("GET", key)) or now)
+  local base = max(now, tonumber(call("GET", key)) or now)
   local debt = (base - now) * rate
   local cap = burst * period
-  local remaining = math.max(0, idiv(math.max(0, cap - debt), period))
+  local remaining = max(0, idiv(max(0, cap - debt), period))
   local reset = base - now
   if cost > burst then
     return -1, remaining, -1, reset
@@ -21,7 +21,7 @@ algorithms.gc = function(key, now, cost, rate, period, burst)
   end
   return 1, remaining, 0, reset, function()
     local after = cdiv(debt + need, rate)
-    redis.call("SET", key, now + after, "PX", ttl_ms(after))
+    call("SET", key, now + after, "PX", ttl_ms(after))
     return after, now + after - base
   end
 end
@@ -29,13 +29,13 @@ end
 -- token is the commit's TAT increment: moving the TAT back by it undoes
 -- the commit exactly, whatever was admitted after it.
 refunds.gc = function(key, now, cost, token)
-  local tat = tonumber(redis.call("GET", key))
+  local tat = tonumber(call("GET", key))
   if tat then
     local back = tat - token
     if back > now then
-      redis.call("SET", key, back, "PX", ttl_ms(back - now))
+      call("SET", key, back, "PX", ttl_ms(back - now))
     else
-      redis.call("DEL", key)
+      call("DEL", key)
     end
   end
 end

@@ -1,12 +1,19 @@
 -- Shared helpers for the algorithm files. Not a script on its own: the Go
--- package concatenates lib.lua, the six algorithm files and stack.lua into
--- one script, so these locals are visible to all of them.
+-- package concatenates lib.lua, the algorithm files a stack uses and a
+-- driver (stack.lua or refund.lua) into one script, so these locals are
+-- visible to all of them.
+-- KEYS: none of its own. ARGV: reads ARGV[2], the minimum TTL (see
+-- stack.lua). Reply: none; the drivers reply.
 --
 -- Numbers: Lua numbers are float64. Every quantity here is an integer below
 -- 2^53 (algorithms.MaxExact), so +, -, * and math.fmod are exact. Division is
 -- never used raw: idiv and cdiv divide exact multiples only. Numbers are
 -- passed to redis.call as numbers (Redis formats them with full precision),
 -- and never through tostring or '..', which keep only 14 digits.
+
+-- Globals used on every call, bound once to locals (faster than a global
+-- and a field lookup each time).
+local call, tonumber, max, min, fmod = redis.call, tonumber, math.max, math.min, math.fmod
 
 -- algorithms maps an algorithm code to its decide function:
 --   decide(key, now, cost, p1, p2, p3) -> status, remaining, retry, reset, commit
@@ -25,7 +32,7 @@ local refunds = {}
 
 -- idiv is floor(a / b) for integers a >= 0, b > 0, computed exactly.
 local function idiv(a, b)
-  return (a - math.fmod(a, b)) / b
+  return (a - fmod(a, b)) / b
 end
 
 -- cdiv is ceil(a / b) for integers a >= 0, b > 0, computed exactly.
@@ -39,16 +46,16 @@ end
 
 -- min_ttl is the shortest TTL in ms (ARGV[2], see stack.lua), at least 1:
 -- PEXPIRE 0 would delete the key.
-local min_ttl = math.max(1, tonumber(ARGV[2]) or 1)
+local min_ttl = max(1, tonumber(ARGV[2]) or 1)
 
 -- ttl_ms is a TTL of us microseconds in whole milliseconds, rounded up.
 local function ttl_ms(us)
-  return math.max(min_ttl, cdiv(us, 1000))
+  return max(min_ttl, cdiv(us, 1000))
 end
 
 -- expire gives key a TTL of us microseconds (see ttl_ms).
 local function expire(key, us)
-  redis.call("PEXPIRE", key, ttl_ms(us))
+  call("PEXPIRE", key, ttl_ms(us))
 end
 
 -- meter is the decision shared by the token bucket and the leaky bucket (a
@@ -59,9 +66,9 @@ end
 local function meter(key, field, to_stored, now, cost, size, rate, period)
   local cap = size * period
   local level, last = 0, now
-  local stored = redis.call("HMGET", key, field, "u")
+  local stored = call("HMGET", key, field, "u")
   if stored[1] then
-    level = math.min(cap, math.max(0, to_stored(tonumber(stored[1]), cap)))
+    level = min(cap, max(0, to_stored(tonumber(stored[1]), cap)))
     last = tonumber(stored[2])
   end
   local elapsed = now - last
@@ -84,7 +91,7 @@ local function meter(key, field, to_stored, now, cost, size, rate, period)
   end
   return 1, remaining, 0, reset, function()
     level = level + need
-    redis.call("HSET", key, field, to_stored(level, cap), "u", last)
+    call("HSET", key, field, to_stored(level, cap), "u", last)
     local after = cdiv(level, rate)
     expire(key, after)
     return after, 0
@@ -96,9 +103,9 @@ end
 -- exact: either both levels are still positive, or both are empty.
 local function meter_refund(key, field, to_stored, cost, size, period)
   local cap = size * period
-  local stored = redis.call("HGET", key, field)
+  local stored = call("HGET", key, field)
   if stored then
-    local level = math.min(cap, math.max(0, to_stored(tonumber(stored), cap)))
-    redis.call("HSET", key, field, to_stored(math.max(0, level - cost * period), cap))
+    local level = min(cap, max(0, to_stored(tonumber(stored), cap)))
+    call("HSET", key, field, to_stored(max(0, level - cost * period), cap))
   end
 end

@@ -17,34 +17,34 @@ end
 
 algorithms.sl = function(key, now, cost, limit, window)
   local oldest = string.format("(%d", now - window)
-  local count = redis.call("ZCOUNT", key, oldest, "+inf")
+  local count = call("ZCOUNT", key, oldest, "+inf")
   local newest = now - window
   if count > 0 then
-    newest = sl_time(redis.call("ZRANGE", key, -1, -1)[1])
+    newest = sl_time(call("ZRANGE", key, -1, -1)[1])
   end
-  local remaining = math.max(0, limit - count)
+  local remaining = max(0, limit - count)
   local reset = newest + window - now
   if cost > limit then
     return -1, remaining, -1, reset
   end
   if count + cost > limit then
     -- The (count + cost - limit)-th oldest unit must leave the window.
-    local first = redis.call("ZRANGEBYSCORE", key, oldest, "+inf", "LIMIT", count + cost - limit - 1, 1)
+    local first = call("ZRANGEBYSCORE", key, oldest, "+inf", "LIMIT", count + cost - limit - 1, 1)
     return 0, remaining, sl_time(first[1]) + window - now, reset
   end
   return 1, remaining, 0, reset, function()
-    redis.call("ZREMRANGEBYSCORE", key, "-inf", string.format("%d", now - window))
-    local seq = redis.call("ZCOUNT", key, now, now)
+    call("ZREMRANGEBYSCORE", key, "-inf", string.format("%d", now - window))
+    local seq = call("ZCOUNT", key, now, now)
     local batch = {}
     for i = 1, cost do
       batch[#batch + 1] = now
       batch[#batch + 1] = string.format("%d:%06d", now, seq + i)
       if #batch >= 1000 or i == cost then
-        redis.call("ZADD", key, unpack(batch))
+        call("ZADD", key, unpack(batch))
         batch = {}
       end
     end
-    local after = math.max(newest, now) + window - now
+    local after = max(newest, now) + window - now
     expire(key, after)
     return after, 0
   end
@@ -54,12 +54,12 @@ end
 -- keeps the numbering 1..n of the rest, so later adds stay distinct.
 refunds.sl = function(key, now, cost)
   local at = string.format("%d", now)
-  local members = redis.call("ZRANGEBYSCORE", key, at, at)
+  local members = call("ZRANGEBYSCORE", key, at, at)
   local gone = {}
-  for i = math.max(1, #members - cost + 1), #members do
+  for i = max(1, #members - cost + 1), #members do
     gone[#gone + 1] = members[i]
   end
   for i = 1, #gone, 1000 do
-    redis.call("ZREM", key, unpack(gone, i, math.min(#gone, i + 999)))
+    call("ZREM", key, unpack(gone, i, min(#gone, i + 999)))
   end
 end

@@ -16,9 +16,9 @@ local function sw_first(prev, room, window)
 end
 
 algorithms.sw = function(key, now, cost, limit, window)
-  local start = now - math.fmod(now, window)
+  local start = now - fmod(now, window)
   local elapsed = now - start
-  local stored = redis.call("HMGET", key, "s", "c", "p")
+  local stored = call("HMGET", key, "s", "c", "p")
   local s = tonumber(stored[1])
   local cur, prev = 0, 0
   if s == start then
@@ -30,10 +30,10 @@ algorithms.sw = function(key, now, cost, limit, window)
     if c > 0 then
       return window - elapsed + sw_first(c, 0, window)
     end
-    return math.max(0, sw_first(prev, 0, window) - elapsed)
+    return max(0, sw_first(prev, 0, window) - elapsed)
   end
   local used = idiv(prev * (window - elapsed), window) + cur
-  local remaining = math.max(0, limit - used)
+  local remaining = max(0, limit - used)
   local reset = reset_after(cur)
   if cost > limit then
     return -1, remaining, -1, reset
@@ -47,11 +47,11 @@ algorithms.sw = function(key, now, cost, limit, window)
       end
     end
     -- In the next window this one's count becomes the weighted one.
-    local e = math.min(window, sw_first(cur, limit - cost, window))
+    local e = min(window, sw_first(cur, limit - cost, window))
     return 0, remaining, window - elapsed + e, reset
   end
   return 1, remaining, 0, reset, function()
-    redis.call("HSET", key, "s", start, "c", cur + cost, "p", prev)
+    call("HSET", key, "s", start, "c", cur + cost, "p", prev)
     local after = reset_after(cur + cost)
     expire(key, after)
     return after, 0
@@ -60,12 +60,12 @@ end
 
 -- The count sits in c while the window lasts, in p once the next began.
 refunds.sw = function(key, now, cost, token, limit, window)
-  local start = now - math.fmod(now, window)
-  local stored = redis.call("HMGET", key, "s", "c", "p")
+  local start = now - fmod(now, window)
+  local stored = call("HMGET", key, "s", "c", "p")
   local s = tonumber(stored[1])
   if s == start then
-    redis.call("HSET", key, "c", math.max(0, tonumber(stored[2]) - cost))
+    call("HSET", key, "c", max(0, tonumber(stored[2]) - cost))
   elseif s == start + window then
-    redis.call("HSET", key, "p", math.max(0, tonumber(stored[3]) - cost))
+    call("HSET", key, "p", max(0, tonumber(stored[3]) - cost))
   end
 end

@@ -16,7 +16,7 @@
 --   what refund.lua needs to undo the rule's commit (0 when not written).
 local now = ARGV[1]
 if now == "" then
-  local t = redis.call("TIME")
+  local t = call("TIME")
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 else
   now = tonumber(now)

@@ -27,6 +27,7 @@ import (
 	"log"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,7 +44,18 @@ func main() {
 	only := flag.String("only", "", "run only contenders whose name contains this")
 	memKeys := flag.Int("memkeys", 100_000, "keys for the memory-per-key measurement (0: skip)")
 	httpMode := flag.Bool("http", true, "run the HTTP mode")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	addr := ""
 	if url := os.Getenv("REDIS_URL"); url != "" {
@@ -60,7 +72,7 @@ func main() {
 		defer stop()
 		addr = a
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: *goroutines + 8})
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: *goroutines + 8, ContextTimeoutEnabled: os.Getenv("CTXTIMEOUT") == "1"})
 	defer rdb.Close()
 	ap, err := rdb.AutoPipeline()
 	if err != nil {
