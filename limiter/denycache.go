@@ -2,8 +2,6 @@ package limiter
 
 import (
 	"hash/maphash"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,15 +25,20 @@ const DefaultDenyCacheSize = 10_000
 // counted on the local clock (or the WithClock one), which must advance
 // with the Redis server's.
 type denyCache struct {
-	seed   maphash.Seed
+	seeds  [2]maphash.Seed
 	shards [16]denyShard
 	max    int // entries per shard
 }
 
 type denyShard struct {
 	mu      sync.Mutex
-	entries map[string]denial
+	entries map[stackID]denial
 }
+
+// stackID identifies a stack by two independent 64-bit hashes of its keys
+// and costs: a collision between two live stacks (about 2^-128) is the
+// only way one client could be denied by another's entry.
+type stackID [2]uint64
 
 type denial struct {
 	at, until time.Time
@@ -43,32 +46,39 @@ type denial struct {
 }
 
 func newDenyCache(size int) *denyCache {
-	return &denyCache{seed: maphash.MakeSeed(), max: max(1, size/16)}
+	return &denyCache{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, max: max(1, size/16)}
 }
 
-// signature identifies a stack: its keys and costs. ok is false for stacks
-// that are not cached (any cost of 0).
-func signature(checks []StoreCheck) (string, bool) {
-	var b strings.Builder
-	for _, c := range checks {
-		if c.Cost == 0 {
-			return "", false
+// signature identifies a stack by its keys and costs. ok is false for
+// stacks that are not cached (any cost of 0).
+func (c *denyCache) signature(checks []StoreCheck) (stackID, bool) {
+	var id stackID
+	for i, seed := range c.seeds {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		for _, ch := range checks {
+			if ch.Cost == 0 {
+				return stackID{}, false
+			}
+			h.WriteString(ch.Key)
+			var cost [9]byte
+			for j := range 8 {
+				cost[j] = byte(uint64(ch.Cost) >> (8 * j))
+			}
+			h.Write(cost[:]) // cost[8] = 0 ends the entry
 		}
-		b.WriteString(c.Key)
-		b.WriteByte(0)
-		b.WriteString(strconv.Itoa(c.Cost))
-		b.WriteByte(0)
+		id[i] = h.Sum64()
 	}
-	return b.String(), true
+	return id, true
 }
 
-func (c *denyCache) shard(sig string) *denyShard {
-	return &c.shards[maphash.String(c.seed, sig)%uint64(len(c.shards))]
+func (c *denyCache) shard(sig stackID) *denyShard {
+	return &c.shards[sig[0]%uint64(len(c.shards))]
 }
 
 // get returns the cached denial of sig at now, with its waits shortened by
 // the time since.
-func (c *denyCache) get(sig string, now time.Time) (Decision, bool) {
+func (c *denyCache) get(sig stackID, now time.Time) (Decision, bool) {
 	sh := c.shard(sig)
 	sh.mu.Lock()
 	d, ok := sh.entries[sig]
@@ -101,7 +111,7 @@ func shorten(wait, elapsed time.Duration) time.Duration {
 }
 
 // put remembers a denial answered for a request sent at sent.
-func (c *denyCache) put(sig string, sent time.Time, d Decision) {
+func (c *denyCache) put(sig stackID, sent time.Time, d Decision) {
 	wait := d.RetryAfter()
 	if wait <= time.Millisecond || wait == algorithms.Never {
 		return
@@ -110,7 +120,7 @@ func (c *denyCache) put(sig string, sent time.Time, d Decision) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.entries == nil {
-		sh.entries = make(map[string]denial)
+		sh.entries = make(map[stackID]denial)
 	}
 	if len(sh.entries) >= c.max {
 		for k, v := range sh.entries {

@@ -156,11 +156,11 @@ func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) 
 			return Decision{}, fmt.Errorf("%w: clock time %v outside 1970 to %v", ErrCheck, now, algorithms.MaxTime)
 		}
 	}
-	var sig string
+	var sig stackID
 	var sent time.Time
 	cacheable := false
 	if l.denied != nil {
-		if sig, cacheable = signature(sc); cacheable {
+		if sig, cacheable = l.denied.signature(sc); cacheable {
 			sent = now
 			if sent.IsZero() {
 				sent = time.Now()

@@ -150,7 +150,7 @@ func (s *redisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 			return lua.Reply{}, err
 		}
 		keys[i] = c.Key
-		args = append(args, p[0], p[1], p[2], p[3], c.Cost)
+		args = append(args, p[0], p[1], p[2], p[3], lua.Cost(c.Cost))
 		mask |= lua.MaskOf(p.Code())
 	}
 	reply, err := lua.Script(mask).Run(ctx, s.rdb, keys, args...).Result()

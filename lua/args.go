@@ -14,8 +14,9 @@ import (
 const ArgsPerRule = 5
 
 // Params is a rule's fixed part of ARGV: the algorithm code and its three
-// integer parameters, formatted once when the rule is built.
-type Params [4]string
+// integer parameters, formatted once when the rule is built (as values
+// ready for the client's argument list, so a call boxes nothing).
+type Params [4]any
 
 // ParamsOf encodes a valid algorithm for the script.
 func ParamsOf(alg algorithms.Algorithm) (Params, error) {
@@ -43,13 +44,29 @@ func ParamsOf(alg algorithms.Algorithm) (Params, error) {
 }
 
 // Code is the short algorithm code, also used in key names.
-func (p Params) Code() string { return p[0] }
+func (p Params) Code() string { return p[0].(string) }
 
 func us(d time.Duration) int { return int(d.Microseconds()) }
 
 func params(code string, a, b, c int) Params {
 	return Params{code, strconv.Itoa(a), strconv.Itoa(b), strconv.Itoa(c)}
 }
+
+// Cost returns cost ready for the argument list; the usual costs box
+// nothing.
+func Cost(cost int) any {
+	if cost >= 0 && cost < len(costs) {
+		return costs[cost]
+	}
+	return cost
+}
+
+var costs = func() (c [64]any) {
+	for i := range c {
+		c[i] = i
+	}
+	return c
+}()
 
 // MinTTL encodes ARGV[2]: the shortest TTL of a written key, in whole
 // milliseconds, at least 1.

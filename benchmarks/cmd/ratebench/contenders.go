@@ -149,7 +149,9 @@ type apRediser struct {
 	rdb *redis.Client
 }
 
-func (a apRediser) Del(ctx context.Context, keys ...string) *redis.IntCmd { return a.rdb.Del(ctx, keys...) }
+func (a apRediser) Del(ctx context.Context, keys ...string) *redis.IntCmd {
+	return a.rdb.Del(ctx, keys...)
+}
 
 func ululeLimiter(e *env, q quota) (decideFunc, error) {
 	store, err := ulredis.NewStoreWithOptions(e.rdb, ulule.StoreOptions{Prefix: "ulule", MaxRetry: 3})
@@ -216,4 +218,3 @@ func httprateLocal(_ *env, q quota) (decideFunc, error) {
 		return true, counter.IncrementBy(key, now, 1)
 	}, nil
 }
-

@@ -45,6 +45,7 @@ func main() {
 	memKeys := flag.Int("memkeys", 100_000, "keys for the memory-per-key measurement (0: skip)")
 	httpMode := flag.Bool("http", true, "run the HTTP mode")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	ctxTimeouts := flag.Bool("ctxtimeouts", false, "set go-redis ContextTimeoutEnabled on the shared client")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -72,7 +73,7 @@ func main() {
 		defer stop()
 		addr = a
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: *goroutines + 8, ContextTimeoutEnabled: os.Getenv("CTXTIMEOUT") == "1"})
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: *goroutines + 8, ContextTimeoutEnabled: *ctxTimeouts})
 	defer rdb.Close()
 	ap, err := rdb.AutoPipeline()
 	if err != nil {
