@@ -13,8 +13,12 @@ vet:
 lint: vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# bench: the Go benchmarks (middleware path, memstore against x/time/rate and
+# httprate), then a short run of the load tool against its own redis-server
+# (benchmarks/ is a separate module, so the peers never become dependencies).
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=2000x ./...
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	cd benchmarks && $(GO) run ./cmd/ratebench -d 300ms -rounds 1 -memkeys 20000
 
 # run: the stdlib example server on :8080 (in-process miniredis unless REDIS_URL is set).
 run:

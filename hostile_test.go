@@ -100,7 +100,7 @@ func TestRotatingIdentitiesAreBoundedByTTL(t *testing.T) {
 	}
 	s := redistest.Start(t)
 	ctx := context.Background()
-	base := usedMemory(t, s)
+	base := redistest.UsedMemory(t, s.Client)
 	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 10, Window: time.Second}}})
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestRotatingIdentitiesAreBoundedByTTL(t *testing.T) {
 	}
 	wg.Wait()
 	keys, _ := s.Client.DBSize(ctx).Result()
-	peak := usedMemory(t, s) - base
+	peak := redistest.UsedMemory(t, s.Client) - base
 	t.Logf("after %d identities: %d keys, %d bytes (%.0f per key)", n, keys, peak, float64(peak)/float64(max(keys, 1)))
 	if keys > n {
 		t.Errorf("%d keys for %d identities", keys, n)
@@ -135,23 +135,7 @@ func TestRotatingIdentitiesAreBoundedByTTL(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("all keys expired; %d bytes above the baseline remain", usedMemory(t, s)-base)
-}
-
-func usedMemory(t *testing.T, s *redistest.Server) int64 {
-	t.Helper()
-	info, err := s.Client.Info(context.Background(), "memory").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
-		}
-	}
-	t.Fatal("no used_memory")
-	return 0
+	t.Logf("all keys expired; %d bytes above the baseline remain", redistest.UsedMemory(t, s.Client)-base)
 }
 
 // TestSoak holds a steady load for 60 s and checks that goroutines and heap

@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -27,7 +24,7 @@ func TestMemoryPerKey(t *testing.T) {
 		if err := s.Client.FlushAll(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		before := usedMemory(t, s.Client)
+		before := redistest.UsedMemory(t, s.Client)
 		lim, err := limiter.New(s.Client, []limiter.Rule{r}, fixedClock(bases[0]))
 		if err != nil {
 			t.Fatal(err)
@@ -44,23 +41,8 @@ func TestMemoryPerKey(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		after := usedMemory(t, s.Client)
+		after := redistest.UsedMemory(t, s.Client)
 		keys := s.Client.DBSize(ctx).Val()
 		t.Logf("%-2s %-36s keys=%d bytes/key=%.0f", r.Name, fmt.Sprint(r.Algorithm), keys, float64(after-before)/float64(keys))
 	}
-}
-
-func usedMemory(t *testing.T, c *redis.Client) int64 {
-	info, err := c.Info(ctx, "memory").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
-		}
-	}
-	t.Fatal("no used_memory in INFO memory")
-	return 0
 }

@@ -46,15 +46,19 @@ func ours(name string, alg func(q quota) algorithms.Algorithm, pipelined bool, o
 		if pipelined {
 			rdb = e.ap
 		}
-		lim, err := limiter.New(rdb, []limiter.Rule{{Name: "r", Algorithm: alg(q)}}, append([]limiter.Option{limiter.WithPrefix(name)}, opts...)...)
-		if err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context, key string) (bool, error) {
-			d, err := lim.Allow(ctx, key)
-			return d.Allowed, err
-		}, nil
+		return allowFunc(limiter.New(rdb, []limiter.Rule{{Name: "r", Algorithm: alg(q)}}, append([]limiter.Option{limiter.WithPrefix(name)}, opts...)...))
 	}}
+}
+
+// allowFunc decides with lim, one identity per request.
+func allowFunc(lim *limiter.Limiter, err error) (decideFunc, error) {
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, key string) (bool, error) {
+		d, err := lim.Allow(ctx, key)
+		return d.Allowed, err
+	}, nil
 }
 
 func gcra(q quota) algorithms.Algorithm {
@@ -187,14 +191,7 @@ func throttledLimiter(e *env, q quota) (decideFunc, error) {
 }
 
 func memGCRA(_ *env, q quota) (decideFunc, error) {
-	lim, err := limiter.NewWithStore(memstore.Must(), []limiter.Rule{{Name: "r", Algorithm: gcra(q)}})
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, key string) (bool, error) {
-		d, err := lim.Allow(ctx, key)
-		return d.Allowed, err
-	}, nil
+	return allowFunc(limiter.NewWithStore(memstore.Must(), []limiter.Rule{{Name: "r", Algorithm: gcra(q)}}))
 }
 
 // httprateLocal is httprate's in-memory sliding window counter, checked and
