@@ -1,15 +1,15 @@
 -- Fixed window (algorithms.FixedWindow), registered as algorithms.fw.
--- KEYS: the rule's key, a hash {s = window start in µs, n = count}.
+-- KEYS: the rule's key, a string "<window start in µs>:<count>".
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
 -- Windows are aligned to multiples of the window since the Unix epoch. A
 -- stored start other than the current one means a count of zero.
 algorithms.fw = function(key, now, cost, limit, window)
   local start = now - fmod(now, window)
-  local stored = call("HMGET", key, "s", "n")
+  local s, n = load_state(key)
   local count = 0
-  if tonumber(stored[1]) == start then
-    count = tonumber(stored[2])
+  if s == start then
+    count = n
   end
   local remaining = max(0, limit - count)
   local to_end = start + window - now
@@ -24,16 +24,15 @@ algorithms.fw = function(key, now, cost, limit, window)
     return 0, remaining, to_end, reset
   end
   return 1, remaining, 0, reset, function()
-    call("HSET", key, "s", start, "n", count + cost)
-    expire(key, to_end)
+    store(key, to_end, "%d:%d", start, count + cost)
     return to_end, 0
   end
 end
 
 refunds.fw = function(key, now, cost, token, limit, window)
   local start = now - fmod(now, window)
-  local stored = call("HMGET", key, "s", "n")
-  if tonumber(stored[1]) == start then
-    call("HSET", key, "n", max(0, tonumber(stored[2]) - cost))
+  local s, n = load_state(key)
+  if s == start then
+    restore(key, "%d:%d", s, max(0, n - cost))
   end
 end

@@ -1,7 +1,7 @@
 -- Leaky bucket as a meter (algorithms.LeakyBucket), registered as
 -- algorithms.lb.
--- KEYS: the rule's key, a hash {l = level scaled by period in µs, u = last
---   update in µs}. A missing key is an empty bucket.
+-- KEYS: the rule's key, a string "<level scaled by period in µs>:<last
+--   update in µs>". A missing key is an empty bucket.
 -- ARGV: capacity, rate, period in µs; cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
 -- The level drains at rate per period.
@@ -10,9 +10,9 @@ local function level_as_is(x)
 end
 
 algorithms.lb = function(key, now, cost, capacity, rate, period)
-  return meter(key, "l", level_as_is, now, cost, capacity, rate, period)
+  return meter(key, level_as_is, now, cost, capacity, rate, period)
 end
 
 refunds.lb = function(key, now, cost, token, capacity, rate, period)
-  meter_refund(key, "l", level_as_is, cost, capacity, period)
+  meter_refund(key, level_as_is, cost, capacity, period)
 end

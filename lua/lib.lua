@@ -58,18 +58,41 @@ local function expire(key, us)
   call("PEXPIRE", key, ttl_ms(us))
 end
 
+-- Packed state: the fixed window, the sliding window and the buckets keep
+-- their two or three integers in one string, "a:b" or "a:b:c", written
+-- with %d (exact) by one SET with its TTL. load_state returns them, or
+-- nothing for a missing key.
+local function load_state(key)
+  local v = call("GET", key)
+  if v then
+    local a, b, c = string.match(v, "^(%d+):(%d+):?(%d*)$")
+    return tonumber(a), tonumber(b), tonumber(c)
+  end
+end
+
+-- store writes packed state with a TTL of us microseconds.
+local function store(key, us, format, ...)
+  call("SET", key, string.format(format, ...), "PX", ttl_ms(us))
+end
+
+-- restore rewrites packed state and keeps the key's TTL (for refunds).
+local function restore(key, format, ...)
+  call("SET", key, string.format(format, ...), "KEEPTTL")
+end
+
 -- meter is the decision shared by the token bucket and the leaky bucket (a
 -- token bucket's missing tokens are a leaky bucket's level). level counts
 -- units scaled by period (a unit is `period` level points) and drains `rate`
--- points per microsecond. The hash stores `field` (converted by to_stored,
--- which must be its own inverse) and u, the last update in microseconds.
-local function meter(key, field, to_stored, now, cost, size, rate, period)
+-- points per microsecond. The key holds "<stored>:<last>": the level
+-- converted by to_stored (which must be its own inverse) and the last
+-- update in microseconds.
+local function meter(key, to_stored, now, cost, size, rate, period)
   local cap = size * period
   local level, last = 0, now
-  local stored = call("HMGET", key, field, "u")
-  if stored[1] then
-    level = min(cap, max(0, to_stored(tonumber(stored[1]), cap)))
-    last = tonumber(stored[2])
+  local stored, updated = load_state(key)
+  if stored then
+    level = min(cap, max(0, to_stored(stored, cap)))
+    last = updated
   end
   local elapsed = now - last
   if elapsed > 0 then
@@ -91,9 +114,8 @@ local function meter(key, field, to_stored, now, cost, size, rate, period)
   end
   return 1, remaining, 0, reset, function()
     level = level + need
-    call("HSET", key, field, to_stored(level, cap), "u", last)
     local after = cdiv(level, rate)
-    expire(key, after)
+    store(key, after, "%d:%d", to_stored(level, cap), last)
     return after, 0
   end
 end
@@ -101,11 +123,11 @@ end
 -- meter_refund lowers the stored level by what a cost added. The level
 -- drains linearly until empty, so taking the cost off the current level is
 -- exact: either both levels are still positive, or both are empty.
-local function meter_refund(key, field, to_stored, cost, size, period)
+local function meter_refund(key, to_stored, cost, size, period)
   local cap = size * period
-  local stored = call("HGET", key, field)
+  local stored, last = load_state(key)
   if stored then
-    local level = min(cap, max(0, to_stored(tonumber(stored), cap)))
-    call("HSET", key, field, to_stored(max(0, level - cost * period), cap))
+    local level = min(cap, max(0, to_stored(stored, cap)))
+    restore(key, "%d:%d", to_stored(max(0, level - cost * period), cap), last)
   end
 end

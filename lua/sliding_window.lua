@@ -1,7 +1,7 @@
 -- Sliding window counter (algorithms.SlidingWindow), registered as
 -- algorithms.sw.
--- KEYS: the rule's key, a hash {s = current window start in µs, c = its
---   count, p = the previous window's count}.
+-- KEYS: the rule's key, a string "<s>:<c>:<p>": the current window's start
+--   in µs, its count, and the previous window's count.
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
 -- The estimate is floor(prev * (window - elapsed) / window) + cur.
@@ -18,13 +18,12 @@ end
 algorithms.sw = function(key, now, cost, limit, window)
   local start = now - fmod(now, window)
   local elapsed = now - start
-  local stored = call("HMGET", key, "s", "c", "p")
-  local s = tonumber(stored[1])
+  local s, c, p = load_state(key)
   local cur, prev = 0, 0
   if s == start then
-    cur, prev = tonumber(stored[2]), tonumber(stored[3])
+    cur, prev = c, p
   elseif s == start - window then
-    prev = tonumber(stored[2])
+    prev = c
   end
   local function reset_after(c)
     if c > 0 then
@@ -51,9 +50,8 @@ algorithms.sw = function(key, now, cost, limit, window)
     return 0, remaining, window - elapsed + e, reset
   end
   return 1, remaining, 0, reset, function()
-    call("HSET", key, "s", start, "c", cur + cost, "p", prev)
     local after = reset_after(cur + cost)
-    expire(key, after)
+    store(key, after, "%d:%d:%d", start, cur + cost, prev)
     return after, 0
   end
 end
@@ -61,11 +59,10 @@ end
 -- The count sits in c while the window lasts, in p once the next began.
 refunds.sw = function(key, now, cost, token, limit, window)
   local start = now - fmod(now, window)
-  local stored = call("HMGET", key, "s", "c", "p")
-  local s = tonumber(stored[1])
+  local s, c, p = load_state(key)
   if s == start then
-    call("HSET", key, "c", max(0, tonumber(stored[2]) - cost))
+    restore(key, "%d:%d:%d", s, max(0, c - cost), p)
   elseif s == start + window then
-    call("HSET", key, "p", max(0, tonumber(stored[3]) - cost))
+    restore(key, "%d:%d:%d", s, c, max(0, p - cost))
   end
 end

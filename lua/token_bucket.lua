@@ -1,6 +1,6 @@
 -- Token bucket (algorithms.TokenBucket), registered as algorithms.tb.
--- KEYS: the rule's key, a hash {t = tokens scaled by period in µs, u = last
---   update in µs}. A missing key is a full bucket.
+-- KEYS: the rule's key, a string "<tokens scaled by period in µs>:<last
+--   update in µs>". A missing key is a full bucket.
 -- ARGV: capacity, rate, period in µs; cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
 -- Tokens refill at rate per period; missing tokens are a meter's level.
@@ -9,9 +9,9 @@ local function tokens_to_level(x, cap)
 end
 
 algorithms.tb = function(key, now, cost, capacity, rate, period)
-  return meter(key, "t", tokens_to_level, now, cost, capacity, rate, period)
+  return meter(key, tokens_to_level, now, cost, capacity, rate, period)
 end
 
 refunds.tb = function(key, now, cost, token, capacity, rate, period)
-  meter_refund(key, "t", tokens_to_level, cost, capacity, period)
+  meter_refund(key, tokens_to_level, cost, capacity, period)
 end
