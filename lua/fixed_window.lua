@@ -29,10 +29,12 @@ algorithms.fw = function(key, now, cost, limit, window)
   end
 end
 
-refunds.fw = function(key, now, cost, token, limit, window)
-  local start = now - fmod(now, window)
-  local s, n = load_state(key)
-  if s == start then
-    restore(key, "%d:%d", s, max(0, n - cost))
+if refunds then
+  refunds.fw = function(key, now, cost, token, limit, window)
+    local start = now - fmod(now, window)
+    local s, n = load_state(key)
+    if s == start then
+      restore(key, "%d:%d", s, max(0, n - cost))
+    end
   end
 end

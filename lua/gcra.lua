@@ -26,16 +26,18 @@ algorithms.gc = function(key, now, cost, rate, period, burst)
   end
 end
 
--- token is the commit's TAT increment: moving the TAT back by it undoes
--- the commit exactly, whatever was admitted after it.
-refunds.gc = function(key, now, cost, token)
-  local tat = tonumber(call("GET", key))
-  if tat then
-    local back = tat - token
-    if back > now then
-      call("SET", key, back, "PX", ttl_ms(back - now))
-    else
-      call("DEL", key)
+if refunds then
+  -- token is the commit's TAT increment: moving the TAT back by it undoes
+  -- the commit exactly, whatever was admitted after it.
+  refunds.gc = function(key, now, cost, token)
+    local tat = tonumber(call("GET", key))
+    if tat then
+      local back = tat - token
+      if back > now then
+        call("SET", key, back, "PX", ttl_ms(back - now))
+      else
+        call("DEL", key)
+      end
     end
   end
 end

@@ -13,6 +13,8 @@ algorithms.lb = function(key, now, cost, capacity, rate, period)
   return meter(key, level_as_is, now, cost, capacity, rate, period)
 end
 
-refunds.lb = function(key, now, cost, token, capacity, rate, period)
-  meter_refund(key, level_as_is, cost, capacity, period)
+if refunds then
+  refunds.lb = function(key, now, cost, token, capacity, rate, period)
+    meter_refund(key, level_as_is, cost, capacity, period)
+  end
 end

@@ -3,12 +3,14 @@
 //
 // There is one readable file per algorithm (fixed_window.lua,
 // sliding_log.lua, sliding_window.lua, token_bucket.lua, leaky_bucket.lua,
-// gcra.lua), a file of shared helpers (lib.lua) and two drivers: stack.lua
-// decides, refund.lua undoes a decision's consumption. Script(m)
-// concatenates the helpers, the algorithms in m and stack.lua into one
-// script, so a stack of rules of any algorithms is decided atomically in one
-// EVALSHA, and Lua compiles only what the stack uses; RefundScript does the
-// same with refund.lua and every algorithm.
+// gcra.lua: its decision and its refund), helper files (lib.lua always;
+// state.lua and meter.lua for the algorithms that use them) and two
+// drivers: stack.lua decides, refund.lua undoes a decision's consumption.
+// Script(m) concatenates the helpers and algorithms in m with stack.lua
+// into one script, so a stack of rules of any algorithms is decided
+// atomically in one EVALSHA. Lua creates every function of a script again
+// on each run, so a script holds only what its stack uses, and refund
+// functions only exist in RefundScript.
 package lua
 
 import (
@@ -22,15 +24,21 @@ import (
 var files embed.FS
 
 // algorithmFiles are the algorithm files in code order: bit i of a Mask
-// stands for algorithmFiles[i].
-var algorithmFiles = []struct{ code, file string }{
-	{"fw", "fixed_window.lua"},
-	{"sl", "sliding_log.lua"},
-	{"sw", "sliding_window.lua"},
-	{"tb", "token_bucket.lua"},
-	{"lb", "leaky_bucket.lua"},
-	{"gc", "gcra.lua"},
+// stands for algorithmFiles[i]. needs lists the helper files each uses.
+var algorithmFiles = []struct {
+	code, file string
+	needs      []string
+}{
+	{"fw", "fixed_window.lua", []string{"state.lua"}},
+	{"sl", "sliding_log.lua", nil},
+	{"sw", "sliding_window.lua", []string{"state.lua"}},
+	{"tb", "token_bucket.lua", []string{"state.lua", "meter.lua"}},
+	{"lb", "leaky_bucket.lua", []string{"state.lua", "meter.lua"}},
+	{"gc", "gcra.lua", nil},
 }
+
+// helperFiles are the optional helper files, in concatenation order.
+var helperFiles = []string{"state.lua", "meter.lua"}
 
 // Mask is a set of algorithms, one bit per algorithm file.
 type Mask uint8
@@ -73,22 +81,36 @@ func Script(m Mask) *redis.Script { return scripts[m&All] }
 // RefundScript is the refund script, run the same way.
 var RefundScript = redis.NewScript(RefundSource)
 
-// concat joins lib.lua, the algorithm files in m and the driver.
+// concat joins lib.lua, the helpers and algorithm files in m, and the
+// driver. A refund script turns the refund definitions on first.
 func concat(m Mask, driver string) string {
-	names := []string{"lib.lua"}
+	needed := map[string]bool{}
+	var algos []string
 	for i, a := range algorithmFiles {
 		if m&(1<<i) != 0 {
-			names = append(names, a.file)
+			algos = append(algos, a.file)
+			for _, h := range a.needs {
+				needed[h] = true
+			}
+		}
+	}
+	names := []string{"lib.lua"}
+	for _, h := range helperFiles {
+		if needed[h] {
+			names = append(names, h)
 		}
 	}
 	var b strings.Builder
-	for _, name := range append(names, driver) {
+	for _, name := range append(append(names, algos...), driver) {
 		src, err := files.ReadFile(name)
 		if err != nil {
 			panic(err) // embedded at build time: cannot happen
 		}
 		b.Write(src)
 		b.WriteByte('\n')
+		if name == "lib.lua" && driver == "refund.lua" {
+			b.WriteString("refunds = {} -- a refund script: the algorithm files define their refunds\n")
+		}
 	}
 	return b.String()
 }

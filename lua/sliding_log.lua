@@ -45,21 +45,23 @@ algorithms.sl = function(key, now, cost, limit, window)
       end
     end
     local after = max(newest, now) + window - now
-    expire(key, after)
+    call("PEXPIRE", key, ttl_ms(after))
     return after, 0
   end
 end
 
--- Units of one time are interchangeable: removing the last `cost` of them
--- keeps the numbering 1..n of the rest, so later adds stay distinct.
-refunds.sl = function(key, now, cost)
-  local at = string.format("%d", now)
-  local members = call("ZRANGEBYSCORE", key, at, at)
-  local gone = {}
-  for i = max(1, #members - cost + 1), #members do
-    gone[#gone + 1] = members[i]
-  end
-  for i = 1, #gone, 1000 do
-    call("ZREM", key, unpack(gone, i, min(#gone, i + 999)))
+if refunds then
+  -- Units of one time are interchangeable: removing the last `cost` of them
+  -- keeps the numbering 1..n of the rest, so later adds stay distinct.
+  refunds.sl = function(key, now, cost)
+    local at = string.format("%d", now)
+    local members = call("ZRANGEBYSCORE", key, at, at)
+    local gone = {}
+    for i = max(1, #members - cost + 1), #members do
+      gone[#gone + 1] = members[i]
+    end
+    for i = 1, #gone, 1000 do
+      call("ZREM", key, unpack(gone, i, min(#gone, i + 999)))
+    end
   end
 end

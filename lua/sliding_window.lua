@@ -56,13 +56,15 @@ algorithms.sw = function(key, now, cost, limit, window)
   end
 end
 
--- The count sits in c while the window lasts, in p once the next began.
-refunds.sw = function(key, now, cost, token, limit, window)
-  local start = now - fmod(now, window)
-  local s, c, p = load_state(key)
-  if s == start then
-    restore(key, "%d:%d:%d", s, max(0, c - cost), p)
-  elseif s == start + window then
-    restore(key, "%d:%d:%d", s, c, max(0, p - cost))
+if refunds then
+  -- The count sits in c while the window lasts, in p once the next began.
+  refunds.sw = function(key, now, cost, token, limit, window)
+    local start = now - fmod(now, window)
+    local s, c, p = load_state(key)
+    if s == start then
+      restore(key, "%d:%d:%d", s, max(0, c - cost), p)
+    elseif s == start + window then
+      restore(key, "%d:%d:%d", s, c, max(0, p - cost))
+    end
   end
 end

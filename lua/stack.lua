@@ -22,27 +22,52 @@ else
   now = tonumber(now)
 end
 
-local reply = {1, now}
-local commits = {}
-for i = 1, #KEYS do
+-- decide_rule decides rule i without writing: status, remaining, retry (in
+-- ms, rounded up, or -1), reset in µs, the commit (when allowed) and the
+-- cost. It returns nil and an error reply for an unknown algorithm.
+local function decide_rule(i)
   local a = 3 + 5 * (i - 1)
   local decide = algorithms[ARGV[a]]
   if decide == nil then
-    return redis.error_reply("ratelimit: unknown algorithm " .. tostring(ARGV[a]))
+    return nil, redis.error_reply("ratelimit: unknown algorithm " .. tostring(ARGV[a]))
   end
   local cost = tonumber(ARGV[a + 4])
   local status, remaining, retry, reset, commit =
     decide(KEYS[i], now, cost, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
-  if status ~= 1 then
-    reply[1] = 0
-  end
   if retry > 0 then
     retry = cdiv(retry, 1000)
+  end
+  return status, remaining, retry, reset, commit, cost
+end
+
+-- One rule, the common case, needs neither the loop nor its tables (their
+-- growth costs more than the rest of a GCRA decision).
+if #KEYS == 1 then
+  local status, remaining, retry, reset, commit, cost = decide_rule(1)
+  if status == nil then
+    return remaining
+  end
+  if status == 1 and cost > 0 then
+    local after, token = commit()
+    return {1, now, 1, remaining - cost, 0, cdiv(after, 1000), token}
+  end
+  return {status == 1 and 1 or 0, now, status, remaining, retry, cdiv(reset, 1000), 0}
+end
+
+local reply = {1, now}
+local commits, costs = {}, {}
+for i = 1, #KEYS do
+  local status, remaining, retry, reset, commit, cost = decide_rule(i)
+  if status == nil then
+    return remaining
+  end
+  if status ~= 1 then
+    reply[1] = 0
   end
   local r = 3 + 5 * (i - 1)
   reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = status, remaining, retry, cdiv(reset, 1000), 0
   if cost > 0 then
-    commits[i] = commit
+    commits[i], costs[i] = commit, cost
   end
 end
 
@@ -51,7 +76,7 @@ if reply[1] == 1 then
     if commits[i] then
       local r = 3 + 5 * (i - 1)
       local after, token = commits[i]()
-      reply[r + 1] = reply[r + 1] - tonumber(ARGV[3 + 5 * (i - 1) + 4])
+      reply[r + 1] = reply[r + 1] - costs[i]
       reply[r + 3], reply[r + 4] = cdiv(after, 1000), token
     end
   end

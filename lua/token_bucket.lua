@@ -12,6 +12,8 @@ algorithms.tb = function(key, now, cost, capacity, rate, period)
   return meter(key, tokens_to_level, now, cost, capacity, rate, period)
 end
 
-refunds.tb = function(key, now, cost, token, capacity, rate, period)
-  meter_refund(key, tokens_to_level, cost, capacity, period)
+if refunds then
+  refunds.tb = function(key, now, cost, token, capacity, rate, period)
+    meter_refund(key, tokens_to_level, cost, capacity, period)
+  end
 end
