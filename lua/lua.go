@@ -56,13 +56,6 @@ func MaskOf(code string) Mask {
 	return 0
 }
 
-// Source is the text of the decision script for every algorithm
-// (stack.lua as the driver).
-var Source = concat(All, "stack.lua")
-
-// RefundSource is the text of the refund script (refund.lua as the driver).
-var RefundSource = concat(All, "refund.lua")
-
 // scripts[m] decides stacks whose algorithms are in m: Lua compiles only
 // the algorithms a stack uses, which saves a little on every call.
 var scripts = func() (s [All + 1]*redis.Script) {
@@ -78,8 +71,8 @@ var scripts = func() (s [All + 1]*redis.Script) {
 // loading up front.
 func Script(m Mask) *redis.Script { return scripts[m&All] }
 
-// RefundScript is the refund script, run the same way.
-var RefundScript = redis.NewScript(RefundSource)
+// RefundScript is the refund script for every algorithm, run the same way.
+var RefundScript = redis.NewScript(concat(All, "refund.lua"))
 
 // concat joins lib.lua, the helpers and algorithm files in m, and the
 // driver. A refund script turns the refund definitions on first.
