@@ -1,0 +1,34 @@
+package keyfunc_test
+
+import (
+	"fmt"
+	"net/http/httptest"
+
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+)
+
+// Behind a load balancer at 10.0.0.0/8, the client is the right-most
+// address its proxies did not add; what the client wrote itself is ignored.
+func ExampleClientIP() {
+	key, err := keyfunc.ClientIP(keyfunc.IPConfig{TrustedProxies: []string{"10.0.0.0/8"}})
+	if err != nil {
+		panic(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "10.1.2.3:5555"                           // the load balancer
+	r.Header.Set("X-Forwarded-For", "1.1.1.1, 198.51.100.7") // spoofed, then the real client
+	fmt.Println(key(r))
+
+	r.RemoteAddr = "198.51.100.8:5555" // not a trusted proxy: headers ignored
+	fmt.Println(key(r))
+	// Output:
+	// 198.51.100.7 <nil>
+	// 198.51.100.8 <nil>
+}
+
+// Join builds one identity from several: per user and route.
+func ExampleJoin() {
+	key := keyfunc.Join(keyfunc.Constant("alice"), keyfunc.MethodPath())
+	fmt.Println(key(httptest.NewRequest("POST", "/orders", nil)))
+	// Output: alice|POST /orders <nil>
+}
