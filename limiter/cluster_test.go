@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -39,7 +40,7 @@ func TestCluster(t *testing.T) {
 		store := limiter.RedisStore(client.rdb, limiter.Cluster(), limiter.MinTTL(time.Hour))
 
 		t.Run(client.name+"/stack across slots is all-or-nothing", func(t *testing.T) {
-			rules := append(six(10), limiter.Rule{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}})
+			rules := append(ruletest.Six(10), limiter.Rule{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}})
 			lim, err := limiter.NewWithStore(store, rules, fixedClock(bases[0]), limiter.WithPrefix("stack-"+client.name[:4]))
 			if err != nil {
 				t.Fatal(err)
@@ -66,7 +67,7 @@ func TestCluster(t *testing.T) {
 		})
 
 		t.Run(client.name+"/64 goroutines admit exactly the limit", func(t *testing.T) {
-			for i, r := range six(100) {
+			for i, r := range ruletest.Six(100) {
 				lim, err := limiter.NewWithStore(store, []limiter.Rule{r}, fixedClock(bases[0].Add(time.Duration(i)*time.Minute)),
 					limiter.WithPrefix("hot-"+client.name[:4]))
 				if err != nil {

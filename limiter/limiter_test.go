@@ -15,22 +15,11 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 var ctx = context.Background()
-
-// six returns one rule of each algorithm, each admitting size at once.
-func six(size int) []limiter.Rule {
-	return []limiter.Rule{
-		{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: size, Window: time.Hour}},
-		{Name: "sl", Algorithm: algorithms.SlidingLog{Limit: size, Window: time.Hour}},
-		{Name: "sw", Algorithm: algorithms.SlidingWindow{Limit: size, Window: time.Hour}},
-		{Name: "tb", Algorithm: algorithms.TokenBucket{Capacity: size, Rate: 1, Period: time.Hour}},
-		{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: size, Rate: 1, Period: time.Hour}},
-		{Name: "gc", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: size}},
-	}
-}
 
 func fixedClock(t time.Time) limiter.Option {
 	return limiter.WithClock(func() time.Time { return t })
@@ -39,7 +28,7 @@ func fixedClock(t time.Time) limiter.Option {
 func TestStackIsAllOrNothing(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			rules := append(six(10), limiter.Rule{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}})
+			rules := append(ruletest.Six(10), limiter.Rule{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}})
 			lim, err := limiter.New(b.Client, rules, fixedClock(bases[0]), limiter.WithPrefix("stack"))
 			if err != nil {
 				t.Fatal(err)
@@ -86,7 +75,7 @@ func TestStackIsAllOrNothing(t *testing.T) {
 func TestDeniedRequestChangesNothing(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			for _, r := range six(3) {
+			for _, r := range ruletest.Six(3) {
 				lim, err := limiter.New(b.Client, []limiter.Rule{r}, fixedClock(bases[1]), limiter.WithPrefix("deny"))
 				if err != nil {
 					t.Fatal(err)
@@ -139,7 +128,7 @@ func snapshot(t *testing.T, c *redis.Client, key string) (string, time.Duration)
 func TestEveryKeyHasABoundedTTL(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			lim, err := limiter.New(b.Client, six(5), limiter.WithPrefix("ttl"))
+			lim, err := limiter.New(b.Client, ruletest.Six(5), limiter.WithPrefix("ttl"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,7 +207,7 @@ func TestRealRedisTime(t *testing.T) {
 
 func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
 	s := redistest.Start(t)
-	for i, r := range six(100) {
+	for i, r := range ruletest.Six(100) {
 		t.Run(r.Name, func(t *testing.T) {
 			lim, err := limiter.New(s.Client, []limiter.Rule{r}, fixedClock(bases[0].Add(time.Duration(i)*time.Minute)))
 			if err != nil {
@@ -252,7 +241,7 @@ func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
 
 func TestScriptCacheFlushIsTransparent(t *testing.T) {
 	s := redistest.Start(t)
-	lim, err := limiter.New(s.Client, six(5))
+	lim, err := limiter.New(s.Client, ruletest.Six(5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +302,7 @@ func TestBackendFailures(t *testing.T) {
 
 func TestInvalidChecks(t *testing.T) {
 	_, c := redistest.Mini(t)
-	lim, err := limiter.New(c, six(3))
+	lim, err := limiter.New(c, ruletest.Six(3))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -20,7 +21,7 @@ func TestMemoryPerKey(t *testing.T) {
 	}
 	const n = 100_000
 	s := redistest.Start(t)
-	for _, r := range six(10) {
+	for _, r := range ruletest.Six(10) {
 		if err := s.Client.FlushAll(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}

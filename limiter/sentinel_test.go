@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -14,7 +15,7 @@ import (
 // state that was replicated.
 func TestSentinel(t *testing.T) {
 	s := redistest.StartSentinel(t)
-	lim, err := limiter.New(s.Client, six(100)[5:], fixedClock(bases[0])) // GCRA, burst 100
+	lim, err := limiter.New(s.Client, ruletest.Six(100)[5:], fixedClock(bases[0])) // GCRA, burst 100
 	if err != nil {
 		t.Fatal(err)
 	}

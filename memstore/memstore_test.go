@@ -9,23 +9,13 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
-func sixRules(size int) []limiter.Rule {
-	return []limiter.Rule{
-		{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: size, Window: time.Hour}},
-		{Name: "sl", Algorithm: algorithms.SlidingLog{Limit: size, Window: time.Hour}},
-		{Name: "sw", Algorithm: algorithms.SlidingWindow{Limit: size, Window: time.Hour}},
-		{Name: "tb", Algorithm: algorithms.TokenBucket{Capacity: size, Rate: 1, Period: time.Hour}},
-		{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: size, Rate: 1, Period: time.Hour}},
-		{Name: "gc", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: size}},
-	}
-}
-
 func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
-	for _, r := range sixRules(100) {
+	for _, r := range ruletest.Six(100) {
 		lim, err := limiter.NewWithStore(memstore.Must(memstore.WithShards(4)), []limiter.Rule{r})
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +43,7 @@ func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
 // Stacks over keys in different shards lock them in order: concurrent
 // stacks in opposite orders must neither deadlock nor over-admit.
 func TestStacksAcrossShards(t *testing.T) {
-	rules := sixRules(50)
+	rules := ruletest.Six(50)
 	lim, err := limiter.NewWithStore(memstore.Must(memstore.WithShards(8)), rules)
 	if err != nil {
 		t.Fatal(err)
