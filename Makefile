@@ -3,9 +3,11 @@ GO ?= go
 .PHONY: test vet lint bench run
 
 # test: vet and gofmt, then every package with the race detector, shuffled,
-# uncached. Real-Redis tests start their own servers on free loopback ports.
+# uncached. Real-Redis tests start their own servers on free loopback ports;
+# packages run one at a time (-p 1) so the fault tests' timeouts measure
+# Redis, not other packages competing for the CPU.
 test: lint
-	$(GO) test -race -shuffle=on -count=1 ./...
+	$(GO) test -race -shuffle=on -count=1 -p 1 ./...
 
 vet:
 	$(GO) vet ./...

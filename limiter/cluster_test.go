@@ -69,7 +69,7 @@ func TestCluster(t *testing.T) {
 		t.Run(client.name+"/64 goroutines admit exactly the limit", func(t *testing.T) {
 			for i, r := range ruletest.Six(100) {
 				lim, err := limiter.NewWithStore(store, []limiter.Rule{r}, fixedClock(bases[0].Add(time.Duration(i)*time.Minute)),
-					limiter.WithPrefix("hot-"+client.name[:4]))
+					limiter.WithPrefix("hot-"+client.name[:4]), exactnessTimeout)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,7 +85,7 @@ func TestCluster(t *testing.T) {
 				{Name: "b", Algorithm: algorithms.SlidingLog{Limit: 50, Window: time.Hour}},
 				{Name: "c", Algorithm: algorithms.TokenBucket{Capacity: 1000, Rate: 1, Period: time.Hour}},
 			}
-			lim, err := limiter.NewWithStore(store, rules, fixedClock(bases[0]), limiter.WithPrefix("mix-"+client.name[:4]))
+			lim, err := limiter.NewWithStore(store, rules, fixedClock(bases[0]), limiter.WithPrefix("mix-"+client.name[:4]), exactnessTimeout)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -127,42 +127,22 @@ func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) 
 	if len(checks) == 0 {
 		return Decision{Allowed: true}, nil
 	}
-	sc := make([]StoreCheck, len(checks))
-	results := make([]RuleResult, len(checks))
-	plain := make([]algorithms.Result, len(checks))
-	for i, c := range checks {
-		if c.Rule < 0 || c.Rule >= len(l.rules) {
-			return Decision{}, fmt.Errorf("%w: no rule %d", ErrCheck, c.Rule)
-		}
-		r := &l.rules[c.Rule]
-		if c.Identity == "" {
-			return Decision{}, fmt.Errorf("%w: rule %q: empty identity", ErrCheck, r.name)
-		}
-		if c.Cost < 0 {
-			return Decision{}, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
-		}
-		sc[i] = StoreCheck{Key: r.key(l.cfg.prefix, c.Identity), Algorithm: r.alg, Cost: c.Cost}
-		for j := range i {
-			if sc[j].Key == sc[i].Key {
-				return Decision{}, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)
-			}
-		}
-		results[i] = RuleResult{Rule: r.name, Policy: r.policy}
-		plain[i].Limit = r.policy.Quota
+	sc, results, err := l.prepare(checks)
+	if err != nil {
+		return Decision{}, err
 	}
-	var now time.Time
-	if l.cfg.clock != nil {
-		if now = l.cfg.clock(); now.Before(time.Unix(0, 0)) || now.After(algorithms.MaxTime) {
-			return Decision{}, fmt.Errorf("%w: clock time %v outside 1970 to %v", ErrCheck, now, algorithms.MaxTime)
-		}
+	now, err := l.now()
+	if err != nil {
+		return Decision{}, err
 	}
+	// A stack that Redis denied is denied again locally until its wait is
+	// over (see WithDenyCache).
 	var sig stackID
 	var sent time.Time
 	cacheable := false
 	if l.denied != nil {
 		if sig, cacheable = l.denied.signature(sc); cacheable {
-			sent = now
-			if sent.IsZero() {
+			if sent = now; sent.IsZero() {
 				sent = time.Now()
 			}
 			if d, ok := l.denied.get(sig, sent); ok {
@@ -170,10 +150,67 @@ func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) 
 			}
 		}
 	}
+	d, err := l.decide(ctx, now, sc, results)
+	if err != nil {
+		return Decision{}, backendError(err)
+	}
+	if cacheable && !d.Allowed && !d.Fallback {
+		l.denied.put(sig, sent, d)
+	}
+	return d, nil
+}
+
+// prepare validates checks and builds their store checks and the results
+// to fill.
+func (l *Limiter) prepare(checks []Check) ([]StoreCheck, []RuleResult, error) {
+	sc := make([]StoreCheck, len(checks))
+	results := make([]RuleResult, len(checks))
+	for i, c := range checks {
+		if c.Rule < 0 || c.Rule >= len(l.rules) {
+			return nil, nil, fmt.Errorf("%w: no rule %d", ErrCheck, c.Rule)
+		}
+		r := &l.rules[c.Rule]
+		if c.Identity == "" {
+			return nil, nil, fmt.Errorf("%w: rule %q: empty identity", ErrCheck, r.name)
+		}
+		if c.Cost < 0 {
+			return nil, nil, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
+		}
+		sc[i] = StoreCheck{Key: r.key(l.cfg.prefix, c.Identity), Algorithm: r.alg, Cost: c.Cost}
+		for j := range i {
+			if sc[j].Key == sc[i].Key {
+				return nil, nil, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)
+			}
+		}
+		results[i] = RuleResult{Rule: r.name, Policy: r.policy}
+		results[i].Limit = r.policy.Quota
+	}
+	return sc, results, nil
+}
+
+// now is the passed-in clock's time, or zero for the store's own clock.
+func (l *Limiter) now() (time.Time, error) {
+	if l.cfg.clock == nil {
+		return time.Time{}, nil
+	}
+	now := l.cfg.clock()
+	if now.Before(time.Unix(0, 0)) || now.After(algorithms.MaxTime) {
+		return time.Time{}, fmt.Errorf("%w: clock time %v outside 1970 to %v", ErrCheck, now, algorithms.MaxTime)
+	}
+	return now, nil
+}
+
+// decide asks the store (or the failover pair) within the timeout and
+// fills results.
+func (l *Limiter) decide(ctx context.Context, now time.Time, sc []StoreCheck, results []RuleResult) (Decision, error) {
 	if _, local := l.store.(Local); !local {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, l.cfg.timeout)
 		defer cancel()
+	}
+	plain := make([]algorithms.Result, len(results))
+	for i := range results {
+		plain[i] = results[i].Result
 	}
 	var d Decision
 	var err error
@@ -183,15 +220,12 @@ func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) 
 		d.Allowed, err = l.store.Decide(ctx, now, sc, plain)
 	}
 	if err != nil {
-		return Decision{}, backendError(err)
+		return Decision{}, err
 	}
 	for i := range results {
 		results[i].Result = plain[i]
 	}
 	d.Results = results
-	if cacheable && !d.Allowed && !d.Fallback {
-		l.denied.put(sig, sent, d)
-	}
 	return d, nil
 }
 

@@ -15,7 +15,7 @@ import (
 // state that was replicated.
 func TestSentinel(t *testing.T) {
 	s := redistest.StartSentinel(t)
-	lim, err := limiter.New(s.Client, ruletest.Six(100)[5:], fixedClock(bases[0])) // GCRA, burst 100
+	lim, err := limiter.New(s.Client, ruletest.Six(100)[5:], fixedClock(bases[0]), exactnessTimeout) // GCRA, burst 100
 	if err != nil {
 		t.Fatal(err)
 	}
