@@ -23,10 +23,13 @@ algorithms.fw = function(key, now, cost, limit, window)
   if count + cost > limit then
     return 0, remaining, to_end, reset
   end
-  return 1, remaining, 0, reset, function()
-    store(key, to_end, "%d:%d", start, count + cost)
-    return to_end, 0
-  end
+  return 1, remaining, 0, reset, start, count
+end
+
+commits.fw = function(key, now, cost, limit, window, _, start, count)
+  local to_end = start + window - now
+  store(key, to_end, "%d:%d", start, count + cost)
+  return to_end, 0
 end
 
 if refunds then

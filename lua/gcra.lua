@@ -19,11 +19,14 @@ algorithms.gc = function(key, now, cost, rate, period, burst)
   if debt + need > cap then
     return 0, remaining, cdiv(debt + need - cap, rate), reset
   end
-  return 1, remaining, 0, reset, function()
-    local after = cdiv(debt + need, rate)
-    call("SET", key, now + after, "PX", ttl_ms(after))
-    return after, now + after - base
-  end
+  return 1, remaining, 0, reset, debt, base
+end
+
+-- The new TAT is max(tat, now) plus the cost's share, rounded up to 1 µs.
+commits.gc = function(key, now, cost, rate, period, burst, debt, base)
+  local after = cdiv(debt + cost * period, rate)
+  call("SET", key, now + after, "PX", ttl_ms(after))
+  return after, now + after - base
 end
 
 if refunds then

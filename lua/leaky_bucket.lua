@@ -13,6 +13,10 @@ algorithms.lb = function(key, now, cost, capacity, rate, period)
   return meter(key, level_as_is, now, cost, capacity, rate, period)
 end
 
+commits.lb = function(key, now, cost, capacity, rate, period, level, last)
+  return meter_commit(key, level_as_is, cost, capacity, rate, period, level, last)
+end
+
 if refunds then
   refunds.lb = function(key, now, cost, token, capacity, rate, period)
     meter_refund(key, level_as_is, cost, capacity, period)

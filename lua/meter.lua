@@ -35,12 +35,15 @@ local function meter(key, to_stored, now, cost, size, rate, period)
   if level + need > cap then
     return 0, remaining, cdiv(level + need - cap, rate), reset
   end
-  return 1, remaining, 0, reset, function()
-    level = level + need
-    local after = cdiv(level, rate)
-    store(key, after, "%d:%d", to_stored(level, cap), last)
-    return after, 0
-  end
+  return 1, remaining, 0, reset, level, last
+end
+
+-- meter_commit stores the level an admitted cost raises.
+local function meter_commit(key, to_stored, cost, size, rate, period, level, last)
+  level = level + cost * period
+  local after = cdiv(level, rate)
+  store(key, after, "%d:%d", to_stored(level, size * period), last)
+  return after, 0
 end
 
 -- meter_refund lowers the stored level by what a cost added. The level

@@ -32,22 +32,24 @@ algorithms.sl = function(key, now, cost, limit, window)
     local first = call("ZRANGEBYSCORE", key, oldest, "+inf", "LIMIT", count + cost - limit - 1, 1)
     return 0, remaining, sl_time(first[1]) + window - now, reset
   end
-  return 1, remaining, 0, reset, function()
-    call("ZREMRANGEBYSCORE", key, "-inf", string.format("%d", now - window))
-    local seq = call("ZCOUNT", key, now, now)
-    local batch = {}
-    for i = 1, cost do
-      batch[#batch + 1] = now
-      batch[#batch + 1] = string.format("%d:%06d", now, seq + i)
-      if #batch >= 1000 or i == cost then
-        call("ZADD", key, unpack(batch))
-        batch = {}
-      end
+  return 1, remaining, 0, reset, newest
+end
+
+commits.sl = function(key, now, cost, limit, window, _, newest)
+  call("ZREMRANGEBYSCORE", key, "-inf", string.format("%d", now - window))
+  local seq = call("ZCOUNT", key, now, now)
+  local batch = {}
+  for i = 1, cost do
+    batch[#batch + 1] = now
+    batch[#batch + 1] = string.format("%d:%06d", now, seq + i)
+    if #batch >= 1000 or i == cost then
+      call("ZADD", key, unpack(batch))
+      batch = {}
     end
-    local after = max(newest, now) + window - now
-    call("PEXPIRE", key, ttl_ms(after))
-    return after, 0
   end
+  local after = max(newest, now) + window - now
+  call("PEXPIRE", key, ttl_ms(after))
+  return after, 0
 end
 
 if refunds then

@@ -15,6 +15,15 @@ local function sw_first(prev, room, window)
   return idiv(window * (prev - room - 1), prev) + 1
 end
 
+-- sw_reset is when state with the previous count prev and the current
+-- count cur, elapsed into the window, is back to fresh.
+local function sw_reset(prev, cur, elapsed, window)
+  if cur > 0 then
+    return window - elapsed + sw_first(cur, 0, window)
+  end
+  return max(0, sw_first(prev, 0, window) - elapsed)
+end
+
 algorithms.sw = function(key, now, cost, limit, window)
   local start = now - fmod(now, window)
   local elapsed = now - start
@@ -25,15 +34,9 @@ algorithms.sw = function(key, now, cost, limit, window)
   elseif s == start - window then
     prev = c
   end
-  local function reset_after(c)
-    if c > 0 then
-      return window - elapsed + sw_first(c, 0, window)
-    end
-    return max(0, sw_first(prev, 0, window) - elapsed)
-  end
   local used = idiv(prev * (window - elapsed), window) + cur
   local remaining = max(0, limit - used)
-  local reset = reset_after(cur)
+  local reset = sw_reset(prev, cur, elapsed, window)
   if cost > limit then
     return -1, remaining, -1, reset
   end
@@ -49,11 +52,13 @@ algorithms.sw = function(key, now, cost, limit, window)
     local e = min(window, sw_first(cur, limit - cost, window))
     return 0, remaining, window - elapsed + e, reset
   end
-  return 1, remaining, 0, reset, function()
-    local after = reset_after(cur + cost)
-    store(key, after, "%d:%d:%d", start, cur + cost, prev)
-    return after, 0
-  end
+  return 1, remaining, 0, reset, start, cur, prev
+end
+
+commits.sw = function(key, now, cost, limit, window, _, start, cur, prev)
+  local after = sw_reset(prev, cur + cost, now - start, window)
+  store(key, after, "%d:%d:%d", start, cur + cost, prev)
+  return after, 0
 end
 
 if refunds then

@@ -23,8 +23,8 @@ else
 end
 
 -- decide_rule decides rule i without writing: status, remaining, retry (in
--- ms, rounded up, or -1), reset in µs, the commit (when allowed) and the
--- cost. It returns nil and an error reply for an unknown algorithm.
+-- ms, rounded up, or -1), reset in µs, the cost and what the commit needs.
+-- It returns nil and an error reply for an unknown algorithm.
 local function decide_rule(i)
   local a = 3 + 5 * (i - 1)
   local decide = algorithms[ARGV[a]]
@@ -32,32 +32,41 @@ local function decide_rule(i)
     return nil, redis.error_reply("ratelimit: unknown algorithm " .. tostring(ARGV[a]))
   end
   local cost = tonumber(ARGV[a + 4])
-  local status, remaining, retry, reset, commit =
+  local status, remaining, retry, reset, s1, s2, s3 =
     decide(KEYS[i], now, cost, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
   if retry > 0 then
     retry = cdiv(retry, 1000)
   end
-  return status, remaining, retry, reset, commit, cost
+  return status, remaining, retry, reset, cost, s1, s2, s3
+end
+
+-- commit_rule writes rule i's admitted state: the reset after it, in ms,
+-- and the refund token.
+local function commit_rule(i, cost, s1, s2, s3)
+  local a = 3 + 5 * (i - 1)
+  local after, token = commits[ARGV[a]](KEYS[i], now, cost,
+    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), s1, s2, s3)
+  return cdiv(after, 1000), token
 end
 
 -- One rule, the common case, needs neither the loop nor its tables (their
 -- growth costs more than the rest of a GCRA decision).
 if #KEYS == 1 then
-  local status, remaining, retry, reset, commit, cost = decide_rule(1)
+  local status, remaining, retry, reset, cost, s1, s2, s3 = decide_rule(1)
   if status == nil then
     return remaining
   end
   if status == 1 and cost > 0 then
-    local after, token = commit()
-    return {1, now, 1, remaining - cost, 0, cdiv(after, 1000), token}
+    local after, token = commit_rule(1, cost, s1, s2, s3)
+    return {1, now, 1, remaining - cost, 0, after, token}
   end
   return {status == 1 and 1 or 0, now, status, remaining, retry, cdiv(reset, 1000), 0}
 end
 
 local reply = {1, now}
-local commits, costs = {}, {}
+local states = {}
 for i = 1, #KEYS do
-  local status, remaining, retry, reset, commit, cost = decide_rule(i)
+  local status, remaining, retry, reset, cost, s1, s2, s3 = decide_rule(i)
   if status == nil then
     return remaining
   end
@@ -66,18 +75,16 @@ for i = 1, #KEYS do
   end
   local r = 3 + 5 * (i - 1)
   reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = status, remaining, retry, cdiv(reset, 1000), 0
-  if cost > 0 then
-    commits[i], costs[i] = commit, cost
-  end
+  states[i] = {cost, s1, s2, s3}
 end
 
 if reply[1] == 1 then
   for i = 1, #KEYS do
-    if commits[i] then
+    local st = states[i]
+    if st[1] > 0 then
       local r = 3 + 5 * (i - 1)
-      local after, token = commits[i]()
-      reply[r + 1] = reply[r + 1] - costs[i]
-      reply[r + 3], reply[r + 4] = cdiv(after, 1000), token
+      reply[r + 1] = reply[r + 1] - st[1]
+      reply[r + 3], reply[r + 4] = commit_rule(i, st[1], st[2], st[3], st[4])
     end
   end
 end

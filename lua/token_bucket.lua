@@ -12,6 +12,10 @@ algorithms.tb = function(key, now, cost, capacity, rate, period)
   return meter(key, tokens_to_level, now, cost, capacity, rate, period)
 end
 
+commits.tb = function(key, now, cost, capacity, rate, period, level, last)
+  return meter_commit(key, tokens_to_level, cost, capacity, rate, period, level, last)
+end
+
 if refunds then
   refunds.tb = function(key, now, cost, token, capacity, rate, period)
     meter_refund(key, tokens_to_level, cost, capacity, period)
