@@ -18,8 +18,9 @@ import (
 // atomically in one round trip. rdb may be any redis.Scripter.
 //
 // On Redis Cluster (a *redis.ClusterClient, or any client with the Cluster
-// option) checks are grouped by hash slot. Each group is one atomic script
-// run. When a stack spans several slots, the first group reads the clock
+// option) checks are grouped by hash slot, and on a *redis.Ring by hash tag
+// (a Ring runs a script on its first key's shard). Each group is one atomic
+// script run. When a stack spans several slots, the first group reads the clock
 // and the others decide at the same instant, concurrently; if any group
 // denies, the groups that consumed give it back (refund.lua). This never
 // admits more than the limits allow, but a request that races a refund may
@@ -29,7 +30,12 @@ import (
 // to reload the topology, so a failed-over master is left quickly.
 func RedisStore(rdb redis.Scripter, opts ...RedisOption) Store {
 	s := &redisStore{rdb: rdb, minTTL: lua.MinTTL(0), honoursDeadline: honoursDeadline(rdb)}
-	_, s.cluster = rdb.(*redis.ClusterClient)
+	switch rdb.(type) {
+	case *redis.ClusterClient:
+		s.shards = bySlot
+	case *redis.Ring:
+		s.shards = byTag
+	}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -51,13 +57,22 @@ func MinTTL(d time.Duration) RedisOption {
 // It is automatic for *redis.ClusterClient; set it for clients that hide
 // one, such as a cluster's AutoPipeliner.
 func Cluster() RedisOption {
-	return func(s *redisStore) { s.cluster = true }
+	return func(s *redisStore) { s.shards = bySlot }
 }
+
+// sharding says how a client spreads keys over servers.
+type sharding int
+
+const (
+	oneServer sharding = iota
+	bySlot             // Redis Cluster: CRC16 hash slots
+	byTag              // go-redis Ring: consistent hashing of hash tags
+)
 
 type redisStore struct {
 	rdb             redis.Scripter
 	minTTL          string
-	cluster         bool
+	shards          sharding
 	honoursDeadline bool
 	params          sync.Map // algorithms.Algorithm -> lua.Params, encoded once
 }
@@ -118,10 +133,15 @@ func (s *redisStore) Decide(ctx context.Context, now time.Time, checks []StoreCh
 }
 
 func (s *redisStore) decide(ctx context.Context, now time.Time, checks []StoreCheck, results []algorithms.Result) (bool, error) {
-	if s.cluster {
-		if groups := bySlot(checks); len(groups) > 1 {
-			return s.decideAcrossSlots(ctx, now, checks, results, groups)
-		}
+	var groups [][]int
+	switch s.shards {
+	case bySlot:
+		groups = groupBy(checks, slot)
+	case byTag:
+		groups = groupBy(checks, hashTag)
+	}
+	if len(groups) > 1 {
+		return s.decideAcrossShards(ctx, now, checks, results, groups)
 	}
 	r, err := s.run(ctx, lua.Now(now), checks, results, nil)
 	return r.Allowed, err
@@ -161,19 +181,19 @@ func (s *redisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 	return lua.ParseReply(reply, results, tokens)
 }
 
-// bySlot groups the indices of checks by the hash slot of their keys, in
-// order of first appearance.
-func bySlot(checks []StoreCheck) [][]int {
+// groupBy groups the indices of checks by the shard of their keys, in order
+// of first appearance.
+func groupBy[S comparable](checks []StoreCheck, shard func(key string) S) [][]int {
 	var groups [][]int
-	var slots []uint16
+	var shards []S
 	for i, c := range checks {
-		sl := slot(c.Key)
+		sh := shard(c.Key)
 		j := 0
-		for j < len(slots) && slots[j] != sl {
+		for j < len(shards) && shards[j] != sh {
 			j++
 		}
-		if j == len(slots) {
-			slots = append(slots, sl)
+		if j == len(shards) {
+			shards = append(shards, sh)
 			groups = append(groups, nil)
 		}
 		groups[j] = append(groups[j], i)
@@ -181,7 +201,7 @@ func bySlot(checks []StoreCheck) [][]int {
 	return groups
 }
 
-// group is one slot's share of a stack, decided by one script run.
+// group is one shard's share of a stack, decided by one script run.
 type group struct {
 	checks  []StoreCheck
 	results []algorithms.Result
@@ -190,7 +210,7 @@ type group struct {
 	err     error
 }
 
-func (s *redisStore) decideAcrossSlots(ctx context.Context, now time.Time, checks []StoreCheck, results []algorithms.Result, idx [][]int) (bool, error) {
+func (s *redisStore) decideAcrossShards(ctx context.Context, now time.Time, checks []StoreCheck, results []algorithms.Result, idx [][]int) (bool, error) {
 	groups := make([]group, len(idx))
 	for g, members := range idx {
 		gr := &groups[g]

@@ -2,15 +2,21 @@ package limiter
 
 import "strings"
 
-// slot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of its hash
-// tag, the part between the first "{" and the next "}" when non-empty, else
-// of the whole key, modulo 16384.
-func slot(key string) uint16 {
+// hashTag is what Redis Cluster and go-redis's Ring shard key by: the part
+// between the first "{" and the next "}" when non-empty, else the whole key.
+func hashTag(key string) string {
 	if open := strings.IndexByte(key, '{'); open >= 0 {
 		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
-			key = key[open+1 : open+1+end]
+			return key[open+1 : open+1+end]
 		}
 	}
+	return key
+}
+
+// slot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of its hash
+// tag, modulo 16384.
+func slot(key string) uint16 {
+	key = hashTag(key)
 	var crc uint16
 	for i := 0; i < len(key); i++ {
 		crc = crc<<8 ^ crcTable[byte(crc>>8)^key[i]]

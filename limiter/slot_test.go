@@ -27,7 +27,7 @@ func TestStacksOfTheClusterTestsSpanSlots(t *testing.T) {
 	for _, name := range []string{"fw", "sl", "sw", "tb", "lb", "gc", "gate"} {
 		checks = append(checks, StoreCheck{Key: (&rule{name: name, code: "x"}).key("stack", "u")})
 	}
-	if got := len(bySlot(checks)); got < 4 {
+	if got := len(groupBy(checks, slot)); got < 4 {
 		t.Errorf("7 rules for one identity fall in %d slots, want several", got)
 	}
 }
