@@ -20,7 +20,7 @@ lint: vet
 # (benchmarks/ is a separate module, so the peers never become dependencies).
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
-	cd benchmarks && $(GO) run ./cmd/ratebench -d 300ms -rounds 1 -memkeys 20000
+	cd benchmarks && $(GO) run ./cmd/ratebench -d 300ms -rounds 1 -memkeys 20000 -ctxtimeouts
 
 # run: the stdlib example server on :8080 (in-process miniredis unless REDIS_URL is set).
 run:

@@ -11,7 +11,7 @@ import "time"
 // 10 requests 1 ms before a boundary and 10 more at it.
 //
 // Remaining is Limit - count. A denied request retries at the next boundary;
-// the state resets there too. Redis memory: one small hash per key.
+// the state resets there too. Redis memory: one short string per key.
 type FixedWindow struct {
 	Limit  int
 	Window time.Duration

@@ -12,7 +12,7 @@ import "time"
 //
 // Remaining is floor(Capacity - level). RetryAfter is the time to drain
 // enough room; ResetAfter the time until the bucket is empty. The level is
-// kept exactly. Redis memory: one small hash per key. (As a meter it admits
+// kept exactly. Redis memory: one short string per key. (As a meter it admits
 // exactly what a TokenBucket of the same parameters admits; it is offered
 // under the name people look for.)
 type LeakyBucket struct {

@@ -16,7 +16,7 @@ import "time"
 //
 // Remaining is Limit minus the estimate. RetryAfter is the exact first instant
 // the inequality holds again, which may lie in the next window. Redis memory:
-// one small hash per key. Accuracy: an approximation of SlidingLog that
+// one short string per key. Accuracy: an approximation of SlidingLog that
 // assumes the previous window's requests were evenly spread.
 type SlidingWindow struct {
 	Limit  int

@@ -12,7 +12,7 @@ import "time"
 //
 // Remaining is floor(tokens). RetryAfter is the time to refill the missing
 // tokens; ResetAfter the time until the bucket is full. Tokens are kept
-// exactly (in units of 1/Period_µs of a token). Redis memory: one small hash
+// exactly (in units of 1/Period_µs of a token). Redis memory: one short string
 // per key.
 type TokenBucket struct {
 	Capacity int

@@ -1,7 +1,9 @@
 -- Fixed window (algorithms.FixedWindow), registered as algorithms.fw.
 -- KEYS: the rule's key, a string "<window start in µs>:<count>".
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
--- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
+-- Reply: status, remaining, retry µs, reset µs and the state its commit
+-- needs; the commit returns the reset after it and a refund token (see
+-- lib.lua).
 -- Windows are aligned to multiples of the window since the Unix epoch. A
 -- stored start other than the current one means a count of zero.
 algorithms.fw = function(key, now, cost, limit, window)

@@ -2,7 +2,9 @@
 -- KEYS: the rule's key, a string: the theoretical arrival time (TAT) in µs.
 --   A missing key is a TAT of now.
 -- ARGV: rate, period in µs, burst; cost and now come from stack.lua.
--- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
+-- Reply: status, remaining, retry µs, reset µs and the state its commit
+-- needs; the commit returns the reset after it and a refund token (see
+-- lib.lua).
 -- With T = period / rate, a cost c is allowed iff
 -- max(tat, now) + c*T - now <= burst*T. Multiplied by rate, every term is an
 -- integer: debt = (max(tat, now) - now) * rate, need = c * period.

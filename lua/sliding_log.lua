@@ -4,7 +4,9 @@
 --   of one time sort by n) counting the units of that time 1, 2, 3...: units
 --   of the same microsecond stay distinct.
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
--- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
+-- Reply: status, remaining, retry µs, reset µs and the state its commit
+-- needs; the commit returns the reset after it and a refund token (see
+-- lib.lua).
 -- A unit counts while now - window < time. Scores are formatted with %d:
 -- '..' would keep only 14 digits of a 16-digit timestamp. Times are read
 -- back from member names, which this file writes, not from score replies,

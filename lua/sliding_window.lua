@@ -3,7 +3,9 @@
 -- KEYS: the rule's key, a string "<s>:<c>:<p>": the current window's start
 --   in µs, its count, and the previous window's count.
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
--- Reply: status, remaining, retry µs, reset µs, commit (see lib.lua).
+-- Reply: status, remaining, retry µs, reset µs and the state its commit
+-- needs; the commit returns the reset after it and a refund token (see
+-- lib.lua).
 -- The estimate is floor(prev * (window - elapsed) / window) + cur.
 
 -- sw_first is the smallest elapsed e >= 0 with
