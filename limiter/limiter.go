@@ -52,11 +52,19 @@ type rule struct {
 // and options and does not touch Redis: the script is loaded on first use,
 // so a limiter starts while Redis is down. rdb may be a *redis.Client,
 // *redis.ClusterClient, *redis.Ring, a failover client or an AutoPipeliner.
+// A *redis.Client is used through rdb.WithTimeout(timeout), which shares
+// its connection pool, so the timeout bounds every socket read and write.
 func New(rdb redis.Scripter, rules []Rule, opts ...Option) (*Limiter, error) {
 	if rdb == nil {
 		return nil, fmt.Errorf("%w: nil Redis client", ErrConfig)
 	}
-	return NewWithStore(RedisStore(rdb), rules, opts...)
+	store := RedisStore(rdb).(*redisStore)
+	l, err := NewWithStore(store, rules, opts...)
+	if err != nil {
+		return nil, err
+	}
+	store.boundIO(l.cfg.timeout)
+	return l, nil
 }
 
 // NewWithStore returns a Limiter on any Store, such as the in-process

@@ -25,6 +25,13 @@ var ctx = context.Background()
 // latency: a slow moment on a loaded machine must not fail them.
 var exactnessTimeout = limiter.WithTimeout(5 * time.Second)
 
+func must(l *limiter.Limiter, err error) *limiter.Limiter {
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
 func fixedClock(t time.Time) limiter.Option {
 	return limiter.WithClock(func() time.Time { return t })
 }
@@ -291,15 +298,25 @@ func TestBackendFailures(t *testing.T) {
 				conns.Go(func() { defer c.Close(); _, _ = c.Read(make([]byte, 1<<16)); time.Sleep(time.Second) })
 			}
 		})
-		c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, ContextTimeoutEnabled: true})
-		t.Cleanup(func() { c.Close() })
-		lim, err := limiter.New(c, rules, limiter.WithTimeout(50*time.Millisecond))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = lim.Allow(ctx, "a")
-		if !errors.Is(err, limiter.ErrBackend) || !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("got %v, want ErrBackend wrapping context.DeadlineExceeded", err)
+		// Whether or not the client honours context deadlines itself, and
+		// whether the limiter or the caller made the store.
+		for _, honours := range []bool{true, false} {
+			c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), ContextTimeoutEnabled: honours})
+			t.Cleanup(func() { c.Close() })
+			for _, lim := range []*limiter.Limiter{
+				must(limiter.New(c, rules, limiter.WithTimeout(50*time.Millisecond))),
+				must(limiter.NewWithStore(limiter.RedisStore(c), rules, limiter.WithTimeout(50*time.Millisecond))),
+			} {
+				start := time.Now()
+				_, err := lim.Allow(ctx, "a")
+				if !errors.Is(err, limiter.ErrBackend) || !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("ContextTimeoutEnabled=%v: got %v, want ErrBackend wrapping context.DeadlineExceeded", honours, err)
+				}
+				// A hang detector, far above 50 ms and below go-redis's 3 s.
+				if el := time.Since(start); el > 2*time.Second {
+					t.Errorf("ContextTimeoutEnabled=%v: the call took %v", honours, el)
+				}
+			}
 		}
 	})
 }

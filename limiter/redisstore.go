@@ -77,6 +77,16 @@ type redisStore struct {
 	params          sync.Map // algorithms.Algorithm -> lua.Params, encoded once
 }
 
+// boundIO makes a plain *redis.Client's socket reads and writes stop after
+// d by deciding through rdb.WithTimeout(d), a clone that shares its pool:
+// the deadline then needs no goroutine per call. (Hooks added to the client
+// after this are not seen by the clone.) Only for stores the Limiter made.
+func (s *redisStore) boundIO(d time.Duration) {
+	if c, ok := s.rdb.(*redis.Client); ok && !s.honoursDeadline {
+		s.rdb, s.honoursDeadline = c.WithTimeout(d), true
+	}
+}
+
 // honoursDeadline reports whether rdb's socket I/O stops at the context's
 // deadline. go-redis does so only with ContextTimeoutEnabled; otherwise it
 // waits for its ReadTimeout (3 s by default).

@@ -73,15 +73,22 @@ type Event struct {
 // a failover client or an AutoPipeliner. Invalid rules or options are an
 // error naming the rule.
 func New(rdb redis.Scripter, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
-	if rdb == nil {
-		return nil, fmt.Errorf("%w: nil Redis client", limiter.ErrConfig)
-	}
-	return NewWithStore(limiter.RedisStore(rdb), rules, opts...)
+	return build(rules, opts, func(lr []limiter.Rule, lo []limiter.Option) (*limiter.Limiter, error) {
+		return limiter.New(rdb, lr, lo...)
+	})
 }
 
 // NewWithStore is New on any limiter.Store, such as the in-process
 // memstore for a single-instance service or for tests.
 func NewWithStore(store limiter.Store, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
+	return build(rules, opts, func(lr []limiter.Rule, lo []limiter.Option) (*limiter.Limiter, error) {
+		return limiter.NewWithStore(store, lr, lo...)
+	})
+}
+
+// build validates rules and options and makes the middleware on the
+// limiter newLimiter returns.
+func build(rules []Rule, opts []Option, newLimiter func([]limiter.Rule, []limiter.Option) (*limiter.Limiter, error)) (func(http.Handler) http.Handler, error) {
 	cfg := defaults()
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
@@ -101,7 +108,7 @@ func NewWithStore(store limiter.Store, rules []Rule, opts ...Option) (func(http.
 		}
 		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm}
 	}
-	lim, err := limiter.NewWithStore(store, lrules, cfg.limiterOpts...)
+	lim, err := newLimiter(lrules, cfg.limiterOpts)
 	if err != nil {
 		return nil, err
 	}
