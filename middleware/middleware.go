@@ -56,7 +56,8 @@ type Rule struct {
 // Event describes one decision or failure, for metrics.
 type Event struct {
 	Request *http.Request
-	// Decision is the outcome; Decision.Results[i] belongs to Rules[i].
+	// Decision is the outcome, one result per rule that took part (rules
+	// skipped for this request are absent); each result names its rule.
 	Decision limiter.Decision
 	// KeyHashes[i] is a short hash (FNV-1a 64, hex) of the identity of
 	// Decision.Results[i]: stable, and not the identity itself.
