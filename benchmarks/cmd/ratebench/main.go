@@ -104,8 +104,11 @@ func main() {
 				if err != nil {
 					log.Fatalf("%s: %v", c.name, err)
 				}
-				ks := keyNames(fmt.Sprintf("%s:r%d:", mode, r), nkeys)
-				results[(i+r)%len(list)] = append(results[(i+r)%len(list)], measure(decide, *goroutines, ks, *d))
+				// Keys of their own per contender and round: peers with a
+				// fixed key prefix (redis_rate's "rate:") must not share state.
+				j := (i + r) % len(list)
+				ks := keyNames(fmt.Sprintf("%s:r%d:c%d:", mode, r, j), nkeys)
+				results[j] = append(results[j], measure(decide, *goroutines, ks, *d))
 			}
 		}
 		printTable(mode, q, list, results, *d)
