@@ -2,8 +2,6 @@ package limiter
 
 import (
 	"context"
-	"errors"
-	"strconv"
 	"sync"
 	"time"
 
@@ -157,17 +155,6 @@ func (s *redisStore) decide(ctx context.Context, now time.Time, checks []StoreCh
 	return r.Allowed, err
 }
 
-// reloadTopology asks a cluster client to re-read the cluster's slots after
-// a failure that is not a Redis reply (a dead node answers no MOVED, and
-// go-redis otherwise waits for its ClusterStateReloadInterval, 60 s by
-// default). go-redis debounces the reloads.
-func (s *redisStore) reloadTopology(err error) {
-	var reply redis.Error
-	if c, ok := s.rdb.(*redis.ClusterClient); ok && !errors.As(err, &reply) {
-		c.ReloadState(context.Background())
-	}
-}
-
 // run decides checks in one script run.
 func (s *redisStore) run(ctx context.Context, now string, checks []StoreCheck, results []algorithms.Result, tokens []int64) (lua.Reply, error) {
 	keys := make([]string, len(checks))
@@ -189,109 +176,4 @@ func (s *redisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 		return lua.Reply{}, err
 	}
 	return lua.ParseReply(reply, results, tokens)
-}
-
-// groupBy groups the indices of checks by the shard of their keys, in order
-// of first appearance.
-func groupBy[S comparable](checks []StoreCheck, shard func(key string) S) [][]int {
-	var groups [][]int
-	var shards []S
-	for i, c := range checks {
-		sh := shard(c.Key)
-		j := 0
-		for j < len(shards) && shards[j] != sh {
-			j++
-		}
-		if j == len(shards) {
-			shards = append(shards, sh)
-			groups = append(groups, nil)
-		}
-		groups[j] = append(groups[j], i)
-	}
-	return groups
-}
-
-// group is one shard's share of a stack, decided by one script run.
-type group struct {
-	checks  []StoreCheck
-	results []algorithms.Result
-	tokens  []int64
-	reply   lua.Reply
-	err     error
-}
-
-func (s *redisStore) decideAcrossShards(ctx context.Context, now time.Time, checks []StoreCheck, results []algorithms.Result, idx [][]int) (bool, error) {
-	groups := make([]group, len(idx))
-	for g, members := range idx {
-		gr := &groups[g]
-		for _, i := range members {
-			gr.checks = append(gr.checks, checks[i])
-			gr.results = append(gr.results, results[i])
-		}
-		gr.tokens = make([]int64, len(members))
-	}
-	// The first group fixes the instant (its node's TIME, unless passed in);
-	// the others decide at that same instant, concurrently.
-	first := &groups[0]
-	first.reply, first.err = s.run(ctx, lua.Now(now), first.checks, first.results, first.tokens)
-	if first.err != nil {
-		return false, first.err
-	}
-	at := strconv.FormatInt(first.reply.Now, 10)
-	var wg sync.WaitGroup
-	for g := 1; g < len(groups); g++ {
-		gr := &groups[g]
-		wg.Go(func() { gr.reply, gr.err = s.run(ctx, at, gr.checks, gr.results, gr.tokens) })
-	}
-	wg.Wait()
-
-	allowed := true
-	var err error
-	for g := range groups {
-		allowed = allowed && groups[g].err == nil && groups[g].reply.Allowed
-		if err == nil {
-			err = groups[g].err
-		}
-	}
-	if !allowed {
-		s.refund(ctx, at, groups)
-	}
-	for g, members := range idx {
-		for j, i := range members {
-			results[i] = groups[g].results[j]
-		}
-	}
-	return allowed, err
-}
-
-// refund gives back what the groups that allowed consumed. A refund that
-// fails leaves the consumption in place: stricter, never looser. The
-// refunded rules report their Remaining from before the request.
-func (s *redisStore) refund(ctx context.Context, at string, groups []group) {
-	// The decision may have used up the caller's deadline; the refund gets
-	// its own, so a hung node cannot hang the request.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultTimeout)
-	defer cancel()
-	var wg sync.WaitGroup
-	for g := range groups {
-		gr := &groups[g]
-		if gr.err != nil || !gr.reply.Allowed {
-			continue
-		}
-		keys := make([]string, 0, len(gr.checks))
-		args := []any{at, s.minTTL}
-		for i, c := range gr.checks {
-			if c.Cost == 0 {
-				continue
-			}
-			p, _ := s.paramsOf(c.Algorithm) // encoded by run already
-			keys = append(keys, c.Key)
-			args = append(args, p[0], p[1], p[2], p[3], c.Cost, gr.tokens[i])
-			gr.results[i].Remaining += c.Cost
-		}
-		if len(keys) > 0 {
-			wg.Go(func() { _ = lua.RefundScript.Run(ctx, s.rdb, keys, args...).Err() })
-		}
-	}
-	wg.Wait()
 }
