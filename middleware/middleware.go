@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
-	"net/netip"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
@@ -239,29 +238,4 @@ func keyHashes(checks []limiter.Check) []string {
 		out[i] = strconv.FormatUint(h.Sum64(), 16)
 	}
 	return out
-}
-
-// ExemptIPs returns an exemption (for WithExempt) for clients whose address,
-// as res resolves it, lies in one of cidrs.
-func ExemptIPs(res *keyfunc.IPResolver, cidrs ...string) (func(*http.Request) bool, error) {
-	var in []netip.Prefix
-	for _, s := range cidrs {
-		p, err := keyfunc.ParsePrefix(s)
-		if err != nil {
-			return nil, fmt.Errorf("%w: exempt CIDR: %w", limiter.ErrConfig, err)
-		}
-		in = append(in, p)
-	}
-	return func(r *http.Request) bool {
-		a, err := res.ClientAddr(r)
-		if err != nil {
-			return false
-		}
-		for _, p := range in {
-			if p.Contains(a) {
-				return true
-			}
-		}
-		return false
-	}, nil
 }
