@@ -167,8 +167,8 @@ func (s *redisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 			return lua.Reply{}, err
 		}
 		keys[i] = c.Key
-		args = append(args, p[0], p[1], p[2], p[3], lua.Cost(c.Cost))
-		mask |= lua.MaskOf(p.Code())
+		args = append(args, p.Args[0], p.Args[1], p.Args[2], p.Args[3], lua.Cost(c.Cost))
+		mask |= p.Mask()
 	}
 	reply, err := lua.Script(mask).Run(ctx, s.rdb, keys, args...).Result()
 	if err != nil {

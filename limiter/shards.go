@@ -122,7 +122,7 @@ func (s *redisStore) refund(ctx context.Context, at string, groups []group) {
 			}
 			p, _ := s.paramsOf(c.Algorithm) // encoded by run already
 			keys = append(keys, c.Key)
-			args = append(args, p[0], p[1], p[2], p[3], c.Cost, gr.tokens[i])
+			args = append(args, p.Args[0], p.Args[1], p.Args[2], p.Args[3], c.Cost, gr.tokens[i])
 			gr.results[i].Remaining += c.Cost
 		}
 		if len(keys) > 0 {

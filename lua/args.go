@@ -13,10 +13,14 @@ import (
 // (the token).
 const ArgsPerRule = 5
 
-// Params is a rule's fixed part of ARGV: the algorithm code and its three
-// integer parameters, formatted once when the rule is built (as values
-// ready for the client's argument list, so a call boxes nothing).
-type Params [4]any
+// Params is a rule's fixed part of ARGV, encoded once when the rule is
+// built: Args holds the algorithm code and its three integer parameters (as
+// values ready for the client's argument list, so a call boxes nothing).
+type Params struct {
+	Args [4]any
+	code string
+	mask Mask
+}
 
 // ParamsOf encodes a valid algorithm for the script.
 func ParamsOf(alg algorithms.Algorithm) (Params, error) {
@@ -44,12 +48,15 @@ func ParamsOf(alg algorithms.Algorithm) (Params, error) {
 }
 
 // Code is the short algorithm code, also used in key names.
-func (p Params) Code() string { return p[0].(string) }
+func (p Params) Code() string { return p.code }
+
+// Mask is the algorithm's bit, to pick the script for a stack (see Script).
+func (p Params) Mask() Mask { return p.mask }
 
 func us(d time.Duration) int { return int(d.Microseconds()) }
 
 func params(code string, a, b, c int) Params {
-	return Params{code, strconv.Itoa(a), strconv.Itoa(b), strconv.Itoa(c)}
+	return Params{Args: [4]any{code, strconv.Itoa(a), strconv.Itoa(b), strconv.Itoa(c)}, code: code, mask: MaskOf(code)}
 }
 
 // Cost returns cost ready for the argument list; the usual costs box
