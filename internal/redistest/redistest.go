@@ -35,6 +35,7 @@ type Server struct {
 	Client *redis.Client
 	cmd    *exec.Cmd
 	args   []string
+	dir    string // working directory: a replica's RDB files land here
 	done   chan struct{}
 }
 
@@ -60,6 +61,7 @@ func startOn(t testing.TB, port int, extra ...string) *Server {
 func startWith(t testing.TB, port int, args func(port int) []string) *Server {
 	t.Helper()
 	path := lookPath(t, "redis-server")
+	dir := t.TempDir()
 	var lastErr error
 	for range 5 {
 		p := port
@@ -69,7 +71,7 @@ func startWith(t testing.TB, port int, args func(port int) []string) *Server {
 				t.Fatalf("free port: %v", err)
 			}
 		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), args: args(p)}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), args: args(p), dir: dir}
 		if lastErr = s.start(path); lastErr == nil {
 			s.Client = redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
 			t.Cleanup(func() {
@@ -85,6 +87,7 @@ func startWith(t testing.TB, port int, args func(port int) []string) *Server {
 
 func (s *Server) start(path string) error {
 	s.cmd = exec.Command(path, s.args...)
+	s.cmd.Dir = s.dir
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
