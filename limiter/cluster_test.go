@@ -16,7 +16,7 @@ import (
 
 // TestCluster runs the behaviour tables, the all-or-nothing stacks and the
 // concurrency exactness tests on a real 3-master Redis Cluster, directly and
-// through go-redis's AutoPipeliner.
+// through go-redis's AutoPipeliner (both faces).
 func TestCluster(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
 	ap, err := c.Client.AutoPipeline()
@@ -24,6 +24,11 @@ func TestCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ap.Close() })
+	async, err := c.Client.AsyncAutoPipeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { async.Close() })
 
 	t.Run("step tables", func(t *testing.T) {
 		for _, base := range bases {
@@ -36,7 +41,7 @@ func TestCluster(t *testing.T) {
 	for _, client := range []struct {
 		name string
 		rdb  redis.Scripter
-	}{{"cluster client", c.Client}, {"autopipeliner", ap}} {
+	}{{"cluster client", c.Client}, {"autopipeliner", ap}, {"async autopipeliner", async}} {
 		store := limiter.RedisStore(client.rdb, limiter.Cluster(), limiter.MinTTL(time.Hour))
 
 		t.Run(client.name+"/stack across slots is all-or-nothing", func(t *testing.T) {

@@ -298,6 +298,21 @@ func TestBackendFailures(t *testing.T) {
 				conns.Go(func() { defer c.Close(); _, _ = c.Read(make([]byte, 1<<16)); time.Sleep(time.Second) })
 			}
 		})
+		// AutoPipeliners wait for their batch whatever the context (their
+		// client gives up on reads after 300 ms, so that closing them at the
+		// end does not wait long).
+		pc := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, ReadTimeout: 300 * time.Millisecond})
+		t.Cleanup(func() { pc.Close() })
+		ap, err := pc.AutoPipeline()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ap.Close() })
+		async, err := pc.AsyncAutoPipeline()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { async.Close() })
 		// Whether or not the client honours context deadlines itself, and
 		// whether the limiter or the caller made the store.
 		for _, honours := range []bool{true, false} {
@@ -306,6 +321,8 @@ func TestBackendFailures(t *testing.T) {
 			for _, lim := range []*limiter.Limiter{
 				must(limiter.New(c, rules, limiter.WithTimeout(50*time.Millisecond))),
 				must(limiter.NewWithStore(limiter.RedisStore(c), rules, limiter.WithTimeout(50*time.Millisecond))),
+				must(limiter.New(ap, rules, limiter.WithTimeout(50*time.Millisecond))),
+				must(limiter.New(async, rules, limiter.WithTimeout(50*time.Millisecond))),
 			} {
 				start := time.Now()
 				_, err := lim.Allow(ctx, "a")
@@ -375,3 +392,4 @@ func TestInvalidConfiguration(t *testing.T) {
 		}
 	}
 }
+

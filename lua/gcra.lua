@@ -27,7 +27,7 @@ end
 -- The new TAT is max(tat, now) plus the cost's share, rounded up to 1 µs.
 commits.gc = function(key, now, cost, rate, period, burst, debt, base)
   local after = cdiv(debt + cost * period, rate)
-  call("SET", key, now + after, "PX", ttl_ms(after))
+  call("SET", key, int(now + after), "PX", ttl_ms(after))
   return after, now + after - base
 end
 
@@ -39,7 +39,7 @@ if refunds then
     if tat then
       local back = tat - token
       if back > now then
-        call("SET", key, back, "PX", ttl_ms(back - now))
+        call("SET", key, int(back), "PX", ttl_ms(back - now))
       else
         call("DEL", key)
       end

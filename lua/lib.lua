@@ -9,13 +9,20 @@
 --
 -- Numbers: Lua numbers are float64. Every quantity here is an integer below
 -- 2^53 (algorithms.MaxExact), so +, -, * and math.fmod are exact. Division is
--- never used raw: idiv and cdiv divide exact multiples only. Numbers are
--- passed to redis.call as numbers (Redis formats them with full precision),
--- and never through tostring or '..', which keep only 14 digits.
+-- never used raw: idiv and cdiv divide exact multiples only. Numbers go to
+-- redis.call as strings made by int (string.format's %d): exact, and about
+-- twice as fast as Redis 7.0 formatting a Lua number itself with %.17g;
+-- never through tostring or '..', which keep only 14 digits.
 
 -- Globals used on every call, bound once to locals (faster than a global
 -- and a field lookup each time).
 local call, tonumber, max, min, fmod = redis.call, tonumber, math.max, math.min, math.fmod
+local format, match = string.format, string.match
+
+-- int is an integer as a redis.call argument.
+local function int(x)
+  return format("%d", x)
+end
 
 -- algorithms maps an algorithm code to its decide function, which reads
 -- and writes nothing but its own key's state:
@@ -41,6 +48,11 @@ local commits = {}
 -- this file, and the algorithm files define their refunds only then.
 local refunds
 
+-- unknown is the error reply for an algorithm code no file registered.
+local function unknown(code)
+  return redis.error_reply("ratelimit: unknown algorithm " .. tostring(code))
+end
+
 -- idiv is floor(a / b) for integers a >= 0, b > 0, computed exactly.
 local function idiv(a, b)
   return (a - fmod(a, b)) / b
@@ -59,7 +71,17 @@ end
 -- PEXPIRE 0 would delete the key.
 local min_ttl = max(1, tonumber(ARGV[2]) or 1)
 
--- ttl_ms is a TTL of us microseconds in whole milliseconds, rounded up.
+-- ms is a duration of us microseconds in whole milliseconds, rounded up;
+-- negative values (-1: never) stay as they are.
+local function ms(us)
+  if us > 0 then
+    return cdiv(us, 1000)
+  end
+  return us
+end
+
+-- ttl_ms is a TTL of us microseconds for PX or PEXPIRE: whole milliseconds,
+-- rounded up, at least min_ttl.
 local function ttl_ms(us)
-  return max(min_ttl, cdiv(us, 1000))
+  return int(max(min_ttl, ms(us)))
 end

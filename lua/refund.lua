@@ -12,7 +12,7 @@ for i = 1, #KEYS do
   local a = 3 + 6 * (i - 1)
   local refund = refunds[ARGV[a]]
   if refund == nil then
-    return redis.error_reply("ratelimit: unknown algorithm " .. tostring(ARGV[a]))
+    return unknown(ARGV[a])
   end
   refund(KEYS[i], now, tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]),
     tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))

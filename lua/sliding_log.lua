@@ -14,15 +14,15 @@
 
 -- sl_time is the time of a member "<time>:<n>".
 local function sl_time(member)
-  return tonumber(string.match(member, "^%d+"))
+  return tonumber(match(member, "^%d+"))
 end
 
 algorithms.sl = function(key, now, cost, limit, window)
-  local oldest = string.format("(%d", now - window)
+  local oldest = format("(%d", now - window)
   local count = call("ZCOUNT", key, oldest, "+inf")
   local newest = now - window
   if count > 0 then
-    newest = sl_time(call("ZRANGE", key, -1, -1)[1])
+    newest = sl_time(call("ZRANGE", key, "-1", "-1")[1])
   end
   local remaining = max(0, limit - count)
   local reset = newest + window - now
@@ -31,19 +31,20 @@ algorithms.sl = function(key, now, cost, limit, window)
   end
   if count + cost > limit then
     -- The (count + cost - limit)-th oldest unit must leave the window.
-    local first = call("ZRANGEBYSCORE", key, oldest, "+inf", "LIMIT", count + cost - limit - 1, 1)
+    local first = call("ZRANGEBYSCORE", key, oldest, "+inf", "LIMIT", int(count + cost - limit - 1), "1")
     return 0, remaining, sl_time(first[1]) + window - now, reset
   end
   return 1, remaining, 0, reset, newest
 end
 
 commits.sl = function(key, now, cost, limit, window, _, newest)
-  call("ZREMRANGEBYSCORE", key, "-inf", string.format("%d", now - window))
-  local seq = call("ZCOUNT", key, now, now)
+  call("ZREMRANGEBYSCORE", key, "-inf", int(now - window))
+  local at = int(now)
+  local seq = call("ZCOUNT", key, at, at)
   local batch = {}
   for i = 1, cost do
-    batch[#batch + 1] = now
-    batch[#batch + 1] = string.format("%d:%06d", now, seq + i)
+    batch[#batch + 1] = at
+    batch[#batch + 1] = format("%d:%06d", now, seq + i)
     if #batch >= 1000 or i == cost then
       call("ZADD", key, unpack(batch))
       batch = {}
@@ -58,7 +59,7 @@ if refunds then
   -- Units of one time are interchangeable: removing the last `cost` of them
   -- keeps the numbering 1..n of the rest, so later adds stay distinct.
   refunds.sl = function(key, now, cost)
-    local at = string.format("%d", now)
+    local at = int(now)
     local members = call("ZRANGEBYSCORE", key, at, at)
     local gone = {}
     for i = max(1, #members - cost + 1), #members do

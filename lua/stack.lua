@@ -22,69 +22,52 @@ else
   now = tonumber(now)
 end
 
--- decide_rule decides rule i without writing: status, remaining, retry (in
--- ms, rounded up, or -1), reset in µs, the cost and what the commit needs.
--- It returns nil and an error reply for an unknown algorithm.
-local function decide_rule(i)
-  local a = 3 + 5 * (i - 1)
-  local decide = algorithms[ARGV[a]]
-  if decide == nil then
-    return nil, redis.error_reply("ratelimit: unknown algorithm " .. tostring(ARGV[a]))
-  end
-  local cost = tonumber(ARGV[a + 4])
-  local status, remaining, retry, reset, s1, s2, s3 =
-    decide(KEYS[i], now, cost, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
-  if retry > 0 then
-    retry = cdiv(retry, 1000)
-  end
-  return status, remaining, retry, reset, cost, s1, s2, s3
-end
-
--- commit_rule writes rule i's admitted state: the reset after it, in ms,
--- and the refund token.
-local function commit_rule(i, cost, s1, s2, s3)
-  local a = 3 + 5 * (i - 1)
-  local after, token = commits[ARGV[a]](KEYS[i], now, cost,
-    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), s1, s2, s3)
-  return cdiv(after, 1000), token
-end
-
--- One rule, the common case, needs neither the loop nor its tables (their
--- growth costs more than the rest of a GCRA decision).
+-- One rule, the common case, runs straight through: no helper functions,
+-- tables or second parse of its arguments (each costs on every call).
 if #KEYS == 1 then
-  local status, remaining, retry, reset, cost, s1, s2, s3 = decide_rule(1)
-  if status == nil then
-    return remaining
+  local code, cost = ARGV[3], tonumber(ARGV[7])
+  local p1, p2, p3 = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+  local decide = algorithms[code]
+  if decide == nil then
+    return unknown(code)
   end
+  local status, remaining, retry, reset, s1, s2, s3 = decide(KEYS[1], now, cost, p1, p2, p3)
   if status == 1 and cost > 0 then
-    local after, token = commit_rule(1, cost, s1, s2, s3)
-    return {1, now, 1, remaining - cost, 0, after, token}
+    local after, token = commits[code](KEYS[1], now, cost, p1, p2, p3, s1, s2, s3)
+    return {1, now, 1, remaining - cost, 0, ms(after), token}
   end
-  return {status == 1 and 1 or 0, now, status, remaining, retry, cdiv(reset, 1000), 0}
+  return {status == 1 and 1 or 0, now, status, remaining, ms(retry), ms(reset), 0}
 end
 
+-- A stack: decide every rule, keeping what its commit needs, then commit
+-- them all only if every rule allowed.
 local reply = {1, now}
-local states = {}
+local pending = {}
 for i = 1, #KEYS do
-  local status, remaining, retry, reset, cost, s1, s2, s3 = decide_rule(i)
-  if status == nil then
-    return remaining
+  local a = 3 + 5 * (i - 1)
+  local code, cost = ARGV[a], tonumber(ARGV[a + 4])
+  local p1, p2, p3 = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local decide = algorithms[code]
+  if decide == nil then
+    return unknown(code)
   end
+  local status, remaining, retry, reset, s1, s2, s3 = decide(KEYS[i], now, cost, p1, p2, p3)
   if status ~= 1 then
     reply[1] = 0
   end
   local r = 3 + 5 * (i - 1)
-  reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = status, remaining, retry, cdiv(reset, 1000), 0
-  states[i] = {cost, s1, s2, s3}
+  reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = status, remaining, ms(retry), ms(reset), 0
+  pending[i] = {code, cost, p1, p2, p3, s1, s2, s3}
 end
 
 if reply[1] == 1 then
   for i = 1, #KEYS do
-    local st = states[i]
-    if st[1] > 0 then
+    local p = pending[i]
+    local cost = p[2]
+    if cost > 0 then
       local r = 3 + 5 * (i - 1)
-      reply[r + 1] = reply[r + 1] - st[1]
-      reply[r + 3], reply[r + 4] = commit_rule(i, st[1], st[2], st[3], st[4])
+      local after, token = commits[p[1]](KEYS[i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8])
+      reply[r + 1], reply[r + 3], reply[r + 4] = reply[r + 1] - cost, ms(after), token
     end
   end
 end

@@ -10,17 +10,17 @@
 local function load_state(key)
   local v = call("GET", key)
   if v then
-    local a, b, c = string.match(v, "^(%d+):(%d+):?(%d*)$")
+    local a, b, c = match(v, "^(%d+):(%d+):?(%d*)$")
     return tonumber(a), tonumber(b), tonumber(c)
   end
 end
 
 -- store writes packed state with a TTL of us microseconds.
-local function store(key, us, format, ...)
-  call("SET", key, string.format(format, ...), "PX", ttl_ms(us))
+local function store(key, us, fmt, ...)
+  call("SET", key, format(fmt, ...), "PX", ttl_ms(us))
 end
 
 -- restore rewrites packed state and keeps the key's TTL (for refunds).
-local function restore(key, format, ...)
-  call("SET", key, string.format(format, ...), "KEEPTTL")
+local function restore(key, fmt, ...)
+  call("SET", key, format(fmt, ...), "KEEPTTL")
 end
