@@ -392,4 +392,3 @@ func TestInvalidConfiguration(t *testing.T) {
 		}
 	}
 }
-
