@@ -27,6 +27,7 @@ package headers
 
 import (
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +53,17 @@ var (
 	Both = Names{Limit: XRateLimit.Limit, Remaining: XRateLimit.Remaining, Reset: XRateLimit.Reset,
 		RetryAfter: "Retry-After", Policy: IETF.Policy, RateLimit: IETF.RateLimit}
 )
+
+// Canonical returns n with every name in canonical form
+// ("X-Ratelimit-Limit"), the form http.Header stores and sends anyway.
+// Write converts a name on every call unless it is canonical already, so
+// callers that keep Names for many responses canonicalize them once.
+func (n Names) Canonical() Names {
+	for _, s := range []*string{&n.Limit, &n.Remaining, &n.Reset, &n.RetryAfter, &n.Policy, &n.RateLimit} {
+		*s = textproto.CanonicalMIMEHeaderKey(*s)
+	}
+	return n
+}
 
 // Write sets the state headers of d: the X-RateLimit-* family for the
 // binding rule and the IETF fields for every rule. now is the time the

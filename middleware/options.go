@@ -42,7 +42,7 @@ func defaults() config {
 	return config{
 		now:       time.Now,
 		onError:   logError(slog.Default()),
-		headers:   headers.XRateLimit,
+		headers:   headers.XRateLimit.Canonical(),
 		keyStatus: http.StatusUnauthorized,
 	}
 }
@@ -193,7 +193,7 @@ func WithDenyHandler(fn func(http.ResponseWriter, *http.Request, limiter.Decisio
 // Retry-After name.
 func WithHeaders(names headers.Names) Option {
 	return func(c *config) error {
-		c.headers = names
+		c.headers = names.Canonical()
 		return nil
 	}
 }
