@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,7 +50,7 @@ func httpBench(e *env, goroutines, keys int, d time.Duration, rounds int) {
 	q := quota{limit: 1_000_000, period: time.Second}
 	ours, err := middleware.New(e.rdb, []middleware.Rule{{Name: "per-client", Key: clientKey, Algorithm: gcra(q)}})
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	rr := redisRateMiddleware(redis_rate.NewLimiter(e.rdb), redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period})
 	servers := []struct {

@@ -47,6 +47,11 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	ctxTimeouts := flag.Bool("ctxtimeouts", false, "set go-redis ContextTimeoutEnabled on the shared client")
 	flag.Parse()
+	for _, m := range strings.Split(*modes, ",") {
+		if _, _, ok := modeQuota(m, *keys); !ok && m != "" {
+			log.Fatalf("unknown mode %q (modes: allow, deny, hot)", m)
+		}
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -71,13 +76,14 @@ func main() {
 			log.Fatal(err)
 		}
 		defer stop()
+		stopRedis = stop
 		addr = a
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: *goroutines + 8, ContextTimeoutEnabled: *ctxTimeouts})
 	defer rdb.Close()
 	ap, err := rdb.AutoPipeline()
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	defer ap.Close()
 	e := &env{rdb: rdb, ap: ap}
@@ -92,17 +98,20 @@ func main() {
 		time.Now().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), *goroutines, *d, *rounds)
 
 	for _, mode := range strings.Split(*modes, ",") {
-		q, nkeys := modeQuota(mode, *keys)
+		q, nkeys, ok := modeQuota(mode, *keys)
+		if !ok {
+			continue // "": no mode (checked at start)
+		}
 		results := make([][]stats, len(list))
 		for r := range *rounds {
 			if err := rdb.FlushAll(context.Background()).Err(); err != nil {
-				log.Fatal(err)
+				fatal(err)
 			}
 			for i := range list {
 				c := list[(i+r)%len(list)]
 				decide, err := c.build(e, q)
 				if err != nil {
-					log.Fatalf("%s: %v", c.name, err)
+					fatalf("%s: %v", c.name, err)
 				}
 				// Keys of their own per contender and round: peers with a
 				// fixed key prefix (redis_rate's "rate:") must not share state.
@@ -121,18 +130,33 @@ func main() {
 	}
 }
 
-// modeQuota returns the limit and the number of keys of a mode.
-func modeQuota(mode string, keys int) (quota, int) {
+// modeQuota returns the limit and the number of keys of a mode, false for
+// an unknown mode.
+func modeQuota(mode string, keys int) (quota, int, bool) {
 	switch mode {
 	case "allow":
-		return quota{limit: 1_000_000, period: time.Second}, keys
+		return quota{limit: 1_000_000, period: time.Second}, keys, true
 	case "deny":
-		return quota{limit: 10, period: time.Second}, 100
+		return quota{limit: 10, period: time.Second}, 100, true
 	case "hot":
-		return quota{limit: 1000, period: time.Hour}, 1
+		return quota{limit: 1000, period: time.Hour}, 1, true
 	}
-	log.Fatalf("unknown mode %q", mode)
-	return quota{}, 0
+	return quota{}, 0, false
+}
+
+// stopRedis stops the redis-server ratebench started, if any. fatal and
+// fatalf call it first: log.Fatal skips deferred calls and would leave the
+// server running.
+var stopRedis = func() {}
+
+func fatal(v ...any) {
+	stopRedis()
+	log.Fatal(v...)
+}
+
+func fatalf(format string, v ...any) {
+	stopRedis()
+	log.Fatalf(format, v...)
 }
 
 func printTable(mode string, q quota, list []contender, results [][]stats, d time.Duration) {
@@ -171,12 +195,12 @@ func memoryPerKey(e *env, list []contender, n int) {
 			continue
 		}
 		if err := e.rdb.FlushAll(ctx).Err(); err != nil {
-			log.Fatal(err)
+			fatal(err)
 		}
 		before, _ := usedMemory(ctx, e.rdb)
 		decide, err := c.build(e, quota{limit: 1000, period: time.Hour})
 		if err != nil {
-			log.Fatal(err)
+			fatal(err)
 		}
 		measureN(decide, 32, keyNames("mem:", n))
 		after, _ := usedMemory(ctx, e.rdb)
@@ -194,7 +218,7 @@ func measureN(decide decideFunc, goroutines int, keys []string) {
 			defer func() { done <- struct{}{} }()
 			for i := g; i < len(keys); i += goroutines {
 				if _, err := decide(context.Background(), keys[i]); err != nil {
-					log.Fatal(err)
+					fatal(err)
 				}
 			}
 		}()
