@@ -11,17 +11,8 @@
 algorithms.gc = function(key, now, cost, rate, period, burst)
   local base = max(now, tonumber(call("GET", key)) or now)
   local debt = (base - now) * rate
-  local cap = burst * period
-  local remaining = max(0, idiv(max(0, cap - debt), period))
-  local reset = base - now
-  if cost > burst then
-    return -1, remaining, -1, reset
-  end
-  local need = cost * period
-  if debt + need > cap then
-    return 0, remaining, cdiv(debt + need - cap, rate), reset
-  end
-  return 1, remaining, 0, reset, debt, base
+  local status, remaining, retry = verdict(debt, cost, burst, rate, period)
+  return status, remaining, retry, base - now, debt, base
 end
 
 -- The new TAT is max(tat, now) plus the cost's share, rounded up to 1 µs.

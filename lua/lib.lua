@@ -1,7 +1,7 @@
 -- Shared helpers for the algorithm files. Not a script on its own: the Go
 -- package concatenates lib.lua, the helper files and algorithm files a
--- stack uses (state.lua, meter.lua) and a driver (stack.lua or refund.lua)
--- into one script, so these locals are visible to all of them. Lua creates
+-- stack uses (state.lua, verdict.lua, meter.lua) and a driver (stack.lua
+-- or refund.lua) into one script, so these locals are visible to all of them. Lua creates
 -- every function of a script again on each run, so a script holds only
 -- what its stack uses, and refund functions only exist in refund scripts.
 -- KEYS: none of its own. ARGV: reads ARGV[2], the minimum TTL (see

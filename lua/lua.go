@@ -4,7 +4,7 @@
 // There is one readable file per algorithm (fixed_window.lua,
 // sliding_log.lua, sliding_window.lua, token_bucket.lua, leaky_bucket.lua,
 // gcra.lua: its decision and its refund), helper files (lib.lua always;
-// state.lua and meter.lua for the algorithms that use them) and two
+// state.lua, verdict.lua and meter.lua for the algorithms that use them) and two
 // drivers: stack.lua decides, refund.lua undoes a decision's consumption.
 // Script(m) concatenates the helpers and algorithms in m with stack.lua
 // into one script, so a stack of rules of any algorithms is decided
@@ -32,13 +32,13 @@ var algorithmFiles = []struct {
 	{"fw", "fixed_window.lua", []string{"state.lua"}},
 	{"sl", "sliding_log.lua", nil},
 	{"sw", "sliding_window.lua", []string{"state.lua"}},
-	{"tb", "token_bucket.lua", []string{"state.lua", "meter.lua"}},
-	{"lb", "leaky_bucket.lua", []string{"state.lua", "meter.lua"}},
-	{"gc", "gcra.lua", nil},
+	{"tb", "token_bucket.lua", []string{"state.lua", "verdict.lua", "meter.lua"}},
+	{"lb", "leaky_bucket.lua", []string{"state.lua", "verdict.lua", "meter.lua"}},
+	{"gc", "gcra.lua", []string{"verdict.lua"}},
 }
 
 // helperFiles are the optional helper files, in concatenation order.
-var helperFiles = []string{"state.lua", "meter.lua"}
+var helperFiles = []string{"state.lua", "verdict.lua", "meter.lua"}
 
 // Mask is a set of algorithms, one bit per algorithm file.
 type Mask uint8

@@ -1,5 +1,6 @@
 -- The meter shared by the token bucket and the leaky bucket; included only
--- in scripts whose stacks use one of them (after state.lua).
+-- in scripts whose stacks use one of them (after state.lua and
+-- verdict.lua).
 -- KEYS: none of its own; meter takes the rule's key. ARGV: none. Reply:
 -- meter returns what a decide function returns (see lib.lua).
 
@@ -26,16 +27,8 @@ local function meter(key, to_stored, now, cost, size, rate, period)
     end
     last = now
   end
-  local remaining = idiv(cap - level, period)
-  local reset = cdiv(level, rate)
-  if cost > size then
-    return -1, remaining, -1, reset
-  end
-  local need = cost * period
-  if level + need > cap then
-    return 0, remaining, cdiv(level + need - cap, rate), reset
-  end
-  return 1, remaining, 0, reset, level, last
+  local status, remaining, retry = verdict(level, cost, size, rate, period)
+  return status, remaining, retry, cdiv(level, rate), level, last
 end
 
 -- meter_commit stores the level an admitted cost raises.

@@ -1,0 +1,23 @@
+-- The verdict shared by GCRA and the meter (token and leaky buckets), which
+-- all keep a level of points that drains: included only in scripts whose
+-- stacks use one of them (before meter.lua).
+-- KEYS, ARGV: none. Reply: verdict returns the first three values of a
+-- decide function (see lib.lua).
+
+-- verdict decides cost units against level, in points: a unit is period
+-- points, the level drains rate points per microsecond and holds at most
+-- size units. It returns status (1 allowed, 0 denied, -1 cost above size),
+-- the units remaining before the request, and the wait in microseconds
+-- until the cost fits (0 now, -1 never).
+local function verdict(level, cost, size, rate, period)
+  local cap = size * period
+  local remaining = idiv(max(0, cap - level), period)
+  if cost > size then
+    return -1, remaining, -1
+  end
+  local need = cost * period
+  if level + need > cap then
+    return 0, remaining, cdiv(level + need - cap, rate)
+  end
+  return 1, remaining, 0
+end
