@@ -22,16 +22,28 @@ else
   now = tonumber(now)
 end
 
--- One rule, the common case, runs straight through: no helper functions,
--- tables or second parse of its arguments (each costs on every call).
-if #KEYS == 1 then
-  local code, cost = ARGV[3], tonumber(ARGV[7])
-  local p1, p2, p3 = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+-- decide_rule decodes rule i's arguments and decides it without writing:
+-- status, remaining, retry and reset (µs), then what its commit needs: the
+-- algorithm code, the cost, the three parameters and the state. It returns
+-- nil and an error reply for an unknown algorithm.
+local function decide_rule(i)
+  local a = 3 + 5 * (i - 1)
+  local code, cost = ARGV[a], tonumber(ARGV[a + 4])
+  local p1, p2, p3 = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   local decide = algorithms[code]
   if decide == nil then
-    return unknown(code)
+    return nil, unknown(code)
   end
-  local status, remaining, retry, reset, s1, s2, s3 = decide(KEYS[1], now, cost, p1, p2, p3)
+  local status, remaining, retry, reset, s1, s2, s3 = decide(KEYS[i], now, cost, p1, p2, p3)
+  return status, remaining, retry, reset, code, cost, p1, p2, p3, s1, s2, s3
+end
+
+-- One rule, the common case, needs neither the loop nor its tables.
+if #KEYS == 1 then
+  local status, remaining, retry, reset, code, cost, p1, p2, p3, s1, s2, s3 = decide_rule(1)
+  if status == nil then
+    return remaining
+  end
   if status == 1 and cost > 0 then
     local after, token = commits[code](KEYS[1], now, cost, p1, p2, p3, s1, s2, s3)
     return {1, now, 1, remaining - cost, 0, ms(after), token}
@@ -44,14 +56,10 @@ end
 local reply = {1, now}
 local pending = {}
 for i = 1, #KEYS do
-  local a = 3 + 5 * (i - 1)
-  local code, cost = ARGV[a], tonumber(ARGV[a + 4])
-  local p1, p2, p3 = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
-  local decide = algorithms[code]
-  if decide == nil then
-    return unknown(code)
+  local status, remaining, retry, reset, code, cost, p1, p2, p3, s1, s2, s3 = decide_rule(i)
+  if status == nil then
+    return remaining
   end
-  local status, remaining, retry, reset, s1, s2, s3 = decide(KEYS[i], now, cost, p1, p2, p3)
   if status ~= 1 then
     reply[1] = 0
   end
