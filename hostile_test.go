@@ -110,7 +110,7 @@ func TestRotatingIdentitiesAreBoundedByTTL(t *testing.T) {
 	for g := range 32 {
 		wg.Go(func() {
 			for i := g; i < n; i += 32 {
-				if _, err := lim.Allow(ctx, "rot-"+strconv.Itoa(i)); err != nil {
+				if _, err := lim.Allow(ctx, "per-ip", "rot-"+strconv.Itoa(i)); err != nil {
 					t.Error(err)
 					return
 				}

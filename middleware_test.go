@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/httprate"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
@@ -27,7 +27,7 @@ import (
 
 var epoch = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-func clock() middleware.Option { return middleware.WithClock(func() time.Time { return epoch }) }
+func clock() middleware.Option { return middleware.WithLimiterOptions(limiter.WithClock(func() time.Time { return epoch })) }
 
 var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 
@@ -60,7 +60,7 @@ func perIP(limit int) middleware.Rule {
 func TestStatusAndHeaders(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			mw := middleware.Must(b.Client, []middleware.Rule{perIP(2)}, clock(), middleware.WithPrefix("hdr"))
+			mw := middleware.Must(b.Client, []middleware.Rule{perIP(2)}, clock(), middleware.WithLimiterOptions(limiter.WithPrefix("hdr")))
 			h := mw(ok)
 			for i, want := range []struct {
 				status              int
@@ -88,7 +88,7 @@ func TestStatusAndHeaders(t *testing.T) {
 				}
 			}
 			res := do(h, "GET", "/", "203.0.113.9:1234", "Accept", "text/html, application/json;q=0.9")
-			var p middleware.Problem
+			var p problem
 			if ct := res.Header.Get("Content-Type"); ct != "application/problem+json" {
 				t.Fatalf("Accept JSON: Content-Type %q", ct)
 			}
@@ -103,6 +103,14 @@ func TestStatusAndHeaders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// problem is the JSON body of a 429.
+type problem struct {
+	Type, Title, Detail string
+	Status              int
+	Rules               []string
+	RetryAfter          int64 `json:"retry_after"`
 }
 
 func TestStackedRulesAreAllOrNothing(t *testing.T) {
@@ -129,7 +137,7 @@ func TestStackedRulesAreAllOrNothing(t *testing.T) {
 			t.Fatalf("step %d (user %s): status %d, want %d", i, step.user, res.StatusCode, step.status)
 		}
 		if step.status == 429 {
-			var p middleware.Problem
+			var p problem
 			_ = json.NewDecoder(res.Body).Decode(&p)
 			if len(p.Rules) != 1 || p.Rules[0] != step.rule {
 				t.Errorf("step %d: denied by %v, want %s", i, p.Rules, step.rule)
@@ -148,7 +156,7 @@ func TestFailurePolicies(t *testing.T) {
 		var errs []error
 		mw := middleware.Must(s.Client, []middleware.Rule{perIP(100)},
 			middleware.WithFailurePolicy(tc.policy),
-			middleware.WithTimeout(200*time.Millisecond),
+			middleware.WithLimiterOptions(limiter.WithTimeout(200*time.Millisecond)),
 			middleware.WithErrorHandler(func(r *http.Request, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }))
 		h := mw(ok)
 		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "99" {
@@ -220,15 +228,15 @@ func TestExemptions(t *testing.T) {
 	if res := do(h, "GET", "/", "[2001:db8::2]:1"); res.StatusCode != 429 {
 		t.Errorf("non-exempt neighbour: %d, want 429", res.StatusCode)
 	}
-	if _, err := middleware.ExemptIPs(res, "10.0.0.0/99"); !errors.Is(err, limiter.ErrConfig) {
+	if _, err := middleware.ExemptIPs(res, "10.0.0.0/99"); !errors.Is(err, ratelimit.ErrConfig) {
 		t.Errorf("bad CIDR: %v", err)
 	}
 }
 
 func TestKeyFunctionFailures(t *testing.T) {
 	_, c := redistest.Mini(t)
-	apiKey := func(policy middleware.KeyErrorPolicy, fallback keyfunc.KeyFunc) middleware.Rule {
-		return middleware.Rule{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Fallback: fallback, OnKeyError: policy,
+	apiKey := func(optional bool, fallback keyfunc.KeyFunc) middleware.Rule {
+		return middleware.Rule{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Fallback: fallback, Optional: optional,
 			Algorithm: algorithms.TokenBucket{Capacity: 1, Rate: 1, Period: time.Hour}}
 	}
 	var errs []error
@@ -241,15 +249,15 @@ func TestKeyFunctionFailures(t *testing.T) {
 		second  int
 		handled int
 	}{
-		{"reject", apiKey(middleware.Reject, nil), nil, 401, 401, 2},
-		{"reject with 429", apiKey(middleware.Reject, nil), []middleware.Option{middleware.WithKeyErrorStatus(429)}, 429, 429, 2},
-		{"skip", apiKey(middleware.SkipRule, nil), nil, 200, 200, 0},
-		{"fall back to IP", apiKey(middleware.Reject, keyfunc.IP()), nil, 200, 429, 0},
+		{"reject", apiKey(false, nil), nil, 401, 401, 2},
+		{"reject with 429", apiKey(false, nil), []middleware.Option{middleware.WithKeyErrorStatus(429)}, 429, 429, 2},
+		{"skip", apiKey(true, nil), nil, 200, 200, 0},
+		{"fall back to IP", apiKey(false, keyfunc.IP()), nil, 200, 429, 0},
 		{"empty identity is a failure", middleware.Rule{Name: "per-key", Key: func(*http.Request) (string, error) { return "", nil },
 			Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}}, nil, 401, 401, 2},
 	} {
 		errs = nil
-		opts := append([]middleware.Option{clock(), onErr, middleware.WithPrefix(strings.ReplaceAll(tc.name, " ", "-"))}, tc.opts...)
+		opts := append([]middleware.Option{clock(), onErr, middleware.WithLimiterOptions(limiter.WithPrefix(strings.ReplaceAll(tc.name, " ", "-")))}, tc.opts...)
 		h := middleware.Must(c, []middleware.Rule{tc.rule}, opts...)(ok)
 		first := do(h, "GET", "/", "203.0.113.9:1").StatusCode
 		second := do(h, "GET", "/", "203.0.113.9:1").StatusCode
@@ -335,7 +343,7 @@ func TestChiRoutingAndNesting(t *testing.T) {
 		Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}}, clock()))
 	r.Route("/api", func(r chi.Router) {
 		// Route() sees the full pattern only after routing: inline with r.With.
-		perRoute := middleware.Must(c, []middleware.Rule{{Name: "per-route", Key: keyfunc.Join(keyfunc.Route(), keyfunc.KeyFunc(httprate.KeyByIP)),
+		perRoute := middleware.Must(c, []middleware.Rule{{Name: "per-route", Key: keyfunc.Join(keyfunc.Route(), keyfunc.IP()),
 			Algorithm: algorithms.SlidingLog{Limit: 2, Window: time.Minute}}}, clock())
 		strict := middleware.Must(c, []middleware.Rule{{Name: "strict", Key: keyfunc.IP(),
 			Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}}}, clock())
@@ -379,11 +387,11 @@ func TestInvalidMiddlewareConfiguration(t *testing.T) {
 		{"bad algorithm", c, []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.SlidingLog{Limit: 0, Window: time.Second}}}, nil, `rule "per-ip"`},
 		{"bad policy", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithFailurePolicy(7)}, "failure policy"},
 		{"bad status", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithKeyErrorStatus(200)}, "status"},
-		{"bad timeout", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithTimeout(-1)}, "timeout"},
+		{"bad timeout", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithLimiterOptions(limiter.WithTimeout(-1))}, "timeout"},
 		{"duplicate", c, []middleware.Rule{perIP(1), perIP(2)}, nil, "duplicate"},
 	} {
 		_, err := middleware.New(tc.rdb, tc.rules, tc.opts...)
-		if !errors.Is(err, limiter.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want ErrConfig mentioning %q", tc.name, err, tc.want)
 		}
 	}
@@ -399,7 +407,7 @@ func TestFallbackStore(t *testing.T) {
 	s := redistest.Start(t)
 	var errs []error
 	h := middleware.Must(s.Client, []middleware.Rule{perIP(2)},
-		middleware.WithFallback(memstore.Must(), time.Minute),
+		middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must(), time.Minute)),
 		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
 	if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "1" {
 		t.Fatalf("Redis up: %d %v", res.StatusCode, res.Header)

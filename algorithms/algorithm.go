@@ -3,45 +3,34 @@ package algorithms
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 )
 
 // ErrInvalid is wrapped by every Validate error.
 var ErrInvalid = errors.New("ratelimit: invalid algorithm")
 
 // Never is the RetryAfter of a request whose cost exceeds what the rule can
-// ever admit: waiting does not help, so no finite wait is reported.
-const Never time.Duration = -1
+// ever admit: the largest Duration, so waiting does not help and waits
+// compare without special cases (like x/time/rate's InfDuration).
+const Never time.Duration = math.MaxInt64
 
-// MaxExact bounds the integer products a store computes (quantities times
-// microseconds). Below it, float64 arithmetic in Lua is exact.
-const MaxExact = 1<<53 - 1
-
-// MinPeriod is the shortest window or period accepted.
-const MinPeriod = time.Millisecond
-
-// MaxSpan is the longest window, period or burst tolerance accepted: state
-// holds absolute times up to now + MaxSpan, which must stay below MaxExact
-// microseconds.
-const MaxSpan = 10 * 365 * 24 * time.Hour
-
-// MaxTime is the latest instant a decision can be made at (in 2245): with
-// MaxSpan added it is still exact in microseconds.
-var MaxTime = time.UnixMicro(MaxExact - MaxSpan.Microseconds())
+// minPeriod is the shortest window or period accepted.
+const minPeriod = time.Millisecond
 
 // Algorithm is one of FixedWindow, SlidingLog, SlidingWindow, TokenBucket,
-// LeakyBucket or GCRA.
+// LeakyBucket or GCRA. The set is closed: stores implement exactly these
+// six, in Lua and in Go.
 type Algorithm interface {
 	// Validate reports a configuration that no store can apply exactly.
 	Validate() error
 	// String describes the configuration, e.g. "GCRA(5 per 1s, burst 10)".
 	String() string
-	// Policy is the quota and window advertised in response headers.
-	Policy() Policy
-	// Step is the algorithm's executable specification: it decides a
-	// request of cost at now (microsecond precision) against s without
-	// changing s. The Lua scripts compute exactly the same.
-	Step(s State, now time.Time, cost int) Step
+	// policy is what PolicyOf reports; unexported, so that no other type
+	// can pose as an algorithm.
+	policy() Policy
 }
 
 // Policy is what a rule promises, in the terms of rate-limit headers: Quota
@@ -51,6 +40,15 @@ type Algorithm interface {
 type Policy struct {
 	Quota  int
 	Window time.Duration
+}
+
+// PolicyOf returns the quota and window a rate-limit header advertises for
+// a; the zero Policy for nil.
+func PolicyOf(a Algorithm) Policy {
+	if a == nil {
+		return Policy{}
+	}
+	return a.policy()
 }
 
 // Result is the outcome of one rule for one request. Being limited is not an
@@ -79,7 +77,7 @@ func validateQuantity(algo, field string, v int) error {
 	if v <= 0 {
 		return fmt.Errorf("%w: %s.%s must be positive, got %d", ErrInvalid, algo, field, v)
 	}
-	if v > MaxExact {
+	if v > exact.Max {
 		return fmt.Errorf("%w: %s.%s is too large: %d", ErrInvalid, algo, field, v)
 	}
 	return nil
@@ -88,14 +86,14 @@ func validateQuantity(algo, field string, v int) error {
 // validateSpan checks that d is a usable window or period and that
 // quantity*d, in microseconds, stays exact.
 func validateSpan(algo, field string, d time.Duration, quantityField string, quantity int) error {
-	if d < MinPeriod {
-		return fmt.Errorf("%w: %s.%s must be at least %v, got %v", ErrInvalid, algo, field, MinPeriod, d)
+	if d < minPeriod {
+		return fmt.Errorf("%w: %s.%s must be at least %v, got %v", ErrInvalid, algo, field, minPeriod, d)
 	}
-	if d > MaxSpan {
-		return fmt.Errorf("%w: %s.%s must be at most %v, got %v", ErrInvalid, algo, field, MaxSpan, d)
+	if d > exact.MaxSpan {
+		return fmt.Errorf("%w: %s.%s must be at most %v, got %v", ErrInvalid, algo, field, exact.MaxSpan, d)
 	}
 	us := d.Microseconds()
-	if us > MaxExact/int64(quantity) {
+	if us > exact.Max/int64(quantity) {
 		return fmt.Errorf("%w: %s.%s of %v times %s %d overflows exact arithmetic", ErrInvalid, algo, field, d, quantityField, quantity)
 	}
 	return nil

@@ -22,7 +22,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{algorithms.FixedWindow{Limit: 1, Window: time.Microsecond}, "FixedWindow.Window must be at least 1ms"},
 		{algorithms.FixedWindow{Limit: 1 << 20, Window: huge}, "FixedWindow.Window"},
 		{algorithms.SlidingLog{Limit: 10, Window: time.Minute}, ""},
-		{algorithms.SlidingLog{Limit: algorithms.MaxSlidingLogLimit + 1, Window: time.Minute}, "SlidingLog.Limit must be at most"},
+		{algorithms.SlidingLog{Limit: 100_001, Window: time.Minute}, "SlidingLog.Limit must be at most"},
 		{algorithms.SlidingLog{Limit: 5, Window: -time.Second}, "SlidingLog.Window"},
 		{algorithms.SlidingWindow{Limit: 100, Window: time.Minute}, ""},
 		{algorithms.SlidingWindow{Limit: 0, Window: time.Minute}, "SlidingWindow.Limit"},
@@ -68,7 +68,7 @@ func TestStringAndPolicy(t *testing.T) {
 		if got := tc.alg.String(); got != tc.str {
 			t.Errorf("String() = %q, want %q", got, tc.str)
 		}
-		if got := tc.alg.Policy(); got != tc.policy {
+		if got := algorithms.PolicyOf(tc.alg); got != tc.policy {
 			t.Errorf("%v: Policy() = %+v, want %+v", tc.alg, got, tc.policy)
 		}
 	}

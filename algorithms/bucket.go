@@ -3,6 +3,8 @@ package algorithms
 import (
 	"fmt"
 	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 )
 
 // validateBucket checks a size, a Rate and a Period, shared by TokenBucket,
@@ -22,11 +24,11 @@ func validateBucket(algo, sizeField string, size, rate int, period time.Duration
 		return fmt.Errorf("%w: %s.Rate of %d per %v is more than one per microsecond", ErrInvalid, algo, rate, period)
 	}
 	// The scaled debt of GCRA and the buckets reaches size*period + rate.
-	if int64(size) > MaxExact/2/us {
+	if int64(size) > exact.Max/2/us {
 		return fmt.Errorf("%w: %s.%s %d times Period %v overflows exact arithmetic", ErrInvalid, algo, sizeField, size, period)
 	}
-	if w := refillPolicy(size, rate, period).Window; w > MaxSpan {
-		return fmt.Errorf("%w: %s takes %v to refill %d %s, more than %v", ErrInvalid, algo, w, size, sizeField, MaxSpan)
+	if w := refillPolicy(size, rate, period).Window; w > exact.MaxSpan {
+		return fmt.Errorf("%w: %s takes %v to refill %d %s, more than %v", ErrInvalid, algo, w, size, sizeField, exact.MaxSpan)
 	}
 	return nil
 }

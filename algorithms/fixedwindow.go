@@ -17,35 +17,12 @@ type FixedWindow struct {
 	Window time.Duration
 }
 
-// Validate reports a non-positive Limit, a Window under MinPeriod, or a
+// Validate reports a non-positive Limit, a Window under 1 ms, or a
 // Limit*Window too large for exact arithmetic.
 func (a FixedWindow) Validate() error { return validateWindowed("FixedWindow", a.Limit, a.Window) }
 
 // String returns e.g. "FixedWindow(10 per 1s)".
 func (a FixedWindow) String() string { return windowedString("FixedWindow", a.Limit, a.Window) }
 
-// Policy is Limit per Window.
-func (a FixedWindow) Policy() Policy { return Policy{Quota: a.Limit, Window: a.Window} }
-
-// Step is the executable specification of fixed_window.lua.
-func (a FixedWindow) Step(s State, now time.Time, cost int) Step {
-	t, w, limit, c := now.UnixMicro(), a.Window.Microseconds(), int64(a.Limit), int64(cost)
-	start := t - t%w
-	var count int64
-	if s.Exists && s.Start == start {
-		count = s.Count
-	}
-	toEnd := start + w - t
-	var reset int64
-	if count > 0 {
-		reset = toEnd
-	}
-	status, retry := 1, int64(0)
-	switch {
-	case c > limit:
-		status = -1
-	case count+c > limit:
-		status, retry = 0, toEnd
-	}
-	return outcome(a.Limit, status, limit-count, retry, reset, State{Start: start, Count: count + c}, cost, toEnd)
-}
+// policy is Limit per Window.
+func (a FixedWindow) policy() Policy { return Policy{Quota: a.Limit, Window: a.Window} }

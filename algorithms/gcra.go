@@ -26,7 +26,7 @@ type GCRA struct {
 	Burst  int
 }
 
-// Validate reports a non-positive Rate or Burst, a Period under MinPeriod, or
+// Validate reports a non-positive Rate or Burst, a Period under 1 ms, or
 // a Burst*Period too large for exact arithmetic.
 func (a GCRA) Validate() error { return validateBucket("GCRA", "Burst", a.Burst, a.Rate, a.Period) }
 
@@ -35,26 +35,5 @@ func (a GCRA) String() string {
 	return fmt.Sprintf("GCRA(%d per %v, burst %d)", a.Rate, a.Period, a.Burst)
 }
 
-// Policy is Burst per the time a drained allowance takes to recover.
-func (a GCRA) Policy() Policy { return refillPolicy(a.Burst, a.Rate, a.Period) }
-
-// Step is the executable specification of gcra.lua.
-func (a GCRA) Step(s State, now time.Time, cost int) Step {
-	t, rate, period, c := now.UnixMicro(), int64(a.Rate), a.Period.Microseconds(), int64(cost)
-	base := t
-	if s.Exists {
-		base = max(t, s.TAT)
-	}
-	debt := (base - t) * rate
-	limit := int64(a.Burst) * period
-	need := c * period
-	status, retry := 1, int64(0)
-	switch {
-	case c > int64(a.Burst):
-		status = -1
-	case debt+need > limit:
-		status, retry = 0, ceilDiv(debt+need-limit, rate)
-	}
-	after := ceilDiv(debt+need, rate)
-	return outcome(a.Burst, status, floorDiv(max(0, limit-debt), period), retry, base-t, State{TAT: t + after}, cost, after)
-}
+// policy is Burst per the time a drained allowance takes to recover.
+func (a GCRA) policy() Policy { return refillPolicy(a.Burst, a.Rate, a.Period) }

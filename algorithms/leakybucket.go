@@ -22,7 +22,7 @@ type LeakyBucket struct {
 }
 
 // Validate reports a non-positive Capacity or Rate, a Period under
-// MinPeriod, or a Capacity*Period too large for exact arithmetic.
+// 1 ms, or a Capacity*Period too large for exact arithmetic.
 func (a LeakyBucket) Validate() error {
 	return validateBucket("LeakyBucket", "Capacity", a.Capacity, a.Rate, a.Period)
 }
@@ -32,5 +32,5 @@ func (a LeakyBucket) String() string {
 	return bucketString("LeakyBucket", a.Capacity, a.Rate, a.Period)
 }
 
-// Policy is Capacity per the time a full bucket takes to drain.
-func (a LeakyBucket) Policy() Policy { return refillPolicy(a.Capacity, a.Rate, a.Period) }
+// policy is Capacity per the time a full bucket takes to drain.
+func (a LeakyBucket) policy() Policy { return refillPolicy(a.Capacity, a.Rate, a.Period) }

@@ -2,13 +2,12 @@ package algorithms
 
 import (
 	"fmt"
-	"sort"
 	"time"
 )
 
-// MaxSlidingLogLimit bounds SlidingLog.Limit: the log stores one entry per
+// maxSlidingLogLimit bounds SlidingLog.Limit: the log stores one entry per
 // admitted unit, so Limit bounds its memory.
-const MaxSlidingLogLimit = 100_000
+const maxSlidingLogLimit = 100_000
 
 // SlidingLog keeps an exact log of admitted units over the rolling window
 // (now-Window, now].
@@ -20,7 +19,7 @@ const MaxSlidingLogLimit = 100_000
 //
 // RetryAfter is exact: the time until enough of the oldest entries leave the
 // window. Redis memory: one sorted-set entry per admitted unit, at most Limit
-// (so Limit is capped at MaxSlidingLogLimit); the most exact and the most
+// (so Limit is capped at 100,000); the most exact and the most
 // expensive algorithm here.
 type SlidingLog struct {
 	Limit  int
@@ -28,10 +27,10 @@ type SlidingLog struct {
 }
 
 // Validate reports a non-positive or oversized Limit, a Window under
-// MinPeriod, or a Limit*Window too large for exact arithmetic.
+// 1 ms, or a Limit*Window too large for exact arithmetic.
 func (a SlidingLog) Validate() error {
-	if a.Limit > MaxSlidingLogLimit {
-		return fmt.Errorf("%w: SlidingLog.Limit must be at most %d, got %d", ErrInvalid, MaxSlidingLogLimit, a.Limit)
+	if a.Limit > maxSlidingLogLimit {
+		return fmt.Errorf("%w: SlidingLog.Limit must be at most %d, got %d", ErrInvalid, maxSlidingLogLimit, a.Limit)
 	}
 	return validateWindowed("SlidingLog", a.Limit, a.Window)
 }
@@ -39,36 +38,5 @@ func (a SlidingLog) Validate() error {
 // String returns e.g. "SlidingLog(5 per 1m0s)".
 func (a SlidingLog) String() string { return windowedString("SlidingLog", a.Limit, a.Window) }
 
-// Policy is Limit per Window.
-func (a SlidingLog) Policy() Policy { return Policy{Quota: a.Limit, Window: a.Window} }
-
-// Step is the executable specification of sliding_log.lua.
-func (a SlidingLog) Step(s State, now time.Time, cost int) Step {
-	t, w, limit, c := now.UnixMicro(), a.Window.Microseconds(), int64(a.Limit), int64(cost)
-	// in is the part of the sorted log inside the window (time > t - w).
-	first := sort.Search(len(s.Log), func(i int) bool { return s.Log[i] > t-w })
-	in := s.Log[first:]
-	count := int64(len(in))
-	newest := t - w
-	if count > 0 {
-		newest = in[count-1]
-	}
-	status, retry := 1, int64(0)
-	switch {
-	case c > limit:
-		status = -1
-	case count+c > limit:
-		status, retry = 0, in[count+c-limit-1]+w-t
-	}
-	var next State
-	if status == 1 && c > 0 {
-		next.Log = make([]int64, 0, count+c)
-		at := sort.Search(len(in), func(i int) bool { return in[i] > t })
-		next.Log = append(next.Log, in[:at]...)
-		for range c {
-			next.Log = append(next.Log, t)
-		}
-		next.Log = append(next.Log, in[at:]...)
-	}
-	return outcome(a.Limit, status, limit-count, retry, newest+w-t, next, cost, max(newest, t)+w-t)
-}
+// policy is Limit per Window.
+func (a SlidingLog) policy() Policy { return Policy{Quota: a.Limit, Window: a.Window} }

@@ -21,7 +21,7 @@ type TokenBucket struct {
 }
 
 // Validate reports a non-positive Capacity or Rate, a Period under
-// MinPeriod, or a Capacity*Period too large for exact arithmetic.
+// 1 ms, or a Capacity*Period too large for exact arithmetic.
 func (a TokenBucket) Validate() error {
 	return validateBucket("TokenBucket", "Capacity", a.Capacity, a.Rate, a.Period)
 }
@@ -31,5 +31,5 @@ func (a TokenBucket) String() string {
 	return bucketString("TokenBucket", a.Capacity, a.Rate, a.Period)
 }
 
-// Policy is Capacity per the time an empty bucket takes to fill.
-func (a TokenBucket) Policy() Policy { return refillPolicy(a.Capacity, a.Rate, a.Period) }
+// policy is Capacity per the time an empty bucket takes to fill.
+func (a TokenBucket) policy() Policy { return refillPolicy(a.Capacity, a.Rate, a.Period) }

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -42,17 +43,17 @@ type Names struct {
 	Policy, RateLimit       string
 }
 
-// The usual choices of Names.
-var (
-	// XRateLimit writes the X-RateLimit-* family and Retry-After (the
-	// middleware's default).
-	XRateLimit = Names{Limit: "X-RateLimit-Limit", Remaining: "X-RateLimit-Remaining", Reset: "X-RateLimit-Reset", RetryAfter: "Retry-After"}
-	// IETF writes RateLimit-Policy, RateLimit and Retry-After.
-	IETF = Names{RetryAfter: "Retry-After", Policy: "RateLimit-Policy", RateLimit: "RateLimit"}
-	// Both writes all of them.
-	Both = Names{Limit: XRateLimit.Limit, Remaining: XRateLimit.Remaining, Reset: XRateLimit.Reset,
-		RetryAfter: "Retry-After", Policy: IETF.Policy, RateLimit: IETF.RateLimit}
-)
+// XRateLimit writes the X-RateLimit-* family and Retry-After: the
+// middleware's default.
+var XRateLimit = Names{Limit: "X-RateLimit-Limit", Remaining: "X-RateLimit-Remaining", Reset: "X-RateLimit-Reset", RetryAfter: "Retry-After"}
+
+// IETF writes the draft's RateLimit-Policy and RateLimit fields, and
+// Retry-After.
+var IETF = Names{RetryAfter: "Retry-After", Policy: "RateLimit-Policy", RateLimit: "RateLimit"}
+
+// Both writes the X-RateLimit-* family, the IETF fields and Retry-After.
+var Both = Names{Limit: XRateLimit.Limit, Remaining: XRateLimit.Remaining, Reset: XRateLimit.Reset,
+	RetryAfter: "Retry-After", Policy: IETF.Policy, RateLimit: IETF.RateLimit}
 
 // Canonical returns n with every name in canonical form
 // ("X-Ratelimit-Limit"), the form http.Header stores and sends anyway.
@@ -66,13 +67,14 @@ func (n Names) Canonical() Names {
 }
 
 // Write sets the state headers of d: the X-RateLimit-* family for the
-// binding rule and the IETF fields for every rule. now is the time the
-// Reset epoch is computed from. Retry-After is left to WriteRetryAfter.
-func (n Names) Write(h http.Header, d limiter.Decision, now time.Time) {
+// binding rule and the IETF fields for every rule. The Reset epoch counts
+// from d.At, the instant of the decision (Redis TIME by default), so every
+// app server sends the same value. Retry-After is left to WriteRetryAfter.
+func (n Names) Write(h http.Header, d limiter.Decision) {
 	if b, ok := d.Binding(); ok {
 		set(h, n.Limit, strconv.Itoa(b.Limit))
 		set(h, n.Remaining, strconv.Itoa(max(0, b.Remaining)))
-		set(h, n.Reset, strconv.FormatInt(ceilSeconds(time.Duration(now.UnixNano())+b.ResetAfter), 10))
+		set(h, n.Reset, strconv.FormatInt(ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter), 10))
 	}
 	if n.Policy != "" {
 		h.Set(n.Policy, list(d, func(b *strings.Builder, r limiter.RuleResult) {
@@ -93,9 +95,9 @@ func (n Names) Write(h http.Header, d limiter.Decision, now time.Time) {
 }
 
 // WriteRetryAfter sets Retry-After to RetryAfterSeconds(wait), unless wait
-// is negative (algorithms.Never: waiting cannot help).
+// is algorithms.Never (waiting cannot help).
 func (n Names) WriteRetryAfter(h http.Header, wait time.Duration) {
-	if wait >= 0 {
+	if wait != algorithms.Never {
 		set(h, n.RetryAfter, strconv.FormatInt(RetryAfterSeconds(wait), 10))
 	}
 }

@@ -59,7 +59,8 @@ func TestWrite(t *testing.T) {
 	} {
 		h := http.Header{}
 		h.Set("X-Ratelimit-Remaining", "stale value from an outer limiter")
-		tc.names.Write(h, tc.d, now)
+		tc.d.At = now
+		tc.names.Write(h, tc.d)
 		if !tc.d.Allowed {
 			tc.names.WriteRetryAfter(h, tc.wait)
 		}

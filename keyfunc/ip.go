@@ -1,23 +1,21 @@
 package keyfunc
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/internal/netx"
 )
 
-// ErrConfig is wrapped by IPConfig errors.
-var ErrConfig = errors.New("ratelimit: invalid key function configuration")
-
-// Default prefix lengths of an IP identity.
+// Default prefix lengths of an IP identity: whole IPv4 addresses, and IPv6
+// addresses grouped by /64, since one host usually owns a whole /64 and
+// could otherwise rotate addresses for free.
 const (
-	// DefaultIPv4PrefixLen keeps whole IPv4 addresses.
-	DefaultIPv4PrefixLen = 32
-	// DefaultIPv6PrefixLen groups IPv6 addresses by /64: one host usually
-	// owns a whole /64 and could otherwise rotate addresses for free.
-	DefaultIPv6PrefixLen = 64
+	defaultIPv4PrefixLen = 32
+	defaultIPv6PrefixLen = 64
 )
 
 // IPConfig configures how the client address is found and grouped.
@@ -27,10 +25,10 @@ type IPConfig struct {
 	// forwarding headers are ignored and the TCP peer is the client.
 	TrustedProxies []string
 	// IPv4PrefixLen is how many leading bits of an IPv4 address form the
-	// identity: 1 to 32, 0 for DefaultIPv4PrefixLen.
+	// identity: 1 to 32, 0 for 32 (the whole address).
 	IPv4PrefixLen int
-	// IPv6PrefixLen is the same for IPv6: 1 to 128, 0 for
-	// DefaultIPv6PrefixLen.
+	// IPv6PrefixLen is the same for IPv6: 1 to 128, 0 for 64 (one host
+	// usually owns a whole /64).
 	IPv6PrefixLen int
 }
 
@@ -50,13 +48,23 @@ type IPResolver struct {
 	v4, v6  int
 }
 
-var defaultResolver = &IPResolver{v4: DefaultIPv4PrefixLen, v6: DefaultIPv6PrefixLen}
+var defaultResolver = &IPResolver{v4: defaultIPv4PrefixLen, v6: defaultIPv6PrefixLen}
 
 // IP keys requests by the TCP peer address, IPv6 grouped by /64, ignoring
 // every forwarding header. Behind a proxy, use ClientIP with the proxy listed.
 func IP() KeyFunc { return defaultResolver.Key }
 
-// ClientIP keys requests by the client address that cfg resolves.
+// ClientIP keys requests by the client address that cfg resolves, masked
+// to the configured prefix lengths.
+//
+// Which address: the TCP peer (RemoteAddr) is the client unless it lies in
+// cfg.TrustedProxies. Only then are forwarding headers read, in this
+// order, the first present winning: Forwarded (RFC 7239, its for=
+// parameters), else X-Forwarded-For, else X-Real-IP (its last value). The
+// chain is walked from the right, skipping hops that are themselves
+// trusted proxies; the first untrusted address is the client. Headers sent
+// by an untrusted peer are never read, so a client cannot choose its own
+// identity. See IPResolver for malformed and all-trusted chains.
 func ClientIP(cfg IPConfig) (KeyFunc, error) {
 	res, err := NewIPResolver(cfg)
 	if err != nil {
@@ -69,45 +77,25 @@ func ClientIP(cfg IPConfig) (KeyFunc, error) {
 func NewIPResolver(cfg IPConfig) (*IPResolver, error) {
 	res := &IPResolver{v4: cfg.IPv4PrefixLen, v6: cfg.IPv6PrefixLen}
 	if res.v4 == 0 {
-		res.v4 = DefaultIPv4PrefixLen
+		res.v4 = defaultIPv4PrefixLen
 	}
 	if res.v6 == 0 {
-		res.v6 = DefaultIPv6PrefixLen
+		res.v6 = defaultIPv6PrefixLen
 	}
 	if res.v4 < 1 || res.v4 > 32 {
-		return nil, fmt.Errorf("%w: IPv4PrefixLen must be 1 to 32, got %d", ErrConfig, cfg.IPv4PrefixLen)
+		return nil, fmt.Errorf("%w: IPv4PrefixLen must be 1 to 32, got %d", ratelimit.ErrConfig, cfg.IPv4PrefixLen)
 	}
 	if res.v6 < 1 || res.v6 > 128 {
-		return nil, fmt.Errorf("%w: IPv6PrefixLen must be 1 to 128, got %d", ErrConfig, cfg.IPv6PrefixLen)
+		return nil, fmt.Errorf("%w: IPv6PrefixLen must be 1 to 128, got %d", ratelimit.ErrConfig, cfg.IPv6PrefixLen)
 	}
 	for _, s := range cfg.TrustedProxies {
-		p, err := ParsePrefix(s)
+		p, err := netx.ParsePrefix(s)
 		if err != nil {
-			return nil, fmt.Errorf("%w: TrustedProxies: %w", ErrConfig, err)
+			return nil, fmt.Errorf("%w: TrustedProxies: %w", ratelimit.ErrConfig, err)
 		}
 		res.trusted = append(res.trusted, p)
 	}
 	return res, nil
-}
-
-// ParsePrefix parses a CIDR or a single address (as a /32 or /128).
-func ParsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return netip.Prefix{}, err
-		}
-		if p.Addr().Is4In6() {
-			return netip.Prefix{}, fmt.Errorf("%q: write IPv4-mapped prefixes as IPv4", s)
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	a = a.Unmap().WithZone("")
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // Key returns the client address, masked to the configured prefix length:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
@@ -90,7 +91,7 @@ func TestIPConfigErrors(t *testing.T) {
 		{keyfunc.IPConfig{IPv6PrefixLen: -1}, "IPv6PrefixLen"},
 	} {
 		_, err := keyfunc.ClientIP(tc.cfg)
-		if !errors.Is(err, keyfunc.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: got %v, want ErrConfig naming %s", tc.cfg, err, tc.want)
 		}
 	}

@@ -2,7 +2,9 @@
 // request: the client IP, an API key, a user ID, the route, or a combination.
 //
 // A KeyFunc has the same shape as go-chi/httprate's key functions, so
-// httprate.KeyByIP, httprate.KeyByEndpoint and others plug in unchanged.
+// httprate.KeyByEndpoint and others plug in unchanged (for client IPs,
+// prefer ClientIP, which reads forwarding headers only from trusted
+// proxies).
 //
 // Trust model: everything in a request is chosen by the client except the
 // TCP peer address (RemoteAddr). Forwarding headers are believed only from

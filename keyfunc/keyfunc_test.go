@@ -36,7 +36,6 @@ func TestKeyFuncs(t *testing.T) {
 		{"constant", keyfunc.Constant("global"), form, "global"},
 		{"join", keyfunc.Join(keyfunc.IP(), keyfunc.Context(userKey{})), withUser, "203.0.113.9|alice"},
 		{"join escapes", keyfunc.Join(keyfunc.Constant(`a|b\`), keyfunc.Constant("c")), form, `a\|b\\|c`},
-		{"httprate.KeyByIP plugs in", keyfunc.KeyFunc(httprate.KeyByIP), withUser, "203.0.113.9"},
 		{"httprate.KeyByEndpoint plugs in", keyfunc.KeyFunc(httprate.KeyByEndpoint), form, "/login"},
 	} {
 		got, err := tc.key(tc.req)

@@ -3,13 +3,11 @@ package keyfunc
 import (
 	"fmt"
 	"net/http"
-
-	"github.com/go-chi/chi/v5"
 )
 
-// Route returns the pattern of the matched route: chi's route pattern (e.g.
-// "/users/{id}") when the request went through a chi router, else the
-// net/http ServeMux pattern (Request.Pattern, e.g. "GET /users/{id}").
+// Route returns the pattern of the matched route, Request.Pattern: set by
+// net/http's ServeMux ("GET /users/{id}") and by chi, which stores its
+// route pattern there ("/users/{id}").
 //
 // A pattern is complete only after routing. In chi, mount the middleware
 // inline on the endpoint with r.With(...).Get(...): an r.Use middleware,
@@ -20,11 +18,6 @@ import (
 // values a client could vary without bound.
 func Route() KeyFunc {
 	return func(r *http.Request) (string, error) {
-		if rc := chi.RouteContext(r.Context()); rc != nil {
-			if p := rc.RoutePattern(); p != "" {
-				return p, nil
-			}
-		}
 		if r.Pattern != "" {
 			return r.Pattern, nil
 		}

@@ -42,7 +42,7 @@ func TestCluster(t *testing.T) {
 		name string
 		rdb  redis.Scripter
 	}{{"cluster client", c.Client}, {"autopipeliner", ap}, {"async autopipeliner", async}} {
-		store := limiter.RedisStore(client.rdb, limiter.Cluster(), limiter.MinTTL(time.Hour))
+		store := mustStore(limiter.NewRedisStore(client.rdb, limiter.WithCluster(), limiter.WithMinTTL(time.Hour), limiter.WithTimeout(5*time.Second)))
 
 		t.Run(client.name+"/stack across slots is all-or-nothing", func(t *testing.T) {
 			rules := append(ruletest.Six(10), limiter.Rule{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}})
@@ -51,16 +51,12 @@ func TestCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range 4 {
-				d, err := lim.Allow(ctx, "u", "u", "u", "u", "u", "u", "u")
+				d, err := lim.Decide(ctx, ruletest.Checks(rules, "u", 1)...)
 				if err != nil || d.Allowed != (i == 0) {
 					t.Fatalf("request %d: %+v %v", i, d, err)
 				}
 			}
-			checks := make([]limiter.Check, 6)
-			for i := range checks {
-				checks[i] = limiter.Check{Rule: i, Identity: "u"}
-			}
-			d, err := lim.Decide(ctx, checks)
+			d, err := lim.Decide(ctx, ruletest.Checks(rules[:6], "u", 0)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,11 +70,11 @@ func TestCluster(t *testing.T) {
 		t.Run(client.name+"/64 goroutines admit exactly the limit", func(t *testing.T) {
 			for i, r := range ruletest.Six(100) {
 				lim, err := limiter.NewWithStore(store, []limiter.Rule{r}, fixedClock(bases[0].Add(time.Duration(i)*time.Minute)),
-					limiter.WithPrefix("hot-"+client.name[:4]), exactnessTimeout)
+					limiter.WithPrefix("hot-"+client.name[:4]))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, "hot") }); got != 100 {
+				if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, r.Name, "hot") }); got != 100 {
 					t.Errorf("%s: admitted %d, want 100", r.Name, got)
 				}
 			}
@@ -90,15 +86,15 @@ func TestCluster(t *testing.T) {
 				{Name: "b", Algorithm: algorithms.SlidingLog{Limit: 50, Window: time.Hour}},
 				{Name: "c", Algorithm: algorithms.TokenBucket{Capacity: 1000, Rate: 1, Period: time.Hour}},
 			}
-			lim, err := limiter.NewWithStore(store, rules, fixedClock(bases[0]), limiter.WithPrefix("mix-"+client.name[:4]), exactnessTimeout)
+			lim, err := limiter.NewWithStore(store, rules, fixedClock(bases[0]), limiter.WithPrefix("mix-"+client.name[:4]))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, "x", "x", "x") }); got != 50 {
+			if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Decide(ctx, ruletest.Checks(rules, "x", 1)...) }); got != 50 {
 				t.Errorf("admitted %d stacks, want exactly the binding limit 50", got)
 			}
 			// Everything the 270 denied stacks consumed was given back.
-			d, err := lim.Decide(ctx, []limiter.Check{{Rule: 0, Identity: "x"}, {Rule: 2, Identity: "x"}})
+			d, err := lim.Decide(ctx, limiter.Check{Rule: rules[0].Name, Identity: "x"}, limiter.Check{Rule: rules[2].Name, Identity: "x"})
 			if err != nil || d.Results[0].Remaining != 950 || d.Results[1].Remaining != 950 {
 				t.Errorf("after refunds: %+v %v, want 950 remaining on a and c", d, err)
 			}

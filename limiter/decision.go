@@ -20,6 +20,9 @@ type Decision struct {
 	// Allowed is true when every check allowed; only then was anything
 	// consumed.
 	Allowed bool
+	// At is the instant the decision was made at: the Redis server's TIME
+	// by default, so every app server reports the same instants.
+	At time.Time
 	// Results has one entry per check, in order. When the stack is denied,
 	// a rule that would have allowed reports Allowed true and its unchanged
 	// Remaining.
@@ -27,28 +30,20 @@ type Decision struct {
 	// Fallback is true when the fallback store (WithFallback) decided,
 	// because Redis failed or is considered down.
 	Fallback bool
-	// Err is the Redis failure (wrapping ErrBackend) that sent this very
-	// decision to the fallback; nil when Redis was skipped as down. Report
-	// it; the decision itself is valid.
-	Err error
 	// Cached is true when the deny cache answered (see WithDenyCache): the
 	// results are those of the denial it remembers, waits shortened by the
 	// time since.
 	Cached bool
 }
 
-// RetryAfter is the longest RetryAfter among the denying rules (0 when
-// allowed, algorithms.Never when some rule can never admit the cost).
+// RetryAfter is the longest RetryAfter among the denying rules: 0 when
+// allowed, algorithms.Never when some rule can never admit the cost.
 func (d Decision) RetryAfter() time.Duration {
 	var wait time.Duration
 	for _, r := range d.Results {
-		if r.Allowed {
-			continue
+		if !r.Allowed {
+			wait = max(wait, r.RetryAfter)
 		}
-		if r.Impossible() {
-			return algorithms.Never
-		}
-		wait = max(wait, r.RetryAfter)
 	}
 	return wait
 }
@@ -67,22 +62,11 @@ func (d Decision) Binding() (r RuleResult, ok bool) {
 
 // binds reports whether c is more binding than cur.
 func binds(c, cur RuleResult, allowed bool) bool {
-	if allowed {
-		return c.Remaining < cur.Remaining
-	}
-	if c.Allowed != cur.Allowed {
+	if !allowed && c.Allowed != cur.Allowed {
 		return !c.Allowed
 	}
-	if c.Allowed {
+	if allowed || c.Allowed {
 		return c.Remaining < cur.Remaining
 	}
-	return waitOf(c) > waitOf(cur)
-}
-
-// waitOf orders waits with Never as the longest.
-func waitOf(r RuleResult) time.Duration {
-	if r.Impossible() {
-		return 1<<63 - 1
-	}
-	return r.RetryAfter
+	return c.RetryAfter > cur.RetryAfter
 }

@@ -2,14 +2,12 @@ package limiter
 
 import (
 	"hash/maphash"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 )
-
-// DefaultDenyCacheSize bounds the deny cache (see WithDenyCache).
-const DefaultDenyCacheSize = 10_000
 
 // denyCache remembers stacks that Redis denied, until the earliest time
 // they could be admitted, so repeated requests of a denied client are
@@ -97,13 +95,13 @@ func (c *denyCache) get(sig stackID, now time.Time) (Decision, bool) {
 		r.ResetAfter = shorten(r.ResetAfter, elapsed)
 		results[i] = r
 	}
-	return Decision{Results: results, Cached: true}, true
+	return Decision{At: now, Results: results, Cached: true}, true
 }
 
 // shorten subtracts elapsed from a wait, rounding up to the millisecond;
 // algorithms.Never stays.
 func shorten(wait, elapsed time.Duration) time.Duration {
-	if wait <= 0 {
+	if wait <= 0 || wait == algorithms.Never {
 		return wait
 	}
 	left := max(0, wait-elapsed)
@@ -132,5 +130,6 @@ func (c *denyCache) put(sig stackID, sent time.Time, d Decision) {
 			return // full of live denials: decide through Redis
 		}
 	}
-	sh.entries[sig] = denial{at: sent, until: sent.Add(wait - time.Millisecond), results: d.Results}
+	// A copy: the caller owns d.Results and may change it.
+	sh.entries[sig] = denial{at: sent, until: sent.Add(wait - time.Millisecond), results: slices.Clone(d.Results)}
 }

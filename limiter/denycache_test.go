@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -21,13 +22,13 @@ func TestDenyCacheAnswersWithoutRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []bool{true, false} {
-		if d, err := lim.Allow(ctx, "a"); err != nil || d.Allowed != want || d.Cached {
+		if d, err := lim.Allow(ctx, "r", "a"); err != nil || d.Allowed != want || d.Cached {
 			t.Fatalf("request %d: %+v %v", i, d, err)
 		}
 	}
 	before := calls.n.Load()
 	now = now.Add(400 * time.Millisecond)
-	d, err := lim.Allow(ctx, "a")
+	d, err := lim.Allow(ctx, "r", "a")
 	if err != nil || d.Allowed || !d.Cached || d.RetryAfter() != 600*time.Millisecond {
 		t.Fatalf("denied again 400 ms later: %+v %v, want a cached deny with 600 ms to wait", d, err)
 	}
@@ -35,20 +36,20 @@ func TestDenyCacheAnswersWithoutRedis(t *testing.T) {
 		t.Errorf("%d Redis calls for a cached deny", n)
 	}
 	// Another identity, and another cost, are not in the cache.
-	if d, _ := lim.Allow(ctx, "b"); !d.Allowed || d.Cached {
+	if d, _ := lim.Allow(ctx, "r", "b"); !d.Allowed || d.Cached {
 		t.Errorf("another identity: %+v", d)
 	}
 	// 1 ms before the wait ends the cache has let go: Redis decides (deny).
 	now = bases[0].Add(999 * time.Millisecond)
-	if d, _ := lim.Allow(ctx, "a"); d.Allowed || d.Cached {
+	if d, _ := lim.Allow(ctx, "r", "a"); d.Allowed || d.Cached {
 		t.Errorf("at the end of the wait: %+v, want Redis's own deny", d)
 	}
 	now = bases[0].Add(time.Second)
-	if d, _ := lim.Allow(ctx, "a"); !d.Allowed {
+	if d, _ := lim.Allow(ctx, "r", "a"); !d.Allowed {
 		t.Errorf("after the wait: %+v, want allowed", d)
 	}
 	if _, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}},
-		limiter.WithDenyCache(-1)); !errors.Is(err, limiter.ErrConfig) {
+		limiter.WithDenyCache(-1)); !errors.Is(err, ratelimit.ErrConfig) {
 		t.Errorf("negative size: %v", err)
 	}
 }

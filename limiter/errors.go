@@ -3,9 +3,6 @@ package limiter
 import "errors"
 
 var (
-	// ErrConfig is wrapped by every construction error; the message names
-	// the rule at fault.
-	ErrConfig = errors.New("ratelimit: invalid configuration")
 	// ErrCheck is wrapped when a Check cannot be decided: an unknown rule,
 	// an empty identity, a negative cost or the same key twice.
 	ErrCheck = errors.New("ratelimit: invalid check")

@@ -30,7 +30,9 @@ func Example() {
 		panic(err)
 	}
 	for range 3 {
-		d, err := lim.Allow(context.Background(), "alice", "all")
+		d, err := lim.Decide(context.Background(),
+			limiter.Check{Rule: "per-user", Identity: "alice", Cost: 1},
+			limiter.Check{Rule: "global", Identity: "all", Cost: 1})
 		if err != nil {
 			panic(err)
 		}
@@ -56,13 +58,48 @@ func ExampleLimiter_Decide() {
 	}, limiter.WithClock(func() time.Time { return time.Unix(1_800_000_000, 0) }))
 
 	for _, cost := range []int{60, 60, 0, 101} {
-		d, _ := lim.Decide(context.Background(), []limiter.Check{{Rule: 0, Identity: "bob", Cost: cost}})
+		d, err := lim.Decide(context.Background(), limiter.Check{Rule: "uploads", Identity: "bob", Cost: cost})
+		if err != nil {
+			panic(err)
+		}
 		r := d.Results[0]
-		fmt.Printf("cost %3d: allowed=%v remaining=%d impossible=%v retry=%v\n", cost, r.Allowed, r.Remaining, r.Impossible(), r.RetryAfter)
+		fmt.Printf("cost %3d: allowed=%v remaining=%d impossible=%v retry=%v\n", cost, r.Allowed, r.Remaining, r.Impossible(), r.RetryAfter == algorithms.Never)
 	}
 	// Output:
-	// cost  60: allowed=true remaining=40 impossible=false retry=0s
-	// cost  60: allowed=false remaining=40 impossible=false retry=2s
-	// cost   0: allowed=true remaining=40 impossible=false retry=0s
-	// cost 101: allowed=false remaining=40 impossible=true retry=-1ns
+	// cost  60: allowed=true remaining=40 impossible=false retry=false
+	// cost  60: allowed=false remaining=40 impossible=false retry=false
+	// cost   0: allowed=true remaining=40 impossible=false retry=false
+	// cost 101: allowed=false remaining=40 impossible=true retry=true
+}
+
+// One rule, cost 1: a job worker that waits when its tenant is over the
+// limit.
+func ExampleLimiter_Allow() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+
+	lim, err := limiter.New(rdb, []limiter.Rule{
+		{Name: "per-tenant", Algorithm: algorithms.TokenBucket{Capacity: 2, Rate: 1, Period: time.Second}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for range 3 {
+		d, err := lim.Allow(context.Background(), "per-tenant", "acme")
+		if err != nil {
+			panic(err)
+		}
+		if !d.Allowed {
+			fmt.Println("wait", d.RetryAfter()) // or requeue the job
+			continue
+		}
+		fmt.Println("run job")
+	}
+	// Output:
+	// run job
+	// run job
+	// wait 1s
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
-
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 )
 
 // failover decides with primary while it works and with fallback while it
@@ -17,21 +15,31 @@ type failover struct {
 	probing           atomic.Bool  // one request at a time probes a down primary
 }
 
-func (f *failover) decide(ctx context.Context, now time.Time, checks []StoreCheck, results []algorithms.Result) (Decision, error) {
+// decide returns the primary's decision, or the fallback's with Fallback
+// set and the primary's failure (nil when the primary was skipped as down).
+func (f *failover) decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
 	if until := f.downUntil.Load(); until != 0 {
 		if time.Now().UnixNano() < until || !f.probing.CompareAndSwap(false, true) {
-			allowed, err := f.fallback.Decide(ctx, now, checks, results)
-			return Decision{Allowed: allowed, Fallback: true}, err
+			return f.fall(ctx, now, checks, nil)
 		}
 		defer f.probing.Store(false)
 	}
-	allowed, err := f.primary.Decide(ctx, now, checks, results)
+	d, err := f.primary.Decide(ctx, now, checks)
 	if err == nil {
 		f.downUntil.Store(0)
-		return Decision{Allowed: allowed}, nil
+		return d, nil
 	}
 	f.downUntil.Store(time.Now().Add(f.retry).UnixNano())
-	// The primary may have used up the deadline; the fallback is local.
-	allowed, ferr := f.fallback.Decide(context.WithoutCancel(ctx), now, checks, results)
-	return Decision{Allowed: allowed, Fallback: true, Err: backendError(err)}, ferr
+	return f.fall(ctx, now, checks, err)
+}
+
+// fall decides with the fallback. The primary may have used up the
+// deadline; the fallback is local. A failing fallback is the failure.
+func (f *failover) fall(ctx context.Context, now time.Time, checks []StoreCheck, cause error) (Decision, error) {
+	d, err := f.fallback.Decide(context.WithoutCancel(ctx), now, checks)
+	if err != nil {
+		return Decision{}, err
+	}
+	d.Fallback = true
+	return d, cause
 }

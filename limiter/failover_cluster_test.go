@@ -25,9 +25,9 @@ func TestClusterFailover(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			const limit = 5000
 			c := redistest.StartCluster(t, 3, 1)
-			lim, err := limiter.NewWithStore(limiter.RedisStore(c.Client, limiter.MinTTL(time.Hour)),
+			lim, err := limiter.NewWithStore(mustStore(limiter.NewRedisStore(c.Client, limiter.WithMinTTL(time.Hour), limiter.WithTimeout(300*time.Millisecond))),
 				[]limiter.Rule{{Name: "hot", Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Hour}}},
-				fixedClock(bases[0]), limiter.WithTimeout(300*time.Millisecond))
+				fixedClock(bases[0]))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestClusterFailover(t *testing.T) {
 						default:
 						}
 						start := time.Now()
-						d, err := lim.Allow(context.Background(), "x")
+						d, err := lim.Allow(context.Background(), "hot", "x")
 						if el := time.Since(start).Nanoseconds(); el > worst.Load() {
 							worst.Store(el)
 						}
@@ -103,7 +103,7 @@ func TestClusterFailover(t *testing.T) {
 			switchTook := time.Since(began)
 			// Then the client has to notice the new topology.
 			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				if _, err := lim.Decide(context.Background(), []limiter.Check{{Identity: "x", Cost: 0}}); err == nil {
+				if _, err := lim.Decide(context.Background(), limiter.Check{Rule: "hot", Identity: "x", Cost: 0}); err == nil {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -117,7 +117,7 @@ func TestClusterFailover(t *testing.T) {
 			close(stop)
 			wg.Wait()
 
-			d, err := lim.Decide(context.Background(), []limiter.Check{{Identity: "x", Cost: 0}})
+			d, err := lim.Decide(context.Background(), limiter.Check{Rule: "hot", Identity: "x", Cost: 0})
 			if err != nil {
 				t.Fatalf("after failover: %v", err)
 			}

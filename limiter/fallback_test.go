@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -35,20 +36,20 @@ func TestFallbackWhileRedisIsDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := lim.Allow(ctx, "a")
+	d, err := lim.Allow(ctx, "r", "a")
 	if err != nil || d.Fallback || !d.Allowed || d.Results[0].Remaining != 2 {
 		t.Fatalf("Redis up: %+v %v", d, err)
 	}
 
 	s.Stop()
-	d, err = lim.Allow(ctx, "a")
-	if err != nil || !d.Fallback || !errors.Is(d.Err, limiter.ErrBackend) || !d.Allowed {
+	d, err = lim.Allow(ctx, "r", "a")
+	if !errors.Is(err, limiter.ErrBackend) || !d.Fallback || !d.Allowed || d.Results[0].Rule != "r" {
 		t.Fatalf("first request after Redis died: %+v %v, want a fallback decision carrying the Redis error", d, err)
 	}
 	before := calls.n.Load()
 	for i, want := range []bool{true, true, false} { // the fallback counts on its own: 3 per hour
-		d, err = lim.Allow(ctx, "a")
-		if err != nil || !d.Fallback || d.Err != nil || d.Allowed != want {
+		d, err = lim.Allow(ctx, "r", "a")
+		if err != nil || !d.Fallback || d.Allowed != want {
 			t.Fatalf("request %d while down: %+v %v, want fallback allowed=%v without a Redis error", i, d, err, want)
 		}
 	}
@@ -58,7 +59,7 @@ func TestFallbackWhileRedisIsDown(t *testing.T) {
 
 	s.Restart(t)
 	time.Sleep(400 * time.Millisecond) // past the retry interval
-	d, err = lim.Allow(ctx, "a")
+	d, err = lim.Allow(ctx, "r", "a")
 	if err != nil || d.Fallback || !d.Allowed || d.Results[0].Remaining != 2 {
 		t.Fatalf("Redis back: %+v %v, want Redis deciding again on its (fresh) state", d, err)
 	}
@@ -68,7 +69,7 @@ func TestFallbackOptions(t *testing.T) {
 	_, c := redistest.Mini(t)
 	rules := []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}
 	for _, opt := range []limiter.Option{limiter.WithFallback(nil, 0), limiter.WithFallback(memstore.Must(), -time.Second)} {
-		if _, err := limiter.New(c, rules, opt); !errors.Is(err, limiter.ErrConfig) {
+		if _, err := limiter.New(c, rules, opt); !errors.Is(err, ratelimit.ErrConfig) {
 			t.Errorf("got %v, want ErrConfig", err)
 		}
 	}

@@ -9,8 +9,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/lua"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 )
 
 // Rule is a named limit. Name appears in keys and headers: 1 to 64 bytes of
@@ -20,10 +22,10 @@ type Rule struct {
 	Algorithm algorithms.Algorithm
 }
 
-// Check asks one rule about one identity.
+// Check asks one rule, by name, about one identity.
 type Check struct {
-	// Rule is the index of the rule in the slice given to New.
-	Rule int
+	// Rule is the name of the rule.
+	Rule string
 	// Identity is who is limited: an IP, a user ID, a route. It must not
 	// be empty; any other bytes are safe (see the package doc).
 	Identity string
@@ -36,106 +38,85 @@ type Check struct {
 type Limiter struct {
 	store    Store
 	failover *failover  // nil without WithFallback
-	denied   *denyCache // nil when off or the store is local
-	rules    []rule
+	denied   *denyCache // nil when off
+	rules    map[string]*rule
 	cfg      config
 }
 
 type rule struct {
 	name   string
 	code   string
-	alg    algorithms.Algorithm
 	policy algorithms.Policy
+	alg    algorithms.Algorithm
 }
 
-// New returns a Limiter on Redis (see RedisStore). It validates the rules
-// and options and does not touch Redis: the script is loaded on first use,
-// so a limiter starts while Redis is down. rdb may be a *redis.Client,
-// *redis.ClusterClient, *redis.Ring, a failover client or an AutoPipeliner.
-// A *redis.Client is used through rdb.WithTimeout(timeout), which shares
-// its connection pool, so the timeout bounds every socket read and write.
+// New returns a Limiter on Redis: NewWithStore on NewRedisStore(rdb), each
+// given its options. It validates the rules and options and does not touch
+// Redis: the script is loaded on first use, so a limiter starts while Redis
+// is down. rdb may be a *redis.Client, *redis.ClusterClient, *redis.Ring,
+// a failover client or an AutoPipeliner.
 func New(rdb redis.Scripter, rules []Rule, opts ...Option) (*Limiter, error) {
-	if rdb == nil {
-		return nil, fmt.Errorf("%w: nil Redis client", ErrConfig)
-	}
-	store := RedisStore(rdb).(*redisStore)
-	l, err := NewWithStore(store, rules, opts...)
+	storeOpts, limiterOpts := split(opts)
+	store, err := NewRedisStore(rdb, storeOpts...)
 	if err != nil {
 		return nil, err
 	}
-	store.boundIO(l.cfg.timeout)
-	return l, nil
+	return NewWithStore(store, rules, limiterOpts...)
 }
 
-// NewWithStore returns a Limiter on any Store, such as the in-process
-// memstore.
+// NewWithStore returns a Limiter on any Store, such as a RedisStore or the
+// in-process memstore.
 func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	if store == nil {
-		return nil, fmt.Errorf("%w: nil store", ErrConfig)
+		return nil, fmt.Errorf("%w: nil store", ratelimit.ErrConfig)
 	}
 	if len(rules) == 0 {
-		return nil, fmt.Errorf("%w: no rules", ErrConfig)
+		return nil, fmt.Errorf("%w: no rules", ratelimit.ErrConfig)
 	}
-	l := &Limiter{store: store, cfg: config{prefix: DefaultPrefix, timeout: DefaultTimeout, denyCache: DefaultDenyCacheSize}}
-	for _, opt := range opts {
-		if err := opt(&l.cfg); err != nil {
-			return nil, err
-		}
+	l := &Limiter{store: store, cfg: defaults(), rules: make(map[string]*rule, len(rules))}
+	if err := l.cfg.apply(opts, false); err != nil {
+		return nil, err
 	}
-	if _, local := store.(Local); !local && l.cfg.denyCache > 0 {
+	if _, redis := store.(*RedisStore); (redis || l.cfg.denySet) && l.cfg.denyCache > 0 {
 		l.denied = newDenyCache(l.cfg.denyCache)
 	}
 	if l.cfg.fallback != nil {
 		l.failover = &failover{primary: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
 	}
-	seen := make(map[string]bool, len(rules))
 	for i, r := range rules {
 		if !validRuleName(r.Name) {
-			return nil, fmt.Errorf("%w: rule %d: name %q must be 1 to 64 bytes of [A-Za-z0-9._-]", ErrConfig, i, r.Name)
+			return nil, fmt.Errorf("%w: rule %d: name %q must be 1 to 64 bytes of [A-Za-z0-9._-]", ratelimit.ErrConfig, i, r.Name)
 		}
-		if seen[r.Name] {
-			return nil, fmt.Errorf("%w: rule %q: duplicate name", ErrConfig, r.Name)
+		if l.rules[r.Name] != nil {
+			return nil, fmt.Errorf("%w: rule %q: duplicate name", ratelimit.ErrConfig, r.Name)
 		}
-		seen[r.Name] = true
-		p, err := lua.ParamsOf(r.Algorithm)
+		p, err := script.Encode(r.Algorithm)
 		if err != nil {
-			return nil, fmt.Errorf("%w: rule %q: %w", ErrConfig, r.Name, err)
+			return nil, fmt.Errorf("%w: rule %q: %w", ratelimit.ErrConfig, r.Name, err)
 		}
-		l.rules = append(l.rules, rule{name: r.Name, code: p.Code(), alg: r.Algorithm, policy: r.Algorithm.Policy()})
+		l.rules[r.Name] = &rule{name: r.Name, code: p.Code, policy: algorithms.PolicyOf(r.Algorithm), alg: r.Algorithm}
 	}
 	return l, nil
 }
 
-// Rules returns the names of the rules, in order.
-func (l *Limiter) Rules() []string {
-	names := make([]string, len(l.rules))
-	for i, r := range l.rules {
-		names[i] = r.name
-	}
-	return names
-}
-
-// Allow decides a request of cost 1 against every rule, identities[i] being
-// the identity for rule i.
-func (l *Limiter) Allow(ctx context.Context, identities ...string) (Decision, error) {
-	if len(identities) != len(l.rules) {
-		return Decision{}, fmt.Errorf("%w: %d identities for %d rules", ErrCheck, len(identities), len(l.rules))
-	}
-	checks := make([]Check, len(identities))
-	for i, id := range identities {
-		checks[i] = Check{Rule: i, Identity: id, Cost: 1}
-	}
-	return l.Decide(ctx, checks)
+// Allow decides a request of cost 1 against one rule.
+func (l *Limiter) Allow(ctx context.Context, rule, identity string) (Decision, error) {
+	return l.Decide(ctx, Check{Rule: rule, Identity: identity, Cost: 1})
 }
 
 // Decide runs the checks as one all-or-nothing decision in one store call
 // (one script run on Redis). Being limited is not an error: err is non-nil
-// only for an invalid check (ErrCheck) or a store failure (ErrBackend).
-func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) {
+// for an invalid check (ErrCheck) or a store failure (ErrBackend).
+//
+// With WithFallback, a Redis failure is returned together with the
+// fallback's valid decision (Decision.Fallback set), so it can be reported:
+// act on d when d.Fallback is true, whatever err says.
+func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error) {
 	if len(checks) == 0 {
 		return Decision{Allowed: true}, nil
 	}
-	sc, results, err := l.prepare(checks)
+	var buf [4]*rule
+	sc, rules, err := l.prepare(checks, buf[:0])
 	if err != nil {
 		return Decision{}, err
 	}
@@ -158,26 +139,31 @@ func (l *Limiter) Decide(ctx context.Context, checks []Check) (Decision, error) 
 			}
 		}
 	}
-	d, err := l.decide(ctx, now, sc, results)
+	d, err := l.decide(ctx, now, sc)
 	if err != nil {
-		return Decision{}, backendError(err)
+		err = backendError(err)
+		if !d.Fallback {
+			return Decision{}, err
+		}
+	}
+	for i, r := range rules {
+		res := &d.Results[i]
+		res.Rule, res.Policy, res.Limit = r.name, r.policy, r.policy.Quota
 	}
 	if cacheable && !d.Allowed && !d.Fallback {
 		l.denied.put(sig, sent, d)
 	}
-	return d, nil
+	return d, err
 }
 
-// prepare validates checks and builds their store checks and the results
-// to fill.
-func (l *Limiter) prepare(checks []Check) ([]StoreCheck, []RuleResult, error) {
+// prepare validates checks and builds their store checks and rules.
+func (l *Limiter) prepare(checks []Check, rules []*rule) ([]StoreCheck, []*rule, error) {
 	sc := make([]StoreCheck, len(checks))
-	results := make([]RuleResult, len(checks))
 	for i, c := range checks {
-		if c.Rule < 0 || c.Rule >= len(l.rules) {
-			return nil, nil, fmt.Errorf("%w: no rule %d", ErrCheck, c.Rule)
+		r := l.rules[c.Rule]
+		if r == nil {
+			return nil, nil, fmt.Errorf("%w: no rule %q", ErrCheck, c.Rule)
 		}
-		r := &l.rules[c.Rule]
 		if c.Identity == "" {
 			return nil, nil, fmt.Errorf("%w: rule %q: empty identity", ErrCheck, r.name)
 		}
@@ -190,10 +176,9 @@ func (l *Limiter) prepare(checks []Check) ([]StoreCheck, []RuleResult, error) {
 				return nil, nil, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)
 			}
 		}
-		results[i] = RuleResult{Rule: r.name, Policy: r.policy}
-		results[i].Limit = r.policy.Quota
+		rules = append(rules, r)
 	}
-	return sc, results, nil
+	return sc, rules, nil
 }
 
 // now is the passed-in clock's time, or zero for the store's own clock.
@@ -202,39 +187,18 @@ func (l *Limiter) now() (time.Time, error) {
 		return time.Time{}, nil
 	}
 	now := l.cfg.clock()
-	if now.Before(time.Unix(0, 0)) || now.After(algorithms.MaxTime) {
-		return time.Time{}, fmt.Errorf("%w: clock time %v outside 1970 to %v", ErrCheck, now, algorithms.MaxTime)
+	if now.Before(time.Unix(0, 0)) || now.After(exact.MaxTime) {
+		return time.Time{}, fmt.Errorf("%w: clock time %v outside 1970 to %v", ErrCheck, now, exact.MaxTime)
 	}
 	return now, nil
 }
 
-// decide asks the store (or the failover pair) within the timeout and
-// fills results.
-func (l *Limiter) decide(ctx context.Context, now time.Time, sc []StoreCheck, results []RuleResult) (Decision, error) {
-	if _, local := l.store.(Local); !local {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, l.cfg.timeout)
-		defer cancel()
-	}
-	plain := make([]algorithms.Result, len(results))
-	for i := range results {
-		plain[i] = results[i].Result
-	}
-	var d Decision
-	var err error
+// decide asks the store, or the failover pair.
+func (l *Limiter) decide(ctx context.Context, now time.Time, sc []StoreCheck) (Decision, error) {
 	if l.failover != nil {
-		d, err = l.failover.decide(ctx, now, sc, plain)
-	} else {
-		d.Allowed, err = l.store.Decide(ctx, now, sc, plain)
+		return l.failover.decide(ctx, now, sc)
 	}
-	if err != nil {
-		return Decision{}, err
-	}
-	for i := range results {
-		results[i].Result = plain[i]
-	}
-	d.Results = results
-	return d, nil
+	return l.store.Decide(ctx, now, sc)
 }
 
 // backendError wraps a store failure in ErrBackend, and network timeouts in

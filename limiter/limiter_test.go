@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
@@ -44,9 +45,8 @@ func TestStackIsAllOrNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ids := []string{"u", "u", "u", "u", "u", "u", "u"}
 			for i := range 6 {
-				d, err := lim.Allow(ctx, ids...)
+				d, err := lim.Decide(ctx, ruletest.Checks(rules, "u", 1)...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -66,11 +66,7 @@ func TestStackIsAllOrNothing(t *testing.T) {
 				}
 			}
 			// Peek every rule: the denied requests consumed nothing.
-			checks := make([]limiter.Check, 6)
-			for i := range checks {
-				checks[i] = limiter.Check{Rule: i, Identity: "u", Cost: 0}
-			}
-			d, err := lim.Decide(ctx, checks)
+			d, err := lim.Decide(ctx, ruletest.Checks(rules[:6], "u", 0)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,14 +88,14 @@ func TestDeniedRequestChangesNothing(t *testing.T) {
 					t.Fatal(err)
 				}
 				for range 3 {
-					if d, err := lim.Allow(ctx, "x"); err != nil || !d.Allowed {
+					if d, err := lim.Allow(ctx, r.Name, "x"); err != nil || !d.Allowed {
 						t.Fatalf("%s: fill: %v %v", r.Name, d, err)
 					}
 				}
 				key := fmt.Sprintf("deny:{%s:x}:%s", r.Name, r.Name)
 				before, ttlBefore := snapshot(t, b.Client, key)
 				for _, cost := range []int{1, 2, 4} {
-					if d, err := lim.Decide(ctx, []limiter.Check{{Identity: "x", Cost: cost}}); err != nil || d.Allowed {
+					if d, err := lim.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "x", Cost: cost}); err != nil || d.Allowed {
 						t.Fatalf("%s: cost %d: %+v %v, want denied", r.Name, cost, d, err)
 					}
 				}
@@ -143,7 +139,7 @@ func TestEveryKeyHasABoundedTTL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := lim.Allow(ctx, "a", "a", "a", "a", "a", "a")
+			d, err := lim.Decide(ctx, ruletest.Checks(ruletest.Six(5), "a", 1)...)
 			if err != nil || !d.Allowed {
 				t.Fatalf("%+v %v", d, err)
 			}
@@ -171,7 +167,7 @@ func TestServerTimeIsTheDefaultClock(t *testing.T) {
 	}
 	m.SetTime(bases[0].Add(123456 * time.Microsecond))
 	for i, want := range []bool{true, true, false} {
-		d, err := lim.Allow(ctx, "a")
+		d, err := lim.Allow(ctx, "r", "a")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,11 +177,11 @@ func TestServerTimeIsTheDefaultClock(t *testing.T) {
 	}
 	// One microsecond before the first entries leave the window: still denied.
 	m.SetTime(bases[0].Add(1123455 * time.Microsecond))
-	if d, _ := lim.Allow(ctx, "a"); d.Allowed || d.Results[0].RetryAfter != time.Millisecond {
+	if d, _ := lim.Allow(ctx, "r", "a"); d.Allowed || d.Results[0].RetryAfter != time.Millisecond {
 		t.Fatalf("1µs early: %+v, want denied with RetryAfter 1ms", d.Results[0])
 	}
 	m.SetTime(bases[0].Add(1123456 * time.Microsecond))
-	if d, _ := lim.Allow(ctx, "a"); !d.Allowed {
+	if d, _ := lim.Allow(ctx, "r", "a"); !d.Allowed {
 		t.Fatalf("on time: denied %+v", d.Results[0])
 	}
 }
@@ -198,7 +194,7 @@ func TestRealRedisTime(t *testing.T) {
 	}
 	var d limiter.Decision
 	for range 4 {
-		if d, err = lim.Allow(ctx, "a"); err != nil {
+		if d, err = lim.Allow(ctx, "g", "a"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -229,7 +225,7 @@ func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
 			for range 64 {
 				wg.Go(func() {
 					for range 5 {
-						d, err := lim.Allow(ctx, "hot")
+						d, err := lim.Allow(ctx, r.Name, "hot")
 						if err != nil {
 							t.Error(err)
 							return
@@ -260,7 +256,7 @@ func TestScriptCacheFlushIsTransparent(t *testing.T) {
 		if err := s.Client.ScriptFlush(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lim.Allow(ctx, "a", "a", "a", "a", "a", "a"); err != nil {
+		if _, err := lim.Decide(ctx, ruletest.Checks(ruletest.Six(5), "a", 1)...); err != nil {
 			t.Fatalf("after SCRIPT FLUSH: %v", err)
 		}
 	}
@@ -276,7 +272,7 @@ func TestBackendFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Stop()
-		if _, err := lim.Allow(ctx, "a"); !errors.Is(err, limiter.ErrBackend) {
+		if _, err := lim.Allow(ctx, "r", "a"); !errors.Is(err, limiter.ErrBackend) {
 			t.Fatalf("got %v, want ErrBackend", err)
 		}
 	})
@@ -320,12 +316,12 @@ func TestBackendFailures(t *testing.T) {
 			t.Cleanup(func() { c.Close() })
 			for _, lim := range []*limiter.Limiter{
 				must(limiter.New(c, rules, limiter.WithTimeout(50*time.Millisecond))),
-				must(limiter.NewWithStore(limiter.RedisStore(c), rules, limiter.WithTimeout(50*time.Millisecond))),
+				must(limiter.NewWithStore(mustStore(limiter.NewRedisStore(c, limiter.WithTimeout(50*time.Millisecond))), rules)),
 				must(limiter.New(ap, rules, limiter.WithTimeout(50*time.Millisecond))),
 				must(limiter.New(async, rules, limiter.WithTimeout(50*time.Millisecond))),
 			} {
 				start := time.Now()
-				_, err := lim.Allow(ctx, "a")
+				_, err := lim.Allow(ctx, "r", "a")
 				if !errors.Is(err, limiter.ErrBackend) || !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("ContextTimeoutEnabled=%v: got %v, want ErrBackend wrapping context.DeadlineExceeded", honours, err)
 				}
@@ -349,18 +345,19 @@ func TestInvalidChecks(t *testing.T) {
 		checks []limiter.Check
 		want   string
 	}{
-		{"empty identity", []limiter.Check{{Rule: 0, Identity: "", Cost: 1}}, "empty identity"},
-		{"negative cost", []limiter.Check{{Rule: 1, Identity: "a", Cost: -1}}, "negative cost"},
-		{"unknown rule", []limiter.Check{{Rule: 6, Identity: "a", Cost: 1}}, "no rule 6"},
-		{"same key twice", []limiter.Check{{Rule: 2, Identity: "a", Cost: 1}, {Rule: 2, Identity: "a", Cost: 1}}, "twice"},
+		{"empty identity", []limiter.Check{{Rule: "fw", Identity: "", Cost: 1}}, "empty identity"},
+		{"negative cost", []limiter.Check{{Rule: "sl", Identity: "a", Cost: -1}}, "negative cost"},
+		{"unknown rule", []limiter.Check{{Rule: "sw", Identity: "a", Cost: 1}, {Rule: "nope", Identity: "a", Cost: 1}}, `no rule "nope"`},
+		{"no rule named", []limiter.Check{{Identity: "a", Cost: 1}}, `no rule ""`},
+		{"same key twice", []limiter.Check{{Rule: "sw", Identity: "a", Cost: 1}, {Rule: "sw", Identity: "a", Cost: 1}}, "twice"},
 	} {
-		_, err := lim.Decide(ctx, tc.checks)
+		_, err := lim.Decide(ctx, tc.checks...)
 		if !errors.Is(err, limiter.ErrCheck) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want ErrCheck mentioning %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := lim.Allow(ctx, "a"); !errors.Is(err, limiter.ErrCheck) {
-		t.Errorf("1 identity for 6 rules: got %v, want ErrCheck", err)
+	if _, err := lim.Allow(ctx, "r", "a"); !errors.Is(err, limiter.ErrCheck) {
+		t.Errorf("a rule that does not exist: got %v, want ErrCheck", err)
 	}
 }
 
@@ -375,6 +372,8 @@ func TestInvalidConfiguration(t *testing.T) {
 		want  string
 	}{
 		{"nil client", nil, []limiter.Rule{{Name: "a", Algorithm: ok}}, nil, "nil Redis client"},
+		{"nil *redis.Client", (*redis.Client)(nil), []limiter.Rule{{Name: "a", Algorithm: ok}}, nil, "nil Redis client"},
+		{"zero option", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{{}}, "zero Option"},
 		{"no rules", c, nil, nil, "no rules"},
 		{"empty name", c, []limiter.Rule{{Algorithm: ok}}, nil, `name ""`},
 		{"brace in name", c, []limiter.Rule{{Name: "a}", Algorithm: ok}}, nil, `name "a}"`},
@@ -385,10 +384,27 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"bad prefix", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithPrefix("x{")}, "prefix"},
 		{"bad timeout", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithTimeout(0)}, "timeout"},
 		{"nil clock", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithClock(nil)}, "clock"},
+		{"negative min TTL", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithMinTTL(-1)}, "WithMinTTL: negative"},
 	} {
 		_, err := limiter.New(tc.rdb, tc.rules, tc.opts...)
-		if !errors.Is(err, limiter.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want ErrConfig mentioning %q", tc.name, err, tc.want)
 		}
 	}
+	// Store options belong to the store, limiter options to the limiter.
+	store := mustStore(limiter.NewRedisStore(c))
+	rules := []limiter.Rule{{Name: "a", Algorithm: ok}}
+	if _, err := limiter.NewWithStore(store, rules, limiter.WithTimeout(time.Second)); !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), "WithTimeout configures the Redis store") {
+		t.Errorf("NewWithStore with a store option: %v", err)
+	}
+	if _, err := limiter.NewRedisStore(c, limiter.WithPrefix("p")); !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), "WithPrefix configures a Limiter") {
+		t.Errorf("NewRedisStore with a limiter option: %v", err)
+	}
+}
+
+func mustStore(s *limiter.RedisStore, err error) *limiter.RedisStore {
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

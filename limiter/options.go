@@ -4,110 +4,183 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit"
 )
 
 // Defaults, applied unless an Option says otherwise.
 const (
-	// DefaultPrefix begins every key.
-	DefaultPrefix = "ratelimit"
-	// DefaultTimeout bounds each Redis call: a dead or slow Redis costs a
-	// request at most this long.
-	DefaultTimeout = 100 * time.Millisecond
-	// DefaultFallbackRetry is how long a failed Redis is left alone before
-	// one request probes it again (see WithFallback).
-	DefaultFallbackRetry = time.Second
+	defaultPrefix        = "ratelimit"
+	defaultTimeout       = 100 * time.Millisecond
+	defaultFallbackRetry = time.Second
+	defaultDenyCacheSize = 10_000
 )
 
-// Option configures a Limiter.
-type Option func(*config) error
+// Option configures a Limiter or a RedisStore. WithTimeout, WithCluster and
+// WithMinTTL configure the Redis store: New passes them on to it,
+// NewRedisStore takes only them, and NewWithStore refuses them (give them
+// to NewRedisStore). The others configure the Limiter.
+type Option struct {
+	name  string
+	store bool
+	apply func(*config) error
+}
 
 type config struct {
+	// Limiter options.
 	prefix    string
-	timeout   time.Duration
 	clock     func() time.Time
 	fallback  Store
 	retry     time.Duration
 	denyCache int
+	denySet   bool
+	// Store options.
+	timeout time.Duration
+	minTTL  time.Duration
+	cluster bool
 }
 
-// WithPrefix sets the prefix of every key (default DefaultPrefix). Limiters
+func defaults() config {
+	return config{prefix: defaultPrefix, timeout: defaultTimeout, denyCache: defaultDenyCacheSize}
+}
+
+// apply applies the options whose store flag is store, and fails on the
+// others with a message saying where they belong.
+func (c *config) apply(opts []Option, store bool) error {
+	for _, opt := range opts {
+		if opt.apply == nil {
+			return fmt.Errorf("%w: zero Option", ratelimit.ErrConfig)
+		}
+		if opt.store != store {
+			where := "a Limiter (New or NewWithStore)"
+			if opt.store {
+				where = "the Redis store (New or NewRedisStore)"
+			}
+			return fmt.Errorf("%w: %s configures %s", ratelimit.ErrConfig, opt.name, where)
+		}
+		if err := opt.apply(c); err != nil {
+			return fmt.Errorf("%w: %s: %w", ratelimit.ErrConfig, opt.name, err)
+		}
+	}
+	return nil
+}
+
+// split separates store options from limiter options.
+func split(opts []Option) (store, limiter []Option) {
+	for _, opt := range opts {
+		if opt.store {
+			store = append(store, opt)
+		} else {
+			limiter = append(limiter, opt)
+		}
+	}
+	return store, limiter
+}
+
+// WithPrefix sets the prefix of every key (default "ratelimit"). Limiters
 // that must not share counters need different prefixes or rule names.
 func WithPrefix(prefix string) Option {
-	return func(c *config) error {
+	return Option{name: "WithPrefix", apply: func(c *config) error {
 		if prefix == "" || strings.ContainsAny(prefix, "{}") {
-			return fmt.Errorf("%w: prefix %q must be non-empty and without braces", ErrConfig, prefix)
+			return fmt.Errorf("prefix %q must be non-empty and without braces", prefix)
 		}
 		c.prefix = prefix
 		return nil
-	}
-}
-
-// WithTimeout bounds each Redis call (default DefaultTimeout). A call that
-// runs out of time fails with ErrBackend wrapping context.DeadlineExceeded.
-func WithTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("%w: timeout must be positive, got %v", ErrConfig, d)
-		}
-		c.timeout = d
-		return nil
-	}
+	}}
 }
 
 // WithClock makes decisions use now() instead of the Redis server's TIME.
 // Meant for tests; in production every app server should share Redis's
 // clock, which is the default. Key TTLs still run on Redis's own clock, so
-// a passed-in clock that runs slower than real time needs MinTTL (see
-// RedisStore), or Redis may expire state that still matters. Times outside
-// 1970 to algorithms.MaxTime are an ErrCheck.
+// a passed-in clock that runs slower than real time needs WithMinTTL, or
+// Redis may expire state that still matters. Times outside 1970 to 2245
+// are an ErrCheck.
 func WithClock(now func() time.Time) Option {
-	return func(c *config) error {
+	return Option{name: "WithClock", apply: func(c *config) error {
 		if now == nil {
-			return fmt.Errorf("%w: nil clock", ErrConfig)
+			return fmt.Errorf("nil clock")
 		}
 		c.clock = now
 		return nil
-	}
+	}}
 }
 
 // WithFallback decides with store (an in-process memstore, typically)
 // while Redis fails or times out, instead of failing.
 //
-// Health check: the first failure marks Redis down for retry
-// (DefaultFallbackRetry when 0). Meanwhile every decision goes straight to
-// the fallback, adding no Redis timeout. Then one request at a time probes
-// Redis; the first success brings all decisions back to it.
+// Health check: the first failure marks Redis down for retry (1 s when 0).
+// Meanwhile every decision goes straight to the fallback, adding no Redis
+// timeout. Then one request at a time probes Redis; the first success
+// brings all decisions back to it.
 //
 // Accuracy: while Redis is away, each app instance limits on its own, so N
 // instances admit up to N times a global limit, and what the fallback
 // admitted is not copied to Redis when it comes back.
 func WithFallback(store Store, retry time.Duration) Option {
-	return func(c *config) error {
+	return Option{name: "WithFallback", apply: func(c *config) error {
 		if store == nil {
-			return fmt.Errorf("%w: nil fallback store", ErrConfig)
+			return fmt.Errorf("nil fallback store")
 		}
 		if retry < 0 {
-			return fmt.Errorf("%w: negative fallback retry %v", ErrConfig, retry)
+			return fmt.Errorf("negative retry %v", retry)
 		}
 		if retry == 0 {
-			retry = DefaultFallbackRetry
+			retry = defaultFallbackRetry
 		}
 		c.fallback, c.retry = store, retry
 		return nil
-	}
+	}}
 }
 
 // WithDenyCache sets how many denied stacks the limiter remembers locally
-// (default DefaultDenyCacheSize; 0 turns the cache off). While a client is
-// denied, its repeated requests are denied without a Redis round trip until
-// the earliest time they could pass; such decisions have Decision.Cached
-// set. The cache is per Limiter and never used with in-process stores.
+// (default 10,000 on a RedisStore, none on other stores; 0 turns the cache
+// off). While a client is denied, its repeated requests are denied without
+// a Redis round trip until the earliest time they could pass; such
+// decisions have Decision.Cached set.
 func WithDenyCache(size int) Option {
-	return func(c *config) error {
+	return Option{name: "WithDenyCache", apply: func(c *config) error {
 		if size < 0 {
-			return fmt.Errorf("%w: negative deny cache size %d", ErrConfig, size)
+			return fmt.Errorf("negative size %d", size)
 		}
-		c.denyCache = size
+		c.denyCache, c.denySet = size, true
 		return nil
-	}
+	}}
+}
+
+// WithTimeout bounds each Redis call (default 100 ms): a dead or slow Redis
+// costs a request at most this long. A call that runs out of time fails
+// with ErrBackend wrapping context.DeadlineExceeded. A store option.
+func WithTimeout(d time.Duration) Option {
+	return Option{name: "WithTimeout", store: true, apply: func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("timeout must be positive, got %v", d)
+		}
+		c.timeout = d
+		return nil
+	}}
+}
+
+// WithMinTTL makes every written key live at least d (by default a key
+// lives exactly as long as its state matters, at least 1 ms). Key TTLs run
+// on the Redis server's clock: set it when a passed-in clock (WithClock)
+// runs slower than real time, as in tests at fixed instants. A store
+// option.
+func WithMinTTL(d time.Duration) Option {
+	return Option{name: "WithMinTTL", store: true, apply: func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("negative minimum TTL %v", d)
+		}
+		c.minTTL = d
+		return nil
+	}}
+}
+
+// WithCluster makes the store group checks by hash slot, as on Redis
+// Cluster. It is automatic for *redis.ClusterClient; set it for clients
+// that hide one, such as a cluster's AutoPipeliner. A store option.
+func WithCluster() Option {
+	return Option{name: "WithCluster", store: true, apply: func(c *config) error {
+		c.cluster = true
+		return nil
+	}}
 }

@@ -32,9 +32,8 @@ func TestRing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := []string{"u", "u", "u", "u", "u", "u", "u"}
 	for i, want := range []bool{true, true, false, false} {
-		if d, err := stack.Allow(ctx, ids...); err != nil || d.Allowed != want {
+		if d, err := stack.Decide(ctx, ruletest.Checks(rules, "u", 1)...); err != nil || d.Allowed != want {
 			t.Fatalf("stack %d: %+v %v, want allowed=%v", i, d, err, want)
 		}
 	}
@@ -45,7 +44,7 @@ func TestRing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := alone.Decide(ctx, []limiter.Check{{Identity: "u", Cost: 0}})
+		d, err := alone.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "u", Cost: 0})
 		if err != nil || d.Results[0].Remaining != 8 {
 			t.Errorf("rule %s alone: %+v %v, want 8 remaining", r.Name, d, err)
 		}

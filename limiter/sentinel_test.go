@@ -19,7 +19,7 @@ func TestSentinel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, "hot") }); got != 100 {
+	if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, "gc", "hot") }); got != 100 {
 		t.Fatalf("admitted %d, want 100", got)
 	}
 	// WAIT makes the replica hold the state before the switch.
@@ -29,7 +29,7 @@ func TestSentinel(t *testing.T) {
 	s.Failover(t)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		d, err := lim.Decide(context.Background(), []limiter.Check{{Identity: "hot", Cost: 1}})
+		d, err := lim.Decide(context.Background(), limiter.Check{Rule: "gc", Identity: "hot", Cost: 1})
 		if err == nil {
 			if d.Allowed || d.Results[0].Remaining != 0 {
 				t.Fatalf("after failover: %+v, want the replicated state (nothing left)", d)
@@ -41,7 +41,7 @@ func TestSentinel(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if d, err := lim.Decide(ctx, []limiter.Check{{Identity: "other", Cost: 1}}); err != nil || !d.Allowed {
+	if d, err := lim.Decide(ctx, limiter.Check{Rule: "gc", Identity: "other", Cost: 1}); err != nil || !d.Allowed {
 		t.Fatalf("writing on the new master: %+v %v", d, err)
 	}
 }

@@ -9,8 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/lua"
+	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 )
 
 // Stacks whose keys live on several servers (Redis Cluster slots, Ring
@@ -20,7 +19,7 @@ import (
 // a failure that is not a Redis reply (a dead node answers no MOVED, and
 // go-redis otherwise waits for its ClusterStateReloadInterval, 60 s by
 // default). go-redis debounces the reloads.
-func (s *redisStore) reloadTopology(err error) {
+func (s *RedisStore) reloadTopology(err error) {
 	var reply redis.Error
 	if c, ok := s.rdb.(*redis.ClusterClient); ok && !errors.As(err, &reply) {
 		c.ReloadState(context.Background())
@@ -50,28 +49,28 @@ func groupBy[S comparable](checks []StoreCheck, shard func(key string) S) [][]in
 // group is one shard's share of a stack, decided by one script run.
 type group struct {
 	checks  []StoreCheck
-	results []algorithms.Result
+	results []RuleResult
 	tokens  []int64
-	reply   lua.Reply
+	reply   script.Reply
 	err     error
 }
 
-func (s *redisStore) decideAcrossShards(ctx context.Context, now time.Time, checks []StoreCheck, results []algorithms.Result, idx [][]int) (bool, error) {
+func (s *RedisStore) decideAcrossShards(ctx context.Context, now time.Time, checks []StoreCheck, idx [][]int) (Decision, error) {
 	groups := make([]group, len(idx))
 	for g, members := range idx {
 		gr := &groups[g]
 		for _, i := range members {
 			gr.checks = append(gr.checks, checks[i])
-			gr.results = append(gr.results, results[i])
 		}
+		gr.results = make([]RuleResult, len(members))
 		gr.tokens = make([]int64, len(members))
 	}
 	// The first group fixes the instant (its node's TIME, unless passed in);
 	// the others decide at that same instant, concurrently.
 	first := &groups[0]
-	first.reply, first.err = s.run(ctx, lua.Now(now), first.checks, first.results, first.tokens)
+	first.reply, first.err = s.run(ctx, script.Now(now), first.checks, first.results, first.tokens)
 	if first.err != nil {
-		return false, first.err
+		return Decision{}, first.err
 	}
 	at := strconv.FormatInt(first.reply.Now, 10)
 	var wg sync.WaitGroup
@@ -92,21 +91,25 @@ func (s *redisStore) decideAcrossShards(ctx context.Context, now time.Time, chec
 	if !allowed {
 		s.refund(ctx, at, groups)
 	}
+	if err != nil {
+		return Decision{}, err
+	}
+	d := Decision{Allowed: allowed, At: time.UnixMicro(first.reply.Now), Results: make([]RuleResult, len(checks))}
 	for g, members := range idx {
 		for j, i := range members {
-			results[i] = groups[g].results[j]
+			d.Results[i] = groups[g].results[j]
 		}
 	}
-	return allowed, err
+	return d, nil
 }
 
 // refund gives back what the groups that allowed consumed. A refund that
 // fails leaves the consumption in place: stricter, never looser. The
 // refunded rules report their Remaining from before the request.
-func (s *redisStore) refund(ctx context.Context, at string, groups []group) {
+func (s *RedisStore) refund(ctx context.Context, at string, groups []group) {
 	// The decision may have used up the caller's deadline; the refund gets
 	// its own, so a hung node cannot hang the request.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for g := range groups {
@@ -126,7 +129,7 @@ func (s *redisStore) refund(ctx context.Context, at string, groups []group) {
 			gr.results[i].Remaining += c.Cost
 		}
 		if len(keys) > 0 {
-			wg.Go(func() { _ = lua.RefundScript.Run(ctx, s.rdb, keys, args...).Err() })
+			wg.Go(func() { _ = script.Refund().Run(ctx, s.rdb, keys, args...).Err() })
 		}
 	}
 	wg.Wait()

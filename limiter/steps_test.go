@@ -127,7 +127,7 @@ func TestStepTables(t *testing.T) {
 func runTable(t *testing.T, rdb redis.Scripter, base time.Time, alg algorithms.Algorithm, steps []step) {
 	t.Helper()
 	now := base
-	lim, err := limiter.NewWithStore(limiter.RedisStore(rdb, limiter.MinTTL(time.Hour)), []limiter.Rule{{Name: "r", Algorithm: alg}},
+	lim, err := limiter.NewWithStore(mustStore(limiter.NewRedisStore(rdb, limiter.WithMinTTL(time.Hour))), []limiter.Rule{{Name: "r", Algorithm: alg}},
 		limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(fmt.Sprintf("t%d", time.Now().UnixNano())))
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func runTable(t *testing.T, rdb redis.Scripter, base time.Time, alg algorithms.A
 		admitted := 0
 		var last algorithms.Result
 		for range s.n {
-			d, err := lim.Decide(context.Background(), []limiter.Check{{Identity: "id", Cost: s.cost}})
+			d, err := lim.Decide(context.Background(), limiter.Check{Rule: "r", Identity: "id", Cost: s.cost})
 			if err != nil {
 				t.Fatalf("step %d: %v", i, err)
 			}
@@ -146,7 +146,7 @@ func runTable(t *testing.T, rdb redis.Scripter, base time.Time, alg algorithms.A
 			}
 			last = d.Results[0].Result
 		}
-		s.last.Limit = alg.Policy().Quota
+		s.last.Limit = algorithms.PolicyOf(alg).Quota
 		if admitted != s.admitted {
 			t.Errorf("step %d at %v: admitted %d of %d, want %d", i, s.at, admitted, s.n, s.admitted)
 		}

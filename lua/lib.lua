@@ -45,7 +45,8 @@ local commits = {}
 --   refund(key, now, cost, token, p1, p2, p3)
 -- token is what the commit returned (GCRA's TAT increment, else 0). It is
 -- nil in decision scripts; refund scripts set it to a table right after
--- this file, and the algorithm files define their refunds only then.
+-- this file (refund_mode.lua), and the algorithm files define their
+-- refunds only then.
 local refunds
 
 -- unknown is the error reply for an algorithm code no file registered.

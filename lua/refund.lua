@@ -4,12 +4,13 @@
 -- KEYS[i]: the state key of rule i.
 -- ARGV[1]: the now, in µs, that stack.lua reported for the consume.
 -- ARGV[2]: the shortest TTL in ms a written key gets (as in stack.lua).
--- ARGV[3 + 6*(i-1) ...]: rule i's algorithm code, its three integer
---   parameters, the cost consumed, and the token stack.lua returned.
+-- ARGV[ARGS_HEAD + 1 + (ARGS_PER_RULE+1)*(i-1) ...]: rule i's algorithm
+--   code, its three integer parameters, the cost consumed, and the token
+--   stack.lua returned.
 -- Reply: the number of rules refunded.
 local now = tonumber(ARGV[1])
 for i = 1, #KEYS do
-  local a = 3 + 6 * (i - 1)
+  local a = ARGS_HEAD + 1 + (ARGS_PER_RULE + 1) * (i - 1)
   local refund = refunds[ARGV[a]]
   if refund == nil then
     return unknown(ARGV[a])

@@ -4,10 +4,12 @@
 -- ARGV[1]: now in µs since the Unix epoch, or "" to read the server's TIME.
 -- ARGV[2]: the shortest TTL in ms a written key gets (normally 1; longer
 --   when a passed-in clock may run slower than the server's).
--- ARGV[3 + 5*(i-1) ...]: rule i's algorithm code (fw, sl, sw, tb, lb, gc),
---   its three integer parameters, and the request's cost for it.
--- Reply: {allowed, now, then per rule: status, remaining, retry_ms,
---   reset_ms, token}.
+-- ARGV[ARGS_HEAD + 1 + ARGS_PER_RULE*(i-1) ...]: rule i's algorithm code
+--   (fw, sl, sw, tb, lb, gc), its three integer parameters, and the
+--   request's cost for it.
+-- Reply: {allowed, now (REPLY_HEAD values), then per rule (REPLY_PER_RULE
+--   values): status, remaining, retry_ms, reset_ms, token}. The layout
+--   constants come from the Go package that assembles the script.
 --   allowed is 1 when every rule allowed (and their state was written),
 --   else 0 (and nothing was written). now is the time decided at, in µs.
 --   status is 1 allowed, 0 denied, -1 cost above what the rule can ever
@@ -27,7 +29,7 @@ end
 -- algorithm code, the cost, the three parameters and the state. It returns
 -- nil and an error reply for an unknown algorithm.
 local function decide_rule(i)
-  local a = 3 + 5 * (i - 1)
+  local a = ARGS_HEAD + 1 + ARGS_PER_RULE * (i - 1)
   local code, cost = ARGV[a], tonumber(ARGV[a + 4])
   local p1, p2, p3 = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   local decide = algorithms[code]
@@ -63,7 +65,7 @@ for i = 1, #KEYS do
   if status ~= 1 then
     reply[1] = 0
   end
-  local r = 3 + 5 * (i - 1)
+  local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
   reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = status, remaining, ms(retry), ms(reset), 0
   pending[i] = {code, cost, p1, p2, p3, s1, s2, s3}
 end
@@ -73,7 +75,7 @@ if reply[1] == 1 then
     local p = pending[i]
     local cost = p[2]
     if cost > 0 then
-      local r = 3 + 5 * (i - 1)
+      local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
       local after, token = commits[p[1]](KEYS[i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8])
       reply[r + 1], reply[r + 3], reply[r + 4] = reply[r + 1] - cost, ms(after), token
     end

@@ -43,7 +43,7 @@ func BenchmarkMemstoreGCRA(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		i := int(seq.Add(1))
 		for pb.Next() {
-			if d, err := lim.Allow(ctx, next(&i)); err != nil || !d.Allowed {
+			if d, err := lim.Allow(ctx, "r", next(&i)); err != nil || !d.Allowed {
 				b.Fatal(d, err)
 			}
 		}
@@ -64,7 +64,7 @@ func BenchmarkMemstoreStackOf3(b *testing.B) {
 		i := int(seq.Add(1))
 		for pb.Next() {
 			k := next(&i)
-			if d, err := lim.Allow(ctx, k, k, "all"); err != nil || !d.Allowed {
+			if d, err := lim.Decide(ctx, limiter.Check{Rule: "ip", Identity: k, Cost: 1}, limiter.Check{Rule: "user", Identity: k, Cost: 1}, limiter.Check{Rule: "global", Identity: "all", Cost: 1}); err != nil || !d.Allowed {
 				b.Fatal(d, err)
 			}
 		}

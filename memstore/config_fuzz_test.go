@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
@@ -39,13 +41,13 @@ func FuzzConfig(f *testing.F) {
 		default:
 			alg = algorithms.GCRA{Rate: int(b), Period: d, Burst: int(a)}
 		}
-		now := time.UnixMicro(max(0, at) % algorithms.MaxTime.UnixMicro())
+		now := time.UnixMicro(max(0, at) % exact.MaxTime.UnixMicro())
 		clock := limiter.WithClock(func() time.Time { return now })
 		prefix := limiter.WithPrefix(fmt.Sprintf("cfg%d", runs.Add(1)))
 		rules := []limiter.Rule{{Name: "r", Algorithm: alg}}
-		lua, err := limiter.NewWithStore(limiter.RedisStore(rdb, limiter.MinTTL(time.Hour)), rules, clock, prefix)
+		lua, err := limiter.New(rdb, rules, limiter.WithMinTTL(time.Hour), clock, prefix)
 		if err != nil {
-			if !errors.Is(err, limiter.ErrConfig) || !strings.Contains(err.Error(), `rule "r"`) || !strings.Contains(err.Error(), ".") {
+			if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), `rule "r"`) || !strings.Contains(err.Error(), ".") {
 				t.Fatalf("%#v: error %v does not name the rule and field", alg, err)
 			}
 			return
@@ -54,20 +56,20 @@ func FuzzConfig(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		quota := alg.Policy().Quota
-		if quota <= 0 || alg.Policy().Window <= 0 || alg.Policy().Window > algorithms.MaxSpan {
-			t.Fatalf("%v: policy %+v", alg, alg.Policy())
+		quota := algorithms.PolicyOf(alg).Quota
+		if quota <= 0 || algorithms.PolicyOf(alg).Window <= 0 || algorithms.PolicyOf(alg).Window > exact.MaxSpan {
+			t.Fatalf("%v: policy %+v", alg, algorithms.PolicyOf(alg))
 		}
 		c := int(min(max(0, cost), int64(quota)+1))
 		if _, ok := alg.(algorithms.SlidingLog); ok {
 			c = min(c, 5000) // one sorted-set entry per unit
 		}
 		for _, cost := range []int{c, 1, 0, quota + 1} {
-			got, err := lua.Decide(ctx, []limiter.Check{{Identity: "x", Cost: cost}})
+			got, err := lua.Decide(ctx, limiter.Check{Rule: "r", Identity: "x", Cost: cost})
 			if err != nil {
 				t.Fatalf("%v cost %d: %v", alg, cost, err)
 			}
-			want, _ := model.Decide(ctx, []limiter.Check{{Identity: "x", Cost: cost}})
+			want, _ := model.Decide(ctx, limiter.Check{Rule: "r", Identity: "x", Cost: cost})
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("%v at %d µs cost %d:\nlua   %+v\nmodel %+v", alg, now.UnixMicro(), cost, got, want)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
@@ -42,7 +43,7 @@ func randomRules(rng *rand.Rand) []limiter.Rule {
 // advance picks the next instant: no time, a microsecond, a little, up to a
 // window, exactly on or just before a window boundary, or several windows.
 func advance(rng *rand.Rand, now time.Time, rules []limiter.Rule) time.Time {
-	w := rules[rng.IntN(len(rules))].Algorithm.Policy().Window.Microseconds()
+	w := algorithms.PolicyOf(rules[rng.IntN(len(rules))].Algorithm).Window.Microseconds()
 	t := now.UnixMicro()
 	var d int64
 	switch rng.IntN(8) {
@@ -73,9 +74,9 @@ func randomChecks(rng *rand.Rand, rules []limiter.Rule) []limiter.Check {
 	for i, r := range perm {
 		cost := 1
 		if rng.IntN(3) == 0 {
-			cost = rng.IntN(rules[r].Algorithm.Policy().Quota + 2)
+			cost = rng.IntN(algorithms.PolicyOf(rules[r].Algorithm).Quota + 2)
 		}
-		checks[i] = limiter.Check{Rule: r, Identity: string(rune('a' + rng.IntN(3))), Cost: cost}
+		checks[i] = limiter.Check{Rule: rules[r].Name, Identity: string(rune('a' + rng.IntN(3))), Cost: cost}
 	}
 	return checks
 }
@@ -100,20 +101,19 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
 	rules := randomRules(rng)
-	// Today, or any instant up to algorithms.MaxTime (µs timestamps near 2^53).
-	now := time.UnixMicro(1_790_000_000_000_000 + rng.Int64N(algorithms.MaxTime.UnixMicro()-1_790_000_000_000_000))
+	// Today, or any instant up to exact.MaxTime (µs timestamps near 2^53).
+	now := time.UnixMicro(1_790_000_000_000_000 + rng.Int64N(exact.MaxTime.UnixMicro()-1_790_000_000_000_000))
 	clock := limiter.WithClock(func() time.Time { return now })
 	// A fresh prefix per run: the fuzzer may run a seed twice on one server.
 	prefix := limiter.WithPrefix(fmt.Sprintf("diff%d", runs.Add(1)))
-	opts := []limiter.RedisOption{limiter.MinTTL(time.Hour)}
+	opts := []limiter.Option{limiter.WithMinTTL(time.Hour), limiter.WithTimeout(5 * time.Second), clock, prefix, limiter.WithDenyCache(0)}
 	if cluster {
-		opts = append(opts, limiter.Cluster())
+		opts = append(opts, limiter.WithCluster())
 	}
-	cache := limiter.WithDenyCache(0)
 	if len(denyCache) > 0 && denyCache[0] {
-		cache = limiter.WithDenyCache(limiter.DefaultDenyCacheSize)
+		opts = append(opts, limiter.WithDenyCache(10_000))
 	}
-	lua, err := limiter.NewWithStore(limiter.RedisStore(rdb, opts...), rules, clock, prefix, cache)
+	lua, err := limiter.New(rdb, rules, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +124,11 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 	for step := range steps {
 		now = advance(rng, now, rules)
 		checks := randomChecks(rng, rules)
-		got, err := lua.Decide(ctx, checks)
+		got, err := lua.Decide(ctx, checks...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := model.Decide(ctx, checks)
+		want, _ := model.Decide(ctx, checks...)
 		if cluster && !want.Allowed {
 			for i := range got.Results {
 				got.Results[i].ResetAfter = want.Results[i].ResetAfter

@@ -21,38 +21,37 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // Defaults, applied unless an Option says otherwise.
 const (
-	// DefaultMaxKeys bounds the live entries of a Store.
-	DefaultMaxKeys = 1 << 20
-	// DefaultShards is the number of independently locked shards.
-	DefaultShards = 64
+	defaultMaxKeys = 1 << 20
+	defaultShards  = 64
 )
 
 // Option configures a Store.
 type Option func(*Store) error
 
-// WithMaxKeys bounds the live entries (default DefaultMaxKeys).
+// WithMaxKeys bounds the live entries (default 1,048,576).
 func WithMaxKeys(n int) Option {
 	return func(s *Store) error {
 		if n < 1 {
-			return fmt.Errorf("%w: memstore max keys must be positive, got %d", limiter.ErrConfig, n)
+			return fmt.Errorf("%w: memstore max keys must be positive, got %d", ratelimit.ErrConfig, n)
 		}
 		s.maxKeys = n
 		return nil
 	}
 }
 
-// WithShards sets the number of shards (default DefaultShards): more shards,
+// WithShards sets the number of shards (default 64): more shards,
 // less lock contention across cores.
 func WithShards(n int) Option {
 	return func(s *Store) error {
 		if n < 1 || n > 1<<16 {
-			return fmt.Errorf("%w: memstore shards must be 1 to 65536, got %d", limiter.ErrConfig, n)
+			return fmt.Errorf("%w: memstore shards must be 1 to 65536, got %d", ratelimit.ErrConfig, n)
 		}
 		s.shards = make([]shard, n)
 		return nil
@@ -73,13 +72,13 @@ type shard struct {
 }
 
 type entry struct {
-	state   algorithms.State
+	state   model.State
 	expires int64 // µs since the Unix epoch, on the decisions' clock
 }
 
 // New returns an empty Store.
 func New(opts ...Option) (*Store, error) {
-	s := &Store{seed: maphash.MakeSeed(), shards: make([]shard, DefaultShards), maxKeys: DefaultMaxKeys}
+	s := &Store{seed: maphash.MakeSeed(), shards: make([]shard, defaultShards), maxKeys: defaultMaxKeys}
 	for _, opt := range opts {
 		if err := opt(s); err != nil {
 			return nil, err
@@ -110,11 +109,8 @@ func (s *Store) Len() int {
 	return n
 }
 
-// Local marks the Store as doing no I/O (see limiter.Local).
-func (s *Store) Local() {}
-
 // Decide implements limiter.Store. A zero now means time.Now().
-func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreCheck, results []algorithms.Result) (bool, error) {
+func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreCheck) (limiter.Decision, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -137,33 +133,31 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 		}
 	}()
 
-	var stepBuf [4]algorithms.Step
-	steps := stepBuf[:0]
-	for range checks {
-		steps = append(steps, algorithms.Step{})
-	}
+	var outBuf [4]model.Outcome
+	outcomes := outBuf[:0]
 	allowed := true
 	for i, c := range checks {
 		e, ok := s.shards[idx[i]].entries[c.Key]
 		if ok && e.expires <= t {
 			e = entry{}
 		}
-		steps[i] = c.Algorithm.Step(e.state, now, c.Cost)
-		allowed = allowed && steps[i].Held.Allowed
+		o := model.Step(c.Algorithm, e.state, now, c.Cost)
+		outcomes = append(outcomes, o)
+		allowed = allowed && o.Status == model.Allowed
 	}
+	d := limiter.Decision{Allowed: allowed, At: now, Results: make([]limiter.RuleResult, len(checks))}
 	for i, c := range checks {
-		limit := results[i].Limit
+		o := &outcomes[i]
 		if !allowed {
-			results[i] = steps[i].Held
-		} else {
-			results[i] = steps[i].Admitted
-			if c.Cost > 0 {
-				s.shards[idx[i]].put(c.Key, entry{state: steps[i].Next, expires: t + steps[i].TTL.Microseconds()}, t, s.maxPerShard())
-			}
+			d.Results[i].Result = o.Held
+			continue
 		}
-		results[i].Limit = limit
+		d.Results[i].Result = o.Admitted
+		if c.Cost > 0 {
+			s.shards[idx[i]].put(c.Key, entry{state: o.Next, expires: t + o.TTL.Microseconds()}, t, s.maxPerShard())
+		}
 	}
-	return allowed, nil
+	return d, nil
 }
 
 func (s *Store) maxPerShard() int { return max(1, s.maxKeys/len(s.shards)) }

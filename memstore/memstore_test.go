@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -25,7 +26,7 @@ func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
 		for range 64 {
 			wg.Go(func() {
 				for range 5 {
-					if d, err := lim.Allow(ctx, "hot"); err != nil {
+					if d, err := lim.Allow(ctx, r.Name, "hot"); err != nil {
 						t.Error(err)
 					} else if d.Allowed {
 						admitted.Add(1)
@@ -53,11 +54,11 @@ func TestStacksAcrossShards(t *testing.T) {
 	for g := range 32 {
 		wg.Go(func() {
 			for range 10 {
-				checks := []limiter.Check{{Rule: 0, Identity: "a", Cost: 1}, {Rule: 3, Identity: "b", Cost: 1}, {Rule: 5, Identity: "c", Cost: 1}}
+				checks := []limiter.Check{{Rule: "fw", Identity: "a", Cost: 1}, {Rule: "tb", Identity: "b", Cost: 1}, {Rule: "gc", Identity: "c", Cost: 1}}
 				if g%2 == 1 {
 					checks[0], checks[2] = checks[2], checks[0]
 				}
-				if d, err := lim.Decide(ctx, checks); err != nil {
+				if d, err := lim.Decide(ctx, checks...); err != nil {
 					t.Error(err)
 				} else if d.Allowed {
 					admitted.Add(1)
@@ -81,7 +82,7 @@ func TestMemoryIsBounded(t *testing.T) {
 	}
 	// 100,000 distinct identities within one TTL: the cap holds.
 	for i := range 100_000 {
-		if _, err := lim.Allow(ctx, strconv.Itoa(i)); err != nil {
+		if _, err := lim.Allow(ctx, "r", strconv.Itoa(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +94,7 @@ func TestMemoryIsBounded(t *testing.T) {
 		if i%10 == 0 {
 			now = now.Add(100 * time.Millisecond)
 		}
-		if d, err := lim.Allow(ctx, "late"+strconv.Itoa(i%10)); err != nil || !d.Allowed {
+		if d, err := lim.Allow(ctx, "r", "late"+strconv.Itoa(i%10)); err != nil || !d.Allowed {
 			t.Fatal(d, err)
 		}
 	}
@@ -104,7 +105,7 @@ func TestMemoryIsBounded(t *testing.T) {
 
 func TestInvalidOptions(t *testing.T) {
 	for _, opt := range []memstore.Option{memstore.WithMaxKeys(0), memstore.WithShards(0), memstore.WithShards(1 << 17)} {
-		if _, err := memstore.New(opt); !errors.Is(err, limiter.ErrConfig) {
+		if _, err := memstore.New(opt); !errors.Is(err, ratelimit.ErrConfig) {
 			t.Errorf("got %v, want ErrConfig", err)
 		}
 	}

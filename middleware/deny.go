@@ -11,9 +11,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
-// Problem is the RFC 9457 body of a denied request, sent as
+// problem is the RFC 9457 body of a denied request, sent as
 // application/problem+json to clients that accept JSON.
-type Problem struct {
+type problem struct {
 	Type   string `json:"type"`
 	Title  string `json:"title"`
 	Status int    `json:"status"`
@@ -25,13 +25,13 @@ type Problem struct {
 	RetryAfter int64 `json:"retry_after,omitempty"`
 }
 
-// DefaultDenyHandler answers 429 Too Many Requests with Retry-After (named
-// as in names) and a short body: an RFC 9457 problem when the client accepts
+// denyHandler answers 429 Too Many Requests with Retry-After (named as in
+// names) and a short body: an RFC 9457 problem when the client accepts
 // JSON, plain text otherwise. A request whose cost exceeds a rule's limit
 // gets no Retry-After, since waiting cannot help.
-func DefaultDenyHandler(names headers.Names) func(http.ResponseWriter, *http.Request, limiter.Decision) {
+func denyHandler(names headers.Names) func(http.ResponseWriter, *http.Request, limiter.Decision) {
 	return func(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
-		p := Problem{Type: "about:blank", Title: http.StatusText(http.StatusTooManyRequests), Status: http.StatusTooManyRequests}
+		p := problem{Type: "about:blank", Title: http.StatusText(http.StatusTooManyRequests), Status: http.StatusTooManyRequests}
 		impossible := false
 		for _, res := range d.Results {
 			if !res.Allowed {

@@ -5,8 +5,9 @@ import (
 	"net/http"
 	"net/netip"
 
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/internal/netx"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // ExemptIPs returns an exemption (for WithExempt) for clients whose address,
@@ -14,9 +15,9 @@ import (
 func ExemptIPs(res *keyfunc.IPResolver, cidrs ...string) (func(*http.Request) bool, error) {
 	var in []netip.Prefix
 	for _, s := range cidrs {
-		p, err := keyfunc.ParsePrefix(s)
+		p, err := netx.ParsePrefix(s)
 		if err != nil {
-			return nil, fmt.Errorf("%w: exempt CIDR: %w", limiter.ErrConfig, err)
+			return nil, fmt.Errorf("%w: exempt CIDR: %w", ratelimit.ErrConfig, err)
 		}
 		in = append(in, p)
 	}

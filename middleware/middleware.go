@@ -6,24 +6,14 @@ import (
 	"hash/fnv"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
-)
-
-// KeyErrorPolicy says what happens when a rule's Key (and Fallback) find no
-// identity for a request.
-type KeyErrorPolicy int
-
-const (
-	// Reject answers with the key error status (401 by default, see
-	// WithKeyErrorStatus). The default.
-	Reject KeyErrorPolicy = iota
-	// SkipRule leaves the rule out of the decision for that request.
-	SkipRule
 )
 
 // ErrBadCost is reported (to the error handler) when a rule's Cost returns
@@ -47,9 +37,10 @@ type Rule struct {
 	// Fallback supplies the identity when Key fails (an API key rule that
 	// falls back to the client IP, say).
 	Fallback keyfunc.KeyFunc
-	// OnKeyError applies when Key and Fallback both fail: Reject (default)
-	// or SkipRule.
-	OnKeyError KeyErrorPolicy
+	// Optional makes a request for which Key and Fallback find no identity
+	// sit this rule out. By default such a request is rejected with the key
+	// error status (401, see WithKeyErrorStatus).
+	Optional bool
 }
 
 // Event describes one decision or failure, for metrics.
@@ -63,15 +54,17 @@ type Event struct {
 	KeyHashes []string
 	// Shadow is true when shadow mode let a denied request through.
 	Shadow bool
-	// Err is set when the decision failed; Decision is then empty.
+	// Err is the failure, if any: a key function's, or Redis's (wrapping
+	// limiter.ErrBackend). Decision is then empty, unless the fallback store
+	// decided (Decision.Fallback).
 	Err error
 }
 
 // New returns a middleware that decides rules as one stacked decision per
-// request. rdb may be any redis.Scripter: *redis.Client, *redis.ClusterClient
-// (rules of one request must then share a slot: see the README), *redis.Ring,
-// a failover client or an AutoPipeliner. Invalid rules or options are an
-// error naming the rule.
+// request. rdb may be any redis.Scripter: *redis.Client,
+// *redis.ClusterClient, *redis.Ring, a failover client or an AutoPipeliner.
+// Invalid rules or options are an error (wrapping ratelimit.ErrConfig)
+// naming the rule.
 func New(rdb redis.Scripter, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
 	return build(rules, opts, func(lr []limiter.Rule, lo []limiter.Option) (*limiter.Limiter, error) {
 		return limiter.New(rdb, lr, lo...)
@@ -96,15 +89,12 @@ func build(rules []Rule, opts []Option, newLimiter func([]limiter.Rule, []limite
 		}
 	}
 	if cfg.deny == nil {
-		cfg.deny = DefaultDenyHandler(cfg.headers)
+		cfg.deny = denyHandler(cfg.headers)
 	}
 	lrules := make([]limiter.Rule, len(rules))
 	for i, r := range rules {
 		if r.Key == nil {
-			return nil, fmt.Errorf("%w: rule %q: no Key function", limiter.ErrConfig, r.Name)
-		}
-		if r.OnKeyError != Reject && r.OnKeyError != SkipRule {
-			return nil, fmt.Errorf("%w: rule %q: unknown OnKeyError %d", limiter.ErrConfig, r.Name, r.OnKeyError)
+			return nil, fmt.Errorf("%w: rule %q: no Key function", ratelimit.ErrConfig, r.Name)
 		}
 		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm}
 	}
@@ -161,25 +151,25 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		next.ServeHTTP(w, r)
 		return
 	}
-	d, err := m.lim.Decide(r.Context(), checks)
-	if err != nil {
+	d, err := m.lim.Decide(r.Context(), checks...)
+	if err != nil && !d.Fallback {
 		m.fail(r, err)
 		if m.cfg.failure == FailClosed {
-			w.Header().Set("Retry-After", "1")
+			m.cfg.headers.WriteRetryAfter(w.Header(), time.Second)
 			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 			return
 		}
 		next.ServeHTTP(w, r)
 		return
 	}
-	if d.Err != nil {
-		m.cfg.onError(r, d.Err) // Redis failed; the fallback decided
+	if err != nil {
+		m.cfg.onError(r, err) // Redis failed; the fallback decided
 	}
 	shadow := !d.Allowed && m.cfg.shadow
 	if m.cfg.hook != nil {
-		m.cfg.hook(Event{Request: r, Decision: d, KeyHashes: keyHashes(checks), Shadow: shadow})
+		m.cfg.hook(Event{Request: r, Decision: d, KeyHashes: keyHashes(checks), Shadow: shadow, Err: err})
 	}
-	m.cfg.headers.Write(w.Header(), d, m.cfg.now())
+	m.cfg.headers.Write(w.Header(), d)
 	if d.Allowed || shadow {
 		next.ServeHTTP(w, r)
 		return
@@ -200,7 +190,7 @@ func (m *mw) check(i int, r *http.Request) (c limiter.Check, ok bool, status int
 		id, err = identity(rule.Fallback, r)
 	}
 	if err != nil {
-		if rule.OnKeyError == SkipRule {
+		if rule.Optional {
 			return c, false, 0, nil
 		}
 		return c, false, m.cfg.keyStatus, fmt.Errorf("rule %q: %w", rule.Name, err)
@@ -211,7 +201,7 @@ func (m *mw) check(i int, r *http.Request) (c limiter.Check, ok bool, status int
 			return c, false, http.StatusBadRequest, fmt.Errorf("rule %q: %w: %d", rule.Name, ErrBadCost, cost)
 		}
 	}
-	return limiter.Check{Rule: i, Identity: id, Cost: cost}, true, 0, nil
+	return limiter.Check{Rule: rule.Name, Identity: id, Cost: cost}, true, 0, nil
 }
 
 // identity runs fn, turning an empty identity into keyfunc.ErrNoKey.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
@@ -27,7 +27,6 @@ type Option func(*config) error
 
 type config struct {
 	limiterOpts []limiter.Option
-	now         func() time.Time
 	failure     FailurePolicy
 	onError     func(*http.Request, error)
 	shadow      bool
@@ -40,60 +39,21 @@ type config struct {
 
 func defaults() config {
 	return config{
-		now:       time.Now,
 		onError:   logError(slog.Default()),
 		headers:   headers.XRateLimit.Canonical(),
 		keyStatus: http.StatusUnauthorized,
 	}
 }
 
-// WithPrefix sets the prefix of every Redis key (default
-// limiter.DefaultPrefix). Middlewares with the same prefix and rule name
-// share counters.
-func WithPrefix(prefix string) Option {
+// WithLimiterOptions configures the limiter under the middleware: the key
+// prefix (limiter.WithPrefix), the Redis timeout (limiter.WithTimeout), a
+// fallback store while Redis is away (limiter.WithFallback), the deny
+// cache (limiter.WithDenyCache), a clock for tests (limiter.WithClock),
+// and the Redis store's options. Middlewares with the same prefix and rule
+// name share counters.
+func WithLimiterOptions(opts ...limiter.Option) Option {
 	return func(c *config) error {
-		c.limiterOpts = append(c.limiterOpts, limiter.WithPrefix(prefix))
-		return nil
-	}
-}
-
-// WithTimeout bounds each Redis call (default limiter.DefaultTimeout).
-func WithTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		c.limiterOpts = append(c.limiterOpts, limiter.WithTimeout(d))
-		return nil
-	}
-}
-
-// WithClock decides with now() instead of the Redis server's TIME, and
-// computes X-RateLimit-Reset from it. For tests.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) error {
-		c.limiterOpts = append(c.limiterOpts, limiter.WithClock(now))
-		if now != nil {
-			c.now = now
-		}
-		return nil
-	}
-}
-
-// WithDenyCache sets the size of the limiter's local deny cache (default
-// limiter.DefaultDenyCacheSize; 0 turns it off): see limiter.WithDenyCache.
-// Denied clients stay denied from the cache even while Redis is away.
-func WithDenyCache(size int) Option {
-	return func(c *config) error {
-		c.limiterOpts = append(c.limiterOpts, limiter.WithDenyCache(size))
-		return nil
-	}
-}
-
-// WithFallback decides with store (typically a memstore) while Redis fails,
-// instead of applying the failure policy; see limiter.WithFallback for the
-// health check and what it means for accuracy. Redis errors still reach the
-// error handler, and Event.Decision.Fallback marks such decisions.
-func WithFallback(store limiter.Store, retry time.Duration) Option {
-	return func(c *config) error {
-		c.limiterOpts = append(c.limiterOpts, limiter.WithFallback(store, retry))
+		c.limiterOpts = append(c.limiterOpts, opts...)
 		return nil
 	}
 }
@@ -102,7 +62,7 @@ func WithFallback(store limiter.Store, retry time.Duration) Option {
 func WithFailurePolicy(p FailurePolicy) Option {
 	return func(c *config) error {
 		if p != FailOpen && p != FailClosed {
-			return fmt.Errorf("%w: unknown failure policy %d", limiter.ErrConfig, p)
+			return fmt.Errorf("%w: unknown failure policy %d", ratelimit.ErrConfig, p)
 		}
 		c.failure = p
 		return nil
@@ -115,7 +75,7 @@ func WithFailurePolicy(p FailurePolicy) Option {
 func WithErrorHandler(fn func(*http.Request, error)) Option {
 	return func(c *config) error {
 		if fn == nil {
-			return fmt.Errorf("%w: nil error handler", limiter.ErrConfig)
+			return fmt.Errorf("%w: nil error handler", ratelimit.ErrConfig)
 		}
 		c.onError = fn
 		return nil
@@ -126,7 +86,7 @@ func WithErrorHandler(fn func(*http.Request, error)) Option {
 func WithLogger(logger *slog.Logger) Option {
 	return func(c *config) error {
 		if logger == nil {
-			return fmt.Errorf("%w: nil logger", limiter.ErrConfig)
+			return fmt.Errorf("%w: nil logger", ratelimit.ErrConfig)
 		}
 		c.onError = logError(logger)
 		return nil
@@ -155,7 +115,7 @@ func WithShadowMode() Option {
 func WithExempt(exempt func(*http.Request) bool) Option {
 	return func(c *config) error {
 		if exempt == nil {
-			return fmt.Errorf("%w: nil exemption", limiter.ErrConfig)
+			return fmt.Errorf("%w: nil exemption", ratelimit.ErrConfig)
 		}
 		c.exempt = append(c.exempt, exempt)
 		return nil
@@ -168,7 +128,7 @@ func WithExempt(exempt func(*http.Request) bool) Option {
 func WithHook(fn func(Event)) Option {
 	return func(c *config) error {
 		if fn == nil {
-			return fmt.Errorf("%w: nil hook", limiter.ErrConfig)
+			return fmt.Errorf("%w: nil hook", ratelimit.ErrConfig)
 		}
 		c.hook = fn
 		return nil
@@ -181,7 +141,7 @@ func WithHook(fn func(Event)) Option {
 func WithDenyHandler(fn func(http.ResponseWriter, *http.Request, limiter.Decision)) Option {
 	return func(c *config) error {
 		if fn == nil {
-			return fmt.Errorf("%w: nil deny handler", limiter.ErrConfig)
+			return fmt.Errorf("%w: nil deny handler", ratelimit.ErrConfig)
 		}
 		c.deny = fn
 		return nil
@@ -203,7 +163,7 @@ func WithHeaders(names headers.Names) Option {
 func WithKeyErrorStatus(status int) Option {
 	return func(c *config) error {
 		if status < 400 || status > 599 {
-			return fmt.Errorf("%w: key error status %d is not a 4xx or 5xx", limiter.ErrConfig, status)
+			return fmt.Errorf("%w: key error status %d is not a 4xx or 5xx", ratelimit.ErrConfig, status)
 		}
 		c.keyStatus = status
 		return nil

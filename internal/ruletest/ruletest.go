@@ -20,3 +20,12 @@ func Six(size int) []limiter.Rule {
 		{Name: "gc", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: size}},
 	}
 }
+
+// Checks checks every rule of rules for identity, each at cost.
+func Checks(rules []limiter.Rule, identity string, cost int) []limiter.Check {
+	checks := make([]limiter.Check, len(rules))
+	for i, r := range rules {
+		checks[i] = limiter.Check{Rule: r.Name, Identity: identity, Cost: cost}
+	}
+	return checks
+}

@@ -56,7 +56,7 @@ func allowFunc(lim *limiter.Limiter, err error) (decideFunc, error) {
 		return nil, err
 	}
 	return func(ctx context.Context, key string) (bool, error) {
-		d, err := lim.Allow(ctx, key)
+		d, err := lim.Allow(ctx, "r", key)
 		return d.Allowed, err
 	}, nil
 }
@@ -69,7 +69,7 @@ func contenders() []contender {
 	fw := func(q quota) algorithms.Algorithm { return algorithms.FixedWindow{Limit: q.limit, Window: q.period} }
 	sw := func(q quota) algorithms.Algorithm { return algorithms.SlidingWindow{Limit: q.limit, Window: q.period} }
 	sl := func(q quota) algorithms.Algorithm {
-		return algorithms.SlidingLog{Limit: min(q.limit, algorithms.MaxSlidingLogLimit), Window: q.period}
+		return algorithms.SlidingLog{Limit: min(q.limit, 100_000), Window: q.period} // SlidingLog.Limit is at most 100,000
 	}
 	tb := func(q quota) algorithms.Algorithm {
 		return algorithms.TokenBucket{Capacity: q.limit, Rate: q.limit, Period: q.period}
@@ -122,7 +122,10 @@ func stackOf3(e *env, q quota) (decideFunc, error) {
 		return nil, err
 	}
 	return func(ctx context.Context, key string) (bool, error) {
-		d, err := lim.Allow(ctx, key, key, key)
+		d, err := lim.Decide(ctx,
+			limiter.Check{Rule: "per-ip", Identity: key, Cost: 1},
+			limiter.Check{Rule: "per-user", Identity: key, Cost: 1},
+			limiter.Check{Rule: "per-route", Identity: key, Cost: 1})
 		return d.Allowed, err
 	}, nil
 }

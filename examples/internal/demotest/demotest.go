@@ -15,6 +15,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
@@ -27,7 +28,7 @@ func Run(t *testing.T, newHandler func(redis.Scripter, ...middleware.Option) (ht
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { rdb.Close() })
 	now := time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)
-	h, err := newHandler(rdb, middleware.WithClock(func() time.Time { return now }))
+	h, err := newHandler(rdb, middleware.WithLimiterOptions(limiter.WithClock(func() time.Time { return now })))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +64,8 @@ func Run(t *testing.T, newHandler func(redis.Scripter, ...middleware.Option) (ht
 				t.Fatalf("attempt %d: %d, want %d", i, res.Code, want)
 			}
 			if i == 6 {
-				var p middleware.Problem
-				if err := json.Unmarshal(res.Body.Bytes(), &p); err != nil || p.Rules[0] != "login" {
+				var p struct{ Rules []string }
+				if err := json.Unmarshal(res.Body.Bytes(), &p); err != nil || len(p.Rules) != 1 || p.Rules[0] != "login" {
 					t.Errorf("problem body %q: %v", res.Body, err)
 				}
 				if got := res.Header().Get("RateLimit"); !strings.HasPrefix(got, `"login";r=0;t=`) {

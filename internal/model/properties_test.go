@@ -1,4 +1,4 @@
-package algorithms_test
+package model_test
 
 import (
 	"math/rand/v2"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 )
 
 type admission struct {
@@ -16,11 +17,11 @@ type admission struct {
 // simulate runs a random request sequence through alg's model the way a
 // store does (write Next when admitted, forget state past its TTL) and
 // calls check before every request with the state it is decided against.
-func simulate(t *testing.T, rng *rand.Rand, alg algorithms.Algorithm, steps int, check func(st algorithms.State, now time.Time, cost int, step algorithms.Step)) []admission {
+func simulate(t *testing.T, rng *rand.Rand, alg algorithms.Algorithm, steps int, check func(st model.State, now time.Time, cost int, step model.Outcome)) []admission {
 	t.Helper()
-	w := alg.Policy().Window.Microseconds()
+	w := algorithms.PolicyOf(alg).Window.Microseconds()
 	now := time.UnixMicro(1_795_000_000_000_000 + rng.Int64N(w))
-	var st algorithms.State
+	var st model.State
 	var expires int64
 	var admitted []admission
 	for range steps {
@@ -35,13 +36,13 @@ func simulate(t *testing.T, rng *rand.Rand, alg algorithms.Algorithm, steps int,
 			now = now.Add(time.Duration(rng.Int64N(2*w+1)) * time.Microsecond)
 		}
 		if st.Exists && expires <= now.UnixMicro() {
-			st = algorithms.State{}
+			st = model.State{}
 		}
-		cost := 1 + rng.IntN(alg.Policy().Quota)
+		cost := 1 + rng.IntN(algorithms.PolicyOf(alg).Quota)
 		if rng.IntN(2) == 0 {
 			cost = 1
 		}
-		step := alg.Step(st, now, cost)
+		step := model.Step(alg, st, now, cost)
 		check(st, now, cost, step)
 		if step.Held.Allowed {
 			st, expires = step.Next, now.UnixMicro()+step.TTL.Microseconds()
@@ -69,9 +70,9 @@ func TestNeverAdmitsMoreThanPromised(t *testing.T) {
 	for _, alg := range propertyAlgorithms {
 		for seed := range uint64(50) {
 			rng := rand.New(rand.NewPCG(seed, 7))
-			adm := simulate(t, rng, alg, 400, func(algorithms.State, time.Time, int, algorithms.Step) {})
-			quota := alg.Policy().Quota
-			w := alg.Policy().Window.Microseconds()
+			adm := simulate(t, rng, alg, 400, func(model.State, time.Time, int, model.Outcome) {})
+			quota := algorithms.PolicyOf(alg).Quota
+			w := algorithms.PolicyOf(alg).Window.Microseconds()
 			for i := range adm {
 				sum := 0
 				for j := i; j < len(adm); j++ {
@@ -116,7 +117,7 @@ func TestRetryAfterIsHonest(t *testing.T) {
 		denials := 0
 		for seed := range uint64(50) {
 			rng := rand.New(rand.NewPCG(seed, 11))
-			simulate(t, rng, alg, 300, func(st algorithms.State, now time.Time, cost int, step algorithms.Step) {
+			simulate(t, rng, alg, 300, func(st model.State, now time.Time, cost int, step model.Outcome) {
 				r := step.Held
 				if r.Allowed {
 					if r.RetryAfter != 0 {
@@ -128,10 +129,10 @@ func TestRetryAfterIsHonest(t *testing.T) {
 				if r.RetryAfter <= 0 {
 					t.Fatalf("%v: denied cost %d with RetryAfter %v", alg, cost, r.RetryAfter)
 				}
-				if got := alg.Step(st, now.Add(r.RetryAfter), cost).Held; !got.Allowed {
+				if got := model.Step(alg, st, now.Add(r.RetryAfter), cost).Held; !got.Allowed {
 					t.Fatalf("%v seed %d: denied at %d µs cost %d, RetryAfter %v, still denied then: %+v", alg, seed, now.UnixMicro(), cost, r.RetryAfter, got)
 				}
-				if got := alg.Step(st, now.Add(r.RetryAfter-time.Millisecond), cost).Held; got.Allowed {
+				if got := model.Step(alg, st, now.Add(r.RetryAfter-time.Millisecond), cost).Held; got.Allowed {
 					t.Fatalf("%v seed %d: denied at %d µs cost %d, RetryAfter %v, but admitted 1 ms earlier", alg, seed, now.UnixMicro(), cost, r.RetryAfter)
 				}
 			})
@@ -139,7 +140,7 @@ func TestRetryAfterIsHonest(t *testing.T) {
 		if denials < 100 {
 			t.Fatalf("%v: only %d denials exercised", alg, denials)
 		}
-		if got := alg.Step(algorithms.State{}, time.Now(), alg.Policy().Quota+1).Held; got.Allowed || !got.Impossible() {
+		if got := model.Step(alg, model.State{}, time.Now(), algorithms.PolicyOf(alg).Quota+1).Held; got.Allowed || !got.Impossible() {
 			t.Errorf("%v: cost above the limit: %+v, want denied with RetryAfter Never", alg, got)
 		}
 	}

@@ -1,0 +1,30 @@
+// Package exact holds the bounds that keep rate-limit arithmetic exact in
+// both Go and Lua (whose numbers are float64), and the integer divisions
+// every store uses.
+package exact
+
+import "time"
+
+// Max bounds the integer products a store computes (quantities times
+// microseconds). Below it, float64 arithmetic in Lua is exact.
+const Max = 1<<53 - 1
+
+// MaxSpan is the longest window, period or burst tolerance accepted: state
+// holds absolute times up to now + MaxSpan, which must stay below Max
+// microseconds.
+const MaxSpan = 10 * 365 * 24 * time.Hour
+
+// MaxTime is the latest instant a decision can be made at (in 2245): with
+// MaxSpan added it is still exact in microseconds.
+var MaxTime = time.UnixMicro(Max - MaxSpan.Microseconds())
+
+// FloorDiv is floor(a/b) for a >= 0, b > 0.
+func FloorDiv(a, b int64) int64 { return a / b }
+
+// CeilDiv is ceil(a/b) for a >= 0, b > 0.
+func CeilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// CeilMillis rounds µs up to whole milliseconds; negative values are 0.
+func CeilMillis(us int64) time.Duration {
+	return time.Duration(CeilDiv(max(0, us), 1000)) * time.Millisecond
+}

@@ -1,0 +1,113 @@
+// Package model holds the executable specification of the six algorithms:
+// pure Go functions that decide a request against a key's state at a given
+// instant, computing exactly what the Lua scripts compute. The in-process
+// store runs them, and the differential tests hold the scripts to them.
+package model
+
+import (
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+)
+
+// State is one key's stored state. The zero value is a key that does not
+// exist. Each algorithm uses its own fields.
+type State struct {
+	// Exists is false for a missing (fresh) key.
+	Exists bool
+	// Start, Count and Prev are the windowed algorithms' window start (µs),
+	// current count and, for SlidingWindow, the previous window's count.
+	Start, Count, Prev int64
+	// Level and Updated are the buckets' level (in units scaled by the
+	// period in µs) and last update (µs).
+	Level, Updated int64
+	// TAT is GCRA's theoretical arrival time (µs).
+	TAT int64
+	// Log is SlidingLog's admitted units, times in µs, sorted.
+	Log []int64
+}
+
+// Status is a rule's verdict on a request.
+type Status int8
+
+const (
+	// Denied: the cost does not fit now, but will later.
+	Denied Status = iota
+	// Allowed: the cost fits.
+	Allowed
+	// Impossible: the cost exceeds what the rule can ever admit.
+	Impossible
+)
+
+// Outcome is one request against one state.
+type Outcome struct {
+	// Status is the rule's verdict on its own.
+	Status Status
+	// Held is the result if nothing is written: the request is denied, or
+	// another rule of its stack denied it.
+	Held algorithms.Result
+	// Admitted is the result once Next is stored (valid when Allowed).
+	Admitted algorithms.Result
+	// Next is the state to store when the request is admitted with a
+	// positive cost.
+	Next State
+	// TTL is how long Next matters; past it, Next behaves as a missing key.
+	TTL time.Duration
+}
+
+// Step decides a request of cost at now (microsecond precision) against s
+// without changing s.
+func Step(alg algorithms.Algorithm, s State, now time.Time, cost int) Outcome {
+	switch a := alg.(type) {
+	case algorithms.FixedWindow:
+		return fixedWindow(a, s, now, cost)
+	case algorithms.SlidingLog:
+		return slidingLog(a, s, now, cost)
+	case algorithms.SlidingWindow:
+		return slidingWindow(a, s, now, cost)
+	case algorithms.TokenBucket:
+		return meter(s, now, cost, a.Capacity, a.Rate, a.Period)
+	case algorithms.LeakyBucket:
+		return meter(s, now, cost, a.Capacity, a.Rate, a.Period)
+	case algorithms.GCRA:
+		return gcra(a, s, now, cost)
+	}
+	panic("model: unknown algorithm " + alg.String()) // the set is sealed
+}
+
+// verdict is the status and wait of a cost against a quantity: Impossible
+// when cost exceeds size, Denied with the wait when it does not fit now.
+func verdict(cost, size int64, fits bool, wait func() int64) (Status, int64) {
+	switch {
+	case cost > size:
+		return Impossible, 0
+	case !fits:
+		return Denied, wait()
+	}
+	return Allowed, 0
+}
+
+// outcome builds an Outcome from the integer quantities every algorithm
+// computes, as stack.lua reports them: retry, reset and after are µs.
+func outcome(limit int, status Status, remaining, retry, reset int64, next State, cost int, after int64) Outcome {
+	held := algorithms.Result{Allowed: status == Allowed, Limit: limit, Remaining: int(max(0, remaining)), ResetAfter: exact.CeilMillis(reset)}
+	switch {
+	case status == Impossible:
+		held.RetryAfter = algorithms.Never
+	case retry > 0:
+		held.RetryAfter = exact.CeilMillis(retry)
+	}
+	o := Outcome{Status: status, Held: held}
+	if status == Allowed {
+		o.Admitted = held
+		if cost > 0 {
+			o.Admitted.Remaining -= cost
+			o.Admitted.ResetAfter = exact.CeilMillis(after)
+			o.Next = next
+			o.Next.Exists = true
+			o.TTL = max(time.Millisecond, exact.CeilMillis(after))
+		}
+	}
+	return o
+}

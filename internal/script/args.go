@@ -1,0 +1,89 @@
+package script
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+)
+
+// The layout of ARGV and of the reply, named once here; every assembled
+// script begins with these numbers as Lua constants (see header).
+const (
+	// ArgsHead is how many ARGV entries come before the rules: now and the
+	// minimum TTL.
+	ArgsHead = 2
+	// ArgsPerRule is how many ARGV entries each rule takes in stack.lua: the
+	// algorithm code, its three integer parameters and the cost. refund.lua
+	// takes one more (the token).
+	ArgsPerRule = 5
+	// ReplyHead is how many reply values come before the rules: allowed and
+	// now.
+	ReplyHead = 2
+	// ReplyPerRule is how many reply values each rule has: status,
+	// remaining, retry_ms, reset_ms and token.
+	ReplyPerRule = 5
+)
+
+// Params is a rule's fixed part of ARGV, encoded once when the rule is
+// built: Args holds the algorithm code and its three integer parameters (as
+// values ready for the client's argument list, so a call boxes nothing).
+type Params struct {
+	Args [4]any
+	// Code is the algorithm's code, also used in key names.
+	Code string
+	// Mask is the algorithm's bit, to pick the script for a stack.
+	Mask Mask
+}
+
+// Encode encodes a valid algorithm for the scripts.
+func Encode(alg algorithms.Algorithm) (Params, error) {
+	if alg == nil {
+		return Params{}, fmt.Errorf("%w: no algorithm", algorithms.ErrInvalid)
+	}
+	if err := alg.Validate(); err != nil {
+		return Params{}, err
+	}
+	for i, a := range algorithmTable {
+		if p, ok := a.params(alg); ok {
+			return Params{
+				Args: [4]any{a.code, strconv.FormatInt(p[0], 10), strconv.FormatInt(p[1], 10), strconv.FormatInt(p[2], 10)},
+				Code: a.code,
+				Mask: 1 << i,
+			}, nil
+		}
+	}
+	return Params{}, fmt.Errorf("%w: unsupported algorithm %T", algorithms.ErrInvalid, alg)
+}
+
+// Cost returns cost ready for the argument list; the usual costs box
+// nothing.
+func Cost(cost int) any {
+	if cost >= 0 && cost < len(costs) {
+		return costs[cost]
+	}
+	return cost
+}
+
+var costs = func() (c [64]any) {
+	for i := range c {
+		c[i] = i
+	}
+	return c
+}()
+
+// MinTTL encodes ARGV[2]: the shortest TTL of a written key, in whole
+// milliseconds, at least 1.
+func MinTTL(d time.Duration) string {
+	return strconv.FormatInt(int64(max(1, (d+time.Millisecond-1)/time.Millisecond)), 10)
+}
+
+// Now encodes ARGV[1]: a time in microseconds since the Unix epoch, or "" for
+// the server's TIME when t is zero.
+func Now(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(t.UnixMicro(), 10)
+}

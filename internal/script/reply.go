@@ -1,0 +1,60 @@
+package script
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+)
+
+// ErrReply is wrapped when a script reply does not have the documented shape.
+var ErrReply = errors.New("ratelimit: malformed script reply")
+
+// Reply is the stack-level part of a stack.lua reply.
+type Reply struct {
+	// Allowed is true when every rule allowed and their state was written.
+	Allowed bool
+	// Now is the time decided at, in µs since the Unix epoch.
+	Now int64
+}
+
+// Parse decodes the reply of stack.lua for n rules: it calls set for each
+// rule with its result (Limit left zero: the caller knows it) and its
+// refund token.
+func Parse(v any, n int, set func(i int, r algorithms.Result, token int64)) (Reply, error) {
+	vals, ok := v.([]any)
+	if !ok || len(vals) != ReplyHead+ReplyPerRule*n {
+		return Reply{}, fmt.Errorf("%w: %T of %d values for %d rules", ErrReply, v, len(vals), n)
+	}
+	var ints [ReplyHead + ReplyPerRule]int64
+	for i := range ints[:ReplyHead] {
+		if ints[i], ok = vals[i].(int64); !ok {
+			return Reply{}, fmt.Errorf("%w: value %d is %T", ErrReply, i, vals[i])
+		}
+	}
+	reply := Reply{Allowed: ints[0] == 1, Now: ints[1]}
+	for i := range n {
+		at := ReplyHead + ReplyPerRule*i
+		for j := range ReplyPerRule {
+			if ints[j], ok = vals[at+j].(int64); !ok {
+				return Reply{}, fmt.Errorf("%w: value %d is %T", ErrReply, at+j, vals[at+j])
+			}
+		}
+		set(i, algorithms.Result{
+			Allowed:    ints[0] == 1,
+			Remaining:  int(max(0, ints[1])),
+			RetryAfter: ms(ints[2]),
+			ResetAfter: ms(ints[3]),
+		}, ints[4])
+	}
+	return reply, nil
+}
+
+// ms decodes a reply duration: whole milliseconds, or -1 for Never.
+func ms(n int64) time.Duration {
+	if n < 0 {
+		return algorithms.Never
+	}
+	return time.Duration(n) * time.Millisecond
+}

@@ -1,0 +1,111 @@
+package script
+
+import (
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/lua"
+)
+
+// Mask is a set of algorithms, one bit per row of the table.
+type Mask uint8
+
+// All is the set of every algorithm.
+var All = Mask(1<<len(algorithmTable) - 1)
+
+// Codes returns the codes of the algorithms in m, in table order.
+func (m Mask) Codes() []string {
+	var codes []string
+	for i, a := range algorithmTable {
+		if m&(1<<i) != 0 {
+			codes = append(codes, a.code)
+		}
+	}
+	return codes
+}
+
+// MaskOf is the set of the algorithms with these codes; ok is false for an
+// unknown code.
+func MaskOf(codes ...string) (m Mask, ok bool) {
+	for _, code := range codes {
+		i := 0
+		for i < len(algorithmTable) && algorithmTable[i].code != code {
+			i++
+		}
+		if i == len(algorithmTable) {
+			return 0, false
+		}
+		m |= 1 << i
+	}
+	return m, true
+}
+
+// decisions[m] decides stacks whose algorithms are in m, assembled on first
+// use: a script holds only what its stack uses, since Lua creates every
+// function of a script again on each run.
+var decisions [1 << 8]func() *redis.Script
+
+func init() {
+	for m := range decisions {
+		decisions[m] = sync.OnceValue(func() *redis.Script { return redis.NewScript(Source(Mask(m), false)) })
+	}
+}
+
+// Decision returns the decision script (stack.lua) for stacks whose
+// algorithms are in m. Its Run sends EVALSHA and falls back to EVAL when the
+// server answers NOSCRIPT (after a restart, a failover or SCRIPT FLUSH), so
+// nothing needs loading up front.
+func Decision(m Mask) *redis.Script { return decisions[m&All]() }
+
+// Refund returns the refund script (refund.lua) for every algorithm, run
+// the same way.
+var Refund = sync.OnceValue(func() *redis.Script { return redis.NewScript(Source(All, true)) })
+
+// Source assembles a script: the layout header, lib.lua, refund_mode.lua
+// for a refund script, the helpers and algorithm files in m, and the driver
+// (stack.lua, or refund.lua). Comment lines and blank lines are left out:
+// less to send after NOSCRIPT.
+func Source(m Mask, refund bool) string {
+	names := []string{"lib.lua"}
+	if refund {
+		names = append(names, "refund_mode.lua")
+	}
+	var files []string
+	for i, a := range algorithmTable {
+		if m&(1<<i) == 0 {
+			continue
+		}
+		files = append(files, a.file)
+		for _, h := range a.helpers {
+			if !slices.Contains(names, h) {
+				names = append(names, h)
+			}
+		}
+	}
+	names = append(names, files...)
+	if refund {
+		names = append(names, "refund.lua")
+	} else {
+		names = append(names, "stack.lua")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "local ARGS_HEAD, ARGS_PER_RULE, REPLY_HEAD, REPLY_PER_RULE = %d, %d, %d, %d\n",
+		ArgsHead, ArgsPerRule, ReplyHead, ReplyPerRule)
+	for _, name := range names {
+		src, err := fs.ReadFile(lua.Files, name)
+		if err != nil {
+			panic(err) // embedded at build time: cannot happen
+		}
+		for line := range strings.Lines(string(src)) {
+			if trimmed := strings.TrimSpace(line); trimmed != "" && !strings.HasPrefix(trimmed, "--") {
+				b.WriteString(line)
+			}
+		}
+	}
+	return b.String()
+}

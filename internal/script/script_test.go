@@ -1,0 +1,179 @@
+package script
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/lua"
+)
+
+// Every .lua file starts with a comment naming its KEYS, ARGV and reply,
+// and every file is used by some script.
+func TestEveryFileDocumentsItsInterface(t *testing.T) {
+	names, err := fs.Glob(lua.Files, "*.lua")
+	if err != nil || len(names) != 13 {
+		t.Fatalf("found %v (%v), want 13 .lua files", names, err)
+	}
+	everything := Source(All, false) + Source(All, true)
+	for _, name := range names {
+		src, err := fs.ReadFile(lua.Files, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var head, body strings.Builder
+		inHead := true
+		for line := range strings.Lines(string(src)) {
+			if inHead && strings.HasPrefix(line, "--") {
+				head.WriteString(line)
+				continue
+			}
+			inHead = false
+			if trimmed := strings.TrimSpace(line); trimmed != "" && !strings.HasPrefix(trimmed, "--") {
+				body.WriteString(line)
+			}
+		}
+		for _, word := range []string{"KEYS", "ARGV", "Reply"} {
+			if !strings.Contains(head.String(), word) {
+				t.Errorf("%s: the opening comment does not mention %s", name, word)
+			}
+		}
+		if !strings.Contains(everything, body.String()) {
+			t.Errorf("%s: not in any assembled script", name)
+		}
+	}
+}
+
+// Every per-set script compiles on a server, the sets differ, and the
+// assembled scripts carry no comments.
+func TestEveryScriptLoads(t *testing.T) {
+	srv := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	seen := map[string]bool{}
+	for m := Mask(0); m <= All; m++ {
+		s := Decision(m)
+		if err := s.Load(context.Background(), rdb).Err(); err != nil {
+			t.Fatalf("mask %06b: %v", m, err)
+		}
+		if seen[s.Hash()] {
+			t.Errorf("mask %06b: the same script as another set", m)
+		}
+		seen[s.Hash()] = true
+	}
+	if err := Refund().Load(context.Background(), rdb).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{Source(All, false), Source(All, true)} {
+		if strings.Contains(src, "\n--") || strings.Contains(src, "\n\n") {
+			t.Error("an assembled script keeps comment or blank lines")
+		}
+	}
+}
+
+func TestMasks(t *testing.T) {
+	for _, tc := range []struct {
+		codes []string
+		want  Mask
+		ok    bool
+	}{
+		{nil, 0, true},
+		{[]string{"fw"}, 1, true},
+		{[]string{"gc", "fw"}, 1<<5 | 1, true},
+		{[]string{"fw", "sl", "sw", "tb", "lb", "gc"}, All, true},
+		{[]string{"xx"}, 0, false},
+	} {
+		got, ok := MaskOf(tc.codes...)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("MaskOf(%v) = %06b, %v; want %06b, %v", tc.codes, got, ok, tc.want, tc.ok)
+		}
+		if ok && strings.Join(got.Codes(), ",") != strings.Join(sorted(tc.codes), ",") {
+			t.Errorf("%06b.Codes() = %v", got, got.Codes())
+		}
+	}
+	if len(algorithmTable) > 8 {
+		t.Fatalf("%d algorithms do not fit a Mask", len(algorithmTable))
+	}
+}
+
+// sorted puts codes in table order.
+func sorted(codes []string) []string {
+	var out []string
+	for _, a := range algorithmTable {
+		for _, c := range codes {
+			if c == a.code {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Every row of the table encodes its algorithm, and the key code matches
+// the file that registers it.
+func TestTableRows(t *testing.T) {
+	for i, alg := range []algorithms.Algorithm{
+		algorithms.FixedWindow{Limit: 10, Window: time.Second},
+		algorithms.SlidingLog{Limit: 10, Window: time.Second},
+		algorithms.SlidingWindow{Limit: 10, Window: time.Second},
+		algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second},
+		algorithms.LeakyBucket{Capacity: 10, Rate: 1, Period: time.Second},
+		algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 10},
+	} {
+		p, err := Encode(alg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := p.Mask, Mask(1<<i); got != want {
+			t.Errorf("%v: mask %06b, want %06b", alg, got, want)
+		}
+		src, _ := fs.ReadFile(lua.Files, algorithmTable[i].file)
+		if !strings.Contains(string(src), fmt.Sprintf("algorithms.%s = function", p.Code)) {
+			t.Errorf("%s does not register algorithms.%s", algorithmTable[i].file, p.Code)
+		}
+	}
+	if _, err := Encode(algorithms.GCRA{}); err == nil {
+		t.Error("Encode accepted an invalid algorithm")
+	}
+}
+
+// The reply layout Go parses is the one the script writes: a stack of n
+// rules replies ReplyHead + n*ReplyPerRule values.
+func TestReplyLayoutAgrees(t *testing.T) {
+	srv := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	gc, _ := Encode(algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 2})
+	for n := 1; n <= 3; n++ {
+		keys := make([]string, n)
+		args := []any{Now(time.UnixMicro(1_795_000_000_000_000)), MinTTL(0)}
+		for i := range n {
+			keys[i] = fmt.Sprintf("{t}:%d:%d", n, i)
+			args = append(args, gc.Args[0], gc.Args[1], gc.Args[2], gc.Args[3], Cost(1))
+		}
+		v, err := Decision(gc.Mask).Run(context.Background(), rdb, keys, args...).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		reply, err := Parse(v, n, func(i int, r algorithms.Result, token int64) {
+			calls++
+			if !r.Allowed || r.Remaining != 1 || token <= 0 {
+				t.Errorf("rule %d: %+v token %d", i, r, token)
+			}
+		})
+		if err != nil || calls != n || !reply.Allowed || reply.Now != 1_795_000_000_000_000 {
+			t.Fatalf("%d rules: %+v, %d calls, %v", n, reply, calls, err)
+		}
+		if _, err := Parse(v, n+1, func(int, algorithms.Result, int64) {}); err == nil {
+			t.Errorf("%d rules parsed as %d", n, n+1)
+		}
+	}
+}

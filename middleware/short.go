@@ -1,0 +1,22 @@
+package middleware
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+)
+
+// LimitByIP is the one-line form: at most n requests per window per client
+// IP (the TCP peer, IPv6 grouped by /64; see keyfunc.IP), as a sliding
+// window counter on Redis, with every default of New. It panics when n or
+// window is invalid, like Must. Behind a proxy, or for stacks, use New
+// with keyfunc.ClientIP.
+//
+//	r.Use(middleware.LimitByIP(rdb, 100, time.Minute))
+func LimitByIP(rdb redis.Scripter, n int, window time.Duration) func(http.Handler) http.Handler {
+	return Must(rdb, []Rule{{Name: "ip", Key: keyfunc.IP(), Algorithm: algorithms.SlidingWindow{Limit: n, Window: window}}})
+}
