@@ -27,7 +27,9 @@ import (
 
 var epoch = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-func clock() middleware.Option { return middleware.WithLimiterOptions(limiter.WithClock(func() time.Time { return epoch })) }
+func clock() middleware.Option {
+	return middleware.WithLimiterOptions(limiter.WithClock(func() time.Time { return epoch }))
+}
 
 var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 
