@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -66,12 +67,18 @@ func (n Names) Canonical() Names {
 	return n
 }
 
-// Write sets the state headers of d: the X-RateLimit-* family for the
-// binding rule and the IETF fields for every rule. The Reset epoch counts
-// from d.At, the instant of the decision (Redis TIME by default), so every
-// app server sends the same value. Retry-After is left to WriteRetryAfter.
+// Write sets the headers of d: the X-RateLimit-* family for the binding
+// rule, the IETF fields for every rule and, when d is denied, Retry-After
+// (unless the cost can never be admitted). The Reset epoch counts from
+// d.At, the instant of the decision (Redis TIME by default), so every app
+// server sends the same value.
 func (n Names) Write(h http.Header, d limiter.Decision) {
-	if b, ok := d.Binding(); ok {
+	if !d.Allowed {
+		if wait := d.RetryAfter(); wait != algorithms.Never {
+			set(h, n.RetryAfter, strconv.FormatInt(exact.RetrySeconds(wait), 10))
+		}
+	}
+	if b, ok := binding(d); ok {
 		set(h, n.Limit, strconv.Itoa(b.Limit))
 		set(h, n.Remaining, strconv.Itoa(max(0, b.Remaining)))
 		set(h, n.Reset, strconv.FormatInt(ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter), 10))
@@ -94,18 +101,27 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 	}
 }
 
-// WriteRetryAfter sets Retry-After to RetryAfterSeconds(wait), unless wait
-// is algorithms.Never (waiting cannot help).
-func (n Names) WriteRetryAfter(h http.Header, wait time.Duration) {
-	if wait != algorithms.Never {
-		set(h, n.RetryAfter, strconv.FormatInt(RetryAfterSeconds(wait), 10))
+// binding is the rule whose state the X-RateLimit-* family reports: on a
+// deny, the denying rule that frees up last; otherwise the rule with the
+// least Remaining. ok is false for an empty decision.
+func binding(d limiter.Decision) (r limiter.RuleResult, ok bool) {
+	for _, c := range d.Results {
+		if !ok || binds(c, r, d.Allowed) {
+			r, ok = c, true
+		}
 	}
+	return r, ok
 }
 
-// RetryAfterSeconds is wait in whole seconds, rounded up, at least 1: a
-// client that obeys it is never early.
-func RetryAfterSeconds(wait time.Duration) int64 {
-	return max(1, ceilSeconds(wait))
+// binds reports whether c is more binding than cur.
+func binds(c, cur limiter.RuleResult, allowed bool) bool {
+	if !allowed && c.Allowed != cur.Allowed {
+		return !c.Allowed
+	}
+	if allowed || c.Allowed {
+		return c.Remaining < cur.Remaining
+	}
+	return c.RetryAfter > cur.RetryAfter
 }
 
 func ceilSeconds(d time.Duration) int64 {

@@ -21,39 +21,39 @@ func TestWrite(t *testing.T) {
 	perIP := result("per-ip", 100, time.Minute, algorithms.Result{Allowed: true, Remaining: 42, ResetAfter: 16*time.Second + time.Millisecond})
 	global := result("global", 10000, time.Minute, algorithms.Result{Allowed: true, Remaining: 9000, ResetAfter: time.Minute})
 	userDenied := result("per-user", 10, 1500*time.Millisecond, algorithms.Result{Remaining: 0, RetryAfter: 1200 * time.Millisecond, ResetAfter: 1500 * time.Millisecond})
+	impossible := result("per-user", 10, 1500*time.Millisecond, algorithms.Result{RetryAfter: algorithms.Never, ResetAfter: 1500 * time.Millisecond})
 	slowDenied := result("slow", 5, time.Hour, algorithms.Result{Remaining: 0, RetryAfter: 30 * time.Second, ResetAfter: time.Hour})
 
 	for _, tc := range []struct {
 		name  string
 		names headers.Names
 		d     limiter.Decision
-		wait  time.Duration
 		want  map[string]string
 	}{
-		{"allowed: binding rule has least remaining", headers.Both, limiter.Decision{Allowed: true, Results: []limiter.RuleResult{global, perIP}}, 0, map[string]string{
+		{"allowed: binding rule has least remaining", headers.Both, limiter.Decision{Allowed: true, Results: []limiter.RuleResult{global, perIP}}, map[string]string{
 			"X-Ratelimit-Limit":     "100",
 			"X-Ratelimit-Remaining": "42",
 			"X-Ratelimit-Reset":     "1800000017",
 			"Ratelimit-Policy":      `"global";q=10000;w=60, "per-ip";q=100;w=60`,
 			"Ratelimit":             `"global";r=9000;t=60, "per-ip";r=42;t=17`,
 		}},
-		{"denied: the denying rule that frees up last", headers.XRateLimit, limiter.Decision{Results: []limiter.RuleResult{perIP, userDenied, slowDenied}}, 30 * time.Second, map[string]string{
+		{"denied: the denying rule that frees up last", headers.XRateLimit, limiter.Decision{Results: []limiter.RuleResult{perIP, userDenied, slowDenied}}, map[string]string{
 			"X-Ratelimit-Limit":     "5",
 			"X-Ratelimit-Remaining": "0",
 			"X-Ratelimit-Reset":     "1800003601",
 			"Retry-After":           "30",
 		}},
-		{"retry after rounds up and is at least 1", headers.IETF, limiter.Decision{Results: []limiter.RuleResult{userDenied}}, 1200 * time.Millisecond, map[string]string{
+		{"retry after rounds up and is at least 1", headers.IETF, limiter.Decision{Results: []limiter.RuleResult{userDenied}}, map[string]string{
 			"Ratelimit-Policy": `"per-user";q=10;w=2`,
 			"Ratelimit":        `"per-user";r=0;t=2`,
 			"Retry-After":      "2",
 		}},
-		{"no retry-after for an impossible cost", headers.XRateLimit, limiter.Decision{Results: []limiter.RuleResult{userDenied}}, algorithms.Never, map[string]string{
+		{"no retry-after for an impossible cost", headers.XRateLimit, limiter.Decision{Results: []limiter.RuleResult{impossible}}, map[string]string{
 			"X-Ratelimit-Limit":     "10",
 			"X-Ratelimit-Remaining": "0",
 			"X-Ratelimit-Reset":     "1800000002",
 		}},
-		{"renamed and switched off", headers.Names{Remaining: "Quota-Left"}, limiter.Decision{Allowed: true, Results: []limiter.RuleResult{perIP}}, 0, map[string]string{
+		{"renamed and switched off", headers.Names{Remaining: "Quota-Left"}, limiter.Decision{Allowed: true, Results: []limiter.RuleResult{perIP}}, map[string]string{
 			"Quota-Left": "42",
 		}},
 	} {
@@ -61,9 +61,6 @@ func TestWrite(t *testing.T) {
 		h.Set("X-Ratelimit-Remaining", "stale value from an outer limiter")
 		tc.d.At = now
 		tc.names.Write(h, tc.d)
-		if !tc.d.Allowed {
-			tc.names.WriteRetryAfter(h, tc.wait)
-		}
 		if tc.names.Remaining != headers.XRateLimit.Remaining {
 			h.Del("X-Ratelimit-Remaining")
 		}
@@ -78,13 +75,18 @@ func TestWrite(t *testing.T) {
 	}
 }
 
-func TestRetryAfterSeconds(t *testing.T) {
+// Retry-After is whole seconds, rounded up, at least 1, and absent when
+// the cost can never be admitted.
+func TestRetryAfter(t *testing.T) {
 	for _, tc := range []struct {
 		wait time.Duration
-		want int64
-	}{{0, 1}, {time.Millisecond, 1}, {time.Second, 1}, {time.Second + time.Nanosecond, 2}, {59500 * time.Millisecond, 60}} {
-		if got := headers.RetryAfterSeconds(tc.wait); got != tc.want {
-			t.Errorf("RetryAfterSeconds(%v) = %d, want %d", tc.wait, got, tc.want)
+		want string
+	}{{time.Millisecond, "1"}, {time.Second, "1"}, {time.Second + time.Nanosecond, "2"}, {59500 * time.Millisecond, "60"}, {algorithms.Never, ""}} {
+		h := http.Header{}
+		d := limiter.Decision{At: now, Results: []limiter.RuleResult{result("r", 1, time.Minute, algorithms.Result{RetryAfter: tc.wait})}}
+		headers.XRateLimit.Write(h, d)
+		if got := h.Get("Retry-After"); got != tc.want {
+			t.Errorf("wait %v: Retry-After %q, want %q", tc.wait, got, tc.want)
 		}
 	}
 }
@@ -101,7 +103,7 @@ func TestCanonical(t *testing.T) {
 	}
 	// Written with canonical names, the headers read the same.
 	h := http.Header{}
-	headers.Both.Canonical().WriteRetryAfter(h, 1500*time.Millisecond)
+	headers.Both.Canonical().Write(h, limiter.Decision{At: now, Results: []limiter.RuleResult{result("r", 1, time.Minute, algorithms.Result{RetryAfter: 1500 * time.Millisecond})}})
 	if got := h.Get("retry-after"); got != "2" {
 		t.Errorf("Retry-After: got %q, want 2", got)
 	}

@@ -47,26 +47,3 @@ func (d Decision) RetryAfter() time.Duration {
 	}
 	return wait
 }
-
-// Binding is the rule that determines the outcome: on a deny, the denying
-// rule that frees up last; otherwise the rule with the least Remaining. ok is
-// false for an empty decision.
-func (d Decision) Binding() (r RuleResult, ok bool) {
-	for _, c := range d.Results {
-		if !ok || binds(c, r, d.Allowed) {
-			r, ok = c, true
-		}
-	}
-	return r, ok
-}
-
-// binds reports whether c is more binding than cur.
-func binds(c, cur RuleResult, allowed bool) bool {
-	if !allowed && c.Allowed != cur.Allowed {
-		return !c.Allowed
-	}
-	if allowed || c.Allowed {
-		return c.Remaining < cur.Remaining
-	}
-	return c.RetryAfter > cur.RetryAfter
-}

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/seed-bff0c9e1/ratelimit/headers"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -25,41 +25,37 @@ type problem struct {
 	RetryAfter int64 `json:"retry_after,omitempty"`
 }
 
-// denyHandler answers 429 Too Many Requests with Retry-After (named as in
-// names) and a short body: an RFC 9457 problem when the client accepts
-// JSON, plain text otherwise. A request whose cost exceeds a rule's limit
-// gets no Retry-After, since waiting cannot help.
-func denyHandler(names headers.Names) func(http.ResponseWriter, *http.Request, limiter.Decision) {
-	return func(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
-		p := problem{Type: "about:blank", Title: http.StatusText(http.StatusTooManyRequests), Status: http.StatusTooManyRequests}
-		impossible := false
-		for _, res := range d.Results {
-			if !res.Allowed {
-				p.Rules = append(p.Rules, res.Rule)
-				impossible = impossible || res.Impossible()
-			}
+// deny answers 429 Too Many Requests with a short body: an RFC 9457
+// problem when the client accepts JSON, plain text otherwise. The
+// rate-limit headers, Retry-After included, are set already.
+func deny(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
+	p := problem{Type: "about:blank", Title: http.StatusText(http.StatusTooManyRequests), Status: http.StatusTooManyRequests}
+	impossible := false
+	for _, res := range d.Results {
+		if !res.Allowed {
+			p.Rules = append(p.Rules, res.Rule)
+			impossible = impossible || res.Impossible()
 		}
-		wait := d.RetryAfter()
-		if impossible {
-			p.Detail = fmt.Sprintf("request cost exceeds what rate limit %s can ever admit", strings.Join(p.Rules, ", "))
-		} else {
-			p.RetryAfter = headers.RetryAfterSeconds(wait)
-			p.Detail = fmt.Sprintf("rate limit %s exceeded; retry in %d s", strings.Join(p.Rules, ", "), p.RetryAfter)
-		}
-		h := w.Header()
-		names.WriteRetryAfter(h, wait)
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Content-Type-Options", "nosniff")
-		if acceptsJSON(r) {
-			h.Set("Content-Type", "application/problem+json")
-			w.WriteHeader(p.Status)
-			_ = json.NewEncoder(w).Encode(p)
-			return
-		}
-		h.Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(p.Status)
-		fmt.Fprintf(w, "%s: %s\n", p.Title, p.Detail)
 	}
+	wait := d.RetryAfter()
+	if impossible {
+		p.Detail = fmt.Sprintf("request cost exceeds what rate limit %s can ever admit", strings.Join(p.Rules, ", "))
+	} else {
+		p.RetryAfter = exact.RetrySeconds(wait)
+		p.Detail = fmt.Sprintf("rate limit %s exceeded; retry in %d s", strings.Join(p.Rules, ", "), p.RetryAfter)
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if acceptsJSON(r) {
+		h.Set("Content-Type", "application/problem+json")
+		w.WriteHeader(p.Status)
+		_ = json.NewEncoder(w).Encode(p)
+		return
+	}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(p.Status)
+	fmt.Fprintf(w, "%s: %s\n", p.Title, p.Detail)
 }
 
 // acceptsJSON reports whether the Accept header names a JSON media type

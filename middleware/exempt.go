@@ -6,13 +6,19 @@ import (
 	"net/netip"
 
 	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/internal/clientip"
 	"github.com/seed-bff0c9e1/ratelimit/internal/netx"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
 // ExemptIPs returns an exemption (for WithExempt) for clients whose address,
-// as res resolves it, lies in one of cidrs.
-func ExemptIPs(res *keyfunc.IPResolver, cidrs ...string) (func(*http.Request) bool, error) {
+// resolved as keyfunc.ClientIP resolves it with cfg (the prefix lengths
+// aside), lies in one of cidrs.
+func ExemptIPs(cfg keyfunc.IPConfig, cidrs ...string) (func(*http.Request) bool, error) {
+	res, err := clientip.New(cfg.TrustedProxies, cfg.IPv4PrefixLen, cfg.IPv6PrefixLen)
+	if err != nil {
+		return nil, err
+	}
 	var in []netip.Prefix
 	for _, s := range cidrs {
 		p, err := netx.ParsePrefix(s)
@@ -22,7 +28,7 @@ func ExemptIPs(res *keyfunc.IPResolver, cidrs ...string) (func(*http.Request) bo
 		in = append(in, p)
 	}
 	return func(r *http.Request) bool {
-		a, err := res.ClientAddr(r)
+		a, err := res.Addr(r)
 		if err != nil {
 			return false
 		}

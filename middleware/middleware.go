@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -88,9 +87,6 @@ func build(rules []Rule, opts []Option, newLimiter func([]limiter.Rule, []limite
 			return nil, err
 		}
 	}
-	if cfg.deny == nil {
-		cfg.deny = denyHandler(cfg.headers)
-	}
 	lrules := make([]limiter.Rule, len(rules))
 	for i, r := range rules {
 		if r.Key == nil {
@@ -155,7 +151,9 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	if err != nil && !d.Fallback {
 		m.fail(r, err)
 		if m.cfg.failure == FailClosed {
-			m.cfg.headers.WriteRetryAfter(w.Header(), time.Second)
+			if name := m.cfg.headers.RetryAfter; name != "" {
+				w.Header().Set(name, "1")
+			}
 			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 			return
 		}
@@ -171,6 +169,9 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	}
 	m.cfg.headers.Write(w.Header(), d)
 	if d.Allowed || shadow {
+		if shadow && m.cfg.headers.RetryAfter != "" {
+			w.Header().Del(m.cfg.headers.RetryAfter) // the request goes through
+		}
 		next.ServeHTTP(w, r)
 		return
 	}

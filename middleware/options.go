@@ -40,6 +40,7 @@ type config struct {
 func defaults() config {
 	return config{
 		onError:   logError(slog.Default()),
+		deny:      deny,
 		headers:   headers.XRateLimit.Canonical(),
 		keyStatus: http.StatusUnauthorized,
 	}
@@ -71,24 +72,13 @@ func WithFailurePolicy(p FailurePolicy) Option {
 
 // WithErrorHandler receives every Redis failure (wrapping
 // limiter.ErrBackend) and every key function failure, whatever the policy.
-// The default logs them with slog.Default at level Error.
+// The default logs them with slog.Default() at level Error.
 func WithErrorHandler(fn func(*http.Request, error)) Option {
 	return func(c *config) error {
 		if fn == nil {
 			return fmt.Errorf("%w: nil error handler", ratelimit.ErrConfig)
 		}
 		c.onError = fn
-		return nil
-	}
-}
-
-// WithLogger logs failures to logger instead of slog.Default.
-func WithLogger(logger *slog.Logger) Option {
-	return func(c *config) error {
-		if logger == nil {
-			return fmt.Errorf("%w: nil logger", ratelimit.ErrConfig)
-		}
-		c.onError = logError(logger)
 		return nil
 	}
 }
@@ -137,7 +127,7 @@ func WithHook(fn func(Event)) Option {
 
 // WithDenyHandler replaces the response to a request over the limit. The
 // rate-limit headers are already set; the handler writes status and body
-// (and Retry-After, e.g. with headers.Names.WriteRetryAfter).
+// (Retry-After too is set already, unless the cost can never be admitted).
 func WithDenyHandler(fn func(http.ResponseWriter, *http.Request, limiter.Decision)) Option {
 	return func(c *config) error {
 		if fn == nil {

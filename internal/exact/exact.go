@@ -28,3 +28,9 @@ func CeilDiv(a, b int64) int64 { return (a + b - 1) / b }
 func CeilMillis(us int64) time.Duration {
 	return time.Duration(CeilDiv(max(0, us), 1000)) * time.Millisecond
 }
+
+// RetrySeconds is a wait in whole seconds, rounded up, at least 1: a client
+// that obeys it is never early.
+func RetrySeconds(wait time.Duration) int64 {
+	return max(1, int64((wait+time.Second-1)/time.Second))
+}

@@ -1,0 +1,186 @@
+// Package clientip finds a request's client address: the TCP peer, or,
+// when the peer is a trusted proxy, the right-most untrusted hop of its
+// forwarding headers. Package keyfunc documents the trust model; this
+// package implements it for keyfunc and middleware.
+package clientip
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/internal/netx"
+)
+
+// ErrNoAddr is returned when RemoteAddr is not an IP address.
+var ErrNoAddr = errors.New("RemoteAddr is not an IP address")
+
+// Resolver finds a request's client address. It is safe for concurrent use.
+//
+// The TCP peer (RemoteAddr) is the client unless it is a trusted proxy.
+// Then the forwarding chain is read from the right: the Forwarded header
+// (RFC 7239 "for=") if present, else X-Forwarded-For, else X-Real-IP. Each
+// hop that is itself a trusted proxy is skipped; the first untrusted
+// address is the client. A malformed, obfuscated or "unknown" hop ends the
+// walk at the last trusted address seen, since nothing to its left can be
+// believed; a chain of only trusted proxies yields its left-most hop.
+type Resolver struct {
+	trusted []netip.Prefix
+	v4, v6  int
+}
+
+// New validates its arguments: trusted proxies as CIDRs or addresses, and
+// the prefix lengths an identity keeps (0 for 32 and 64).
+func New(trusted []string, v4, v6 int) (*Resolver, error) {
+	res := &Resolver{v4: v4, v6: v6}
+	if res.v4 == 0 {
+		res.v4 = 32
+	}
+	if res.v6 == 0 {
+		res.v6 = 64
+	}
+	if res.v4 < 1 || res.v4 > 32 {
+		return nil, fmt.Errorf("%w: IPv4PrefixLen must be 1 to 32, got %d", ratelimit.ErrConfig, v4)
+	}
+	if res.v6 < 1 || res.v6 > 128 {
+		return nil, fmt.Errorf("%w: IPv6PrefixLen must be 1 to 128, got %d", ratelimit.ErrConfig, v6)
+	}
+	for _, s := range trusted {
+		p, err := netx.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: TrustedProxies: %w", ratelimit.ErrConfig, err)
+		}
+		res.trusted = append(res.trusted, p)
+	}
+	return res, nil
+}
+
+// Key returns the client address, masked to the configured prefix length:
+// "192.0.2.7", or "2001:db8:1:2::/64".
+func (res *Resolver) Key(r *http.Request) (string, error) {
+	a, err := res.Addr(r)
+	if err != nil {
+		return "", err
+	}
+	bits := res.v6
+	if a.Is4() {
+		bits = res.v4
+	}
+	if bits == a.BitLen() {
+		return a.String(), nil
+	}
+	return netip.PrefixFrom(a, bits).Masked().String(), nil
+}
+
+// Addr returns the client's full address. It fails only when RemoteAddr
+// is not an IP address.
+func (res *Resolver) Addr(r *http.Request) (netip.Addr, error) {
+	peer, ok := parseHost(r.RemoteAddr)
+	if !ok {
+		return netip.Addr{}, fmt.Errorf("%w: %q", ErrNoAddr, r.RemoteAddr)
+	}
+	if !res.isTrusted(peer) {
+		return peer, nil
+	}
+	if v := r.Header.Values("Forwarded"); len(v) > 0 {
+		return res.walk(v, forwardedFor, peer), nil
+	}
+	if v := r.Header.Values("X-Forwarded-For"); len(v) > 0 {
+		return res.walk(v, parseHost, peer), nil
+	}
+	if v := r.Header.Values("X-Real-Ip"); len(v) > 0 {
+		return res.walk(v[len(v)-1:], parseHost, peer), nil
+	}
+	return peer, nil
+}
+
+func (res *Resolver) isTrusted(a netip.Addr) bool {
+	for _, p := range res.trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// walk reads comma-separated hops from the right of the header values and
+// returns the first untrusted one, or the last trusted one seen.
+func (res *Resolver) walk(values []string, parse func(string) (netip.Addr, bool), last netip.Addr) netip.Addr {
+	for i := len(values) - 1; i >= 0; i-- {
+		rest := values[i]
+		for done := false; !done; {
+			hop := rest
+			if j := strings.LastIndexByte(rest, ','); j >= 0 {
+				hop, rest = rest[j+1:], rest[:j]
+			} else {
+				done = true
+			}
+			a, ok := parse(strings.TrimSpace(hop))
+			if !ok {
+				return last
+			}
+			if !res.isTrusted(a) {
+				return a
+			}
+			last = a
+		}
+	}
+	return last
+}
+
+// forwardedFor parses the for= parameter of one RFC 7239 element.
+func forwardedFor(element string) (netip.Addr, bool) {
+	for param := range strings.SplitSeq(element, ";") {
+		name, value, ok := strings.Cut(strings.TrimSpace(param), "=")
+		if ok && strings.EqualFold(name, "for") {
+			return parseHost(value)
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// parseHost parses an address with an optional port, brackets, quotes and
+// zone: 192.0.2.1, 192.0.2.1:80, 2001:db8::1, [2001:db8::1]:80,
+// "[fe80::1%eth0]". The zone is dropped and IPv4-mapped IPv6 unmapped.
+func parseHost(s string) (netip.Addr, bool) {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return netip.Addr{}, false
+		}
+		if tail := s[end+1:]; tail != "" && !validPort(tail) {
+			return netip.Addr{}, false
+		}
+		s = s[1:end]
+	} else if strings.Count(s, ":") == 1 {
+		host, port, _ := strings.Cut(s, ":")
+		if !validPort(":" + port) {
+			return netip.Addr{}, false
+		}
+		s = host
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.Unmap().WithZone(""), true
+}
+
+// validPort reports whether s is ":" and 1 to 5 digits.
+func validPort(s string) bool {
+	if len(s) < 2 || len(s) > 6 || s[0] != ':' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
