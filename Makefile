@@ -1,8 +1,11 @@
 GO ?= go
+STATICCHECK_VERSION = v0.8.2
+# staticcheck from the PATH (.ci/run installs it), else run at the pinned version.
+STATICCHECK ?= $(shell command -v staticcheck || echo "$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)")
 
-.PHONY: test vet lint bench run
+.PHONY: test vet lint bench run exports
 
-# test: vet and gofmt, then every package with the race detector, shuffled,
+# test: vet, gofmt and staticcheck, then every package with the race detector, shuffled,
 # uncached. Real-Redis tests start their own servers on free loopback ports;
 # packages run one at a time (-p 1) so the fault tests' timeouts measure
 # Redis, not other packages competing for the CPU.
@@ -14,6 +17,8 @@ vet:
 
 lint: vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(STATICCHECK) ./...
+	cd benchmarks && $(STATICCHECK) ./...
 
 # bench: the Go benchmarks (middleware path, memstore against x/time/rate and
 # httprate), then a short run of the load tool against its own redis-server
@@ -25,3 +30,7 @@ bench:
 # run: the stdlib example server on :8080 (in-process miniredis unless REDIS_URL is set).
 run:
 	$(GO) run ./examples/stdlib
+
+# exports: the library's exported names, counted (the budget is 100).
+exports:
+	$(GO) run ./internal/cmd/exports -v

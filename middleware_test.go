@@ -3,9 +3,7 @@ package ratelimit_test
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,11 +11,9 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/redis/go-redis/v9"
 
-	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/headers"
+	"github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -25,39 +21,14 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
-var epoch = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-
-func clock() middleware.Option {
-	return middleware.WithLimiterOptions(limiter.WithClock(func() time.Time { return epoch }))
-}
-
-var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
-
-// do sends one request from remote (with header pairs) and returns the
-// response.
-func do(h http.Handler, method, path, remote string, hdr ...string) *http.Response {
-	r := httptest.NewRequest(method, path, nil)
-	r.RemoteAddr = remote
-	for i := 0; i+1 < len(hdr); i += 2 {
-		r.Header.Set(hdr[i], hdr[i+1])
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w.Result()
-}
-
-func body(t *testing.T, res *http.Response) string {
-	t.Helper()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func perIP(limit int) middleware.Rule {
-	return middleware.Rule{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Minute}}
-}
+// The helpers shared with the middleware package's own tests.
+var (
+	clock = mwtest.Clock
+	ok    = mwtest.OK
+	do    = mwtest.Do
+	body  = mwtest.Body
+	perIP = mwtest.PerIP
+)
 
 func TestStatusAndHeaders(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
@@ -81,7 +52,7 @@ func TestStatusAndHeaders(t *testing.T) {
 				for name, v := range map[string]string{
 					"X-RateLimit-Limit":     "2",
 					"X-RateLimit-Remaining": want.remaining,
-					"X-RateLimit-Reset":     strconv.FormatInt(epoch.Unix()+60, 10), // the end of the window
+					"X-RateLimit-Reset":     strconv.FormatInt(mwtest.Epoch.Unix()+60, 10), // the end of the window
 					"Retry-After":           want.retry,
 				} {
 					if got := res.Header.Values(name); (v == "" && len(got) != 0) || (v != "" && (len(got) != 1 || got[0] != v)) {
@@ -90,7 +61,7 @@ func TestStatusAndHeaders(t *testing.T) {
 				}
 			}
 			res := do(h, "GET", "/", "203.0.113.9:1234", "Accept", "text/html, application/json;q=0.9")
-			var p problem
+			var p mwtest.Problem
 			if ct := res.Header.Get("Content-Type"); ct != "application/problem+json" {
 				t.Fatalf("Accept JSON: Content-Type %q", ct)
 			}
@@ -105,14 +76,6 @@ func TestStatusAndHeaders(t *testing.T) {
 			}
 		})
 	}
-}
-
-// problem is the JSON body of a 429.
-type problem struct {
-	Type, Title, Detail string
-	Status              int
-	Rules               []string
-	RetryAfter          int64 `json:"retry_after"`
 }
 
 func TestStackedRulesAreAllOrNothing(t *testing.T) {
@@ -139,7 +102,7 @@ func TestStackedRulesAreAllOrNothing(t *testing.T) {
 			t.Fatalf("step %d (user %s): status %d, want %d", i, step.user, res.StatusCode, step.status)
 		}
 		if step.status == 429 {
-			var p problem
+			var p mwtest.Problem
 			_ = json.NewDecoder(res.Body).Decode(&p)
 			if len(p.Rules) != 1 || p.Rules[0] != step.rule {
 				t.Errorf("step %d: denied by %v, want %s", i, p.Rules, step.rule)
@@ -188,155 +151,6 @@ func TestFailurePolicies(t *testing.T) {
 	}
 }
 
-func TestShadowMode(t *testing.T) {
-	_, c := redistest.Mini(t)
-	var events []middleware.Event
-	mw := middleware.Must(c, []middleware.Rule{perIP(1)}, clock(), middleware.WithShadowMode(),
-		middleware.WithHook(func(e middleware.Event) { events = append(events, e) }))
-	h := mw(ok)
-	for i := range 3 {
-		res := do(h, "GET", "/", "203.0.113.9:1")
-		if res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "0" || res.Header.Get("Retry-After") != "" {
-			t.Fatalf("request %d in shadow mode: %d %v", i, res.StatusCode, res.Header)
-		}
-	}
-	if len(events) != 3 || events[0].Shadow || !events[1].Shadow || !events[2].Shadow || events[1].Decision.Allowed {
-		t.Fatalf("hook events: %+v", events)
-	}
-	if h := events[0].KeyHashes; len(h) != 1 || h[0] == "" || strings.Contains(h[0], "203.0") || h[0] != events[2].KeyHashes[0] {
-		t.Errorf("key hashes %v", h)
-	}
-}
-
-func TestExemptions(t *testing.T) {
-	_, c := redistest.Mini(t)
-	allow, err := middleware.ExemptIPs(keyfunc.IPConfig{}, "10.0.0.0/8", "2001:db8::1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := middleware.Must(c, []middleware.Rule{perIP(1)}, clock(), middleware.WithExempt(allow))(ok)
-	for _, remote := range []string{"10.1.2.3:1", "[2001:db8::1]:1"} {
-		for range 3 {
-			if res := do(h, "GET", "/", remote); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Limit") != "" {
-				t.Fatalf("exempt %s: %d %v", remote, res.StatusCode, res.Header)
-			}
-		}
-	}
-	do(h, "GET", "/", "[2001:db8::2]:1")
-	if res := do(h, "GET", "/", "[2001:db8::2]:1"); res.StatusCode != 429 {
-		t.Errorf("non-exempt neighbour: %d, want 429", res.StatusCode)
-	}
-	if _, err := middleware.ExemptIPs(keyfunc.IPConfig{}, "10.0.0.0/99"); !errors.Is(err, ratelimit.ErrConfig) {
-		t.Errorf("bad CIDR: %v", err)
-	}
-	if _, err := middleware.ExemptIPs(keyfunc.IPConfig{IPv4PrefixLen: 40}); !errors.Is(err, ratelimit.ErrConfig) {
-		t.Errorf("bad IPConfig: %v", err)
-	}
-}
-
-func TestKeyFunctionFailures(t *testing.T) {
-	_, c := redistest.Mini(t)
-	apiKey := func(optional bool, fallback keyfunc.KeyFunc) middleware.Rule {
-		return middleware.Rule{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Fallback: fallback, Optional: optional,
-			Algorithm: algorithms.TokenBucket{Capacity: 1, Rate: 1, Period: time.Hour}}
-	}
-	var errs []error
-	onErr := middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) })
-	for _, tc := range []struct {
-		name    string
-		rule    middleware.Rule
-		opts    []middleware.Option
-		first   int
-		second  int
-		handled int
-	}{
-		{"reject", apiKey(false, nil), nil, 401, 401, 2},
-		{"reject with 429", apiKey(false, nil), []middleware.Option{middleware.WithKeyErrorStatus(429)}, 429, 429, 2},
-		{"skip", apiKey(true, nil), nil, 200, 200, 0},
-		{"fall back to IP", apiKey(false, keyfunc.IP()), nil, 200, 429, 0},
-		{"empty identity is a failure", middleware.Rule{Name: "per-key", Key: func(*http.Request) (string, error) { return "", nil },
-			Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}}, nil, 401, 401, 2},
-	} {
-		errs = nil
-		opts := append([]middleware.Option{clock(), onErr, middleware.WithLimiterOptions(limiter.WithPrefix(strings.ReplaceAll(tc.name, " ", "-")))}, tc.opts...)
-		h := middleware.Must(c, []middleware.Rule{tc.rule}, opts...)(ok)
-		first := do(h, "GET", "/", "203.0.113.9:1").StatusCode
-		second := do(h, "GET", "/", "203.0.113.9:1").StatusCode
-		if first != tc.first || second != tc.second || len(errs) != tc.handled {
-			t.Errorf("%s: statuses %d, %d and %d errors, want %d, %d and %d", tc.name, first, second, len(errs), tc.first, tc.second, tc.handled)
-		}
-		for _, err := range errs {
-			if !errors.Is(err, keyfunc.ErrNoKey) {
-				t.Errorf("%s: error %v, want ErrNoKey", tc.name, err)
-			}
-		}
-	}
-}
-
-func TestCosts(t *testing.T) {
-	_, c := redistest.Mini(t)
-	cost := func(r *http.Request) int {
-		n := 0
-		for _, ch := range r.URL.Query().Get("n") {
-			n = n*10 + int(ch-'0')
-		}
-		if r.URL.Query().Has("neg") {
-			return -n
-		}
-		return n
-	}
-	var errs []error
-	h := middleware.Must(c, []middleware.Rule{{Name: "batch", Key: keyfunc.IP(), Cost: cost,
-		Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}}}, clock(),
-		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
-	for i, step := range []struct {
-		query, remaining, retry string
-		status                  int
-	}{
-		{"n=4", "6", "", 200},
-		{"n=0", "6", "", 200},
-		{"n=7", "6", "1", 429},
-		{"n=11", "6", "", 429}, // can never be admitted: no Retry-After
-		{"n=3&neg", "", "", 400},
-		{"n=6", "0", "", 200},
-	} {
-		res := do(h, "POST", "/batch?"+step.query, "203.0.113.9:1")
-		if res.StatusCode != step.status || res.Header.Get("X-RateLimit-Remaining") != step.remaining || res.Header.Get("Retry-After") != step.retry {
-			t.Errorf("step %d (%s): %d remaining %q retry %q, want %d %q %q", i, step.query, res.StatusCode,
-				res.Header.Get("X-RateLimit-Remaining"), res.Header.Get("Retry-After"), step.status, step.remaining, step.retry)
-		}
-	}
-	if len(errs) != 1 || !errors.Is(errs[0], middleware.ErrBadCost) {
-		t.Errorf("errors reported: %v, want one ErrBadCost", errs)
-	}
-}
-
-func TestIETFHeadersAndCustomDenyHandler(t *testing.T) {
-	_, c := redistest.Mini(t)
-	var denied limiter.Decision
-	h := middleware.Must(c, []middleware.Rule{
-		perIP(2),
-		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}},
-	}, clock(), middleware.WithHeaders(headers.IETF), middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
-		denied = d
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))(ok)
-	res := do(h, "GET", "/", "203.0.113.9:1")
-	for name, want := range map[string]string{
-		"RateLimit-Policy":  `"per-ip";q=2;w=60, "global";q=100;w=60`,
-		"RateLimit":         `"per-ip";r=1;t=60, "global";r=99;t=60`,
-		"X-RateLimit-Limit": "",
-	} {
-		if got := res.Header.Get(name); got != want {
-			t.Errorf("%s = %q, want %q", name, got, want)
-		}
-	}
-	do(h, "GET", "/", "203.0.113.9:1")
-	if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != 503 || denied.Allowed || denied.RetryAfter() != 60*time.Second {
-		t.Errorf("custom deny handler: status %d, decision %+v", res.StatusCode, denied)
-	}
-}
-
 func TestChiRoutingAndNesting(t *testing.T) {
 	_, c := redistest.Mini(t)
 	r := chi.NewRouter()
@@ -375,35 +189,6 @@ func TestChiRoutingAndNesting(t *testing.T) {
 	}
 }
 
-func TestInvalidMiddlewareConfiguration(t *testing.T) {
-	_, c := redistest.Mini(t)
-	for _, tc := range []struct {
-		name  string
-		rdb   redis.Scripter
-		rules []middleware.Rule
-		opts  []middleware.Option
-		want  string
-	}{
-		{"no key", c, []middleware.Rule{{Name: "a", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}, nil, `rule "a": no Key`},
-		{"bad algorithm", c, []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.SlidingLog{Limit: 0, Window: time.Second}}}, nil, `rule "per-ip"`},
-		{"bad policy", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithFailurePolicy(7)}, "failure policy"},
-		{"bad status", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithKeyErrorStatus(200)}, "status"},
-		{"bad timeout", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithLimiterOptions(limiter.WithTimeout(-1))}, "timeout"},
-		{"duplicate", c, []middleware.Rule{perIP(1), perIP(2)}, nil, "duplicate"},
-	} {
-		_, err := middleware.New(tc.rdb, tc.rules, tc.opts...)
-		if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: got %v, want ErrConfig mentioning %q", tc.name, err, tc.want)
-		}
-	}
-	defer func() {
-		if recover() == nil {
-			t.Error("Must did not panic on an invalid rule")
-		}
-	}()
-	middleware.Must(c, nil)
-}
-
 func TestFallbackStore(t *testing.T) {
 	s := redistest.Start(t)
 	var errs []error
@@ -421,18 +206,5 @@ func TestFallbackStore(t *testing.T) {
 	}
 	if len(errs) != 1 || !errors.Is(errs[0], limiter.ErrBackend) {
 		t.Errorf("errors reported: %v, want the one Redis failure", errs)
-	}
-}
-
-func TestInProcessStore(t *testing.T) {
-	mw, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{perIP(1)}, clock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := mw(ok)
-	for i, want := range []int{200, 429} {
-		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != want || res.Header.Get("Retry-After") != map[int]string{200: "", 429: "60"}[want] {
-			t.Errorf("request %d: %d %v, want %d", i, res.StatusCode, res.Header, want)
-		}
 	}
 }

@@ -151,7 +151,7 @@ func faultServer(t *testing.T, s *redistest.Server, opts ...middleware.Option) (
 			}
 		})}, opts...)
 	mw := middleware.Must(s.Client, []middleware.Rule{{Name: "per-client", Key: keyfunc.Header("X-Client"),
-		Algorithm: algorithms.FixedWindow{Limit: 20, Window: time.Minute}}}, opts...)
+		Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute}}}, opts...)
 	srv := httptest.NewServer(mw(ok))
 	t.Cleanup(srv.Close)
 	return srv, &reported

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"slices"
+	"testing"
+)
+
+// maxExported is the budget of exported names the library keeps to.
+const maxExported = 100
+
+func TestExportedNames(t *testing.T) {
+	names, err := exported("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) > maxExported {
+		t.Errorf("%d exported names, the budget is %d:\n%v", len(names), maxExported, names)
+	}
+	for _, want := range []string{"limiter Limiter.Decide", "middleware LimitByIP", ". ErrConfig", "algorithms GCRA"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("%q not counted", want)
+		}
+	}
+	for _, name := range names {
+		if name == "internal/script Encode" || name == "middleware deny" {
+			t.Errorf("%q counted", name)
+		}
+	}
+}

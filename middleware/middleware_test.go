@@ -1,0 +1,303 @@
+package middleware_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/headers"
+	"github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+)
+
+var (
+	clock = mwtest.Clock
+	ok    = mwtest.OK
+	do    = mwtest.Do
+	perIP = mwtest.PerIP
+)
+
+func TestShadowMode(t *testing.T) {
+	_, c := redistest.Mini(t)
+	var events []middleware.Event
+	mw := middleware.Must(c, []middleware.Rule{perIP(1)}, clock(), middleware.WithShadowMode(),
+		middleware.WithHook(func(e middleware.Event) { events = append(events, e) }))
+	h := mw(ok)
+	for i := range 3 {
+		res := do(h, "GET", "/", "203.0.113.9:1")
+		if res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "0" || res.Header.Get("Retry-After") != "" {
+			t.Fatalf("request %d in shadow mode: %d %v", i, res.StatusCode, res.Header)
+		}
+	}
+	if len(events) != 3 || events[0].Shadow || !events[1].Shadow || !events[2].Shadow || events[1].Decision.Allowed {
+		t.Fatalf("hook events: %+v", events)
+	}
+	if h := events[0].KeyHashes; len(h) != 1 || h[0] == "" || strings.Contains(h[0], "203.0") || h[0] != events[2].KeyHashes[0] {
+		t.Errorf("key hashes %v", h)
+	}
+}
+
+func TestExemptions(t *testing.T) {
+	_, c := redistest.Mini(t)
+	allow, err := middleware.ExemptIPs(keyfunc.IPConfig{}, "10.0.0.0/8", "2001:db8::1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := middleware.Must(c, []middleware.Rule{perIP(1)}, clock(), middleware.WithExempt(allow))(ok)
+	for _, remote := range []string{"10.1.2.3:1", "[2001:db8::1]:1"} {
+		for range 3 {
+			if res := do(h, "GET", "/", remote); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Limit") != "" {
+				t.Fatalf("exempt %s: %d %v", remote, res.StatusCode, res.Header)
+			}
+		}
+	}
+	do(h, "GET", "/", "[2001:db8::2]:1")
+	if res := do(h, "GET", "/", "[2001:db8::2]:1"); res.StatusCode != 429 {
+		t.Errorf("non-exempt neighbour: %d, want 429", res.StatusCode)
+	}
+	if _, err := middleware.ExemptIPs(keyfunc.IPConfig{}, "10.0.0.0/99"); !errors.Is(err, ratelimit.ErrConfig) {
+		t.Errorf("bad CIDR: %v", err)
+	}
+	if _, err := middleware.ExemptIPs(keyfunc.IPConfig{IPv4PrefixLen: 40}); !errors.Is(err, ratelimit.ErrConfig) {
+		t.Errorf("bad IPConfig: %v", err)
+	}
+}
+
+func TestKeyFunctionFailures(t *testing.T) {
+	_, c := redistest.Mini(t)
+	apiKey := func(optional bool, fallback keyfunc.KeyFunc) middleware.Rule {
+		return middleware.Rule{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Fallback: fallback, Optional: optional,
+			Algorithm: algorithms.TokenBucket{Capacity: 1, Rate: 1, Period: time.Hour}}
+	}
+	var errs []error
+	onErr := middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) })
+	for _, tc := range []struct {
+		name    string
+		rule    middleware.Rule
+		opts    []middleware.Option
+		first   int
+		second  int
+		handled int
+	}{
+		{"reject", apiKey(false, nil), nil, 401, 401, 2},
+		{"reject with 429", apiKey(false, nil), []middleware.Option{middleware.WithKeyErrorStatus(429)}, 429, 429, 2},
+		{"skip", apiKey(true, nil), nil, 200, 200, 0},
+		{"fall back to IP", apiKey(false, keyfunc.IP()), nil, 200, 429, 0},
+		{"empty identity is a failure", middleware.Rule{Name: "per-key", Key: func(*http.Request) (string, error) { return "", nil },
+			Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}}, nil, 401, 401, 2},
+	} {
+		errs = nil
+		opts := append([]middleware.Option{clock(), onErr, middleware.WithLimiterOptions(limiter.WithPrefix(strings.ReplaceAll(tc.name, " ", "-")))}, tc.opts...)
+		h := middleware.Must(c, []middleware.Rule{tc.rule}, opts...)(ok)
+		first := do(h, "GET", "/", "203.0.113.9:1").StatusCode
+		second := do(h, "GET", "/", "203.0.113.9:1").StatusCode
+		if first != tc.first || second != tc.second || len(errs) != tc.handled {
+			t.Errorf("%s: statuses %d, %d and %d errors, want %d, %d and %d", tc.name, first, second, len(errs), tc.first, tc.second, tc.handled)
+		}
+		for _, err := range errs {
+			if !errors.Is(err, keyfunc.ErrNoKey) {
+				t.Errorf("%s: error %v, want ErrNoKey", tc.name, err)
+			}
+		}
+	}
+}
+
+func TestCosts(t *testing.T) {
+	_, c := redistest.Mini(t)
+	cost := func(r *http.Request) int {
+		n := 0
+		for _, ch := range r.URL.Query().Get("n") {
+			n = n*10 + int(ch-'0')
+		}
+		if r.URL.Query().Has("neg") {
+			return -n
+		}
+		return n
+	}
+	var errs []error
+	h := middleware.Must(c, []middleware.Rule{{Name: "batch", Key: keyfunc.IP(), Cost: cost,
+		Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}}}, clock(),
+		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
+	for i, step := range []struct {
+		query, remaining, retry string
+		status                  int
+	}{
+		{"n=4", "6", "", 200},
+		{"n=0", "6", "", 200},
+		{"n=7", "6", "1", 429},
+		{"n=11", "6", "", 429}, // can never be admitted: no Retry-After
+		{"n=3&neg", "", "", 400},
+		{"n=6", "0", "", 200},
+	} {
+		res := do(h, "POST", "/batch?"+step.query, "203.0.113.9:1")
+		if res.StatusCode != step.status || res.Header.Get("X-RateLimit-Remaining") != step.remaining || res.Header.Get("Retry-After") != step.retry {
+			t.Errorf("step %d (%s): %d remaining %q retry %q, want %d %q %q", i, step.query, res.StatusCode,
+				res.Header.Get("X-RateLimit-Remaining"), res.Header.Get("Retry-After"), step.status, step.remaining, step.retry)
+		}
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], middleware.ErrBadCost) {
+		t.Errorf("errors reported: %v, want one ErrBadCost", errs)
+	}
+}
+
+func TestIETFHeadersAndCustomDenyHandler(t *testing.T) {
+	_, c := redistest.Mini(t)
+	var denied limiter.Decision
+	h := middleware.Must(c, []middleware.Rule{
+		perIP(2),
+		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}},
+	}, clock(), middleware.WithHeaders(headers.IETF), middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
+		denied = d
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))(ok)
+	res := do(h, "GET", "/", "203.0.113.9:1")
+	for name, want := range map[string]string{
+		"RateLimit-Policy":  `"per-ip";q=2;w=60, "global";q=100;w=60`,
+		"RateLimit":         `"per-ip";r=1;t=60, "global";r=99;t=60`,
+		"X-RateLimit-Limit": "",
+	} {
+		if got := res.Header.Get(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	do(h, "GET", "/", "203.0.113.9:1")
+	if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != 503 || denied.Allowed || denied.RetryAfter() != 60*time.Second {
+		t.Errorf("custom deny handler: status %d, decision %+v", res.StatusCode, denied)
+	}
+}
+
+func TestInvalidMiddlewareConfiguration(t *testing.T) {
+	_, c := redistest.Mini(t)
+	for _, tc := range []struct {
+		name  string
+		rdb   redis.Scripter
+		rules []middleware.Rule
+		opts  []middleware.Option
+		want  string
+	}{
+		{"no key", c, []middleware.Rule{{Name: "a", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}, nil, `rule "a": no Key`},
+		{"bad algorithm", c, []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.SlidingLog{Limit: 0, Window: time.Second}}}, nil, `rule "per-ip"`},
+		{"bad policy", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithFailurePolicy(7)}, "failure policy"},
+		{"bad status", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithKeyErrorStatus(200)}, "status"},
+		{"bad timeout", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithLimiterOptions(limiter.WithTimeout(-1))}, "timeout"},
+		{"duplicate", c, []middleware.Rule{perIP(1), perIP(2)}, nil, "duplicate"},
+	} {
+		_, err := middleware.New(tc.rdb, tc.rules, tc.opts...)
+		if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want ErrConfig mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Must did not panic on an invalid rule")
+		}
+	}()
+	middleware.Must(c, nil)
+}
+
+func TestInProcessStore(t *testing.T) {
+	mw, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{perIP(1)}, clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mw(ok)
+	for i, want := range []int{200, 429} {
+		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != want || res.Header.Get("Retry-After") != map[int]string{200: "", 429: "60"}[want] {
+			t.Errorf("request %d: %d %v, want %d", i, res.StatusCode, res.Header, want)
+		}
+	}
+}
+
+// The one-line form: n per window per client IP.
+func TestLimitByIP(t *testing.T) {
+	srv, c := redistest.Mini(t)
+	srv.SetTime(mwtest.Epoch)
+	h := middleware.LimitByIP(c, 2, time.Minute)(ok)
+	for i, want := range []struct {
+		status           int
+		remaining, retry string
+	}{{200, "1", ""}, {200, "0", ""}, {429, "0", "61"}} { // the sliding window frees a unit 1 µs into the next window
+		res := do(h, "GET", "/", "203.0.113.9:1")
+		if got := (struct {
+			status           int
+			remaining, retry string
+		}{res.StatusCode, res.Header.Get("X-RateLimit-Remaining"), res.Header.Get("Retry-After")}); got != want {
+			t.Errorf("request %d: got %+v, want %+v", i, got, want)
+		}
+	}
+	if res := do(h, "GET", "/", "198.51.100.1:1"); res.StatusCode != 200 {
+		t.Errorf("another IP: %d", res.StatusCode)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("LimitByIP accepted a limit of 0")
+		}
+	}()
+	middleware.LimitByIP(c, 0, time.Minute)
+}
+
+// A dead Redis with FailClosed answers 503 with Retry-After under the
+// configured name; a custom deny handler finds Retry-After already set.
+func TestRetryAfterNamesAndCustomDenyHandler(t *testing.T) {
+	names := headers.Names{Remaining: "Quota-Left", RetryAfter: "X-Retry-In"}
+	srv, c := redistest.Mini(t)
+	closed := middleware.Must(c, []middleware.Rule{perIP(1)}, middleware.WithHeaders(names),
+		middleware.WithFailurePolicy(middleware.FailClosed), middleware.WithErrorHandler(func(*http.Request, error) {}))(ok)
+	custom := middleware.Must(c, []middleware.Rule{perIP(1)}, clock(), middleware.WithHeaders(names),
+		middleware.WithLimiterOptions(limiter.WithPrefix("custom")),
+		middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
+			w.WriteHeader(http.StatusTeapot)
+		}))(ok)
+	do(custom, "GET", "/", "203.0.113.9:1")
+	res := do(custom, "GET", "/", "203.0.113.9:1")
+	if res.StatusCode != http.StatusTeapot || res.Header.Get("X-Retry-In") != "60" || res.Header.Get("Quota-Left") != "0" {
+		t.Errorf("custom deny handler: %d %v", res.StatusCode, res.Header)
+	}
+	srv.Close()
+	res = do(closed, "GET", "/", "203.0.113.9:1")
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("X-Retry-In") != "1" || res.Header.Get("Retry-After") != "" {
+		t.Errorf("fail closed: %d %v, want 503 with X-Retry-In: 1 only", res.StatusCode, res.Header)
+	}
+}
+
+// A decision the fallback store made after a Redis failure reaches the hook
+// with both the decision and the error.
+func TestFallbackEvent(t *testing.T) {
+	srv, c := redistest.Mini(t)
+	var events []middleware.Event
+	var errs []error
+	h := middleware.Must(c, []middleware.Rule{perIP(1)},
+		middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must(), time.Minute)),
+		middleware.WithHook(func(e middleware.Event) { events = append(events, e) }),
+		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
+	srv.Close()
+	for i, want := range []int{200, 429} {
+		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != want {
+			t.Errorf("request %d: %d, want %d", i, res.StatusCode, want)
+		}
+	}
+	if len(events) != 2 || !errors.Is(events[0].Err, limiter.ErrBackend) || !events[0].Decision.Fallback || !events[0].Decision.Allowed ||
+		events[1].Err != nil || !events[1].Decision.Fallback || events[1].Decision.Allowed {
+		t.Errorf("events: %+v", events)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], limiter.ErrBackend) {
+		t.Errorf("errors: %v, want the one Redis failure", errs)
+	}
+}
+
+func TestNilRedisClient(t *testing.T) {
+	var rdb *redis.Client
+	if _, err := middleware.New(rdb, []middleware.Rule{perIP(1)}); !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), "nil Redis client") {
+		t.Errorf("got %v, want ErrConfig naming the nil client", err)
+	}
+}
