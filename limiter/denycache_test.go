@@ -22,14 +22,17 @@ func TestDenyCacheAnswersWithoutRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []bool{true, false} {
-		if d, err := lim.Allow(ctx, "r", "a"); err != nil || d.Allowed != want || d.Cached {
+		d, err := lim.Allow(ctx, "r", "a")
+		if err != nil || d.Allowed != want || d.Cached {
 			t.Fatalf("request %d: %+v %v", i, d, err)
 		}
+		// The caller owns the results: editing them cannot corrupt the cache.
+		d.Results[0].Rule, d.Results[0].RetryAfter = "edited", time.Hour
 	}
 	before := calls.n.Load()
 	now = now.Add(400 * time.Millisecond)
 	d, err := lim.Allow(ctx, "r", "a")
-	if err != nil || d.Allowed || !d.Cached || d.RetryAfter() != 600*time.Millisecond {
+	if err != nil || d.Allowed || !d.Cached || d.RetryAfter() != 600*time.Millisecond || d.Results[0].Rule != "r" || !d.At.Equal(now) {
 		t.Fatalf("denied again 400 ms later: %+v %v, want a cached deny with 600 ms to wait", d, err)
 	}
 	if n := calls.n.Load() - before; n != 0 {
