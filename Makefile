@@ -3,7 +3,7 @@ STATICCHECK_VERSION = v0.8.2
 # staticcheck from the PATH (.ci/run installs it), else run at the pinned version.
 STATICCHECK ?= $(shell command -v staticcheck || echo "$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)")
 
-.PHONY: test vet lint bench run exports
+.PHONY: test vet lint bench run exports figure
 
 # test: vet, gofmt and staticcheck, then every package with the race detector, shuffled,
 # uncached. Real-Redis tests start their own servers on free loopback ports;
@@ -34,3 +34,7 @@ run:
 # exports: the library's exported names, counted (the budget is 100).
 exports:
 	$(GO) run ./internal/cmd/exports -v
+
+# figure: docs/algorithms.svg, drawn from the Go models.
+figure:
+	$(GO) run ./internal/cmd/figure > docs/algorithms.svg
