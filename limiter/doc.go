@@ -2,10 +2,11 @@
 // job workers) against Redis. The middleware package is a thin HTTP layer
 // over it.
 //
-// A Limiter holds named rules. Each call to Decide checks a stack of rules
-// for given identities in one Lua script run: one round trip to Redis, and
-// all-or-nothing, so a request denied by one rule consumes nothing of the
-// others. By default the script reads the Redis server's TIME, so every app
+// A Limiter holds named rules. Each call to Decide checks a stack of rules,
+// each Check naming its rule, for given identities in one Lua script run:
+// one round trip to Redis, and all-or-nothing, so a request denied by one
+// rule consumes nothing of the others. Allow is Decide for one rule at
+// cost 1. By default the script reads the Redis server's TIME, so every app
 // server decides on one clock.
 //
 // # Keys

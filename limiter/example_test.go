@@ -80,6 +80,7 @@ func ExampleLimiter_Allow() {
 	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
+	ctx := context.Background()
 
 	lim, err := limiter.New(rdb, []limiter.Rule{
 		{Name: "per-tenant", Algorithm: algorithms.TokenBucket{Capacity: 2, Rate: 1, Period: time.Second}},
@@ -87,16 +88,22 @@ func ExampleLimiter_Allow() {
 	if err != nil {
 		panic(err)
 	}
-	for range 3 {
-		d, err := lim.Allow(context.Background(), "per-tenant", "acme")
+	job := func() error {
+		d, err := lim.Allow(ctx, "per-tenant", "acme") // one rule, cost 1
 		if err != nil {
-			panic(err)
+			return err // a Redis failure (ErrBackend), never a denial
 		}
 		if !d.Allowed {
 			fmt.Println("wait", d.RetryAfter()) // or requeue the job
-			continue
+			return nil
 		}
 		fmt.Println("run job")
+		return nil
+	}
+	for range 3 {
+		if err := job(); err != nil {
+			panic(err)
+		}
 	}
 	// Output:
 	// run job

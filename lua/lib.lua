@@ -8,7 +8,7 @@
 -- stack.lua). Reply: none; the drivers reply.
 --
 -- Numbers: Lua numbers are float64. Every quantity here is an integer below
--- 2^53 (algorithms.MaxExact), so +, -, * and math.fmod are exact. Division is
+-- 2^53 (exact.Max in Go), so +, -, * and math.fmod are exact. Division is
 -- never used raw: idiv and cdiv divide exact multiples only. Numbers go to
 -- redis.call as strings made by int (string.format's %d): exact, and about
 -- twice as fast as Redis 7.0 formatting a Lua number itself with %.17g;

@@ -11,7 +11,11 @@
 // next handler runs. Over it, the client gets 429 Too Many Requests with
 // Retry-After and a short body: plain text, or an RFC 9457
 // application/problem+json document naming the violated rules when the
-// client accepts JSON. WithDenyHandler replaces that response.
+// client accepts JSON. WithDenyHandler replaces that response (the headers,
+// Retry-After included, are set before it runs).
+//
+// The shortest form is LimitByIP(rdb, 100, time.Minute); New takes a stack
+// of Rules.
 //
 // # Trust model
 //
@@ -19,15 +23,16 @@
 // long or odd and can never collide or steer keys (package limiter). Client
 // IPs come from the TCP peer unless you configure trusted proxies (package
 // keyfunc). A key function that finds no identity never yields a shared
-// empty bucket: the rule's OnKeyError decides (reject by default).
+// empty bucket: the request is rejected (401 by default), unless the rule
+// has a Fallback key function or is Optional.
 //
 // # Failure
 //
-// Each Redis call is bounded by a timeout (limiter.DefaultTimeout, 100 ms,
-// by default). When Redis fails or times out, the policy decides: FailOpen
-// (the default) lets the request through without rate-limit headers,
-// FailClosed answers 503 Service Unavailable with Retry-After: 1. Either
-// way the error goes to the error handler (slog by default), never to the
-// client. WithFallback instead decides with an in-process store while Redis
-// is away.
+// Each Redis call is bounded by a timeout (100 ms by default; set it with
+// WithLimiterOptions(limiter.WithTimeout(d))). When Redis fails or times
+// out, the policy decides: FailOpen (the default) lets the request through
+// without rate-limit headers, FailClosed answers 503 Service Unavailable
+// with Retry-After: 1. Either way the error goes to the error handler (slog
+// by default), never to the client. limiter.WithFallback (through WithLimiterOptions) instead decides
+// with an in-process store while Redis is away.
 package middleware

@@ -7,37 +7,116 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/go-chi/chi/v5"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
-// Two requests a minute per client IP, stacked with a global limit; the
-// third request is answered 429 with the headers.
-func Example() {
+// newRedis starts an in-process Redis whose TIME is fixed, standing in for
+// redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}).
+func newRedis() (*redis.Client, func()) {
 	srv, _ := miniredis.Run()
-	defer srv.Close()
-	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
+	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
+	return rdb, func() { rdb.Close(); srv.Close() }
+}
 
-	limit := middleware.Must(rdb, []middleware.Rule{
-		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute}},
-		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Minute}},
-	})
-	h := limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") }))
-
-	for range 3 {
-		r := httptest.NewRequest(http.MethodGet, "/", nil)
+// get sends n requests from one client and prints each status and headers.
+func get(h http.Handler, path string, n int) {
+	for range n {
+		r := httptest.NewRequest(http.MethodGet, path, nil)
 		r.RemoteAddr = "203.0.113.9:4242"
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		fmt.Printf("%d remaining=%s retry-after=%q\n", w.Code, w.Header().Get("X-RateLimit-Remaining"), w.Header().Get("Retry-After"))
 	}
+}
+
+var getItem = func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "an item") }
+
+// Two rules stacked on a chi route group: per client IP and global, decided
+// in one Redis round trip, all-or-nothing.
+func Example() {
+	rdb, stop := newRedis()
+	defer stop()
+
+	limit := middleware.Must(rdb, []middleware.Rule{
+		{Name: "per-ip", Key: keyfunc.IP(),
+			Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Minute}},
+		{Name: "global", Key: keyfunc.Constant("all"),
+			Algorithm: algorithms.GCRA{Rate: 5000, Period: time.Second, Burst: 10000}},
+	})
+
+	r := chi.NewRouter()
+	r.Route("/api", func(r chi.Router) {
+		r.Use(limit) // both rules, one round trip, all-or-nothing
+		r.Get("/items/{id}", getItem)
+	})
+
+	get(r, "/api/items/1", 3)
 	// Output:
 	// 200 remaining=1 retry-after=""
+	// 200 remaining=0 retry-after=""
+	// 429 remaining=0 retry-after="61"
+}
+
+// The one-line form, on net/http's ServeMux.
+func ExampleLimitByIP() {
+	rdb, stop := newRedis()
+	defer stop()
+
+	mux := http.NewServeMux()
+	mux.Handle("GET /items/{id}", middleware.LimitByIP(rdb, 100, time.Minute)(http.HandlerFunc(getItem)))
+
+	get(mux, "/items/1", 2)
+	// Output:
+	// 200 remaining=99 retry-after=""
+	// 200 remaining=98 retry-after=""
+}
+
+// In tests (or a single instance), the in-process memstore needs no Redis.
+// Passing a clock fixes the instants decisions are made at.
+func ExampleNewWithStore() {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	limit, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{
+		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}},
+	}, middleware.WithLimiterOptions(limiter.WithClock(func() time.Time { return now })))
+	if err != nil {
+		panic(err)
+	}
+	h := limit(http.HandlerFunc(getItem))
+
+	get(h, "/items/1", 2)
+	now = now.Add(time.Minute) // the next window
+	get(h, "/items/1", 1)
+	// Output:
+	// 200 remaining=0 retry-after=""
+	// 429 remaining=0 retry-after="60"
+	// 200 remaining=0 retry-after=""
+}
+
+// While Redis is away, decide in process instead of failing open or closed.
+func ExampleWithLimiterOptions() {
+	rdb, stop := newRedis()
+	stop() // Redis is down from the start
+
+	limit := middleware.Must(rdb, []middleware.Rule{
+		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.GCRA{Rate: 1, Period: time.Minute, Burst: 1}},
+	},
+		middleware.WithLimiterOptions(
+			limiter.WithTimeout(50*time.Millisecond),
+			limiter.WithFallback(memstore.Must(), 0),
+		),
+		middleware.WithErrorHandler(func(*http.Request, error) {}), // a real service logs it
+	)
+
+	get(limit(http.HandlerFunc(getItem)), "/items/1", 2)
+	// Output:
 	// 200 remaining=0 retry-after=""
 	// 429 remaining=0 retry-after="60"
 }
