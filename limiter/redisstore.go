@@ -177,7 +177,7 @@ func (s *RedisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 		args = append(args, p.Args[0], p.Args[1], p.Args[2], p.Args[3], script.Cost(c.Cost))
 		mask |= p.Mask
 	}
-	v, err := script.Decision(mask).Run(ctx, s.rdb, keys, args...).Result()
+	v, err := script.Decision(mask).Run(ctx, s.rdb, keys, args...)
 	if err != nil {
 		s.reloadTopology(err)
 		return script.Reply{}, err

@@ -129,7 +129,7 @@ func (s *RedisStore) refund(ctx context.Context, at string, groups []group) {
 			gr.results[i].Remaining += c.Cost
 		}
 		if len(keys) > 0 {
-			wg.Go(func() { _ = script.Refund().Run(ctx, s.rdb, keys, args...).Err() })
+			wg.Go(func() { _, _ = script.Refund().Run(ctx, s.rdb, keys, args...) })
 		}
 	}
 	wg.Wait()

@@ -18,7 +18,11 @@
 --   what refund.lua needs to undo the rule's commit (0 when not written).
 local now = ARGV[1]
 if now == "" then
-  local t = call("TIME")
+  -- pcall, so that a server that refuses TIME says so in the error.
+  local t = redis.pcall("TIME")
+  if t.err then
+    return redis.error_reply("ratelimit: TIME failed: " .. t.err)
+  end
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 else
   now = tonumber(now)

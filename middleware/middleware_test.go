@@ -1,7 +1,9 @@
 package middleware_test
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -301,3 +303,39 @@ func TestNilRedisClient(t *testing.T) {
 		t.Errorf("got %v, want ErrConfig naming the nil client", err)
 	}
 }
+
+// The default error handler logs client errors (no identity) at Debug and
+// Redis failures at Error, without the raw path.
+func TestDefaultErrorLogLevels(t *testing.T) {
+	var logged []slog.Record
+	prev := slog.Default()
+	slog.SetDefault(slog.New(recordHandler{&logged}))
+	defer slog.SetDefault(prev)
+	srv, c := redistest.Mini(t)
+	h := middleware.Must(c, []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"),
+		Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}})(ok)
+	do(h, "GET", "/users/alice", "203.0.113.9:1")
+	srv.Close()
+	do(h, "GET", "/users/alice", "203.0.113.9:1", "X-API-Key", "k")
+	if len(logged) != 2 || logged[0].Level != slog.LevelDebug || logged[1].Level != slog.LevelError {
+		t.Fatalf("logged %v, want one Debug (no API key) then one Error (Redis down)", logged)
+	}
+	for _, r := range logged {
+		r.Attrs(func(a slog.Attr) bool {
+			if strings.Contains(a.Value.String(), "alice") {
+				t.Errorf("log attribute %s carries the raw path: %s", a.Key, a.Value)
+			}
+			return true
+		})
+	}
+}
+
+type recordHandler struct{ out *[]slog.Record }
+
+func (h recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
+	*h.out = append(*h.out, r)
+	return nil
+}
+func (h recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h recordHandler) WithGroup(string) slog.Handler      { return h }

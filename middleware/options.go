@@ -1,12 +1,14 @@
 package middleware
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -39,7 +41,7 @@ type config struct {
 
 func defaults() config {
 	return config{
-		onError:   logError(slog.Default()),
+		onError:   logError,
 		deny:      deny,
 		headers:   headers.XRateLimit.Canonical(),
 		keyStatus: http.StatusUnauthorized,
@@ -72,7 +74,9 @@ func WithFailurePolicy(p FailurePolicy) Option {
 
 // WithErrorHandler receives every Redis failure (wrapping
 // limiter.ErrBackend) and every key function failure, whatever the policy.
-// The default logs them with slog.Default() at level Error.
+// The default logs them with slog.Default(): Redis failures at level Error,
+// requests without an identity or with a bad cost (client errors) at
+// Debug.
 func WithErrorHandler(fn func(*http.Request, error)) Option {
 	return func(c *config) error {
 		if fn == nil {
@@ -83,11 +87,17 @@ func WithErrorHandler(fn func(*http.Request, error)) Option {
 	}
 }
 
-func logError(logger *slog.Logger) func(*http.Request, error) {
-	return func(r *http.Request, err error) {
-		logger.LogAttrs(r.Context(), slog.LevelError, "rate limit decision failed",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+// logError is the default error handler. A request that carries no
+// identity or a bad cost is the client's error and logs at Debug; a Redis
+// failure logs at Error. The raw path is left out: it can hold an identity
+// (the route pattern is kept).
+func logError(r *http.Request, err error) {
+	level, msg := slog.LevelError, "rate limit decision failed"
+	if errors.Is(err, keyfunc.ErrNoKey) || errors.Is(err, ErrBadCost) {
+		level, msg = slog.LevelDebug, "rate limit: request rejected"
 	}
+	slog.Default().LogAttrs(r.Context(), level, msg,
+		slog.String("method", r.Method), slog.String("route", r.Pattern), slog.Any("error", err))
 }
 
 // WithShadowMode decides and sets headers but never blocks: a request over

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/seed-bff0c9e1/ratelimit/lua"
 )
 
@@ -48,23 +46,20 @@ func MaskOf(codes ...string) (m Mask, ok bool) {
 // decisions[m] decides stacks whose algorithms are in m, assembled on first
 // use: a script holds only what its stack uses, since Lua creates every
 // function of a script again on each run.
-var decisions [1 << 8]func() *redis.Script
+var decisions [1 << 8]func() *Script
 
 func init() {
 	for m := range decisions {
-		decisions[m] = sync.OnceValue(func() *redis.Script { return redis.NewScript(Source(Mask(m), false)) })
+		decisions[m] = sync.OnceValue(func() *Script { return newScript(Source(Mask(m), false)) })
 	}
 }
 
 // Decision returns the decision script (stack.lua) for stacks whose
-// algorithms are in m. Its Run sends EVALSHA and falls back to EVAL when the
-// server answers NOSCRIPT (after a restart, a failover or SCRIPT FLUSH), so
-// nothing needs loading up front.
-func Decision(m Mask) *redis.Script { return decisions[m&All]() }
+// algorithms are in m.
+func Decision(m Mask) *Script { return decisions[m&All]() }
 
-// Refund returns the refund script (refund.lua) for every algorithm, run
-// the same way.
-var Refund = sync.OnceValue(func() *redis.Script { return redis.NewScript(Source(All, true)) })
+// Refund returns the refund script (refund.lua) for every algorithm.
+var Refund = sync.OnceValue(func() *Script { return newScript(Source(All, true)) })
 
 // Source assembles a script: the layout header, lib.lua, refund_mode.lua
 // for a refund script, the helpers and algorithm files in m, and the driver

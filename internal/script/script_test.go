@@ -60,7 +60,7 @@ func TestEveryScriptLoads(t *testing.T) {
 	seen := map[string]bool{}
 	for m := Mask(0); m <= All; m++ {
 		s := Decision(m)
-		if err := s.Load(context.Background(), rdb).Err(); err != nil {
+		if err := rdb.ScriptLoad(context.Background(), s.Source()).Err(); err != nil {
 			t.Fatalf("mask %06b: %v", m, err)
 		}
 		if seen[s.Hash()] {
@@ -68,7 +68,7 @@ func TestEveryScriptLoads(t *testing.T) {
 		}
 		seen[s.Hash()] = true
 	}
-	if err := Refund().Load(context.Background(), rdb).Err(); err != nil {
+	if err := rdb.ScriptLoad(context.Background(), Refund().Source()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	for _, src := range []string{Source(All, false), Source(All, true)} {
@@ -158,7 +158,7 @@ func TestReplyLayoutAgrees(t *testing.T) {
 			keys[i] = fmt.Sprintf("{t}:%d:%d", n, i)
 			args = append(args, gc.Args[0], gc.Args[1], gc.Args[2], gc.Args[3], Cost(1))
 		}
-		v, err := Decision(gc.Mask).Run(context.Background(), rdb, keys, args...).Result()
+		v, err := Decision(gc.Mask).Run(context.Background(), rdb, keys, args...)
 		if err != nil {
 			t.Fatal(err)
 		}

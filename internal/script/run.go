@@ -1,0 +1,104 @@
+package script
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Script is an assembled script and its SHA-1.
+type Script struct {
+	src, hash string
+}
+
+func newScript(src string) *Script {
+	sum := sha1.Sum([]byte(src))
+	return &Script{src: src, hash: hex.EncodeToString(sum[:])}
+}
+
+// Source is the script's text.
+func (s *Script) Source() string { return s.src }
+
+// Hash is the script's SHA-1, as EVALSHA names it.
+func (s *Script) Hash() string { return s.hash }
+
+// processor is implemented by every go-redis client kind: Client,
+// ClusterClient, Ring, the failover client and AutoPipeliner.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// once is a command go-redis never sends a second time once it was
+// written: a script whose reply was lost may have run, and running it
+// again would decide (and consume) twice. go-redis still re-sends it when
+// it was never written (a dial failure, a closed connection), which is
+// safe.
+type once struct{ *redis.Cmd }
+
+// NoRetry tells go-redis not to retry the command after it was written.
+func (once) NoRetry() bool { return true }
+
+// Run runs s with EVALSHA, and with EVAL when the server answers NOSCRIPT
+// (after a restart, a failover or SCRIPT FLUSH; the script did not run),
+// so nothing needs loading up front. On clients that take commands through
+// Process (every go-redis client kind), a script that may have run is
+// never re-sent by go-redis's own retries. Error replies are cleaned of
+// the arguments Redis quotes back (see Clean).
+func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, args ...any) (any, error) {
+	v, err := s.run(ctx, rdb, "evalsha", s.hash, keys, args)
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		v, err = s.run(ctx, rdb, "eval", s.src, keys, args)
+	}
+	return v, Clean(err)
+}
+
+func (s *Script) run(ctx context.Context, rdb redis.Scripter, verb, script string, keys []string, args []any) (any, error) {
+	p, ok := rdb.(processor)
+	if !ok {
+		if verb == "eval" {
+			return rdb.Eval(ctx, script, keys, args...).Result()
+		}
+		return rdb.EvalSha(ctx, script, keys, args...).Result()
+	}
+	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, verb, script, len(keys))
+	for _, k := range keys {
+		cmdArgs = append(cmdArgs, k)
+	}
+	cmdArgs = append(cmdArgs, args...)
+	cmd := redis.NewCmd(ctx, cmdArgs...)
+	if len(keys) == 0 {
+		cmd.SetFirstKeyPos(0)
+	}
+	_ = p.Process(ctx, once{cmd})
+	return cmd.Result()
+}
+
+// Clean returns err without the arguments a Redis error reply may quote
+// ("unknown command 'evalsha', with args beginning with: ..." quotes the
+// keys, and with them client identities): an error that reaches a log
+// must not carry an identity.
+func Clean(err error) error {
+	var reply redis.Error
+	if err == nil || !errors.As(err, &reply) {
+		return err
+	}
+	msg := reply.Error()
+	if i := strings.Index(msg, ", with args beginning with"); i >= 0 {
+		return cleaned{msg: msg[:i]}
+	}
+	return err
+}
+
+// cleaned is a Redis error reply with its quoted arguments cut off.
+type cleaned struct{ msg string }
+
+func (e cleaned) Error() string { return e.msg }
+
+// RedisError marks it as a Redis reply (as redis.Error does), so it is not
+// taken for a network failure.
+func (cleaned) RedisError() {}

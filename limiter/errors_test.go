@@ -1,0 +1,39 @@
+package limiter_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// Errors name their cause and never carry an identity: Redis quotes a
+// refused command's arguments (the keys), which the store cuts off.
+func TestErrorsNameTheCauseWithoutIdentities(t *testing.T) {
+	const identity = "203.0.113.77"
+	rules := []limiter.Rule{{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 5}}}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		cause string
+	}{
+		{"scripting disabled", []string{"--rename-command", "EVALSHA", "evalsha-off", "--rename-command", "EVAL", "eval-off"}, "unknown command 'evalsha'"},
+		{"TIME disabled", []string{"--rename-command", "TIME", "time-off"}, "TIME failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := redistest.Start(t, tc.args...)
+			lim, err := limiter.New(s.Client, rules)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = lim.Allow(ctx, "per-ip", identity)
+			if !errors.Is(err, limiter.ErrBackend) || !strings.Contains(err.Error(), tc.cause) || strings.Contains(err.Error(), identity) {
+				t.Errorf("got %v, want ErrBackend naming %q without the identity", err, tc.cause)
+			}
+		})
+	}
+}
