@@ -5,13 +5,15 @@
 -- needs; the commit returns the reset after it and a refund token (see
 -- lib.lua).
 -- Windows are aligned to multiples of the window since the Unix epoch. A
--- stored start other than the current one means a count of zero.
+-- stored start before the current one means a count of zero; a stored
+-- start after it (the clock stepped back) is still the current window, so
+-- a clock that steps back never admits more than a steady one.
 algorithms.fw = function(key, now, cost, limit, window)
   local start = now - fmod(now, window)
   local s, n = load_state(key)
   local count = 0
-  if s == start then
-    count = n
+  if s and s >= start then
+    start, count = s, n
   end
   local remaining = max(0, limit - count)
   local to_end = start + window - now
@@ -28,17 +30,17 @@ algorithms.fw = function(key, now, cost, limit, window)
   return 1, remaining, 0, reset, start, count
 end
 
+-- The refund token is the window start written.
 commits.fw = function(key, now, cost, limit, window, _, start, count)
   local to_end = start + window - now
   store(key, to_end, "%d:%d", start, count + cost)
-  return to_end, 0
+  return to_end, start
 end
 
 if refunds then
   refunds.fw = function(key, now, cost, token, limit, window)
-    local start = now - fmod(now, window)
     local s, n = load_state(key)
-    if s == start then
+    if s == token then
       restore(key, "%d:%d", s, max(0, n - cost))
     end
   end

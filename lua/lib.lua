@@ -43,7 +43,8 @@ local commits = {}
 -- exactly what a commit at the same now consumed, whatever was decided on
 -- the key since (used when a stack spans Redis Cluster slots):
 --   refund(key, now, cost, token, p1, p2, p3)
--- token is what the commit returned (GCRA's TAT increment, else 0). It is
+-- token is what the commit returned (GCRA's TAT increment, the window
+-- start of the fixed and sliding windows, else 0). It is
 -- nil in decision scripts; refund scripts set it to a table right after
 -- this file (refund_mode.lua), and the algorithm files define their
 -- refunds only then.

@@ -6,7 +6,10 @@
 -- Reply: status, remaining, retry µs, reset µs and the state its commit
 -- needs; the commit returns the reset after it and a refund token (see
 -- lib.lua).
--- The estimate is floor(prev * (window - elapsed) / window) + cur.
+-- The estimate is floor(prev * (window - elapsed) / window) + cur. A stored
+-- start after the current window's (the clock stepped back) is still the
+-- current window: elapsed is then negative, the estimate weighs prev fully,
+-- and waits count until that window's start.
 
 -- sw_first is the smallest elapsed e >= 0 with
 -- floor(prev * (window - e) / window) <= room, for room >= 0.
@@ -28,15 +31,15 @@ end
 
 algorithms.sw = function(key, now, cost, limit, window)
   local start = now - fmod(now, window)
-  local elapsed = now - start
   local s, c, p = load_state(key)
   local cur, prev = 0, 0
-  if s == start then
-    cur, prev = c, p
+  if s and s >= start then
+    start, cur, prev = s, c, p
   elseif s == start - window then
     prev = c
   end
-  local used = idiv(prev * (window - elapsed), window) + cur
+  local elapsed = now - start
+  local used = idiv(prev * (window - max(0, elapsed)), window) + cur
   local remaining = max(0, limit - used)
   local reset = sw_reset(prev, cur, elapsed, window)
   if cost > limit then
@@ -57,20 +60,20 @@ algorithms.sw = function(key, now, cost, limit, window)
   return 1, remaining, 0, reset, start, cur, prev
 end
 
+-- The refund token is the window start written.
 commits.sw = function(key, now, cost, limit, window, _, start, cur, prev)
   local after = sw_reset(prev, cur + cost, now - start, window)
   store(key, after, "%d:%d:%d", start, cur + cost, prev)
-  return after, 0
+  return after, start
 end
 
 if refunds then
   -- The count sits in c while the window lasts, in p once the next began.
   refunds.sw = function(key, now, cost, token, limit, window)
-    local start = now - fmod(now, window)
     local s, c, p = load_state(key)
-    if s == start then
+    if s == token then
       restore(key, "%d:%d:%d", s, max(0, c - cost), p)
-    elseif s == start + window then
+    elseif s == token + window then
       restore(key, "%d:%d:%d", s, c, max(0, p - cost))
     end
   end

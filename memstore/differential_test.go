@@ -13,6 +13,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
@@ -187,4 +188,52 @@ func FuzzDifferential(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64) {
 		differential(t, rdb, seed, 60, seed%2 == 1)
 	})
+}
+
+// A clock that steps back (NTP, a failover to a host whose clock is
+// behind) finds state stamped in the future. It must never admit more than
+// a steady clock would: after a rule is filled just past a boundary, no
+// step back (1 s, half a window, into the previous window) admits
+// anything more, and the Lua scripts agree with the models at every step.
+func TestClockStepBack(t *testing.T) {
+	boundary := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC) // an hour boundary
+	for _, b := range redistest.Backends(t) {
+		name, rdb := b.Name, b.Client
+		for _, back := range []time.Duration{time.Second, 30 * time.Minute, 61 * time.Minute} {
+			for _, r := range ruletest.Six(10) { // hour windows and refills
+				now := boundary.Add(time.Millisecond)
+				clock := limiter.WithClock(func() time.Time { return now })
+				prefix := limiter.WithPrefix(fmt.Sprintf("back%d", runs.Add(1)))
+				lua, err := limiter.New(rdb, []limiter.Rule{r}, clock, prefix, limiter.WithMinTTL(time.Hour), limiter.WithDenyCache(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				model, err := limiter.NewWithStore(memstore.Must(), []limiter.Rule{r}, clock, prefix)
+				if err != nil {
+					t.Fatal(err)
+				}
+				admitted := 0
+				for i := range 30 {
+					if i == 12 {
+						now = now.Add(-back) // the clock steps back
+					}
+					got, err := lua.Allow(ctx, r.Name, "x")
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, _ := model.Allow(ctx, r.Name, "x")
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Fatalf("%s %s back %v request %d:\nlua   %+v\nmodel %+v", name, r.Name, back, i, got, want)
+					}
+					if got.Allowed {
+						admitted++
+					}
+					now = now.Add(time.Millisecond)
+				}
+				if admitted != 10 {
+					t.Errorf("%s %s: %d admitted with the clock stepping back %v, want exactly the limit 10", name, r.Name, admitted, back)
+				}
+			}
+		}
+	}
 }

@@ -13,8 +13,8 @@ func fixedWindow(a algorithms.FixedWindow, s State, now time.Time, cost int) Out
 	t, w, limit, c := now.UnixMicro(), a.Window.Microseconds(), int64(a.Limit), int64(cost)
 	start := t - t%w
 	var count int64
-	if s.Exists && s.Start == start {
-		count = s.Count
+	if s.Exists && s.Start >= start { // later: the clock stepped back
+		start, count = s.Start, s.Count
 	}
 	toEnd := start + w - t
 	var reset int64
@@ -54,21 +54,21 @@ func slidingLog(a algorithms.SlidingLog, s State, now time.Time, cost int) Outco
 func slidingWindow(a algorithms.SlidingWindow, s State, now time.Time, cost int) Outcome {
 	t, w, limit, c := now.UnixMicro(), a.Window.Microseconds(), int64(a.Limit), int64(cost)
 	start := t - t%w
-	elapsed := t - start
 	var cur, prev int64
 	switch {
-	case s.Exists && s.Start == start:
-		cur, prev = s.Count, s.Prev
+	case s.Exists && s.Start >= start: // later: the clock stepped back
+		start, cur, prev = s.Start, s.Count, s.Prev
 	case s.Exists && s.Start == start-w:
 		prev = s.Count
 	}
+	elapsed := t - start // negative after a step back
 	resetAfter := func(cur int64) int64 {
 		if cur > 0 {
 			return w - elapsed + swFirst(cur, 0, w)
 		}
 		return max(0, swFirst(prev, 0, w)-elapsed)
 	}
-	used := exact.FloorDiv(prev*(w-elapsed), w) + cur
+	used := exact.FloorDiv(prev*(w-max(0, elapsed)), w) + cur
 	status, retry := verdict(c, limit, used+c <= limit, func() int64 { return swRetry(prev, cur, elapsed, limit, c, w) })
 	return outcome(a.Limit, status, limit-used, retry, resetAfter(cur),
 		State{Start: start, Count: cur + c, Prev: prev}, cost, resetAfter(cur+c))
