@@ -144,7 +144,7 @@ func faultServer(t *testing.T, s *redistest.Server, opts ...middleware.Option) (
 	var reported atomic.Int64
 	// No deny cache: denied clients would be answered locally and never
 	// reach the broken Redis.
-	opts = append([]middleware.Option{middleware.WithLimiterOptions(limiter.WithTimeout(faultTimeout)), middleware.WithLimiterOptions(limiter.WithDenyCache(0)),
+	opts = append([]middleware.Option{middleware.WithLimiterOptions(limiter.WithTimeout(faultTimeout)), middleware.WithLimiterOptions(limiter.WithDenyCache(0, 0)),
 		middleware.WithErrorHandler(func(_ *http.Request, err error) {
 			if errors.Is(err, limiter.ErrBackend) {
 				reported.Add(1)

@@ -10,22 +10,27 @@ import (
 )
 
 // denyCache remembers stacks that Redis denied, until the earliest time
-// they could be admitted, so repeated requests of a denied client are
-// denied without a round trip.
+// they could be admitted but for at most maxAge, so repeated requests of a
+// denied client are denied without a round trip.
 //
-// It never turns an allow into a deny that Redis would not have made: the
-// cached time is the denial's RetryAfter minus 1 ms (RetryAfter is rounded
-// up), counted from before the request was sent, and other requests can
-// only consume more in the meantime. (One exception: on Redis Cluster a
-// stack spanning slots may be denied while another request's consumption
-// awaits its refund, and its cached wait then includes that consumption.)
-// It never turns a deny into an allow: a miss asks Redis. Waits are
-// counted on the local clock (or the WithClock one), which must advance
-// with the Redis server's.
+// While Redis keeps the client's state, it never turns an allow into a
+// deny that Redis would not have made: the cached time is the denial's
+// RetryAfter minus 1 ms (RetryAfter is rounded up), counted from before
+// the request was sent, and other requests can only consume more in the
+// meantime. (One exception: on Redis Cluster a stack spanning slots may be
+// denied while another request's consumption awaits its refund, and its
+// cached wait then includes that consumption.) When Redis forgets the
+// client sooner (an operator's reset, an eviction, a restart without
+// persistence, a clock step), the cache goes on denying for at most
+// maxAge. It never turns a deny into an allow: a miss asks Redis. Waits
+// are counted on the local clock (or the WithClock one), which must advance
+// with the Redis server's. A full shard replaces an arbitrary entry, so a
+// crowd of denied clients cannot switch the cache off for newcomers.
 type denyCache struct {
 	seeds  [2]maphash.Seed
 	shards [16]denyShard
 	max    int // entries per shard
+	maxAge time.Duration
 }
 
 type denyShard struct {
@@ -43,8 +48,8 @@ type denial struct {
 	results   []RuleResult
 }
 
-func newDenyCache(size int) *denyCache {
-	return &denyCache{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, max: max(1, size/16)}
+func newDenyCache(size int, maxAge time.Duration) *denyCache {
+	return &denyCache{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, max: max(1, size/16), maxAge: maxAge}
 }
 
 // signature identifies a stack by its keys and costs. ok is false for
@@ -126,10 +131,13 @@ func (c *denyCache) put(sig stackID, sent time.Time, d Decision) {
 				delete(sh.entries, k)
 			}
 		}
-		if len(sh.entries) >= c.max {
-			return // full of live denials: decide through Redis
+		for k := range sh.entries { // map order is random: an arbitrary victim
+			if len(sh.entries) < c.max {
+				break
+			}
+			delete(sh.entries, k)
 		}
 	}
 	// A copy: the caller owns d.Results and may change it.
-	sh.entries[sig] = denial{at: sent, until: sent.Add(wait - time.Millisecond), results: slices.Clone(d.Results)}
+	sh.entries[sig] = denial{at: sent, until: sent.Add(min(wait-time.Millisecond, c.maxAge)), results: slices.Clone(d.Results)}
 }

@@ -2,6 +2,7 @@ package limiter_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -52,7 +53,76 @@ func TestDenyCacheAnswersWithoutRedis(t *testing.T) {
 		t.Errorf("after the wait: %+v, want allowed", d)
 	}
 	if _, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}},
-		limiter.WithDenyCache(-1)); !errors.Is(err, ratelimit.ErrConfig) {
+		limiter.WithDenyCache(-1, 0)); !errors.Is(err, ratelimit.ErrConfig) {
 		t.Errorf("negative size: %v", err)
+	}
+}
+
+// An operator resets a client that two instances have cached as denied (a
+// daily limit): every instance admits it again within the cache's maxAge,
+// not after the day.
+func TestDenyCacheStalenessIsBounded(t *testing.T) {
+	s := redistest.Start(t)
+	now := bases[0]
+	rules := []limiter.Rule{{Name: "daily", Algorithm: algorithms.GCRA{Rate: 1, Period: 24 * time.Hour, Burst: 1}}}
+	var instances []*limiter.Limiter
+	for range 2 {
+		lim, err := limiter.New(s.Client, rules, limiter.WithClock(func() time.Time { return now }), limiter.WithMinTTL(48*time.Hour),
+			limiter.WithDenyCache(100, 500*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		instances = append(instances, lim)
+	}
+	if d, err := instances[0].Allow(ctx, "daily", "a"); err != nil || !d.Allowed {
+		t.Fatalf("first request: %+v %v", d, err)
+	}
+	for i, lim := range instances {
+		if d, _ := lim.Allow(ctx, "daily", "a"); d.Allowed || d.Cached || d.RetryAfter() < 23*time.Hour {
+			t.Fatalf("instance %d: %+v, want Redis's denial for about a day", i, d)
+		}
+	}
+	if err := s.Client.Del(ctx, "ratelimit:{daily:a}:gc").Err(); err != nil { // the operator's reset
+		t.Fatal(err)
+	}
+	now = now.Add(499 * time.Millisecond)
+	for i, lim := range instances {
+		if d, _ := lim.Allow(ctx, "daily", "a"); d.Allowed || !d.Cached {
+			t.Errorf("instance %d within maxAge: %+v, want the cached denial", i, d)
+		}
+	}
+	now = now.Add(time.Millisecond)
+	admitted := 0
+	for _, lim := range instances {
+		if d, _ := lim.Allow(ctx, "daily", "a"); d.Allowed {
+			admitted++
+		}
+	}
+	if admitted != 1 { // one instance takes the fresh unit, the other is denied by Redis again
+		t.Errorf("after maxAge: %d instances admitted, want the reset unit admitted once", admitted)
+	}
+}
+
+// A cache full of live denials still caches a newcomer's denial: it
+// replaces an old entry instead of refusing the new one.
+func TestFullDenyCacheReplacesEntries(t *testing.T) {
+	_, c := redistest.Mini(t)
+	now := bases[0]
+	lim, err := limiter.New(c, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}}},
+		limiter.WithClock(func() time.Time { return now }), limiter.WithMinTTL(time.Hour), limiter.WithDenyCache(16, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 { // far more denied clients than the cache holds
+		id := fmt.Sprint("abuser", i)
+		lim.Allow(ctx, "r", id)
+		if d, _ := lim.Allow(ctx, "r", id); d.Allowed {
+			t.Fatalf("%s admitted twice", id)
+		}
+	}
+	lim.Allow(ctx, "r", "newcomer")
+	lim.Allow(ctx, "r", "newcomer") // denied by Redis, cached
+	if d, _ := lim.Allow(ctx, "r", "newcomer"); d.Allowed || !d.Cached {
+		t.Errorf("newcomer on a full cache: %+v, want a cached denial", d)
 	}
 }

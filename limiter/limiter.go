@@ -78,7 +78,7 @@ func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		return nil, err
 	}
 	if _, redis := store.(*RedisStore); (redis || l.cfg.denySet) && l.cfg.denyCache > 0 {
-		l.denied = newDenyCache(l.cfg.denyCache)
+		l.denied = newDenyCache(l.cfg.denyCache, l.cfg.denyAge)
 	}
 	if l.cfg.fallback != nil {
 		l.failover = &failover{primary: store, fallback: l.cfg.fallback, retry: l.cfg.retry}

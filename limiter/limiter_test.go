@@ -161,7 +161,7 @@ func TestServerTimeIsTheDefaultClock(t *testing.T) {
 	m, c := redistest.Mini(t)
 	// The deny cache counts on the local clock, which does not follow
 	// miniredis's SetTime.
-	lim, err := limiter.New(c, []limiter.Rule{{Name: "r", Algorithm: algorithms.SlidingLog{Limit: 2, Window: time.Second}}}, limiter.WithDenyCache(0))
+	lim, err := limiter.New(c, []limiter.Rule{{Name: "r", Algorithm: algorithms.SlidingLog{Limit: 2, Window: time.Second}}}, limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

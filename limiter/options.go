@@ -14,6 +14,7 @@ const (
 	defaultTimeout       = 100 * time.Millisecond
 	defaultFallbackRetry = time.Second
 	defaultDenyCacheSize = 10_000
+	defaultDenyCacheAge  = time.Second
 )
 
 // Option configures a Limiter or a RedisStore. WithTimeout, WithCluster and
@@ -33,6 +34,7 @@ type config struct {
 	fallback  Store
 	retry     time.Duration
 	denyCache int
+	denyAge   time.Duration
 	denySet   bool
 	// Store options.
 	timeout time.Duration
@@ -41,7 +43,7 @@ type config struct {
 }
 
 func defaults() config {
-	return config{prefix: defaultPrefix, timeout: defaultTimeout, denyCache: defaultDenyCacheSize}
+	return config{prefix: defaultPrefix, timeout: defaultTimeout, denyCache: defaultDenyCacheSize, denyAge: defaultDenyCacheAge}
 }
 
 // apply applies the options whose store flag is store, and fails on the
@@ -134,15 +136,26 @@ func WithFallback(store Store, retry time.Duration) Option {
 
 // WithDenyCache sets how many denied stacks the limiter remembers locally
 // (default 10,000 on a RedisStore, none on other stores; 0 turns the cache
-// off). While a client is denied, its repeated requests are denied without
-// a Redis round trip until the earliest time they could pass; such
-// decisions have Decision.Cached set.
-func WithDenyCache(size int) Option {
+// off) and for how long at most it trusts a denial (default 1 s when
+// maxAge is 0). While a client is denied, its repeated requests are denied
+// without a Redis round trip until the earliest time they could pass, or
+// maxAge, whichever comes first; such decisions have Decision.Cached set.
+// A denial Redis has forgotten (an operator's reset, an eviction, a
+// restart) is thus repeated for at most maxAge, and a denied client costs
+// one Redis call per maxAge per instance. A full cache replaces old
+// entries.
+func WithDenyCache(size int, maxAge time.Duration) Option {
 	return Option{name: "WithDenyCache", apply: func(c *config) error {
 		if size < 0 {
 			return fmt.Errorf("negative size %d", size)
 		}
-		c.denyCache, c.denySet = size, true
+		if maxAge < 0 {
+			return fmt.Errorf("negative maxAge %v", maxAge)
+		}
+		if maxAge == 0 {
+			maxAge = defaultDenyCacheAge
+		}
+		c.denyCache, c.denyAge, c.denySet = size, maxAge, true
 		return nil
 	}}
 }

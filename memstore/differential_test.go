@@ -107,12 +107,12 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 	clock := limiter.WithClock(func() time.Time { return now })
 	// A fresh prefix per run: the fuzzer may run a seed twice on one server.
 	prefix := limiter.WithPrefix(fmt.Sprintf("diff%d", runs.Add(1)))
-	opts := []limiter.Option{limiter.WithMinTTL(time.Hour), limiter.WithTimeout(5 * time.Second), clock, prefix, limiter.WithDenyCache(0)}
+	opts := []limiter.Option{limiter.WithMinTTL(time.Hour), limiter.WithTimeout(5 * time.Second), clock, prefix, limiter.WithDenyCache(0, 0)}
 	if cluster {
 		opts = append(opts, limiter.WithCluster())
 	}
 	if len(denyCache) > 0 && denyCache[0] {
-		opts = append(opts, limiter.WithDenyCache(10_000))
+		opts = append(opts, limiter.WithDenyCache(10_000, time.Hour))
 	}
 	lua, err := limiter.New(rdb, rules, opts...)
 	if err != nil {
@@ -204,7 +204,7 @@ func TestClockStepBack(t *testing.T) {
 				now := boundary.Add(time.Millisecond)
 				clock := limiter.WithClock(func() time.Time { return now })
 				prefix := limiter.WithPrefix(fmt.Sprintf("back%d", runs.Add(1)))
-				lua, err := limiter.New(rdb, []limiter.Rule{r}, clock, prefix, limiter.WithMinTTL(time.Hour), limiter.WithDenyCache(0))
+				lua, err := limiter.New(rdb, []limiter.Rule{r}, clock, prefix, limiter.WithMinTTL(time.Hour), limiter.WithDenyCache(0, 0))
 				if err != nil {
 					t.Fatal(err)
 				}

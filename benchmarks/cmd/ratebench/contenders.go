@@ -77,7 +77,7 @@ func contenders() []contender {
 	lb := func(q quota) algorithms.Algorithm {
 		return algorithms.LeakyBucket{Capacity: q.limit, Rate: q.limit, Period: q.period}
 	}
-	noCache := limiter.WithDenyCache(0)
+	noCache := limiter.WithDenyCache(0, 0)
 	return []contender{
 		{name: "raw EVALSHA (INCR)", redis: true, build: rawEvalSha(false)},
 		ours("ours gcra", gcra, false),
