@@ -121,7 +121,7 @@ func TestFailurePolicies(t *testing.T) {
 		var errs []error
 		mw := middleware.Must(s.Client, []middleware.Rule{perIP(100)},
 			middleware.WithFailurePolicy(tc.policy),
-			middleware.WithLimiterOptions(limiter.WithTimeout(200*time.Millisecond)),
+			middleware.WithLimiterOptions(limiter.WithTimeout(200*time.Millisecond), limiter.WithRetryInterval(100*time.Millisecond)),
 			middleware.WithErrorHandler(func(r *http.Request, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }))
 		h := mw(ok)
 		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "99" {
@@ -139,12 +139,17 @@ func TestFailurePolicies(t *testing.T) {
 		if tc.policy == middleware.FailClosed && res.Header.Get("Retry-After") != "1" {
 			t.Errorf("fail closed: Retry-After %q, want 1", res.Header.Get("Retry-After"))
 		}
+		// Marked down: the next request follows the policy without trying Redis.
+		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != tc.status {
+			t.Errorf("policy %d, Redis marked down: status %d, want %d", tc.policy, res.StatusCode, tc.status)
+		}
 		mu.Lock()
-		if len(errs) != 1 || !errors.Is(errs[0], limiter.ErrBackend) {
-			t.Errorf("policy %d: error handler got %v, want one ErrBackend", tc.policy, errs)
+		if len(errs) != 2 || !errors.Is(errs[0], limiter.ErrBackend) || errors.Is(errs[0], limiter.ErrUnavailable) || !errors.Is(errs[1], limiter.ErrUnavailable) {
+			t.Errorf("policy %d: error handler got %v, want the Redis failure, then ErrUnavailable", tc.policy, errs)
 		}
 		mu.Unlock()
 		s.Restart(t)
+		time.Sleep(150 * time.Millisecond) // past the retry interval: the next request probes
 		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "99" {
 			t.Errorf("policy %d, Redis back (empty, no scripts): %d remaining %q", tc.policy, res.StatusCode, res.Header.Get("X-RateLimit-Remaining"))
 		}
@@ -193,7 +198,7 @@ func TestFallbackStore(t *testing.T) {
 	s := redistest.Start(t)
 	var errs []error
 	h := middleware.Must(s.Client, []middleware.Rule{perIP(2)},
-		middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must(), time.Minute)),
+		middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(time.Minute)),
 		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
 	if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "1" {
 		t.Fatalf("Redis up: %d %v", res.StatusCode, res.Header)

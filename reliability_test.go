@@ -164,7 +164,7 @@ func TestRedisKilledUnderLoad(t *testing.T) {
 	}{
 		{"fail open", middleware.WithFailurePolicy(middleware.FailOpen)},
 		{"fail closed", middleware.WithFailurePolicy(middleware.FailClosed)},
-		{"in-process fallback", middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must(), 200*time.Millisecond))},
+		{"in-process fallback", middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(200*time.Millisecond))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := redistest.Start(t)

@@ -28,7 +28,9 @@ func ExampleClientIP() {
 
 // Join builds one identity from several: per user and route.
 func ExampleJoin() {
-	key := keyfunc.Join(keyfunc.Constant("alice"), keyfunc.MethodPath())
-	fmt.Println(key(httptest.NewRequest("POST", "/orders", nil)))
+	key := keyfunc.Join(keyfunc.Constant("alice"), keyfunc.Route())
+	r := httptest.NewRequest("POST", "/orders", nil)
+	r.Pattern = "POST /orders" // set by net/http's ServeMux, or by chi
+	fmt.Println(key(r))
 	// Output: alice|POST /orders <nil>
 }

@@ -81,13 +81,6 @@ func FormValue(name string) KeyFunc {
 	}
 }
 
-// MethodPath returns the method and the URL path, e.g. "GET /users/42".
-func MethodPath() KeyFunc {
-	return func(r *http.Request) (string, error) {
-		return r.Method + " " + r.URL.Path, nil
-	}
-}
-
 // Constant returns the same identity for every request: a global limit.
 func Constant(id string) KeyFunc {
 	return func(*http.Request) (string, error) {

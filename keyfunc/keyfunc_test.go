@@ -32,7 +32,6 @@ func TestKeyFuncs(t *testing.T) {
 		{"header is hashed", keyfunc.Header("x-api-key"), withUser, keyfunc.Hash("secret-token")},
 		{"context", keyfunc.Context(userKey{}), withUser, "alice"},
 		{"form value", keyfunc.FormValue("username"), form, "bob"},
-		{"method and path", keyfunc.MethodPath(), form, "POST /login"},
 		{"constant", keyfunc.Constant("global"), form, "global"},
 		{"join", keyfunc.Join(keyfunc.IP(), keyfunc.Context(userKey{})), withUser, "203.0.113.9|alice"},
 		{"join escapes", keyfunc.Join(keyfunc.Constant(`a|b\`), keyfunc.Constant("c")), form, `a\|b\\|c`},

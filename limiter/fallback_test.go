@@ -32,7 +32,7 @@ func TestFallbackWhileRedisIsDown(t *testing.T) {
 	calls := &counter{}
 	s.Client.AddHook(calls)
 	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}},
-		limiter.WithFallback(memstore.Must(), 300*time.Millisecond), limiter.WithTimeout(time.Second))
+		limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(300*time.Millisecond), limiter.WithTimeout(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,9 +68,54 @@ func TestFallbackWhileRedisIsDown(t *testing.T) {
 func TestFallbackOptions(t *testing.T) {
 	_, c := redistest.Mini(t)
 	rules := []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}
-	for _, opt := range []limiter.Option{limiter.WithFallback(nil, 0), limiter.WithFallback(memstore.Must(), -time.Second)} {
+	for _, opt := range []limiter.Option{limiter.WithFallback(nil), limiter.WithRetryInterval(-time.Second), limiter.WithRetryInterval(0)} {
 		if _, err := limiter.New(c, rules, opt); !errors.Is(err, ratelimit.ErrConfig) {
 			t.Errorf("got %v, want ErrConfig", err)
 		}
+	}
+}
+
+// Without a fallback, a Redis that refuses connections costs one timeout:
+// the failure marks it down, and until the retry interval has passed every
+// decision fails at once with ErrUnavailable, without a Redis call; then
+// one probe brings decisions back.
+func TestFailFastWhileRedisIsDown(t *testing.T) {
+	s := redistest.Start(t)
+	calls := &counter{}
+	s.Client.AddHook(calls)
+	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}},
+		limiter.WithTimeout(100*time.Millisecond), limiter.WithRetryInterval(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lim.Allow(ctx, "r", "a"); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	start := time.Now()
+	_, err = lim.Allow(ctx, "r", "a")
+	first := time.Since(start)
+	if !errors.Is(err, limiter.ErrBackend) || errors.Is(err, limiter.ErrUnavailable) {
+		t.Fatalf("first request after Redis died: %v, want the Redis failure", err)
+	}
+	before := calls.n.Load()
+	var worst time.Duration
+	for i := range 100 {
+		start := time.Now()
+		_, err := lim.Allow(ctx, "r", "a")
+		worst = max(worst, time.Since(start))
+		if !errors.Is(err, limiter.ErrBackend) || !errors.Is(err, limiter.ErrUnavailable) {
+			t.Fatalf("request %d while marked down: %v, want ErrUnavailable", i, err)
+		}
+	}
+	if n := calls.n.Load() - before; n != 0 {
+		t.Errorf("%d Redis calls while marked down, want none", n)
+	}
+	t.Logf("Redis refused: first request %v (the timeout), the next 100 at most %v each", first, worst)
+
+	s.Restart(t)
+	time.Sleep(350 * time.Millisecond) // past the retry interval
+	if d, err := lim.Allow(ctx, "r", "a"); err != nil || !d.Allowed || d.Fallback {
+		t.Fatalf("Redis back: %+v %v, want Redis deciding again", d, err)
 	}
 }

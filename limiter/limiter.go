@@ -36,11 +36,11 @@ type Check struct {
 // Limiter decides stacks of rules against a Store. It is safe for
 // concurrent use.
 type Limiter struct {
-	store    Store
-	failover *failover  // nil without WithFallback
-	denied   *denyCache // nil when off
-	rules    map[string]*rule
-	cfg      config
+	store   Store
+	breaker *breaker   // nil for in-process stores
+	denied  *denyCache // nil when off
+	rules   map[string]*rule
+	cfg     config
 }
 
 type rule struct {
@@ -80,8 +80,8 @@ func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	if _, redis := store.(*RedisStore); (redis || l.cfg.denySet) && l.cfg.denyCache > 0 {
 		l.denied = newDenyCache(l.cfg.denyCache, l.cfg.denyAge)
 	}
-	if l.cfg.fallback != nil {
-		l.failover = &failover{primary: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
+	if _, redis := store.(*RedisStore); redis || l.cfg.fallback != nil {
+		l.breaker = &breaker{store: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
 	}
 	for i, r := range rules {
 		if !validRuleName(r.Name) {
@@ -108,9 +108,12 @@ func (l *Limiter) Allow(ctx context.Context, rule, identity string) (Decision, e
 // (one script run on Redis). Being limited is not an error: err is non-nil
 // for an invalid check (ErrCheck) or a store failure (ErrBackend).
 //
-// With WithFallback, a Redis failure is returned together with the
-// fallback's valid decision (Decision.Fallback set), so it can be reported:
-// act on d when d.Fallback is true, whatever err says.
+// After a Redis failure, Redis is marked down for the retry interval (see
+// WithRetryInterval): decisions then fail at once with ErrUnavailable
+// instead of waiting for the timeout. With WithFallback they go to the
+// fallback store instead, and a Redis failure is returned together with
+// the fallback's valid decision (Decision.Fallback set), so it can be
+// reported: act on d when d.Fallback is true, whatever err says.
 func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error) {
 	if len(checks) == 0 {
 		return Decision{Allowed: true}, nil
@@ -193,10 +196,10 @@ func (l *Limiter) now() (time.Time, error) {
 	return now, nil
 }
 
-// decide asks the store, or the failover pair.
+// decide asks the store through its breaker.
 func (l *Limiter) decide(ctx context.Context, now time.Time, sc []StoreCheck) (Decision, error) {
-	if l.failover != nil {
-		return l.failover.decide(ctx, now, sc)
+	if l.breaker != nil {
+		return l.breaker.decide(ctx, now, sc)
 	}
 	return l.store.Decide(ctx, now, sc)
 }

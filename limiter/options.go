@@ -12,7 +12,7 @@ import (
 const (
 	defaultPrefix        = "ratelimit"
 	defaultTimeout       = 100 * time.Millisecond
-	defaultFallbackRetry = time.Second
+	defaultRetryInterval = time.Second
 	defaultDenyCacheSize = 10_000
 	defaultDenyCacheAge  = time.Second
 )
@@ -43,7 +43,8 @@ type config struct {
 }
 
 func defaults() config {
-	return config{prefix: defaultPrefix, timeout: defaultTimeout, denyCache: defaultDenyCacheSize, denyAge: defaultDenyCacheAge}
+	return config{prefix: defaultPrefix, timeout: defaultTimeout, retry: defaultRetryInterval,
+		denyCache: defaultDenyCacheSize, denyAge: defaultDenyCacheAge}
 }
 
 // apply applies the options whose store flag is store, and fails on the
@@ -108,28 +109,35 @@ func WithClock(now func() time.Time) Option {
 }
 
 // WithFallback decides with store (an in-process memstore, typically)
-// while Redis fails or times out, instead of failing.
-//
-// Health check: the first failure marks Redis down for retry (1 s when 0).
-// Meanwhile every decision goes straight to the fallback, adding no Redis
-// timeout. Then one request at a time probes Redis; the first success
-// brings all decisions back to it.
+// while Redis fails or is marked down, instead of failing: every decision
+// goes straight to the fallback, adding no Redis timeout, until Redis
+// answers a probe again (see WithRetryInterval).
 //
 // Accuracy: while Redis is away, each app instance limits on its own, so N
 // instances admit up to N times a global limit, and what the fallback
 // admitted is not copied to Redis when it comes back.
-func WithFallback(store Store, retry time.Duration) Option {
+func WithFallback(store Store) Option {
 	return Option{name: "WithFallback", apply: func(c *config) error {
 		if store == nil {
 			return fmt.Errorf("nil fallback store")
 		}
-		if retry < 0 {
-			return fmt.Errorf("negative retry %v", retry)
+		c.fallback = store
+		return nil
+	}}
+}
+
+// WithRetryInterval sets how long Redis is left alone after a failure
+// (default 1 s). Meanwhile decisions fail at once with ErrUnavailable, or
+// go to the fallback store (WithFallback), instead of each waiting for the
+// timeout; then one decision at a time probes Redis, and the first success
+// brings every decision back to it. The transitions are logged with
+// slog.Default(), not each decision.
+func WithRetryInterval(d time.Duration) Option {
+	return Option{name: "WithRetryInterval", apply: func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("retry interval must be positive, got %v", d)
 		}
-		if retry == 0 {
-			retry = defaultFallbackRetry
-		}
-		c.fallback, c.retry = store, retry
+		c.retry = d
 		return nil
 	}}
 }

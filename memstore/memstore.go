@@ -29,7 +29,7 @@ import (
 // Defaults, applied unless an Option says otherwise.
 const (
 	defaultMaxKeys = 1 << 20
-	defaultShards  = 64
+	shardCount     = 64 // independently locked shards
 )
 
 // Option configures a Store.
@@ -46,22 +46,10 @@ func WithMaxKeys(n int) Option {
 	}
 }
 
-// WithShards sets the number of shards (default 64): more shards,
-// less lock contention across cores.
-func WithShards(n int) Option {
-	return func(s *Store) error {
-		if n < 1 || n > 1<<16 {
-			return fmt.Errorf("%w: memstore shards must be 1 to 65536, got %d", ratelimit.ErrConfig, n)
-		}
-		s.shards = make([]shard, n)
-		return nil
-	}
-}
-
 // Store is an in-process limiter.Store. It is safe for concurrent use.
 type Store struct {
 	seed    maphash.Seed
-	shards  []shard
+	shards  [shardCount]shard
 	maxKeys int
 }
 
@@ -78,7 +66,7 @@ type entry struct {
 
 // New returns an empty Store.
 func New(opts ...Option) (*Store, error) {
-	s := &Store{seed: maphash.MakeSeed(), shards: make([]shard, defaultShards), maxKeys: defaultMaxKeys}
+	s := &Store{seed: maphash.MakeSeed(), maxKeys: defaultMaxKeys}
 	for _, opt := range opts {
 		if err := opt(s); err != nil {
 			return nil, err

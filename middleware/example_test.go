@@ -110,7 +110,7 @@ func ExampleWithLimiterOptions() {
 	},
 		middleware.WithLimiterOptions(
 			limiter.WithTimeout(50*time.Millisecond),
-			limiter.WithFallback(memstore.Must(), 0),
+			limiter.WithFallback(memstore.Must()),
 		),
 		middleware.WithErrorHandler(func(*http.Request, error) {}), // a real service logs it
 	)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -279,7 +280,7 @@ func TestFallbackEvent(t *testing.T) {
 	var events []middleware.Event
 	var errs []error
 	h := middleware.Must(c, []middleware.Rule{perIP(1)},
-		middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must(), time.Minute)),
+		middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(time.Minute)),
 		middleware.WithHook(func(e middleware.Event) { events = append(events, e) }),
 		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
 	srv.Close()
@@ -317,8 +318,14 @@ func TestDefaultErrorLogLevels(t *testing.T) {
 	do(h, "GET", "/users/alice", "203.0.113.9:1")
 	srv.Close()
 	do(h, "GET", "/users/alice", "203.0.113.9:1", "X-API-Key", "k")
-	if len(logged) != 2 || logged[0].Level != slog.LevelDebug || logged[1].Level != slog.LevelError {
-		t.Fatalf("logged %v, want one Debug (no API key) then one Error (Redis down)", logged)
+	do(h, "GET", "/users/alice", "203.0.113.9:1", "X-API-Key", "k") // Redis marked down: not logged again
+	var got []string
+	for _, r := range logged {
+		got = append(got, r.Level.String()+" "+r.Message)
+	}
+	want := []string{"DEBUG rate limit: request rejected", "ERROR rate limit backend down", "ERROR rate limit decision failed"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("logged %q, want %q", got, want)
 	}
 	for _, r := range logged {
 		r.Attrs(func(a slog.Attr) bool {

@@ -76,7 +76,9 @@ func WithFailurePolicy(p FailurePolicy) Option {
 // limiter.ErrBackend) and every key function failure, whatever the policy.
 // The default logs them with slog.Default(): Redis failures at level Error,
 // requests without an identity or with a bad cost (client errors) at
-// Debug.
+// Debug, and decisions skipped while Redis is marked down
+// (limiter.ErrUnavailable) not at all: the limiter logs when Redis goes
+// down and comes back.
 func WithErrorHandler(fn func(*http.Request, error)) Option {
 	return func(c *config) error {
 		if fn == nil {
@@ -93,7 +95,10 @@ func WithErrorHandler(fn func(*http.Request, error)) Option {
 // (the route pattern is kept).
 func logError(r *http.Request, err error) {
 	level, msg := slog.LevelError, "rate limit decision failed"
-	if errors.Is(err, keyfunc.ErrNoKey) || errors.Is(err, ErrBadCost) {
+	switch {
+	case errors.Is(err, limiter.ErrUnavailable):
+		return // Redis is marked down: the limiter logs the transitions
+	case errors.Is(err, keyfunc.ErrNoKey), errors.Is(err, ErrBadCost):
 		level, msg = slog.LevelDebug, "rate limit: request rejected"
 	}
 	slog.Default().LogAttrs(r.Context(), level, msg,

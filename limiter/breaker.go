@@ -1,0 +1,111 @@
+package limiter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrUnavailable is wrapped (with ErrBackend) by the error of a decision
+// that did not go to Redis because Redis is marked down: a recent call
+// failed, and the retry interval has not passed (see WithRetryInterval).
+// Such decisions fail at once instead of waiting for the timeout; the
+// transitions are logged, not each decision.
+var ErrUnavailable = errors.New("ratelimit: backend marked down")
+
+// breaker marks the store down after a failure, for retry: meanwhile
+// decisions go to the fallback store, or fail at once with ErrUnavailable;
+// then one decision at a time probes the store, and the first success
+// brings all decisions back. Transitions are logged with slog.Default():
+// down (with the cause) at Error, back up (with how long and how many
+// decisions were answered without Redis) at Info.
+type breaker struct {
+	store, fallback Store // fallback nil: fail fast while down
+	retry           time.Duration
+	downUntil       atomic.Int64 // Unix nanoseconds; 0 while up
+	probing         atomic.Bool  // one decision at a time probes a down store
+	skipped         atomic.Int64 // decisions answered without the store while down
+
+	mu    sync.Mutex // guards the transition's facts
+	since time.Time
+	cause error
+}
+
+// decide asks the store unless it is marked down. It returns the store's
+// decision, or the fallback's with Fallback set (and the store's failure,
+// nil when the store was skipped), or an ErrUnavailable error.
+func (b *breaker) decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
+	if until := b.downUntil.Load(); until != 0 {
+		if time.Now().UnixNano() < until || !b.probing.CompareAndSwap(false, true) {
+			b.skipped.Add(1)
+			return b.skip(ctx, now, checks)
+		}
+		defer b.probing.Store(false)
+	}
+	d, err := b.store.Decide(ctx, now, checks)
+	switch {
+	case err == nil:
+		b.up(ctx)
+		return d, nil
+	case ctx.Err() != nil:
+		return Decision{}, err // the caller gave up: says nothing of Redis
+	}
+	b.down(ctx, err)
+	if b.fallback == nil {
+		return Decision{}, err
+	}
+	return b.fall(ctx, now, checks, err)
+}
+
+// skip answers a decision while the store is down.
+func (b *breaker) skip(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
+	if b.fallback != nil {
+		return b.fall(ctx, now, checks, nil)
+	}
+	b.mu.Lock()
+	cause := b.cause
+	b.mu.Unlock()
+	return Decision{}, fmt.Errorf("%w (last failure: %v)", ErrUnavailable, cause)
+}
+
+// fall decides with the fallback. The store may have used up the
+// deadline; the fallback is local. A failing fallback is the failure.
+func (b *breaker) fall(ctx context.Context, now time.Time, checks []StoreCheck, cause error) (Decision, error) {
+	d, err := b.fallback.Decide(context.WithoutCancel(ctx), now, checks)
+	if err != nil {
+		return Decision{}, err
+	}
+	d.Fallback = true
+	return d, cause
+}
+
+// down marks the store down for retry, logging the transition from up.
+func (b *breaker) down(ctx context.Context, err error) {
+	wasUp := b.downUntil.Swap(time.Now().Add(b.retry).UnixNano()) == 0
+	b.mu.Lock()
+	b.cause = err
+	if wasUp {
+		b.since = time.Now()
+	}
+	b.mu.Unlock()
+	if wasUp {
+		slog.Default().LogAttrs(ctx, slog.LevelError, "rate limit backend down",
+			slog.Any("error", err), slog.Duration("retry", b.retry), slog.Bool("fallback", b.fallback != nil))
+	}
+}
+
+// up marks the store up, logging the transition from down.
+func (b *breaker) up(ctx context.Context) {
+	if b.downUntil.Load() == 0 || b.downUntil.Swap(0) == 0 {
+		return
+	}
+	b.mu.Lock()
+	downFor := time.Since(b.since)
+	b.mu.Unlock()
+	slog.Default().LogAttrs(ctx, slog.LevelInfo, "rate limit backend up",
+		slog.Duration("down_for", downFor), slog.Int64("skipped", b.skipped.Swap(0)))
+}
