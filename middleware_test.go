@@ -68,7 +68,8 @@ func TestStatusAndHeaders(t *testing.T) {
 			if err := json.NewDecoder(res.Body).Decode(&p); err != nil {
 				t.Fatal(err)
 			}
-			if p.Status != 429 || p.RetryAfter != 60 || len(p.Rules) != 1 || p.Rules[0] != "per-ip" || p.Title != "Too Many Requests" {
+			if p.Type != "https://iana.org/assignments/http-problem-types#quota-exceeded" || p.Status != 429 || p.RetryAfter != 60 ||
+				len(p.ViolatedPolicies) != 1 || p.ViolatedPolicies[0] != "per-ip" || p.Title != "Too Many Requests" {
 				t.Errorf("problem body: %+v", p)
 			}
 			if res := do(h, "GET", "/", "198.51.100.1:1"); res.StatusCode != 200 {
@@ -104,8 +105,8 @@ func TestStackedRulesAreAllOrNothing(t *testing.T) {
 		if step.status == 429 {
 			var p mwtest.Problem
 			_ = json.NewDecoder(res.Body).Decode(&p)
-			if len(p.Rules) != 1 || p.Rules[0] != step.rule {
-				t.Errorf("step %d: denied by %v, want %s", i, p.Rules, step.rule)
+			if len(p.ViolatedPolicies) != 1 || p.ViolatedPolicies[0] != step.rule {
+				t.Errorf("step %d: denied by %v, want %s", i, p.ViolatedPolicies, step.rule)
 			}
 		}
 	}

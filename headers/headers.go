@@ -21,8 +21,9 @@
 // epoch). When Retry-After is present, it wins.
 //
 // The binding rule is the one with the least Remaining; on a denied request,
-// the denying rule that frees up last. Headers are always written with Set,
-// so nested limiters overwrite rather than duplicate them.
+// the denying rule that frees up last. Headers are written with Set, and a
+// nested limiter merges its values with those an outer one wrote (see
+// Names.Write): a response describes every limiter it passed.
 package headers
 
 import (
@@ -72,33 +73,52 @@ func (n Names) Canonical() Names {
 // (unless the cost can never be admitted). The Reset epoch counts from
 // d.At, the instant of the decision (Redis TIME by default), so every app
 // server sends the same value.
+//
+// Nested limiters (an outer middleware that already wrote its headers
+// before calling this one) are merged, not overwritten: the IETF lists keep
+// the outer members and replace a member of the same name; the
+// X-RateLimit-* family describes the most restrictive rule (a denying
+// decision, else the least remaining); Retry-After is the longest wait.
 func (n Names) Write(h http.Header, d limiter.Decision) {
 	if !d.Allowed {
 		if wait := d.RetryAfter(); wait != algorithms.Never {
-			set(h, n.RetryAfter, strconv.FormatInt(exact.RetrySeconds(wait), 10))
+			secs := exact.RetrySeconds(wait)
+			if n.RetryAfter != "" {
+				if prev, err := strconv.ParseInt(h.Get(n.RetryAfter), 10, 64); err == nil {
+					secs = max(secs, prev)
+				}
+			}
+			set(h, n.RetryAfter, strconv.FormatInt(secs, 10))
 		}
 	}
-	if b, ok := binding(d); ok {
+	if b, ok := binding(d); ok && n.binds(h, b, d.Allowed) {
 		set(h, n.Limit, strconv.Itoa(b.Limit))
 		set(h, n.Remaining, strconv.Itoa(max(0, b.Remaining)))
 		set(h, n.Reset, strconv.FormatInt(ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter), 10))
 	}
-	if n.Policy != "" {
-		h.Set(n.Policy, list(d, func(b *strings.Builder, r limiter.RuleResult) {
-			b.WriteString(";q=")
-			b.WriteString(strconv.Itoa(r.Policy.Quota))
-			b.WriteString(";w=")
-			b.WriteString(strconv.FormatInt(max(1, ceilSeconds(r.Policy.Window)), 10))
-		}))
+	setList(h, n.Policy, d, func(b *strings.Builder, r limiter.RuleResult) {
+		b.WriteString(";q=")
+		b.WriteString(strconv.Itoa(r.Policy.Quota))
+		b.WriteString(";w=")
+		b.WriteString(strconv.FormatInt(max(1, ceilSeconds(r.Policy.Window)), 10))
+	})
+	setList(h, n.RateLimit, d, func(b *strings.Builder, r limiter.RuleResult) {
+		b.WriteString(";r=")
+		b.WriteString(strconv.Itoa(max(0, r.Remaining)))
+		b.WriteString(";t=")
+		b.WriteString(strconv.FormatInt(ceilSeconds(r.ResetAfter), 10))
+	})
+}
+
+// binds reports whether rule b of a decision (allowed or not) is more
+// restrictive than what an outer limiter already wrote in h: a denial
+// always is; otherwise the least remaining wins.
+func (n Names) binds(h http.Header, b limiter.RuleResult, allowed bool) bool {
+	if !allowed || n.Remaining == "" {
+		return true
 	}
-	if n.RateLimit != "" {
-		h.Set(n.RateLimit, list(d, func(b *strings.Builder, r limiter.RuleResult) {
-			b.WriteString(";r=")
-			b.WriteString(strconv.Itoa(max(0, r.Remaining)))
-			b.WriteString(";t=")
-			b.WriteString(strconv.FormatInt(ceilSeconds(r.ResetAfter), 10))
-		}))
-	}
+	prev, err := strconv.Atoi(h.Get(n.Remaining))
+	return err != nil || b.Remaining < prev
 }
 
 // binding is the rule whose state the X-RateLimit-* family reports: on a
@@ -137,13 +157,28 @@ func set(h http.Header, name, value string) {
 	}
 }
 
-// list renders one Structured Field list member per rule, "name" followed
-// by the parameters params writes. Rule names are limited to
-// [A-Za-z0-9._-], so they need no escaping inside an sf-string.
-func list(d limiter.Decision, params func(*strings.Builder, limiter.RuleResult)) string {
+// setList sets the field name to one Structured Field list member per
+// rule, "name" followed by the parameters params writes. Members an outer
+// limiter wrote are kept first, unless a rule of d has the same name,
+// which replaces them. Rule names are limited to [A-Za-z0-9._-], so they
+// need no escaping inside an sf-string.
+func setList(h http.Header, name string, d limiter.Decision, params func(*strings.Builder, limiter.RuleResult)) {
+	if name == "" {
+		return
+	}
 	var b strings.Builder
-	for i, r := range d.Results {
-		if i > 0 {
+	for _, field := range h.Values(name) {
+		for _, member := range members(field) {
+			if !hasRule(d, memberName(member)) {
+				if b.Len() > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(member)
+			}
+		}
+	}
+	for _, r := range d.Results {
+		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteByte('"')
@@ -151,5 +186,52 @@ func list(d limiter.Decision, params func(*strings.Builder, limiter.RuleResult))
 		b.WriteByte('"')
 		params(&b, r)
 	}
-	return b.String()
+	h.Set(name, b.String())
+}
+
+// members splits a Structured Field list at the commas outside strings.
+func members(field string) []string {
+	var out []string
+	inString, escaped, start := false, false, 0
+	for i := 0; i < len(field); i++ {
+		switch c := field[i]; {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case c == ',' && !inString:
+			out = appendMember(out, field[start:i])
+			start = i + 1
+		}
+	}
+	return appendMember(out, field[start:])
+}
+
+func appendMember(out []string, m string) []string {
+	if m = strings.TrimSpace(m); m != "" {
+		out = append(out, m)
+	}
+	return out
+}
+
+// memberName is the string item a list member starts with ("" if none).
+func memberName(member string) string {
+	if !strings.HasPrefix(member, `"`) {
+		return ""
+	}
+	if end := strings.IndexByte(member[1:], '"'); end >= 0 {
+		return member[1 : 1+end]
+	}
+	return ""
+}
+
+func hasRule(d limiter.Decision, name string) bool {
+	for _, r := range d.Results {
+		if r.Rule == name {
+			return true
+		}
+	}
+	return false
 }

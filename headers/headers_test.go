@@ -108,3 +108,38 @@ func TestCanonical(t *testing.T) {
 		t.Errorf("Retry-After: got %q, want 2", got)
 	}
 }
+
+// An inner limiter merges with what an outer one wrote: list members are
+// kept (a member of the same name is replaced), X-RateLimit-* describes
+// the most restrictive rule, Retry-After the longest wait.
+func TestWriteMergesNestedLimiters(t *testing.T) {
+	outer := result("outer", 2, time.Minute, algorithms.Result{Allowed: true, Remaining: 0, ResetAfter: time.Minute})
+	inner := result("inner", 100, time.Minute, algorithms.Result{Allowed: true, Remaining: 98, ResetAfter: time.Minute})
+	h := http.Header{}
+	headers.Both.Write(h, limiter.Decision{Allowed: true, At: now, Results: []limiter.RuleResult{outer}})
+	headers.Both.Write(h, limiter.Decision{Allowed: true, At: now, Results: []limiter.RuleResult{inner}})
+	for name, want := range map[string]string{
+		"X-Ratelimit-Limit":     "2",
+		"X-Ratelimit-Remaining": "0",
+		"Ratelimit-Policy":      `"outer";q=2;w=60, "inner";q=100;w=60`,
+		"Ratelimit":             `"outer";r=0;t=60, "inner";r=98;t=60`,
+	} {
+		if got := h.Values(name); len(got) != 1 || got[0] != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	// The same rule name again (a route mounted twice): replaced, never
+	// duplicated; a denial describes itself and keeps the longest wait.
+	h.Set("Retry-After", "90")
+	again := result("inner", 100, time.Minute, algorithms.Result{Remaining: 0, RetryAfter: 30 * time.Second, ResetAfter: time.Minute})
+	headers.Both.Write(h, limiter.Decision{At: now, Results: []limiter.RuleResult{again}})
+	for name, want := range map[string]string{
+		"X-Ratelimit-Limit": "100",
+		"Retry-After":       "90",
+		"Ratelimit":         `"outer";r=0;t=60, "inner";r=0;t=60`,
+	} {
+		if got := h.Values(name); len(got) != 1 || got[0] != want {
+			t.Errorf("after a second inner decision: %s = %q, want %q", name, got, want)
+		}
+	}
+}

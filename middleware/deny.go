@@ -11,39 +11,66 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
-// problem is the RFC 9457 body of a denied request, sent as
+// The problem types of draft-ietf-httpapi-ratelimit-headers-10.
+const (
+	quotaExceeded            = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+	temporaryReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
+)
+
+// problem is the RFC 9457 body of a refused request, sent as
 // application/problem+json to clients that accept JSON.
 type problem struct {
 	Type   string `json:"type"`
 	Title  string `json:"title"`
 	Status int    `json:"status"`
 	Detail string `json:"detail"`
-	// Rules names the rules that denied the request.
-	Rules []string `json:"rules"`
-	// RetryAfter is the Retry-After header's value in seconds; absent when
-	// the request's cost exceeds a rule's limit and waiting cannot help.
+	// ViolatedPolicies names the rules (the RateLimit-Policy members) that
+	// refused the request, as the draft defines it.
+	ViolatedPolicies []string `json:"violated-policies"`
+	// RetryAfter, an extension, is the Retry-After header's value in
+	// seconds; absent when the request's cost exceeds a rule's limit and
+	// waiting cannot help.
 	RetryAfter int64 `json:"retry_after,omitempty"`
 }
 
-// deny answers 429 Too Many Requests with a short body: an RFC 9457
+// deny answers 429 Too Many Requests with a short body: a quota-exceeded
 // problem when the client accepts JSON, plain text otherwise. The
 // rate-limit headers, Retry-After included, are set already.
 func deny(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
-	p := problem{Type: "about:blank", Title: http.StatusText(http.StatusTooManyRequests), Status: http.StatusTooManyRequests}
+	p := problem{Type: quotaExceeded, Title: http.StatusText(http.StatusTooManyRequests), Status: http.StatusTooManyRequests}
 	impossible := false
 	for _, res := range d.Results {
 		if !res.Allowed {
-			p.Rules = append(p.Rules, res.Rule)
+			p.ViolatedPolicies = append(p.ViolatedPolicies, res.Rule)
 			impossible = impossible || res.Impossible()
 		}
 	}
-	wait := d.RetryAfter()
+	rules := strings.Join(p.ViolatedPolicies, ", ")
 	if impossible {
-		p.Detail = fmt.Sprintf("request cost exceeds what rate limit %s can ever admit", strings.Join(p.Rules, ", "))
+		p.Detail = fmt.Sprintf("request cost exceeds what rate limit %s can ever admit", rules)
 	} else {
-		p.RetryAfter = exact.RetrySeconds(wait)
-		p.Detail = fmt.Sprintf("rate limit %s exceeded; retry in %d s", strings.Join(p.Rules, ", "), p.RetryAfter)
+		p.RetryAfter = exact.RetrySeconds(d.RetryAfter())
+		p.Detail = fmt.Sprintf("rate limit %s exceeded; retry in %d s", rules, p.RetryAfter)
 	}
+	p.write(w, r)
+}
+
+// unavailable answers 503 Service Unavailable when the limiter cannot
+// decide and the policy is FailClosed: a temporary-reduced-capacity problem
+// naming the rules that could not be checked, or plain text. Retry-After is
+// set already.
+func unavailable(w http.ResponseWriter, r *http.Request, checks []limiter.Check) {
+	p := problem{Type: temporaryReducedCapacity, Title: http.StatusText(http.StatusServiceUnavailable), Status: http.StatusServiceUnavailable,
+		Detail: "rate limiting is unavailable; retry in 1 s", RetryAfter: 1}
+	for _, c := range checks {
+		p.ViolatedPolicies = append(p.ViolatedPolicies, c.Rule)
+	}
+	p.write(w, r)
+}
+
+// write sends p as application/problem+json to clients that accept JSON,
+// else as one line of plain text.
+func (p problem) write(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -154,7 +154,7 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 			if name := m.cfg.headers.RetryAfter; name != "" {
 				w.Header().Set(name, "1")
 			}
-			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+			unavailable(w, r, checks)
 			return
 		}
 		next.ServeHTTP(w, r)

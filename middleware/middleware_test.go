@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -267,9 +268,15 @@ func TestRetryAfterNamesAndCustomDenyHandler(t *testing.T) {
 		t.Errorf("custom deny handler: %d %v", res.StatusCode, res.Header)
 	}
 	srv.Close()
-	res = do(closed, "GET", "/", "203.0.113.9:1")
+	res = do(closed, "GET", "/", "203.0.113.9:1", "Accept", "application/json")
 	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("X-Retry-In") != "1" || res.Header.Get("Retry-After") != "" {
 		t.Errorf("fail closed: %d %v, want 503 with X-Retry-In: 1 only", res.StatusCode, res.Header)
+	}
+	var p mwtest.Problem
+	if err := json.NewDecoder(res.Body).Decode(&p); err != nil || res.Header.Get("Content-Type") != "application/problem+json" ||
+		p.Type != "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity" || p.Status != 503 ||
+		len(p.ViolatedPolicies) != 1 || p.ViolatedPolicies[0] != "per-ip" {
+		t.Errorf("fail closed problem: %+v %v", p, err)
 	}
 }
 
@@ -346,3 +353,31 @@ func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
 }
 func (h recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h recordHandler) WithGroup(string) slog.Handler      { return h }
+
+// An outer middleware (2 a minute) around an inner one (100 a minute): the
+// response describes both, and the headers say the outer is the one about
+// to refuse.
+func TestNestedLimiters(t *testing.T) {
+	_, c := redistest.Mini(t)
+	rule := func(name string, limit int) middleware.Rule {
+		return middleware.Rule{Name: name, Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Minute}}
+	}
+	outer := middleware.Must(c, []middleware.Rule{rule("outer", 2)}, clock(), middleware.WithHeaders(headers.Both))
+	inner := middleware.Must(c, []middleware.Rule{rule("inner", 100)}, clock(), middleware.WithHeaders(headers.Both))
+	h := outer(inner(ok))
+	do(h, "GET", "/", "203.0.113.9:1")
+	res := do(h, "GET", "/", "203.0.113.9:1")
+	for name, want := range map[string]string{
+		"X-RateLimit-Limit":     "2",
+		"X-RateLimit-Remaining": "0",
+		"RateLimit-Policy":      `"outer";q=2;w=60, "inner";q=100;w=60`,
+		"RateLimit":             `"outer";r=0;t=60, "inner";r=98;t=60`,
+	} {
+		if got := res.Header.Values(name); len(got) != 1 || got[0] != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "60" {
+		t.Errorf("third request: %d %v, want 429 from the outer limiter", res.StatusCode, res.Header)
+	}
+}

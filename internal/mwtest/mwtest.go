@@ -54,10 +54,10 @@ func PerIP(limit int) middleware.Rule {
 	return middleware.Rule{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Minute}}
 }
 
-// Problem is the JSON body of a 429.
+// Problem is the JSON body of a 429 or of a fail-closed 503.
 type Problem struct {
 	Type, Title, Detail string
 	Status              int
-	Rules               []string
-	RetryAfter          int64 `json:"retry_after"`
+	ViolatedPolicies    []string `json:"violated-policies"`
+	RetryAfter          int64    `json:"retry_after"`
 }

@@ -64,8 +64,10 @@ func Run(t *testing.T, newHandler func(redis.Scripter, ...middleware.Option) (ht
 				t.Fatalf("attempt %d: %d, want %d", i, res.Code, want)
 			}
 			if i == 6 {
-				var p struct{ Rules []string }
-				if err := json.Unmarshal(res.Body.Bytes(), &p); err != nil || len(p.Rules) != 1 || p.Rules[0] != "login" {
+				var p struct {
+					Policies []string `json:"violated-policies"`
+				}
+				if err := json.Unmarshal(res.Body.Bytes(), &p); err != nil || len(p.Policies) != 1 || p.Policies[0] != "login" {
 					t.Errorf("problem body %q: %v", res.Body, err)
 				}
 				if got := res.Header().Get("RateLimit"); !strings.HasPrefix(got, `"login";r=0;t=`) {
