@@ -66,6 +66,12 @@ type Result struct {
 	RetryAfter time.Duration
 	// ResetAfter is how long until the rule's state is back to fresh.
 	ResetAfter time.Duration
+	// NextAfter is how long until more quota is available than Remaining
+	// (the draft RateLimit header's "t"): a unit's refill for the buckets
+	// and GCRA, the oldest unit leaving a sliding log, the weighted count
+	// dropping by one for the sliding window, the window's end for the
+	// fixed window. 0 when no quota is in use.
+	NextAfter time.Duration
 }
 
 // Impossible reports whether the request was denied because its cost exceeds

@@ -17,8 +17,11 @@
 //	RateLimit: "per-ip";r=42;t=17, "global";r=9000;t=60
 //
 // where q is the quota, w the window in seconds, r the remaining quota and t
-// the seconds until that rule's quota has fully reset (a delta, never an
-// epoch). When Retry-After is present, it wins.
+// the seconds until additional quota is available (a delta, never an
+// epoch): one unit's refill for the buckets and GCRA, the oldest unit
+// leaving a sliding log, the end of a fixed window; for a rule that denied
+// the request, its wait, as Retry-After says; left out while no quota is in
+// use.
 //
 // The binding rule is the one with the least Remaining; on a denied request,
 // the denying rule that frees up last. Headers are written with Set, and a
@@ -105,9 +108,21 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 	setList(h, n.RateLimit, d, func(b *strings.Builder, r limiter.RuleResult) {
 		b.WriteString(";r=")
 		b.WriteString(strconv.Itoa(max(0, r.Remaining)))
-		b.WriteString(";t=")
-		b.WriteString(strconv.FormatInt(ceilSeconds(r.ResetAfter), 10))
+		if t := untilMore(r); t > 0 {
+			b.WriteString(";t=")
+			b.WriteString(strconv.FormatInt(ceilSeconds(t), 10))
+		}
 	})
+}
+
+// untilMore is the draft's "t" for a rule: the time until additional quota
+// is available (NextAfter), or, for a rule that denied the request, its
+// wait, as Retry-After says it; 0 (t left out) when no quota is in use.
+func untilMore(r limiter.RuleResult) time.Duration {
+	if !r.Allowed && r.RetryAfter != algorithms.Never {
+		return r.RetryAfter
+	}
+	return r.NextAfter
 }
 
 // binds reports whether rule b of a decision (allowed or not) is more

@@ -18,8 +18,8 @@ func result(rule string, quota int, window time.Duration, r algorithms.Result) l
 }
 
 func TestWrite(t *testing.T) {
-	perIP := result("per-ip", 100, time.Minute, algorithms.Result{Allowed: true, Remaining: 42, ResetAfter: 16*time.Second + time.Millisecond})
-	global := result("global", 10000, time.Minute, algorithms.Result{Allowed: true, Remaining: 9000, ResetAfter: time.Minute})
+	perIP := result("per-ip", 100, time.Minute, algorithms.Result{Allowed: true, Remaining: 42, ResetAfter: 16*time.Second + time.Millisecond, NextAfter: 16*time.Second + time.Millisecond})
+	global := result("global", 10000, time.Minute, algorithms.Result{Allowed: true, Remaining: 9000, ResetAfter: time.Minute, NextAfter: time.Minute})
 	userDenied := result("per-user", 10, 1500*time.Millisecond, algorithms.Result{Remaining: 0, RetryAfter: 1200 * time.Millisecond, ResetAfter: 1500 * time.Millisecond})
 	impossible := result("per-user", 10, 1500*time.Millisecond, algorithms.Result{RetryAfter: algorithms.Never, ResetAfter: 1500 * time.Millisecond})
 	slowDenied := result("slow", 5, time.Hour, algorithms.Result{Remaining: 0, RetryAfter: 30 * time.Second, ResetAfter: time.Hour})
@@ -113,8 +113,8 @@ func TestCanonical(t *testing.T) {
 // kept (a member of the same name is replaced), X-RateLimit-* describes
 // the most restrictive rule, Retry-After the longest wait.
 func TestWriteMergesNestedLimiters(t *testing.T) {
-	outer := result("outer", 2, time.Minute, algorithms.Result{Allowed: true, Remaining: 0, ResetAfter: time.Minute})
-	inner := result("inner", 100, time.Minute, algorithms.Result{Allowed: true, Remaining: 98, ResetAfter: time.Minute})
+	outer := result("outer", 2, time.Minute, algorithms.Result{Allowed: true, Remaining: 0, ResetAfter: time.Minute, NextAfter: time.Minute})
+	inner := result("inner", 100, time.Minute, algorithms.Result{Allowed: true, Remaining: 98, ResetAfter: time.Minute, NextAfter: time.Minute})
 	h := http.Header{}
 	headers.Both.Write(h, limiter.Decision{Allowed: true, At: now, Results: []limiter.RuleResult{outer}})
 	headers.Both.Write(h, limiter.Decision{Allowed: true, At: now, Results: []limiter.RuleResult{inner}})
@@ -136,7 +136,7 @@ func TestWriteMergesNestedLimiters(t *testing.T) {
 	for name, want := range map[string]string{
 		"X-Ratelimit-Limit": "100",
 		"Retry-After":       "90",
-		"Ratelimit":         `"outer";r=0;t=60, "inner";r=0;t=60`,
+		"Ratelimit":         `"outer";r=0;t=60, "inner";r=0;t=30`, // a denial's t is its wait
 	} {
 		if got := h.Values(name); len(got) != 1 || got[0] != want {
 			t.Errorf("after a second inner decision: %s = %q, want %q", name, got, want)

@@ -98,6 +98,7 @@ func (c *denyCache) get(sig stackID, now time.Time) (Decision, bool) {
 	for i, r := range d.results {
 		r.RetryAfter = shorten(r.RetryAfter, elapsed)
 		r.ResetAfter = shorten(r.ResetAfter, elapsed)
+		r.NextAfter = shorten(r.NextAfter, elapsed)
 		results[i] = r
 	}
 	return Decision{At: now, Results: results, Cached: true}, true

@@ -1,9 +1,9 @@
 -- Fixed window (algorithms.FixedWindow), registered as algorithms.fw.
 -- KEYS: the rule's key, a string "<window start in µs>:<count>".
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
--- Reply: status, remaining, retry µs, reset µs and the state its commit
--- needs; the commit returns the reset after it and a refund token (see
--- lib.lua).
+-- Reply: status, remaining, retry µs, reset µs, next µs and the state its
+-- commit needs; the commit returns the reset after it, a refund token and
+-- the next after it (see lib.lua).
 -- Windows are aligned to multiples of the window since the Unix epoch. A
 -- stored start before the current one means a count of zero; a stored
 -- start after it (the clock stepped back) is still the current window, so
@@ -21,20 +21,21 @@ algorithms.fw = function(key, now, cost, limit, window)
   if count > 0 then
     reset = to_end
   end
+  -- Quota comes back all at once at the window's end: reset is also next.
   if cost > limit then
-    return -1, remaining, -1, reset
+    return -1, remaining, -1, reset, reset
   end
   if count + cost > limit then
-    return 0, remaining, to_end, reset
+    return 0, remaining, to_end, reset, reset
   end
-  return 1, remaining, 0, reset, start, count
+  return 1, remaining, 0, reset, reset, start, count
 end
 
 -- The refund token is the window start written.
 commits.fw = function(key, now, cost, limit, window, _, start, count)
   local to_end = start + window - now
   store(key, to_end, "%d:%d", start, count + cost)
-  return to_end, start
+  return to_end, start, to_end
 end
 
 if refunds then

@@ -3,9 +3,9 @@
 -- KEYS: the rule's key, a string "<level scaled by period in µs>:<last
 --   update in µs>". A missing key is an empty bucket.
 -- ARGV: capacity, rate, period in µs; cost and now come from stack.lua.
--- Reply: status, remaining, retry µs, reset µs and the state its commit
--- needs; the commit returns the reset after it and a refund token (see
--- lib.lua).
+-- Reply: status, remaining, retry µs, reset µs, next µs and the state its
+-- commit needs; the commit returns the reset after it, a refund token and
+-- the next after it (see lib.lua).
 -- The level drains at rate per period.
 local function level_as_is(x)
   return x

@@ -26,17 +26,19 @@ end
 
 -- algorithms maps an algorithm code to its decide function, which reads
 -- and writes nothing but its own key's state:
---   decide(key, now, cost, p1, p2, p3) -> status, remaining, retry, reset, s1, s2, s3
+--   decide(key, now, cost, p1, p2, p3) -> status, remaining, retry, reset, next, s1, s2, s3
 -- status is 1 (allowed), 0 (denied) or -1 (cost above what the rule can ever
--- admit); remaining is what could be admitted before this request; retry and
--- reset are microseconds; s1, s2, s3 are what the commit needs of the state.
+-- admit); remaining is what could be admitted before this request; retry,
+-- reset (until the state is fresh) and next (until one more unit is
+-- available; 0 when none is used) are microseconds; s1, s2, s3 are what the
+-- commit needs of the state.
 local algorithms = {}
 
 -- commits maps an algorithm code to its commit function, which writes the
--- state of an admitted request and returns the reset after it and a refund
--- token (see refunds). Plain functions given the state, not closures: Lua
+-- state of an admitted request and returns the reset after it, a refund
+-- token (see refunds) and the next after it. Plain functions given the state, not closures: Lua
 -- would build a closure and its captured locals on every decision.
---   commit(key, now, cost, p1, p2, p3, s1, s2, s3) -> after, token
+--   commit(key, now, cost, p1, p2, p3, s1, s2, s3) -> after, token, next
 local commits = {}
 
 -- refunds maps an algorithm code to its refund function, which gives back

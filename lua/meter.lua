@@ -28,7 +28,7 @@ local function meter(key, to_stored, now, cost, size, rate, period)
     last = now
   end
   local status, remaining, retry = verdict(level, cost, size, rate, period)
-  return status, remaining, retry, cdiv(level, rate), level, last
+  return status, remaining, retry, cdiv(level, rate), next_unit(level, size, rate, period), level, last
 end
 
 -- meter_commit stores the level an admitted cost raises.
@@ -36,7 +36,7 @@ local function meter_commit(key, to_stored, cost, size, rate, period, level, las
   level = level + cost * period
   local after = cdiv(level, rate)
   store(key, after, "%d:%d", to_stored(level, size * period), last)
-  return after, 0
+  return after, 0, next_unit(level, size, rate, period)
 end
 
 -- meter_refund lowers the stored level by what a cost added. The level

@@ -4,9 +4,9 @@
 --   of one time sort by n) counting the units of that time 1, 2, 3...: units
 --   of the same microsecond stay distinct.
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
--- Reply: status, remaining, retry µs, reset µs and the state its commit
--- needs; the commit returns the reset after it and a refund token (see
--- lib.lua).
+-- Reply: status, remaining, retry µs, reset µs, next µs and the state its
+-- commit needs; the commit returns the reset after it, a refund token and
+-- the next after it (see lib.lua).
 -- A unit counts while now - window < time. Scores are formatted with %d:
 -- '..' would keep only 14 digits of a 16-digit timestamp. Times are read
 -- back from member names, which this file writes, not from score replies,
@@ -20,24 +20,29 @@ end
 algorithms.sl = function(key, now, cost, limit, window)
   local oldest = format("(%d", now - window)
   local count = call("ZCOUNT", key, oldest, "+inf")
-  local newest = now - window
+  local newest, next = now - window, 0
   if count > 0 then
     newest = sl_time(call("ZRANGE", key, "-1", "-1")[1])
+    -- Quota comes back as the oldest unit in the window leaves it.
+    next = sl_time(call("ZRANGEBYSCORE", key, oldest, "+inf", "LIMIT", "0", "1")[1]) + window - now
   end
   local remaining = max(0, limit - count)
   local reset = newest + window - now
   if cost > limit then
-    return -1, remaining, -1, reset
+    return -1, remaining, -1, reset, next
   end
   if count + cost > limit then
     -- The (count + cost - limit)-th oldest unit must leave the window.
     local first = call("ZRANGEBYSCORE", key, oldest, "+inf", "LIMIT", int(count + cost - limit - 1), "1")
-    return 0, remaining, sl_time(first[1]) + window - now, reset
+    return 0, remaining, sl_time(first[1]) + window - now, reset, next
   end
-  return 1, remaining, 0, reset, newest
+  return 1, remaining, 0, reset, next, newest, next
 end
 
-commits.sl = function(key, now, cost, limit, window, _, newest)
+-- next is the held result's: 0 when the log had no unit in the window, or
+-- beyond window when its oldest unit is later than now (the clock stepped
+-- back); the units just added are then the oldest.
+commits.sl = function(key, now, cost, limit, window, _, newest, next)
   call("ZREMRANGEBYSCORE", key, "-inf", int(now - window))
   local at = int(now)
   local seq = call("ZCOUNT", key, at, at)
@@ -52,7 +57,10 @@ commits.sl = function(key, now, cost, limit, window, _, newest)
   end
   local after = max(newest, now) + window - now
   call("PEXPIRE", key, ttl_ms(after))
-  return after, 0
+  if next == 0 or next > window then
+    next = window
+  end
+  return after, 0, next
 end
 
 if refunds then

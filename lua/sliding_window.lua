@@ -3,9 +3,9 @@
 -- KEYS: the rule's key, a string "<s>:<c>:<p>": the current window's start
 --   in µs, its count, and the previous window's count.
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
--- Reply: status, remaining, retry µs, reset µs and the state its commit
--- needs; the commit returns the reset after it and a refund token (see
--- lib.lua).
+-- Reply: status, remaining, retry µs, reset µs, next µs and the state its
+-- commit needs; the commit returns the reset after it, a refund token and
+-- the next after it (see lib.lua).
 -- The estimate is floor(prev * (window - elapsed) / window) + cur. A stored
 -- start after the current window's (the clock stepped back) is still the
 -- current window: elapsed is then negative, the estimate weighs prev fully,
@@ -29,6 +29,20 @@ local function sw_reset(prev, cur, elapsed, window)
   return max(0, sw_first(prev, 0, window) - elapsed)
 end
 
+-- sw_next is when the estimate of that state first drops by one unit: as
+-- prev's weight fades, or, with prev's weight gone, as cur fades in the
+-- next window.
+local function sw_next(prev, cur, elapsed, window)
+  local weighted = idiv(prev * (window - max(0, elapsed)), window)
+  if weighted > 0 then
+    return sw_first(prev, weighted - 1, window) - elapsed
+  end
+  if cur > 0 then
+    return window - elapsed + sw_first(cur, cur - 1, window)
+  end
+  return 0
+end
+
 algorithms.sw = function(key, now, cost, limit, window)
   local start = now - fmod(now, window)
   local s, c, p = load_state(key)
@@ -42,29 +56,30 @@ algorithms.sw = function(key, now, cost, limit, window)
   local used = idiv(prev * (window - max(0, elapsed)), window) + cur
   local remaining = max(0, limit - used)
   local reset = sw_reset(prev, cur, elapsed, window)
+  local next = sw_next(prev, cur, elapsed, window)
   if cost > limit then
-    return -1, remaining, -1, reset
+    return -1, remaining, -1, reset, next
   end
   if used + cost > limit then
     local room = limit - cur - cost
     if room >= 0 then
       local e = sw_first(prev, room, window)
       if e < window then
-        return 0, remaining, e - elapsed, reset
+        return 0, remaining, e - elapsed, reset, next
       end
     end
     -- In the next window this one's count becomes the weighted one.
     local e = min(window, sw_first(cur, limit - cost, window))
-    return 0, remaining, window - elapsed + e, reset
+    return 0, remaining, window - elapsed + e, reset, next
   end
-  return 1, remaining, 0, reset, start, cur, prev
+  return 1, remaining, 0, reset, next, start, cur, prev
 end
 
 -- The refund token is the window start written.
 commits.sw = function(key, now, cost, limit, window, _, start, cur, prev)
   local after = sw_reset(prev, cur + cost, now - start, window)
   store(key, after, "%d:%d:%d", start, cur + cost, prev)
-  return after, start
+  return after, start, sw_next(prev, cur + cost, now - start, window)
 end
 
 if refunds then

@@ -8,13 +8,14 @@
 --   (fw, sl, sw, tb, lb, gc), its three integer parameters, and the
 --   request's cost for it.
 -- Reply: {allowed, now (REPLY_HEAD values), then per rule (REPLY_PER_RULE
---   values): status, remaining, retry_ms, reset_ms, token}. The layout
---   constants come from the Go package that assembles the script.
+--   values): status, remaining, retry_ms, reset_ms, next_ms, token}. The
+--   layout constants come from the Go package that assembles the script.
 --   allowed is 1 when every rule allowed (and their state was written),
 --   else 0 (and nothing was written). now is the time decided at, in µs.
 --   status is 1 allowed, 0 denied, -1 cost above what the rule can ever
 --   admit (retry_ms is then -1). remaining counts after this request;
---   retry_ms and reset_ms are rounded up to whole milliseconds. token is
+--   retry_ms, reset_ms and next_ms (until one more unit is available, 0
+--   when none is used) are rounded up to whole milliseconds. token is
 --   what refund.lua needs to undo the rule's commit (0 when not written).
 local now = ARGV[1]
 if now == "" then
@@ -29,9 +30,9 @@ else
 end
 
 -- decide_rule decodes rule i's arguments and decides it without writing:
--- status, remaining, retry and reset (µs), then what its commit needs: the
--- algorithm code, the cost, the three parameters and the state. It returns
--- nil and an error reply for an unknown algorithm.
+-- status, remaining, retry, reset and next (µs), then what its commit
+-- needs: the algorithm code, the cost, the three parameters and the
+-- state. It returns nil and an error reply for an unknown algorithm.
 local function decide_rule(i)
   local a = ARGS_HEAD + 1 + ARGS_PER_RULE * (i - 1)
   local code, cost = ARGV[a], tonumber(ARGV[a + 4])
@@ -40,21 +41,21 @@ local function decide_rule(i)
   if decide == nil then
     return nil, unknown(code)
   end
-  local status, remaining, retry, reset, s1, s2, s3 = decide(KEYS[i], now, cost, p1, p2, p3)
-  return status, remaining, retry, reset, code, cost, p1, p2, p3, s1, s2, s3
+  local status, remaining, retry, reset, next, s1, s2, s3 = decide(KEYS[i], now, cost, p1, p2, p3)
+  return status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3
 end
 
 -- One rule, the common case, needs neither the loop nor its tables.
 if #KEYS == 1 then
-  local status, remaining, retry, reset, code, cost, p1, p2, p3, s1, s2, s3 = decide_rule(1)
+  local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3 = decide_rule(1)
   if status == nil then
     return remaining
   end
   if status == 1 and cost > 0 then
-    local after, token = commits[code](KEYS[1], now, cost, p1, p2, p3, s1, s2, s3)
-    return {1, now, 1, remaining - cost, 0, ms(after), token}
+    local after, token, next_after = commits[code](KEYS[1], now, cost, p1, p2, p3, s1, s2, s3)
+    return {1, now, 1, remaining - cost, 0, ms(after), ms(next_after), token}
   end
-  return {status == 1 and 1 or 0, now, status, remaining, ms(retry), ms(reset), 0}
+  return {status == 1 and 1 or 0, now, status, remaining, ms(retry), ms(reset), ms(next), 0}
 end
 
 -- A stack: decide every rule, keeping what its commit needs, then commit
@@ -62,7 +63,7 @@ end
 local reply = {1, now}
 local pending = {}
 for i = 1, #KEYS do
-  local status, remaining, retry, reset, code, cost, p1, p2, p3, s1, s2, s3 = decide_rule(i)
+  local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3 = decide_rule(i)
   if status == nil then
     return remaining
   end
@@ -70,7 +71,7 @@ for i = 1, #KEYS do
     reply[1] = 0
   end
   local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
-  reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = status, remaining, ms(retry), ms(reset), 0
+  reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5] = status, remaining, ms(retry), ms(reset), ms(next), 0
   pending[i] = {code, cost, p1, p2, p3, s1, s2, s3}
 end
 
@@ -80,8 +81,8 @@ if reply[1] == 1 then
     local cost = p[2]
     if cost > 0 then
       local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
-      local after, token = commits[p[1]](KEYS[i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8])
-      reply[r + 1], reply[r + 3], reply[r + 4] = reply[r + 1] - cost, ms(after), token
+      local after, token, next_after = commits[p[1]](KEYS[i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8])
+      reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5] = reply[r + 1] - cost, ms(after), ms(next_after), token
     end
   end
 end

@@ -2,9 +2,9 @@
 -- KEYS: the rule's key, a string "<tokens scaled by period in µs>:<last
 --   update in µs>". A missing key is a full bucket.
 -- ARGV: capacity, rate, period in µs; cost and now come from stack.lua.
--- Reply: status, remaining, retry µs, reset µs and the state its commit
--- needs; the commit returns the reset after it and a refund token (see
--- lib.lua).
+-- Reply: status, remaining, retry µs, reset µs, next µs and the state its
+-- commit needs; the commit returns the reset after it, a refund token and
+-- the next after it (see lib.lua).
 -- Tokens refill at rate per period; missing tokens are a meter's level.
 local function tokens_to_level(x, cap)
   return cap - x

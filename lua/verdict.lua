@@ -2,13 +2,23 @@
 -- all keep a level of points that drains: included only in scripts whose
 -- stacks use one of them (before meter.lua).
 -- KEYS, ARGV: none. Reply: verdict returns the first three values of a
--- decide function (see lib.lua).
+-- decide function (see lib.lua); next_unit its next.
 
 -- verdict decides cost units against level, in points: a unit is period
 -- points, the level drains rate points per microsecond and holds at most
 -- size units. It returns status (1 allowed, 0 denied, -1 cost above size),
 -- the units remaining before the request, and the wait in microseconds
 -- until the cost fits (0 now, -1 never).
+-- next_unit is the wait in microseconds until one more unit fits such a
+-- level (0 when it is empty).
+local function next_unit(level, size, rate, period)
+  if level <= 0 then
+    return 0
+  end
+  local cap = size * period
+  return cdiv(level - cap + (idiv(max(0, cap - level), period) + 1) * period, rate)
+end
+
 local function verdict(level, cost, size, rate, period)
   local cap = size * period
   local remaining = idiv(max(0, cap - level), period)

@@ -19,7 +19,9 @@ func gcra(a algorithms.GCRA, s State, now time.Time, cost int) Outcome {
 	need := c * period
 	status, retry := verdict(c, int64(a.Burst), debt+need <= limit, func() int64 { return exact.CeilDiv(debt+need-limit, rate) })
 	after := exact.CeilDiv(debt+need, rate)
-	return outcome(a.Burst, status, exact.FloorDiv(max(0, limit-debt), period), retry, base-t, State{TAT: t + after}, cost, after)
+	q := quantities{remaining: exact.FloorDiv(max(0, limit-debt), period), retry: retry, reset: base - t,
+		next: nextUnit(debt, a.Burst, rate, period), after: after, nextAfter: nextUnit(after*rate, a.Burst, rate, period)}
+	return outcome(a.Burst, status, q, State{TAT: t + after}, cost)
 }
 
 // meter is the specification of meter.lua, shared by token_bucket.lua and
@@ -42,6 +44,17 @@ func meter(s State, now time.Time, cost, size, rateInt int, periodD time.Duratio
 	}
 	need := c * period
 	status, retry := verdict(c, int64(size), level+need <= capacity, func() int64 { return exact.CeilDiv(level+need-capacity, rate) })
-	return outcome(size, status, exact.FloorDiv(capacity-level, period), retry, exact.CeilDiv(level, rate),
-		State{Level: level + need, Updated: last}, cost, exact.CeilDiv(level+need, rate))
+	q := quantities{remaining: exact.FloorDiv(capacity-level, period), retry: retry, reset: exact.CeilDiv(level, rate),
+		next: nextUnit(level, size, rate, period), after: exact.CeilDiv(level+need, rate), nextAfter: nextUnit(level+need, size, rate, period)}
+	return outcome(size, status, q, State{Level: level + need, Updated: last}, cost)
+}
+
+// nextUnit is the specification of verdict.lua's next_unit: the wait until
+// one more unit fits a level of points (0 when it is empty).
+func nextUnit(level int64, size int, rate, period int64) int64 {
+	if level <= 0 {
+		return 0
+	}
+	capacity := int64(size) * period
+	return exact.CeilDiv(level-capacity+(exact.FloorDiv(max(0, capacity-level), period)+1)*period, rate)
 }

@@ -88,25 +88,37 @@ func verdict(cost, size int64, fits bool, wait func() int64) (Status, int64) {
 	return Allowed, 0
 }
 
-// outcome builds an Outcome from the integer quantities every algorithm
-// computes, as stack.lua reports them: retry, reset and after are µs.
-func outcome(limit int, status Status, remaining, retry, reset int64, next State, cost int, after int64) Outcome {
-	held := algorithms.Result{Allowed: status == Allowed, Limit: limit, Remaining: int(max(0, remaining)), ResetAfter: exact.CeilMillis(reset)}
+// quantities are the integers every algorithm computes, as stack.lua
+// reports them; all but remaining are µs.
+type quantities struct {
+	// remaining, retry, reset and next describe the state before the
+	// request (next: until one more unit is available).
+	remaining, retry, reset, next int64
+	// after and nextAfter are reset and next once the request is admitted.
+	after, nextAfter int64
+}
+
+// outcome builds an Outcome from an algorithm's quantities and the state
+// to store when the request is admitted.
+func outcome(limit int, status Status, q quantities, next State, cost int) Outcome {
+	held := algorithms.Result{Allowed: status == Allowed, Limit: limit, Remaining: int(max(0, q.remaining)),
+		ResetAfter: exact.CeilMillis(q.reset), NextAfter: exact.CeilMillis(q.next)}
 	switch {
 	case status == Impossible:
 		held.RetryAfter = algorithms.Never
-	case retry > 0:
-		held.RetryAfter = exact.CeilMillis(retry)
+	case q.retry > 0:
+		held.RetryAfter = exact.CeilMillis(q.retry)
 	}
 	o := Outcome{Status: status, Held: held}
 	if status == Allowed {
 		o.Admitted = held
 		if cost > 0 {
 			o.Admitted.Remaining -= cost
-			o.Admitted.ResetAfter = exact.CeilMillis(after)
+			o.Admitted.ResetAfter = exact.CeilMillis(q.after)
+			o.Admitted.NextAfter = exact.CeilMillis(q.nextAfter)
 			o.Next = next
 			o.Next.Exists = true
-			o.TTL = max(time.Millisecond, exact.CeilMillis(after))
+			o.TTL = max(time.Millisecond, exact.CeilMillis(q.after))
 		}
 	}
 	return o

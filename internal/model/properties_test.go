@@ -145,3 +145,34 @@ func TestRetryAfterIsHonest(t *testing.T) {
 		}
 	}
 }
+
+// TestNextAfterIsHonest: NextAfter is when more quota is first available
+// than Remaining: a peek NextAfter later finds more remaining, a peek 1 ms
+// earlier does not, and a rule with all its quota reports 0.
+func TestNextAfterIsHonest(t *testing.T) {
+	for _, alg := range propertyAlgorithms {
+		checked := 0
+		for seed := range uint64(50) {
+			rng := rand.New(rand.NewPCG(seed, 13))
+			simulate(t, rng, alg, 300, func(st model.State, now time.Time, _ int, _ model.Outcome) {
+				r := model.Step(alg, st, now, 0).Held
+				if r.NextAfter == 0 {
+					if r.Remaining != r.Limit {
+						t.Fatalf("%v seed %d: NextAfter 0 with %d of %d remaining", alg, seed, r.Remaining, r.Limit)
+					}
+					return
+				}
+				checked++
+				if got := model.Step(alg, st, now.Add(r.NextAfter), 0).Held.Remaining; got <= r.Remaining {
+					t.Fatalf("%v seed %d at %d µs: %d remaining, NextAfter %v, still %d then", alg, seed, now.UnixMicro(), r.Remaining, r.NextAfter, got)
+				}
+				if got := model.Step(alg, st, now.Add(r.NextAfter-time.Millisecond), 0).Held.Remaining; got > r.Remaining {
+					t.Fatalf("%v seed %d at %d µs: %d remaining, NextAfter %v, but %d 1 ms earlier", alg, seed, now.UnixMicro(), r.Remaining, r.NextAfter, got)
+				}
+			})
+		}
+		if checked < 100 {
+			t.Fatalf("%v: only %d states with quota in use", alg, checked)
+		}
+	}
+}

@@ -22,7 +22,9 @@ func fixedWindow(a algorithms.FixedWindow, s State, now time.Time, cost int) Out
 		reset = toEnd
 	}
 	status, retry := verdict(c, limit, count+c <= limit, func() int64 { return toEnd })
-	return outcome(a.Limit, status, limit-count, retry, reset, State{Start: start, Count: count + c}, cost, toEnd)
+	// Quota comes back all at once at the window's end: reset is also next.
+	q := quantities{remaining: limit - count, retry: retry, reset: reset, next: reset, after: toEnd, nextAfter: toEnd}
+	return outcome(a.Limit, status, q, State{Start: start, Count: count + c}, cost)
 }
 
 // slidingLog is the specification of sliding_log.lua.
@@ -32,22 +34,28 @@ func slidingLog(a algorithms.SlidingLog, s State, now time.Time, cost int) Outco
 	first := sort.Search(len(s.Log), func(i int) bool { return s.Log[i] > t-w })
 	in := s.Log[first:]
 	count := int64(len(in))
-	newest := t - w
+	newest, next := t-w, int64(0)
 	if count > 0 {
-		newest = in[count-1]
+		// Quota comes back as the oldest unit in the window leaves it.
+		newest, next = in[count-1], in[0]+w-t
+	}
+	nextAfter := next // the units added now are the oldest when next is 0 or beyond w
+	if next == 0 || next > w {
+		nextAfter = w
 	}
 	status, retry := verdict(c, limit, count+c <= limit, func() int64 { return in[count+c-limit-1] + w - t })
-	var next State
+	var nextState State
 	if status == Allowed && c > 0 {
-		next.Log = make([]int64, 0, count+c)
+		nextState.Log = make([]int64, 0, count+c)
 		at := sort.Search(len(in), func(i int) bool { return in[i] > t })
-		next.Log = append(next.Log, in[:at]...)
+		nextState.Log = append(nextState.Log, in[:at]...)
 		for range c {
-			next.Log = append(next.Log, t)
+			nextState.Log = append(nextState.Log, t)
 		}
-		next.Log = append(next.Log, in[at:]...)
+		nextState.Log = append(nextState.Log, in[at:]...)
 	}
-	return outcome(a.Limit, status, limit-count, retry, newest+w-t, next, cost, max(newest, t)+w-t)
+	q := quantities{remaining: limit - count, retry: retry, reset: newest + w - t, next: next, after: max(newest, t) + w - t, nextAfter: nextAfter}
+	return outcome(a.Limit, status, q, nextState, cost)
 }
 
 // slidingWindow is the specification of sliding_window.lua.
@@ -70,8 +78,9 @@ func slidingWindow(a algorithms.SlidingWindow, s State, now time.Time, cost int)
 	}
 	used := exact.FloorDiv(prev*(w-max(0, elapsed)), w) + cur
 	status, retry := verdict(c, limit, used+c <= limit, func() int64 { return swRetry(prev, cur, elapsed, limit, c, w) })
-	return outcome(a.Limit, status, limit-used, retry, resetAfter(cur),
-		State{Start: start, Count: cur + c, Prev: prev}, cost, resetAfter(cur+c))
+	q := quantities{remaining: limit - used, retry: retry, reset: resetAfter(cur), next: swNext(prev, cur, elapsed, w),
+		after: resetAfter(cur + c), nextAfter: swNext(prev, cur+c, elapsed, w)}
+	return outcome(a.Limit, status, q, State{Start: start, Count: cur + c, Prev: prev}, cost)
 }
 
 // swFirst is the smallest elapsed e >= 0 with
@@ -81,6 +90,18 @@ func swFirst(prev, room, window int64) int64 {
 		return 0
 	}
 	return exact.FloorDiv(window*(prev-room-1), prev) + 1
+}
+
+// swNext is when the estimate first drops by one unit: as prev's weight
+// fades, or, with prev's weight gone, as cur fades in the next window.
+func swNext(prev, cur, elapsed, w int64) int64 {
+	if weighted := exact.FloorDiv(prev*(w-max(0, elapsed)), w); weighted > 0 {
+		return swFirst(prev, weighted-1, w) - elapsed
+	}
+	if cur > 0 {
+		return w - elapsed + swFirst(cur, cur-1, w)
+	}
+	return 0
 }
 
 // swRetry is the wait until a cost c is admitted: within the current window

@@ -22,8 +22,8 @@ const (
 	// now.
 	ReplyHead = 2
 	// ReplyPerRule is how many reply values each rule has: status,
-	// remaining, retry_ms, reset_ms and token.
-	ReplyPerRule = 5
+	// remaining, retry_ms, reset_ms, next_ms and token.
+	ReplyPerRule = 6
 )
 
 // Params is a rule's fixed part of ARGV, encoded once when the rule is

@@ -46,7 +46,8 @@ func Parse(v any, n int, set func(i int, r algorithms.Result, token int64)) (Rep
 			Remaining:  int(max(0, ints[1])),
 			RetryAfter: ms(ints[2]),
 			ResetAfter: ms(ints[3]),
-		}, ints[4])
+			NextAfter:  ms(ints[4]),
+		}, ints[5])
 	}
 	return reply, nil
 }

@@ -1,0 +1,82 @@
+package middleware_test
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/headers"
+	"github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+)
+
+// The headers of the 10th (allowed, last unit) and 11th (denied) request
+// of a burst, per algorithm, both families. "t" is the time until more
+// quota is available (draft-ietf-httpapi-ratelimit-headers-10): one unit's
+// refill (1 s) for the buckets and GCRA, not their full reset (10 s); on a
+// denial it is the wait, as Retry-After says.
+func TestHeadersPerAlgorithm(t *testing.T) {
+	epoch := mwtest.Epoch.Unix()
+	reset := func(d int64) string { return strconv.FormatInt(epoch+d, 10) }
+	type response struct{ remaining, reset, rateLimit, retryAfter string }
+	for _, tc := range []struct {
+		alg              algorithms.Algorithm
+		policy           string
+		allowed, refused response
+	}{
+		{algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 10}, `"r";q=10;w=10`,
+			response{"0", reset(10), `"r";r=0;t=1`, ""}, response{"0", reset(10), `"r";r=0;t=1`, "1"}},
+		{algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}, `"r";q=10;w=10`,
+			response{"0", reset(10), `"r";r=0;t=1`, ""}, response{"0", reset(10), `"r";r=0;t=1`, "1"}},
+		{algorithms.LeakyBucket{Capacity: 10, Rate: 2, Period: time.Second}, `"r";q=10;w=5`,
+			response{"0", reset(5), `"r";r=0;t=1`, ""}, response{"0", reset(5), `"r";r=0;t=1`, "1"}},
+		{algorithms.FixedWindow{Limit: 10, Window: time.Minute}, `"r";q=10;w=60`,
+			response{"0", reset(60), `"r";r=0;t=60`, ""}, response{"0", reset(60), `"r";r=0;t=60`, "60"}},
+		{algorithms.SlidingLog{Limit: 10, Window: time.Minute}, `"r";q=10;w=60`,
+			response{"0", reset(60), `"r";r=0;t=60`, ""}, response{"0", reset(60), `"r";r=0;t=60`, "60"}},
+		// The count fades through the next window: a unit is back 1 µs
+		// into it (t rounds up to 61), all of it after 114 s.
+		{algorithms.SlidingWindow{Limit: 10, Window: time.Minute}, `"r";q=10;w=60`,
+			response{"0", reset(115), `"r";r=0;t=61`, ""}, response{"0", reset(115), `"r";r=0;t=61`, "61"}},
+	} {
+		for _, backend := range []string{"miniredis", "memstore"} {
+			rules := []middleware.Rule{{Name: "r", Key: keyfunc.IP(), Algorithm: tc.alg}}
+			opts := []middleware.Option{clock(), middleware.WithHeaders(headers.Both)}
+			var mw func(next http.Handler) http.Handler
+			if backend == "memstore" {
+				mw = must(middleware.NewWithStore(memstore.Must(), rules, opts...))
+			} else {
+				_, c := redistest.Mini(t)
+				mw = middleware.Must(c, rules, opts...)
+			}
+			h := mw(ok)
+			for i := 1; i <= 11; i++ {
+				res := do(h, "GET", "/", "203.0.113.9:1")
+				want := tc.allowed
+				switch i {
+				case 10:
+				case 11:
+					want = tc.refused
+				default:
+					continue
+				}
+				got := response{res.Header.Get("X-RateLimit-Remaining"), res.Header.Get("X-RateLimit-Reset"), res.Header.Get("RateLimit"), res.Header.Get("Retry-After")}
+				if got != want || res.Header.Get("RateLimit-Policy") != tc.policy || res.Header.Get("X-RateLimit-Limit") != "10" {
+					t.Errorf("%v on %s, request %d: got %+v policy %q, want %+v policy %q", tc.alg, backend, i, got, res.Header.Get("RateLimit-Policy"), want, tc.policy)
+				}
+			}
+		}
+	}
+}
+
+func must(mw func(http.Handler) http.Handler, err error) func(http.Handler) http.Handler {
+	if err != nil {
+		panic(err)
+	}
+	return mw
+}
