@@ -31,13 +31,13 @@ package headers
 
 import (
 	"net/http"
-	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/internal/sf"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -59,17 +59,6 @@ var IETF = Names{RetryAfter: "Retry-After", Policy: "RateLimit-Policy", RateLimi
 // Both writes the X-RateLimit-* family, the IETF fields and Retry-After.
 var Both = Names{Limit: XRateLimit.Limit, Remaining: XRateLimit.Remaining, Reset: XRateLimit.Reset,
 	RetryAfter: "Retry-After", Policy: IETF.Policy, RateLimit: IETF.RateLimit}
-
-// Canonical returns n with every name in canonical form
-// ("X-Ratelimit-Limit"), the form http.Header stores and sends anyway.
-// Write converts a name on every call unless it is canonical already, so
-// callers that keep Names for many responses canonicalize them once.
-func (n Names) Canonical() Names {
-	for _, s := range []*string{&n.Limit, &n.Remaining, &n.Reset, &n.RetryAfter, &n.Policy, &n.RateLimit} {
-		*s = textproto.CanonicalMIMEHeaderKey(*s)
-	}
-	return n
-}
 
 // Write sets the headers of d: the X-RateLimit-* family for the binding
 // rule, the IETF fields for every rule and, when d is denied, Retry-After
@@ -183,8 +172,8 @@ func setList(h http.Header, name string, d limiter.Decision, params func(*string
 	}
 	var b strings.Builder
 	for _, field := range h.Values(name) {
-		for _, member := range members(field) {
-			if !hasRule(d, memberName(member)) {
+		for _, member := range sf.Members(field) {
+			if !hasRule(d, sf.Name(member)) {
 				if b.Len() > 0 {
 					b.WriteString(", ")
 				}
@@ -202,44 +191,6 @@ func setList(h http.Header, name string, d limiter.Decision, params func(*string
 		params(&b, r)
 	}
 	h.Set(name, b.String())
-}
-
-// members splits a Structured Field list at the commas outside strings.
-func members(field string) []string {
-	var out []string
-	inString, escaped, start := false, false, 0
-	for i := 0; i < len(field); i++ {
-		switch c := field[i]; {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case c == ',' && !inString:
-			out = appendMember(out, field[start:i])
-			start = i + 1
-		}
-	}
-	return appendMember(out, field[start:])
-}
-
-func appendMember(out []string, m string) []string {
-	if m = strings.TrimSpace(m); m != "" {
-		out = append(out, m)
-	}
-	return out
-}
-
-// memberName is the string item a list member starts with ("" if none).
-func memberName(member string) string {
-	if !strings.HasPrefix(member, `"`) {
-		return ""
-	}
-	if end := strings.IndexByte(member[1:], '"'); end >= 0 {
-		return member[1 : 1+end]
-	}
-	return ""
 }
 
 func hasRule(d limiter.Decision, name string) bool {

@@ -91,24 +91,6 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-func TestCanonical(t *testing.T) {
-	got := headers.Both.Canonical()
-	want := headers.Names{Limit: "X-Ratelimit-Limit", Remaining: "X-Ratelimit-Remaining", Reset: "X-Ratelimit-Reset",
-		RetryAfter: "Retry-After", Policy: "Ratelimit-Policy", RateLimit: "Ratelimit"}
-	if got != want {
-		t.Errorf("got %+v, want %+v", got, want)
-	}
-	if got := (headers.Names{Limit: "x-my-limit"}).Canonical(); got != (headers.Names{Limit: "X-My-Limit"}) {
-		t.Errorf("got %+v, want only Limit, canonical", got)
-	}
-	// Written with canonical names, the headers read the same.
-	h := http.Header{}
-	headers.Both.Canonical().Write(h, limiter.Decision{At: now, Results: []limiter.RuleResult{result("r", 1, time.Minute, algorithms.Result{RetryAfter: 1500 * time.Millisecond})}})
-	if got := h.Get("retry-after"); got != "2" {
-		t.Errorf("Retry-After: got %q, want 2", got)
-	}
-}
-
 // An inner limiter merges with what an outer one wrote: list members are
 // kept (a member of the same name is replaced), X-RateLimit-* describes
 // the most restrictive rule, Retry-After the longest wait.

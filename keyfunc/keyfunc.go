@@ -38,13 +38,13 @@ func Header(name string) KeyFunc {
 		if v == "" {
 			return "", fmt.Errorf("%w: header %s", ErrNoKey, canonical)
 		}
-		return Hash(v), nil
+		return hash(v), nil
 	}
 }
 
-// Hash is the digest Header applies: the hex of the first 16 bytes of the
+// hash is the digest Header applies: the hex of the first 16 bytes of the
 // SHA-256 of v.
-func Hash(v string) string {
+func hash(v string) string {
 	sum := sha256.Sum256([]byte(v))
 	return hex.EncodeToString(sum[:16])
 }

@@ -29,7 +29,7 @@ func TestKeyFuncs(t *testing.T) {
 		req  *http.Request
 		want string
 	}{
-		{"header is hashed", keyfunc.Header("x-api-key"), withUser, keyfunc.Hash("secret-token")},
+		{"header is hashed", keyfunc.Header("x-api-key"), withUser, "930bbdc51b6aed5c2a5678fd6e28dee7"}, // SHA-256, first 16 bytes
 		{"context", keyfunc.Context(userKey{}), withUser, "alice"},
 		{"form value", keyfunc.FormValue("username"), form, "bob"},
 		{"constant", keyfunc.Constant("global"), form, "global"},
@@ -41,9 +41,6 @@ func TestKeyFuncs(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%s: got %q, %v, want %q", tc.name, got, err, tc.want)
 		}
-	}
-	if h := keyfunc.Hash("secret-token"); strings.Contains(h, "secret") || len(h) != 32 {
-		t.Errorf("Hash = %q, want 32 hex digits", h)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/textproto"
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
@@ -43,7 +44,7 @@ func defaults() config {
 	return config{
 		onError:   logError,
 		deny:      deny,
-		headers:   headers.XRateLimit.Canonical(),
+		headers:   canonical(headers.XRateLimit),
 		keyStatus: http.StatusUnauthorized,
 	}
 }
@@ -158,7 +159,7 @@ func WithDenyHandler(fn func(http.ResponseWriter, *http.Request, limiter.Decisio
 // Retry-After name.
 func WithHeaders(names headers.Names) Option {
 	return func(c *config) error {
-		c.headers = names.Canonical()
+		c.headers = canonical(names)
 		return nil
 	}
 }
@@ -173,4 +174,14 @@ func WithKeyErrorStatus(status int) Option {
 		c.keyStatus = status
 		return nil
 	}
+}
+
+// canonical returns n with every name in canonical form
+// ("X-Ratelimit-Limit"), the form http.Header stores and sends anyway, so
+// that writing a header does not convert its name on every response.
+func canonical(n headers.Names) headers.Names {
+	for _, s := range []*string{&n.Limit, &n.Remaining, &n.Reset, &n.RetryAfter, &n.Policy, &n.RateLimit} {
+		*s = textproto.CanonicalMIMEHeaderKey(*s)
+	}
+	return n
 }
