@@ -8,6 +8,7 @@
 //   - algorithms: the six algorithms as value types, and the Result type
 //   - keyfunc: identities from requests (client IP, API key, user, route)
 //   - headers: X-RateLimit-*, Retry-After and the IETF RateLimit fields
+//   - client: an http.RoundTripper that obeys those headers
 //   - lua: the Lua sources of the atomic Redis scripts
 //
 // See the README for a tour.
