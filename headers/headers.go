@@ -46,6 +46,10 @@ type Names struct {
 	Limit, Remaining, Reset string
 	RetryAfter              string
 	Policy, RateLimit       string
+	// QuotaParam, WindowParam, RemainingParam and ResetParam rename the
+	// draft's list parameters (q, w, r, t; an empty name means the
+	// draft's), for when the draft renames them.
+	QuotaParam, WindowParam, RemainingParam, ResetParam string
 }
 
 // XRateLimit writes the X-RateLimit-* family and Retry-After: the
@@ -89,19 +93,26 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 		set(h, n.Reset, strconv.FormatInt(ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter), 10))
 	}
 	setList(h, n.Policy, d, func(b *strings.Builder, r limiter.RuleResult) {
-		b.WriteString(";q=")
-		b.WriteString(strconv.Itoa(r.Policy.Quota))
-		b.WriteString(";w=")
-		b.WriteString(strconv.FormatInt(max(1, ceilSeconds(r.Policy.Window)), 10))
+		param(b, n.QuotaParam, "q", int64(r.Policy.Quota))
+		param(b, n.WindowParam, "w", max(1, ceilSeconds(r.Policy.Window)))
 	})
 	setList(h, n.RateLimit, d, func(b *strings.Builder, r limiter.RuleResult) {
-		b.WriteString(";r=")
-		b.WriteString(strconv.Itoa(max(0, r.Remaining)))
+		param(b, n.RemainingParam, "r", int64(max(0, r.Remaining)))
 		if t := untilMore(r); t > 0 {
-			b.WriteString(";t=")
-			b.WriteString(strconv.FormatInt(ceilSeconds(t), 10))
+			param(b, n.ResetParam, "t", ceilSeconds(t))
 		}
 	})
+}
+
+// param writes ";name=v", name defaulting to the draft's.
+func param(b *strings.Builder, name, draft string, v int64) {
+	if name == "" {
+		name = draft
+	}
+	b.WriteByte(';')
+	b.WriteString(name)
+	b.WriteByte('=')
+	b.WriteString(strconv.FormatInt(v, 10))
 }
 
 // untilMore is the draft's "t" for a rule: the time until additional quota

@@ -125,3 +125,18 @@ func TestWriteMergesNestedLimiters(t *testing.T) {
 		}
 	}
 }
+
+// The draft's parameter names can be renamed, should the draft rename them.
+func TestRenamedParameters(t *testing.T) {
+	h := http.Header{}
+	names := headers.IETF
+	names.RemainingParam, names.ResetParam, names.QuotaParam, names.WindowParam = "remaining", "reset", "quota", "window"
+	r := result("api", 10, time.Minute, algorithms.Result{Allowed: true, Remaining: 4, NextAfter: 6 * time.Second})
+	names.Write(h, limiter.Decision{Allowed: true, At: now, Results: []limiter.RuleResult{r}})
+	if got, want := h.Get("RateLimit"), `"api";remaining=4;reset=6`; got != want {
+		t.Errorf("RateLimit = %q, want %q", got, want)
+	}
+	if got, want := h.Get("RateLimit-Policy"), `"api";quota=10;window=60`; got != want {
+		t.Errorf("RateLimit-Policy = %q, want %q", got, want)
+	}
+}
