@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -129,12 +130,8 @@ func TestRetryAfterIsHonest(t *testing.T) {
 				if r.RetryAfter <= 0 {
 					t.Fatalf("%v: denied cost %d with RetryAfter %v", alg, cost, r.RetryAfter)
 				}
-				if got := model.Step(alg, st, now.Add(r.RetryAfter), cost).Held; !got.Allowed {
-					t.Fatalf("%v seed %d: denied at %d µs cost %d, RetryAfter %v, still denied then: %+v", alg, seed, now.UnixMicro(), cost, r.RetryAfter, got)
-				}
-				if got := model.Step(alg, st, now.Add(r.RetryAfter-time.Millisecond), cost).Held; got.Allowed {
-					t.Fatalf("%v seed %d: denied at %d µs cost %d, RetryAfter %v, but admitted 1 ms earlier", alg, seed, now.UnixMicro(), cost, r.RetryAfter)
-				}
+				exactWait(t, fmt.Sprintf("%v seed %d at %d µs: cost %d admitted", alg, seed, now.UnixMicro(), cost), now, r.RetryAfter,
+					func(at time.Time) bool { return model.Step(alg, st, at, cost).Held.Allowed })
 			})
 		}
 		if denials < 100 {
@@ -163,16 +160,24 @@ func TestNextAfterIsHonest(t *testing.T) {
 					return
 				}
 				checked++
-				if got := model.Step(alg, st, now.Add(r.NextAfter), 0).Held.Remaining; got <= r.Remaining {
-					t.Fatalf("%v seed %d at %d µs: %d remaining, NextAfter %v, still %d then", alg, seed, now.UnixMicro(), r.Remaining, r.NextAfter, got)
-				}
-				if got := model.Step(alg, st, now.Add(r.NextAfter-time.Millisecond), 0).Held.Remaining; got > r.Remaining {
-					t.Fatalf("%v seed %d at %d µs: %d remaining, NextAfter %v, but %d 1 ms earlier", alg, seed, now.UnixMicro(), r.Remaining, r.NextAfter, got)
-				}
+				exactWait(t, fmt.Sprintf("%v seed %d at %d µs: more than %d remaining", alg, seed, now.UnixMicro(), r.Remaining), now, r.NextAfter,
+					func(at time.Time) bool { return model.Step(alg, st, at, 0).Held.Remaining > r.Remaining })
 			})
 		}
 		if checked < 100 {
 			t.Fatalf("%v: only %d states with quota in use", alg, checked)
 		}
+	}
+}
+
+// exactWait checks a promised wait: what holds wait after now, and not 1 ms
+// earlier (waits are rounded up to the millisecond).
+func exactWait(t *testing.T, what string, now time.Time, wait time.Duration, holds func(at time.Time) bool) {
+	t.Helper()
+	if !holds(now.Add(wait)) {
+		t.Fatalf("%s: not yet %v later", what, wait)
+	}
+	if holds(now.Add(wait - time.Millisecond)) {
+		t.Fatalf("%s: already 1 ms before %v", what, wait)
 	}
 }
