@@ -79,8 +79,8 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 	if !d.Allowed {
 		if wait := d.RetryAfter(); wait != algorithms.Never {
 			secs := exact.RetrySeconds(wait)
-			if n.RetryAfter != "" {
-				if prev, err := strconv.ParseInt(h.Get(n.RetryAfter), 10, 64); err == nil {
+			if v := h.Get(n.RetryAfter); v != "" && n.RetryAfter != "" {
+				if prev, err := strconv.ParseInt(v, 10, 64); err == nil {
 					secs = max(secs, prev)
 				}
 			}
@@ -132,7 +132,11 @@ func (n Names) binds(h http.Header, b limiter.RuleResult, allowed bool) bool {
 	if !allowed || n.Remaining == "" {
 		return true
 	}
-	prev, err := strconv.Atoi(h.Get(n.Remaining))
+	v := h.Get(n.Remaining)
+	if v == "" { // the common case: no outer limiter (and no error to allocate)
+		return true
+	}
+	prev, err := strconv.Atoi(v)
 	return err != nil || b.Remaining < prev
 }
 

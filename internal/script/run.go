@@ -83,8 +83,11 @@ func (s *Script) run(ctx context.Context, rdb redis.Scripter, verb, script strin
 // keys, and with them client identities): an error that reaches a log
 // must not carry an identity.
 func Clean(err error) error {
+	if err == nil {
+		return nil
+	}
 	var reply redis.Error
-	if err == nil || !errors.As(err, &reply) {
+	if !errors.As(err, &reply) {
 		return err
 	}
 	msg := reply.Error()
