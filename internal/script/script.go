@@ -16,17 +16,6 @@ type Mask uint8
 // All is the set of every algorithm.
 var All = Mask(1<<len(algorithmTable) - 1)
 
-// Codes returns the codes of the algorithms in m, in table order.
-func (m Mask) Codes() []string {
-	var codes []string
-	for i, a := range algorithmTable {
-		if m&(1<<i) != 0 {
-			codes = append(codes, a.code)
-		}
-	}
-	return codes
-}
-
 // MaskOf is the set of the algorithms with these codes; ok is false for an
 // unknown code.
 func MaskOf(codes ...string) (m Mask, ok bool) {
