@@ -87,7 +87,7 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 			set(h, n.RetryAfter, strconv.FormatInt(secs, 10))
 		}
 	}
-	if b, ok := binding(d); ok && n.binds(h, b, d.Allowed) {
+	if b, ok := binding(d); ok && n.restricts(h, b, d.Allowed) {
 		set(h, n.Limit, strconv.Itoa(b.Limit))
 		set(h, n.Remaining, strconv.Itoa(max(0, b.Remaining)))
 		set(h, n.Reset, strconv.FormatInt(ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter), 10))
@@ -125,10 +125,10 @@ func untilMore(r limiter.RuleResult) time.Duration {
 	return r.NextAfter
 }
 
-// binds reports whether rule b of a decision (allowed or not) is more
+// restricts reports whether rule b of a decision (allowed or not) is more
 // restrictive than what an outer limiter already wrote in h: a denial
 // always is; otherwise the least remaining wins.
-func (n Names) binds(h http.Header, b limiter.RuleResult, allowed bool) bool {
+func (n Names) restricts(h http.Header, b limiter.RuleResult, allowed bool) bool {
 	if !allowed || n.Remaining == "" {
 		return true
 	}
