@@ -59,6 +59,7 @@ func TestStringAndPolicy(t *testing.T) {
 		policy algorithms.Policy
 	}{
 		{algorithms.FixedWindow{Limit: 10, Window: time.Second}, "FixedWindow(10 per 1s)", algorithms.Policy{Quota: 10, Window: time.Second}},
+		{algorithms.FixedWindow{Limit: 10, Window: time.Minute, Anchored: true}, "FixedWindow(10 per 1m0s, anchored)", algorithms.Policy{Quota: 10, Window: time.Minute}},
 		{algorithms.SlidingLog{Limit: 5, Window: time.Minute}, "SlidingLog(5 per 1m0s)", algorithms.Policy{Quota: 5, Window: time.Minute}},
 		{algorithms.SlidingWindow{Limit: 100, Window: time.Minute}, "SlidingWindow(100 per 1m0s)", algorithms.Policy{Quota: 100, Window: time.Minute}},
 		{algorithms.TokenBucket{Capacity: 10, Rate: 5, Period: time.Second}, "TokenBucket(capacity 10, 5 per 1s)", algorithms.Policy{Quota: 10, Window: 2 * time.Second}},

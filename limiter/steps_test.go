@@ -54,6 +54,16 @@ var tables = []struct {
 		{at: 2400 * ms, n: 1, cost: 8, admitted: 0, last: denied(7, 600*ms, 600*ms)},
 		{at: 2400 * ms, n: 1, cost: 7, admitted: 1, last: allowed(0, 600*ms)},
 	}},
+	// A window that opens at a client's first request: 10 per minute, first
+	// request at 00:00:45, window until 00:01:45.
+	{"anchored fixed window", algorithms.FixedWindow{Limit: 10, Window: time.Minute, Anchored: true}, []step{
+		{at: 45 * time.Second, n: 10, cost: 1, admitted: 10, last: allowed(0, time.Minute)},
+		{at: 60 * time.Second, n: 1, cost: 1, admitted: 0, last: denied(0, 45*time.Second, 45*time.Second)},
+		{at: 105*time.Second - ms, n: 1, cost: 1, admitted: 0, last: denied(0, ms, ms)},
+		{at: 105 * time.Second, n: 10, cost: 1, admitted: 10, last: allowed(0, time.Minute)},
+		{at: 165*time.Second - ms, n: 1, cost: 1, admitted: 0, last: denied(0, ms, ms)},
+		{at: 165 * time.Second, n: 1, cost: 3, admitted: 1, last: allowed(7, time.Minute)},
+	}},
 	{"sliding window boundary", algorithms.SlidingWindow{Limit: 10, Window: time.Second}, []step{
 		{at: 999 * ms, n: 10, cost: 1, admitted: 10, last: allowed(0, 902*ms)},
 		{at: 1000 * ms, n: 10, cost: 1, admitted: 0, last: denied(0, 1*ms, 901*ms)},

@@ -1,6 +1,8 @@
 -- Fixed window (algorithms.FixedWindow), registered as algorithms.fw.
 -- KEYS: the rule's key, a string "<window start in µs>:<count>".
--- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
+-- ARGV: limit, window in µs, anchored (1: the window starts at a client's
+-- first request after the last one ended; 0: aligned); cost and now come
+-- from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, next µs and the state its
 -- commit needs; the commit returns the reset after it, a refund token and
 -- the next after it (see lib.lua).
@@ -8,11 +10,15 @@
 -- stored start before the current one means a count of zero; a stored
 -- start after it (the clock stepped back) is still the current window, so
 -- a clock that steps back never admits more than a steady one.
-algorithms.fw = function(key, now, cost, limit, window)
+algorithms.fw = function(key, now, cost, limit, window, anchored)
   local start = now - fmod(now, window)
+  if anchored == 1 then
+    start = now
+  end
   local s, n = load_state(key)
   local count = 0
-  if s and s >= start then
+  -- An anchored window lasts until its start plus the window.
+  if s and (s >= start or (anchored == 1 and s + window > now)) then
     start, count = s, n
   end
   local remaining = max(0, limit - count)
@@ -39,10 +45,16 @@ commits.fw = function(key, now, cost, limit, window, _, start, count)
 end
 
 if refunds then
+  -- A window refunded to nothing is no window: an anchored one must not
+  -- keep its start.
   refunds.fw = function(key, now, cost, token, limit, window)
     local s, n = load_state(key)
     if s == token then
-      restore(key, "%d:%d", s, max(0, n - cost))
+      if n > cost then
+        restore(key, "%d:%d", s, n - cost)
+      else
+        call("DEL", key)
+      end
     end
   end
 end

@@ -38,6 +38,7 @@ func randomRules(rng *rand.Rand) []limiter.Rule {
 		{Name: "tb", Algorithm: algorithms.TokenBucket{Capacity: n(), Rate: n(), Period: span()}},
 		{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: n(), Rate: n(), Period: span()}},
 		{Name: "gc", Algorithm: algorithms.GCRA{Rate: n(), Period: span(), Burst: n()}},
+		{Name: "fa", Algorithm: algorithms.FixedWindow{Limit: n(), Window: span(), Anchored: true}},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
@@ -79,4 +80,27 @@ func must(mw func(http.Handler) http.Handler, err error) func(http.Handler) http
 		panic(err)
 	}
 	return mw
+}
+
+// An anchored fixed window opens at the client's first request (12:00:45)
+// and lasts a whole window, where an aligned one ends at 12:01:00.
+func TestAnchoredWindowHeaders(t *testing.T) {
+	at := mwtest.Epoch.Add(45 * time.Second)
+	for _, tc := range []struct {
+		anchored    bool
+		retry, next string
+	}{{false, "15", `"r";r=0;t=15`}, {true, "60", `"r";r=0;t=60`}} {
+		mw := must(middleware.NewWithStore(memstore.Must(), []middleware.Rule{{Name: "r", Key: keyfunc.IP(),
+			Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Minute, Anchored: tc.anchored}}},
+			middleware.WithHeaders(headers.Both), middleware.WithLimiterOptions(limiter.WithClock(func() time.Time { return at }))))
+		h := mw(ok)
+		for range 10 {
+			do(h, "GET", "/", "203.0.113.9:1")
+		}
+		res := do(h, "GET", "/", "203.0.113.9:1")
+		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != tc.retry || res.Header.Get("RateLimit") != tc.next {
+			t.Errorf("anchored %v: %d Retry-After %q RateLimit %q, want 429, %q, %q", tc.anchored, res.StatusCode,
+				res.Header.Get("Retry-After"), res.Header.Get("RateLimit"), tc.retry, tc.next)
+		}
+	}
 }

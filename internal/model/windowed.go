@@ -12,8 +12,13 @@ import (
 func fixedWindow(a algorithms.FixedWindow, s State, now time.Time, cost int) Outcome {
 	t, w, limit, c := now.UnixMicro(), a.Window.Microseconds(), int64(a.Limit), int64(cost)
 	start := t - t%w
+	if a.Anchored {
+		start = t
+	}
 	var count int64
-	if s.Exists && s.Start >= start { // later: the clock stepped back
+	// A later start is the current window after the clock stepped back; an
+	// anchored window lasts until its start plus the window.
+	if s.Exists && (s.Start >= start || (a.Anchored && s.Start+w > t)) {
 		start, count = s.Start, s.Count
 	}
 	toEnd := start + w - t

@@ -44,7 +44,11 @@ func us(d time.Duration) int64 { return d.Microseconds() }
 // Helper files are concatenated in the order they first appear here.
 var algorithmTable = []algorithm{
 	row("fw", "fixed_window.lua", []string{"state.lua"}, func(a algorithms.FixedWindow) [3]int64 {
-		return [3]int64{int64(a.Limit), us(a.Window), 0}
+		anchored := int64(0)
+		if a.Anchored {
+			anchored = 1
+		}
+		return [3]int64{int64(a.Limit), us(a.Window), anchored}
 	}),
 	row("sl", "sliding_log.lua", nil, func(a algorithms.SlidingLog) [3]int64 {
 		return [3]int64{int64(a.Limit), us(a.Window), 0}
