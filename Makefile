@@ -6,19 +6,24 @@ STATICCHECK ?= $(shell command -v staticcheck || echo "$(GO) run honnef.co/go/to
 .PHONY: test vet lint bench run exports figure
 
 # test: vet, gofmt and staticcheck, then every package with the race detector, shuffled,
+# the prommetrics module too (a module of its own, so that its Prometheus
+# dependency stays out of the library's go.mod),
 # uncached. Real-Redis tests start their own servers on free loopback ports;
 # packages run one at a time (-p 1) so the fault tests' timeouts measure
 # Redis, not other packages competing for the CPU.
 test: lint
 	$(GO) test -race -shuffle=on -count=1 -p 1 ./...
+	cd prommetrics && $(GO) test -race -shuffle=on -count=1 ./...
 
 vet:
 	$(GO) vet ./...
+	cd prommetrics && $(GO) vet ./...
 
 lint: vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(STATICCHECK) ./...
 	cd benchmarks && $(STATICCHECK) ./...
+	cd prommetrics && $(STATICCHECK) ./...
 
 # bench: the Go benchmarks (middleware path, memstore against x/time/rate and
 # httprate), then a short run of the load tool against its own redis-server

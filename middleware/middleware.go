@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -57,6 +58,13 @@ type Event struct {
 	// limiter.ErrBackend). Decision is then empty, unless the fallback store
 	// decided (Decision.Fallback).
 	Err error
+	// Rules names the rules the request was checked against (or, for a
+	// key function's failure, the rule whose key failed), also when
+	// Decision is empty.
+	Rules []string
+	// Duration is how long the decision took (0 for a key function's
+	// failure, which is not decided).
+	Duration time.Duration
 }
 
 // New returns a middleware that decides rules as one stacked decision per
@@ -135,7 +143,7 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	for i := range m.rules {
 		c, ok, status, err := m.check(i, r)
 		if err != nil {
-			m.fail(r, err)
+			m.fail(Event{Request: r, Err: err, Rules: []string{m.rules[i].Name}})
 			http.Error(w, http.StatusText(status), status)
 			return
 		}
@@ -147,9 +155,13 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		next.ServeHTTP(w, r)
 		return
 	}
+	var start time.Time
+	if m.cfg.hook != nil {
+		start = time.Now()
+	}
 	d, err := m.lim.Decide(r.Context(), checks...)
 	if err != nil && !d.Fallback {
-		m.fail(r, err)
+		m.fail(Event{Request: r, Err: err, Rules: ruleNames(checks), Duration: since(start)})
 		if m.cfg.failure == FailClosed {
 			if name := m.cfg.headers.RetryAfter; name != "" {
 				w.Header().Set(name, "1")
@@ -165,7 +177,8 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	}
 	shadow := !d.Allowed && m.cfg.shadow
 	if m.cfg.hook != nil {
-		m.cfg.hook(Event{Request: r, Decision: d, KeyHashes: keyHashes(checks), Shadow: shadow, Err: err})
+		m.cfg.hook(Event{Request: r, Decision: d, KeyHashes: keyHashes(checks), Shadow: shadow, Err: err,
+			Rules: ruleNames(checks), Duration: since(start)})
 	}
 	m.cfg.headers.Write(w.Header(), d)
 	if d.Allowed || shadow {
@@ -214,11 +227,28 @@ func identity(fn keyfunc.KeyFunc, r *http.Request) (string, error) {
 	return id, err
 }
 
-func (m *mw) fail(r *http.Request, err error) {
-	m.cfg.onError(r, err)
+// fail reports a failure to the error handler and the hook.
+func (m *mw) fail(e Event) {
+	m.cfg.onError(e.Request, e.Err)
 	if m.cfg.hook != nil {
-		m.cfg.hook(Event{Request: r, Err: err})
+		m.cfg.hook(e)
 	}
+}
+
+func ruleNames(checks []limiter.Check) []string {
+	names := make([]string, len(checks))
+	for i, c := range checks {
+		names[i] = c.Rule
+	}
+	return names
+}
+
+// since is the time since start, 0 for a zero start.
+func since(start time.Time) time.Duration {
+	if start.IsZero() {
+		return 0
+	}
+	return time.Since(start)
 }
 
 func keyHashes(checks []limiter.Check) []string {

@@ -1,7 +1,9 @@
 // Command exports counts the library's exported names: exported types,
 // functions, methods of exported types, constants and variables (struct
-// fields and interface methods aside), in every non-test file outside
-// internal/, examples/, benchmarks/ and testdata/. With -v it lists them.
+// fields and interface methods aside), in every non-test file of the root
+// module outside internal/, examples/, benchmarks/ and testdata/. Nested
+// modules (a directory with its own go.mod, such as prommetrics) are
+// counted on their own: exports DIR. With -v it lists them.
 //
 //	go run ./internal/cmd/exports      # from the module root
 package main
@@ -14,6 +16,7 @@ import (
 	"go/token"
 	"io/fs"
 	"log"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -50,7 +53,7 @@ func exported(root string) ([]string, error) {
 			return err
 		}
 		if d.IsDir() {
-			if path != root && (skipped[d.Name()] || strings.HasPrefix(d.Name(), ".")) {
+			if path != root && (skipped[d.Name()] || strings.HasPrefix(d.Name(), ".") || isModule(path)) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -76,6 +79,12 @@ func exported(root string) ([]string, error) {
 	})
 	sort.Strings(names)
 	return names, err
+}
+
+// isModule reports whether dir holds a go.mod of its own.
+func isModule(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "go.mod"))
+	return err == nil
 }
 
 // declared returns the exported names decl declares.

@@ -1,0 +1,123 @@
+package prommetrics_test
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/prommetrics"
+)
+
+// A scripted sequence through a real HTTP server, then a scrape of
+// /metrics: 3 admitted, 1 denied by Redis, 1 denied from the deny cache, 1
+// request without an API key, then Redis goes away: 1 request fails on it,
+// 1 more is answered at once while it is marked down.
+func TestScrape(t *testing.T) {
+	srv := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	reg := prometheus.NewRegistry()
+	c, err := prommetrics.New(reg, prommetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := middleware.Must(rdb, []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"),
+		Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}},
+		middleware.WithHook(c.Hook), middleware.WithErrorHandler(func(*http.Request, error) {}),
+		middleware.WithLimiterOptions(limiter.WithTimeout(50*time.Millisecond)))
+	mux := http.NewServeMux()
+	mux.Handle("/api", limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })))
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	api := httptest.NewServer(mux)
+	defer api.Close()
+
+	send := func(key string) int {
+		req, _ := http.NewRequest(http.MethodGet, api.URL+"/api", nil)
+		if key != "" {
+			req.Header.Set("X-API-Key", key)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for i, want := range []int{200, 200, 200, 429, 429} {
+		if got := send("k1"); got != want {
+			t.Fatalf("request %d: %d, want %d", i, got, want)
+		}
+	}
+	if got := send(""); got != 401 {
+		t.Fatalf("no API key: %d", got)
+	}
+	srv.Close()
+	for range 2 {
+		if got := send("k2"); got != 200 { // fail open (k1 is still denied from the deny cache)
+			t.Fatalf("Redis down: %d", got)
+		}
+	}
+
+	metrics := scrape(t, api.URL+"/metrics")
+	for series, want := range map[string]string{
+		`ratelimit_decisions_total{outcome="allowed",rule="per-key"}`:       "3",
+		`ratelimit_decisions_total{outcome="denied",rule="per-key"}`:        "1",
+		`ratelimit_decisions_total{outcome="cached_denied",rule="per-key"}`: "1",
+		`ratelimit_decisions_total{outcome="no_identity",rule="per-key"}`:   "1",
+		`ratelimit_decisions_total{outcome="error",rule="per-key"}`:         "2",
+		`ratelimit_backend_errors_total{cause="unavailable"}`:               "1",
+		`ratelimit_decision_duration_seconds_count{outcome="allowed"}`:      "3",
+		`ratelimit_decision_duration_seconds_count{outcome="error"}`:        "2",
+		`ratelimit_backend_state{state="down"}`:                             "1",
+		`ratelimit_backend_state{state="up"}`:                               "0",
+		`ratelimit_backend_state{state="fallback"}`:                         "0",
+	} {
+		if got := metrics[series]; got != want {
+			t.Errorf("%s = %q, want %q", series, got, want)
+		}
+	}
+	errs := 0
+	for series, v := range metrics {
+		if strings.HasPrefix(series, "ratelimit_backend_errors_total") && v == "1" {
+			errs++
+		}
+	}
+	if errs != 2 { // the failure itself (its cause depends on how the dial fails), then one skipped
+		t.Errorf("backend error series: %d with 1, want 2: %v", errs, metrics)
+	}
+}
+
+// scrape reads the text exposition into series -> value.
+func scrape(t *testing.T, url string) map[string]string {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if i := strings.LastIndexByte(line, ' '); i > 0 {
+			out[line[:i]] = line[i+1:]
+		}
+	}
+	return out
+}
