@@ -32,16 +32,11 @@
 package prommetrics
 
 import (
-	"context"
-	"errors"
-	"net"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/internal/observe"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
@@ -103,92 +98,37 @@ func (c *Collector) Hook(e middleware.Event) {
 	if c.route && e.Request != nil {
 		route = e.Request.Pattern
 	}
-	d := e.Decision
-	switch {
-	case errors.Is(e.Err, keyfunc.ErrNoKey) || errors.Is(e.Err, middleware.ErrBadCost):
-		c.count(e.Rules, "no_identity", route)
+	observe.Visit(e, sink{c, route})
+}
+
+// sink records what an event means in the collector's series.
+type sink struct {
+	c     *Collector
+	route string
+}
+
+func (s sink) Decision(rule, outcome string) {
+	if s.c.route {
+		s.c.decisions.WithLabelValues(rule, outcome, s.route).Inc()
 		return
-	case e.Err != nil && !d.Fallback:
-		c.count(e.Rules, "error", route)
-		c.observe(e.Duration, "error", route)
-		c.backendError(e.Err)
+	}
+	s.c.decisions.WithLabelValues(rule, outcome).Inc()
+}
+
+func (s sink) Duration(d time.Duration, outcome string) {
+	if s.c.route {
+		s.c.duration.WithLabelValues(outcome, s.route).Observe(d.Seconds())
 		return
-	case e.Err != nil:
-		c.backendError(e.Err)
 	}
-	for _, r := range d.Results {
-		c.decisions.WithLabelValues(c.labels(r.Rule, outcome(d, e.Shadow, r.Allowed), route)...).Inc()
-	}
-	c.observe(e.Duration, outcome(d, e.Shadow, d.Allowed), route)
-	switch {
-	case d.Fallback:
-		c.setState("fallback")
-	case !d.Cached:
-		c.setState("up")
-	}
+	s.c.duration.WithLabelValues(outcome).Observe(d.Seconds())
 }
 
-// outcome names a verdict given how the decision was made.
-func outcome(d limiter.Decision, shadow, allowed bool) string {
-	switch {
-	case d.Fallback && allowed:
-		return "fallback_allowed"
-	case d.Fallback:
-		return "fallback_denied"
-	case allowed:
-		return "allowed"
-	case d.Cached:
-		return "cached_denied"
-	case shadow:
-		return "shadow_allowed"
-	}
-	return "denied"
-}
+func (s sink) BackendError(cause string) { s.c.errors.WithLabelValues(cause).Inc() }
 
-func (c *Collector) count(rules []string, outcome, route string) {
-	for _, rule := range rules {
-		c.decisions.WithLabelValues(c.labels(rule, outcome, route)...).Inc()
-	}
-}
-
-func (c *Collector) labels(rule, outcome, route string) []string {
-	if c.route {
-		return []string{rule, outcome, route}
-	}
-	return []string{rule, outcome}
-}
-
-func (c *Collector) observe(d time.Duration, outcome, route string) {
-	labels := []string{outcome}
-	if c.route {
-		labels = append(labels, route)
-	}
-	c.duration.WithLabelValues(labels...).Observe(d.Seconds())
-}
-
-// backendError counts a Redis failure by cause and follows the state.
-func (c *Collector) backendError(err error) {
-	cause := "other"
-	var reply redis.Error
-	var netErr net.Error
-	switch {
-	case errors.Is(err, limiter.ErrUnavailable):
-		cause = "unavailable"
-	case errors.Is(err, context.DeadlineExceeded):
-		cause = "timeout"
-	case errors.As(err, &reply):
-		cause = "reply"
-	case errors.As(err, &netErr):
-		cause = "network"
-	}
-	c.errors.WithLabelValues(cause).Inc()
-	if cause != "reply" {
-		c.setState("down")
-	}
-}
+func (s sink) State(state string) { s.c.setState(state) }
 
 func (c *Collector) setState(state string) {
-	for _, s := range []string{"up", "down", "fallback"} {
+	for _, s := range observe.States {
 		v := 0.0
 		if s == state {
 			v = 1

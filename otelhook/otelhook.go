@@ -1,0 +1,136 @@
+// Package otelhook records the rate-limit middleware's events through
+// OpenTelemetry: the metrics prommetrics records, through the OTel metrics
+// API, and a span per decision, a child of the request's span. It is a
+// module of its own, so that services that do not use OpenTelemetry never
+// download it.
+//
+//	hook, err := otelhook.New(otelhook.Options{})
+//	limit := middleware.Must(rdb, rules, middleware.WithHook(hook.Hook))
+//
+// Instruments (meter "github.com/seed-bff0c9e1/ratelimit"):
+//
+//	ratelimit.decisions         counter, attributes rule and outcome
+//	ratelimit.decision.duration histogram in seconds, attribute outcome
+//	ratelimit.backend.errors    counter, attribute cause
+//	ratelimit.backend.state     gauge, attribute state: 1 for the current one
+//
+// with the outcomes, causes and states of package prommetrics. The span,
+// "ratelimit.decide", covers the decision (it is recorded when the
+// decision returns, with its start time) and carries ratelimit.rules,
+// ratelimit.outcome, ratelimit.cached and ratelimit.fallback; a Redis
+// failure sets its status to Error.
+package otelhook
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/observe"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+)
+
+const scope = "github.com/seed-bff0c9e1/ratelimit"
+
+// Options configures New.
+type Options struct {
+	// MeterProvider provides the instruments; nil means otel.GetMeterProvider().
+	MeterProvider metric.MeterProvider
+	// TracerProvider provides the spans; nil means otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
+}
+
+// Recorder records middleware events; Hook is its entry point. It is safe
+// for concurrent use.
+type Recorder struct {
+	tracer    trace.Tracer
+	decisions metric.Int64Counter
+	duration  metric.Float64Histogram
+	errors    metric.Int64Counter
+	state     metric.Int64Gauge
+}
+
+// New creates the instruments.
+func New(opts Options) (*Recorder, error) {
+	mp, tp := opts.MeterProvider, opts.TracerProvider
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	m := mp.Meter(scope)
+	r := &Recorder{tracer: tp.Tracer(scope)}
+	var err error
+	if r.decisions, err = m.Int64Counter("ratelimit.decisions",
+		metric.WithDescription("Rate-limit decisions, per rule checked, by the rule's outcome.")); err != nil {
+		return nil, err
+	}
+	if r.duration, err = m.Float64Histogram("ratelimit.decision.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time to decide a request, by outcome."),
+		metric.WithExplicitBucketBoundaries(50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3)); err != nil {
+		return nil, err
+	}
+	if r.errors, err = m.Int64Counter("ratelimit.backend.errors",
+		metric.WithDescription("Redis failures seen by the limiter, by cause.")); err != nil {
+		return nil, err
+	}
+	if r.state, err = m.Int64Gauge("ratelimit.backend.state",
+		metric.WithDescription("1 for the backend's current state (up, down, fallback), as the latest event showed it.")); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Hook records one event; pass it to middleware.WithHook.
+func (r *Recorder) Hook(e middleware.Event) {
+	ctx := context.Background()
+	if e.Request != nil {
+		ctx = e.Request.Context()
+	}
+	end := time.Now()
+	_, span := r.tracer.Start(ctx, "ratelimit.decide", trace.WithTimestamp(end.Add(-e.Duration)))
+	outcome := observe.Visit(e, sink{r, ctx})
+	span.SetAttributes(
+		attribute.StringSlice("ratelimit.rules", e.Rules),
+		attribute.String("ratelimit.outcome", outcome),
+		attribute.Bool("ratelimit.cached", e.Decision.Cached),
+		attribute.Bool("ratelimit.fallback", e.Decision.Fallback))
+	if e.Err != nil && outcome != "no_identity" {
+		span.SetStatus(codes.Error, observe.Cause(e.Err))
+	}
+	span.End(trace.WithTimestamp(end))
+}
+
+// sink records what an event means in the recorder's instruments.
+type sink struct {
+	r   *Recorder
+	ctx context.Context
+}
+
+func (s sink) Decision(rule, outcome string) {
+	s.r.decisions.Add(s.ctx, 1, metric.WithAttributes(attribute.String("rule", rule), attribute.String("outcome", outcome)))
+}
+
+func (s sink) Duration(d time.Duration, outcome string) {
+	s.r.duration.Record(s.ctx, d.Seconds(), metric.WithAttributes(attribute.String("outcome", outcome)))
+}
+
+func (s sink) BackendError(cause string) {
+	s.r.errors.Add(s.ctx, 1, metric.WithAttributes(attribute.String("cause", cause)))
+}
+
+func (s sink) State(state string) {
+	for _, st := range observe.States {
+		v := int64(0)
+		if st == state {
+			v = 1
+		}
+		s.r.state.Record(s.ctx, v, metric.WithAttributes(attribute.String("state", st)))
+	}
+}

@@ -1,0 +1,132 @@
+package otelhook_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/otelhook"
+)
+
+// 2 admitted, 1 denied, then Redis goes away and 1 request fails on it:
+// the instruments hold exactly that, and each decision is a span under the
+// request's span.
+func TestInstrumentsAndSpans(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	rec, err := otelhook.New(otelhook.Options{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), TracerProvider: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	h := middleware.Must(rdb, []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}},
+		middleware.WithHook(rec.Hook), middleware.WithErrorHandler(func(*http.Request, error) {}),
+		middleware.WithLimiterOptions(limiter.WithTimeout(50*time.Millisecond), limiter.WithDenyCache(0, 0)))(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+
+	parent, request := tp.Tracer("test").Start(context.Background(), "request")
+	send := func() {
+		r := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(parent)
+		r.RemoteAddr = "203.0.113.9:1"
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	for range 3 {
+		send()
+	}
+	srv.Close()
+	send()
+	request.End()
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int64{}
+	histograms := map[string]uint64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch data := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range data.DataPoints {
+					counts[m.Name+attrs(p.Attributes)] += p.Value
+				}
+			case metricdata.Gauge[int64]:
+				for _, p := range data.DataPoints {
+					counts[m.Name+attrs(p.Attributes)] = p.Value
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range data.DataPoints {
+					histograms[m.Name+attrs(p.Attributes)] = p.Count
+				}
+			}
+		}
+	}
+	for name, want := range map[string]int64{
+		"ratelimit.decisions{outcome=allowed,rule=per-ip}": 2,
+		"ratelimit.decisions{outcome=denied,rule=per-ip}":  1,
+		"ratelimit.decisions{outcome=error,rule=per-ip}":   1,
+		"ratelimit.backend.state{state=down}":              1,
+		"ratelimit.backend.state{state=up}":                0,
+	} {
+		if got := counts[name]; got != want {
+			t.Errorf("%s = %d, want %d (all: %v)", name, got, want, counts)
+		}
+	}
+	if got := histograms["ratelimit.decision.duration{outcome=allowed}"]; got != 2 {
+		t.Errorf("duration observations for allowed: %d, want 2", got)
+	}
+	var decides []sdktrace.ReadOnlySpan
+	for _, s := range spans.Ended() {
+		if s.Name() == "ratelimit.decide" {
+			decides = append(decides, s)
+		}
+	}
+	if len(decides) != 4 {
+		t.Fatalf("%d decision spans, want 4", len(decides))
+	}
+	for i, s := range decides {
+		if s.Parent().SpanID() != request.SpanContext().SpanID() {
+			t.Errorf("span %d is not a child of the request's span", i)
+		}
+		if s.EndTime().Before(s.StartTime()) {
+			t.Errorf("span %d ends before it starts", i)
+		}
+	}
+	if got := attrs(attribute.NewSet(decides[2].Attributes()...)); got != `{ratelimit.cached=false,ratelimit.fallback=false,ratelimit.outcome=denied,ratelimit.rules=["per-ip"]}` {
+		t.Errorf("denied span attributes %s", got)
+	}
+	if decides[3].Status().Code != codes.Error || decides[0].Status().Code == codes.Error {
+		t.Errorf("statuses: %v, %v; want the failed decision's span in error, not the others", decides[0].Status(), decides[3].Status())
+	}
+}
+
+// attrs renders a set as {k=v,...} in key order.
+func attrs(set attribute.Set) string {
+	out := "{"
+	for i, kv := range set.ToSlice() {
+		if i > 0 {
+			out += ","
+		}
+		out += string(kv.Key) + "=" + kv.Value.String()
+	}
+	return out + "}"
+}
