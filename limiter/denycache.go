@@ -64,6 +64,7 @@ func (c *denyCache) signature(checks []StoreCheck) (stackID, bool) {
 				return stackID{}, false
 			}
 			h.WriteString(ch.Key)
+			h.WriteString(ch.signature)
 			var cost [9]byte
 			for j := range 8 {
 				cost[j] = byte(uint64(ch.Cost) >> (8 * j))

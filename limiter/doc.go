@@ -21,4 +21,18 @@
 // replaced by "#" and the hex of the first 16 bytes of its SHA-256, so no
 // identity can end the hash tag, collide with another, or make a key long.
 // Rule names are restricted to [A-Za-z0-9._-].
+//
+// # Limits per request
+//
+// A Check may carry its own Algorithm (a customer's plan) in place of its
+// rule's. When a client's limit changes, its state carries over where the
+// new limit can read it: counts in the same window (fixed and sliding
+// windows, sliding log: an upgrade from 2 to 5 an hour admits 3 more at
+// once, a downgrade admits nothing until the counts fall), a leaky
+// bucket's level and a token bucket's tokens with the same period (tokens
+// carry over: an empty bucket stays empty and refills at the new rate),
+// GCRA's debt, which is time (a spent hour at 2 an hour is a spent hour at
+// 5 an hour). A limit with another window or period keeps its state under
+// other keys and starts afresh, since the stored state depends on it. The
+// deny cache keys on the limit too.
 package limiter

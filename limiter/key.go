@@ -53,7 +53,8 @@ func validRuleName(name string) bool {
 	return true
 }
 
-// key is the Redis key of one rule's state for one identity.
-func (r *rule) key(prefix, identity string) string {
-	return prefix + ":{" + r.name + ":" + encodeIdentity(identity) + "}:" + r.code
+// key is the Redis key of one rule's state for one identity, under an
+// algorithm's key suffix.
+func (r *rule) key(prefix, identity, suffix string) string {
+	return prefix + ":{" + r.name + ":" + encodeIdentity(identity) + "}:" + suffix
 }

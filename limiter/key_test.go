@@ -6,7 +6,7 @@ import (
 )
 
 func TestHostileIdentitiesGetDistinctBoundedKeys(t *testing.T) {
-	r := &rule{name: "per-ip", code: "gc"}
+	r := &rule{name: "per-ip"}
 	ids := []string{
 		"a", "A", "1.2.3.4", "2001:db8::/64", "user@example.com",
 		"{", "}", "{a}", "a}b", "}{", "a{b}c", "per-ip:a", "#", "#00",
@@ -17,7 +17,7 @@ func TestHostileIdentitiesGetDistinctBoundedKeys(t *testing.T) {
 	ids = append(ids, encodeIdentity("{a}"))
 	seen := map[string]string{}
 	for _, id := range ids {
-		k := r.key("rl", id)
+		k := r.key("rl", id, "gc")
 		if got, max := len(k), len("rl:{per-ip:}:gc")+maxRawIdentity; got > max {
 			t.Errorf("identity of %d bytes: key of %d bytes, want at most %d", len(id), got, max)
 		}

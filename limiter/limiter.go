@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,6 +32,12 @@ type Check struct {
 	Identity string
 	// Cost is the request's weight: 0 peeks without consuming.
 	Cost int
+	// Algorithm, when set, replaces the rule's algorithm for this check:
+	// the limit of a customer's plan, say. It is validated on first use
+	// (an invalid one is an ErrCheck naming the rule) and remembered by
+	// value. See "Limits per request" in the package doc for what happens
+	// to a client's state when its limit changes.
+	Algorithm algorithms.Algorithm
 }
 
 // Limiter decides stacks of rules against a Store. It is safe for
@@ -40,14 +47,39 @@ type Limiter struct {
 	breaker *breaker   // nil for in-process stores
 	denied  *denyCache // nil when off
 	rules   map[string]*rule
+	algos   sync.Map // algorithms.Algorithm -> *algo, for per-check algorithms
 	cfg     config
 }
 
 type rule struct {
-	name   string
-	code   string
-	policy algorithms.Policy
-	alg    algorithms.Algorithm
+	name string
+	algo *algo
+}
+
+// algo is a validated algorithm and what the limiter derives from it once.
+type algo struct {
+	alg       algorithms.Algorithm
+	suffix    string // ends its keys
+	signature string // its parameters, for the deny cache
+	policy    algorithms.Policy
+	err       error // invalid: the reason
+}
+
+func newAlgo(alg algorithms.Algorithm) *algo {
+	p, err := script.Encode(alg)
+	if err != nil {
+		return &algo{err: err}
+	}
+	return &algo{alg: alg, suffix: p.KeySuffix, signature: p.Signature, policy: algorithms.PolicyOf(alg)}
+}
+
+// algoOf is a per-check algorithm, validated once per value.
+func (l *Limiter) algoOf(alg algorithms.Algorithm) *algo {
+	if a, ok := l.algos.Load(alg); ok {
+		return a.(*algo)
+	}
+	a, _ := l.algos.LoadOrStore(alg, newAlgo(alg))
+	return a.(*algo)
 }
 
 // New returns a Limiter on Redis: NewWithStore on NewRedisStore(rdb), each
@@ -90,11 +122,11 @@ func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		if l.rules[r.Name] != nil {
 			return nil, fmt.Errorf("%w: rule %q: duplicate name", ratelimit.ErrConfig, r.Name)
 		}
-		p, err := script.Encode(r.Algorithm)
-		if err != nil {
-			return nil, fmt.Errorf("%w: rule %q: %w", ratelimit.ErrConfig, r.Name, err)
+		a := newAlgo(r.Algorithm)
+		if a.err != nil {
+			return nil, fmt.Errorf("%w: rule %q: %w", ratelimit.ErrConfig, r.Name, a.err)
 		}
-		l.rules[r.Name] = &rule{name: r.Name, code: p.Code, policy: algorithms.PolicyOf(r.Algorithm), alg: r.Algorithm}
+		l.rules[r.Name] = &rule{name: r.Name, algo: a}
 	}
 	return l, nil
 }
@@ -118,7 +150,7 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	if len(checks) == 0 {
 		return Decision{Allowed: true}, nil
 	}
-	var buf [4]*rule
+	var buf [4]checked
 	sc, rules, err := l.prepare(checks, buf[:0])
 	if err != nil {
 		return Decision{}, err
@@ -151,7 +183,7 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	}
 	for i, r := range rules {
 		res := &d.Results[i]
-		res.Rule, res.Policy, res.Limit = r.name, r.policy, r.policy.Quota
+		res.Rule, res.Policy, res.Limit = r.rule.name, r.algo.policy, r.algo.policy.Quota
 	}
 	if cacheable && !d.Allowed && !d.Fallback {
 		l.denied.put(sig, sent, d)
@@ -159,13 +191,25 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	return d, err
 }
 
-// prepare validates checks and builds their store checks and rules.
-func (l *Limiter) prepare(checks []Check, rules []*rule) ([]StoreCheck, []*rule, error) {
+// checked is a check's rule and the algorithm it is decided with.
+type checked struct {
+	rule *rule
+	algo *algo
+}
+
+// prepare validates checks and builds their store checks.
+func (l *Limiter) prepare(checks []Check, out []checked) ([]StoreCheck, []checked, error) {
 	sc := make([]StoreCheck, len(checks))
 	for i, c := range checks {
 		r := l.rules[c.Rule]
 		if r == nil {
 			return nil, nil, fmt.Errorf("%w: no rule %q", ErrCheck, c.Rule)
+		}
+		a := r.algo
+		if c.Algorithm != nil {
+			if a = l.algoOf(c.Algorithm); a.err != nil {
+				return nil, nil, fmt.Errorf("%w: rule %q: %w", ErrCheck, r.name, a.err)
+			}
 		}
 		if c.Identity == "" {
 			return nil, nil, fmt.Errorf("%w: rule %q: empty identity", ErrCheck, r.name)
@@ -173,15 +217,15 @@ func (l *Limiter) prepare(checks []Check, rules []*rule) ([]StoreCheck, []*rule,
 		if c.Cost < 0 {
 			return nil, nil, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
 		}
-		sc[i] = StoreCheck{Key: r.key(l.cfg.prefix, c.Identity), Algorithm: r.alg, Cost: c.Cost}
+		sc[i] = StoreCheck{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Cost: c.Cost, signature: a.signature}
 		for j := range i {
 			if sc[j].Key == sc[i].Key {
 				return nil, nil, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)
 			}
 		}
-		rules = append(rules, r)
+		out = append(out, checked{r, a})
 	}
-	return sc, rules, nil
+	return sc, out, nil
 }
 
 // now is the passed-in clock's time, or zero for the store's own clock.

@@ -17,6 +17,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -92,7 +93,7 @@ func TestDeniedRequestChangesNothing(t *testing.T) {
 						t.Fatalf("%s: fill: %v %v", r.Name, d, err)
 					}
 				}
-				key := fmt.Sprintf("deny:{%s:x}:%s", r.Name, r.Name)
+				key := fmt.Sprintf("deny:{%s:x}:%s", r.Name, keySuffix(r.Algorithm))
 				before, ttlBefore := snapshot(t, b.Client, key)
 				for _, cost := range []int{1, 2, 4} {
 					if d, err := lim.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "x", Cost: cost}); err != nil || d.Allowed {
@@ -143,8 +144,8 @@ func TestEveryKeyHasABoundedTTL(t *testing.T) {
 			if err != nil || !d.Allowed {
 				t.Fatalf("%+v %v", d, err)
 			}
-			for _, r := range d.Results {
-				key := fmt.Sprintf("ttl:{%s:a}:%s", r.Rule, r.Rule)
+			for i, r := range d.Results {
+				key := fmt.Sprintf("ttl:{%s:a}:%s", r.Rule, keySuffix(ruletest.Six(5)[i].Algorithm))
 				ttl, err := b.Client.PTTL(ctx, key).Result()
 				if err != nil {
 					t.Fatal(err)
@@ -407,4 +408,14 @@ func mustStore(s *limiter.RedisStore, err error) *limiter.RedisStore {
 		panic(err)
 	}
 	return s
+}
+
+// keySuffix is how the keys of alg's state end: its code, and the period
+// for the buckets.
+func keySuffix(alg algorithms.Algorithm) string {
+	p, err := script.Encode(alg)
+	if err != nil {
+		panic(err)
+	}
+	return p.KeySuffix
 }

@@ -25,7 +25,7 @@ func TestSlot(t *testing.T) {
 func TestStacksOfTheClusterTestsSpanSlots(t *testing.T) {
 	var checks []StoreCheck
 	for _, name := range []string{"fw", "sl", "sw", "tb", "lb", "gc", "gate"} {
-		checks = append(checks, StoreCheck{Key: (&rule{name: name, code: "x"}).key("stack", "u")})
+		checks = append(checks, StoreCheck{Key: (&rule{name: name}).key("stack", "u", "x")})
 	}
 	if got := len(groupBy(checks, slot)); got < 4 {
 		t.Errorf("7 rules for one identity fall in %d slots, want several", got)

@@ -28,4 +28,6 @@ type StoreCheck struct {
 	Algorithm algorithms.Algorithm
 	// Cost is the request's weight, >= 0.
 	Cost int
+	// signature identifies the algorithm's parameters, for the deny cache.
+	signature string
 }

@@ -42,6 +42,35 @@ func randomRules(rng *rand.Rand) []limiter.Rule {
 	}
 }
 
+// otherPlans returns, for each rule, another plan a check may use instead:
+// another limit in the same window for the windows and the log, other
+// parameters for GCRA (its state is an absolute time). The buckets keep
+// theirs: a bucket's stored level outlives its TTL in these tests (keys
+// live an hour on Redis's clock), where another capacity or rate would
+// read what production Redis had expired; TestLimitsPerCheck covers them.
+func otherPlans(rng *rand.Rand, rules []limiter.Rule) []limiter.Rule {
+	n := func() int { return 1 + rng.IntN(6) }
+	plans := make([]limiter.Rule, len(rules))
+	for i, r := range rules {
+		plans[i] = r
+		switch a := r.Algorithm.(type) {
+		case algorithms.FixedWindow:
+			a.Limit = n()
+			plans[i].Algorithm = a
+		case algorithms.SlidingWindow:
+			a.Limit = n()
+			plans[i].Algorithm = a
+		case algorithms.SlidingLog:
+			a.Limit = n()
+			plans[i].Algorithm = a
+		case algorithms.GCRA:
+			a.Rate, a.Burst = n(), n()
+			plans[i].Algorithm = a
+		}
+	}
+	return plans
+}
+
 // advance picks the next instant: no time, a microsecond, a little, up to a
 // window, exactly on or just before a window boundary, or several windows.
 func advance(rng *rand.Rand, now time.Time, rules []limiter.Rule) time.Time {
@@ -69,8 +98,10 @@ func advance(rng *rand.Rand, now time.Time, rules []limiter.Rule) time.Time {
 }
 
 // randomChecks picks 1 to 3 distinct rules for random identities and costs
-// from 0 to one above the rule's limit.
-func randomChecks(rng *rand.Rand, rules []limiter.Rule) []limiter.Check {
+// from 0 to one above the limit, a third of the time under the rule's
+// other plan (the same algorithm with other parameters: a limit per
+// request).
+func randomChecks(rng *rand.Rand, rules, plans []limiter.Rule) []limiter.Check {
 	perm := rng.Perm(len(rules))[:1+rng.IntN(3)]
 	checks := make([]limiter.Check, len(perm))
 	for i, r := range perm {
@@ -79,6 +110,10 @@ func randomChecks(rng *rand.Rand, rules []limiter.Rule) []limiter.Check {
 			cost = rng.IntN(algorithms.PolicyOf(rules[r].Algorithm).Quota + 2)
 		}
 		checks[i] = limiter.Check{Rule: rules[r].Name, Identity: string(rune('a' + rng.IntN(3))), Cost: cost}
+		if rng.IntN(3) == 0 {
+			checks[i].Algorithm = plans[r].Algorithm
+			checks[i].Cost = min(cost, algorithms.PolicyOf(plans[r].Algorithm).Quota+1)
+		}
 	}
 	return checks
 }
@@ -104,6 +139,7 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
 	rules := randomRules(rng)
+	plans := otherPlans(rng, rules)
 	// Today, or any instant up to exact.MaxTime (µs timestamps near 2^53).
 	now := time.UnixMicro(1_790_000_000_000_000 + rng.Int64N(exact.MaxTime.UnixMicro()-1_790_000_000_000_000))
 	clock := limiter.WithClock(func() time.Time { return now })
@@ -126,7 +162,7 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 	}
 	for step := range steps {
 		now = advance(rng, now, rules)
-		checks := randomChecks(rng, rules)
+		checks := randomChecks(rng, rules, plans)
 		got, err := lua.Decide(ctx, checks...)
 		if err != nil {
 			t.Fatal(err)

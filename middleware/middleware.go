@@ -29,6 +29,13 @@ type Rule struct {
 	Key keyfunc.KeyFunc
 	// Algorithm is the limit.
 	Algorithm algorithms.Algorithm
+	// Plan, when set, chooses the limit per request (a customer's plan,
+	// looked up from the API key, say); a nil result means Algorithm. An
+	// invalid one is a server error (500, reported to the error handler).
+	// Headers and RateLimit-Policy report the limit that applied. See the
+	// limiter package for what happens to a client's state when its limit
+	// changes.
+	Plan func(*http.Request) algorithms.Algorithm
 	// Cost is the request's weight for this rule; nil means 1. 0 checks
 	// without consuming; negative answers 400.
 	Cost func(*http.Request) int
@@ -160,6 +167,11 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		start = time.Now()
 	}
 	d, err := m.lim.Decide(r.Context(), checks...)
+	if errors.Is(err, limiter.ErrCheck) { // an invalid Plan
+		m.fail(Event{Request: r, Err: err, Rules: ruleNames(checks)})
+		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+		return
+	}
 	if err != nil && !d.Fallback {
 		m.fail(Event{Request: r, Err: err, Rules: ruleNames(checks), Duration: since(start)})
 		if m.cfg.failure == FailClosed {
@@ -215,7 +227,11 @@ func (m *mw) check(i int, r *http.Request) (c limiter.Check, ok bool, status int
 			return c, false, http.StatusBadRequest, fmt.Errorf("rule %q: %w: %d", rule.Name, ErrBadCost, cost)
 		}
 	}
-	return limiter.Check{Rule: rule.Name, Identity: id, Cost: cost}, true, 0, nil
+	c = limiter.Check{Rule: rule.Name, Identity: id, Cost: cost}
+	if rule.Plan != nil {
+		c.Algorithm = rule.Plan(r)
+	}
+	return c, true, 0, nil
 }
 
 // identity runs fn, turning an empty identity into keyfunc.ErrNoKey.

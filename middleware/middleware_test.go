@@ -381,3 +381,43 @@ func TestNestedLimiters(t *testing.T) {
 		t.Errorf("third request: %d %v, want 429 from the outer limiter", res.StatusCode, res.Header)
 	}
 }
+
+// A limit per request: the plan comes from the API key; the headers report
+// the limit that applied; an invalid plan is a 500 reported to the error
+// handler.
+func TestPlans(t *testing.T) {
+	_, c := redistest.Mini(t)
+	free := algorithms.FixedWindow{Limit: 2, Window: time.Minute}
+	paid := algorithms.FixedWindow{Limit: 5, Window: time.Minute}
+	var errs []error
+	h := middleware.Must(c, []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Algorithm: free,
+		Plan: func(r *http.Request) algorithms.Algorithm {
+			switch r.Header.Get("X-API-Key") {
+			case "paid":
+				return paid
+			case "broken":
+				return algorithms.FixedWindow{}
+			}
+			return nil // the rule's Algorithm
+		}}}, clock(), middleware.WithHeaders(headers.Both),
+		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
+	count := func(key string) (admitted int, limit, policy string) {
+		for range 6 {
+			res := do(h, "GET", "/", "203.0.113.9:1", "X-API-Key", key)
+			if res.StatusCode == 200 {
+				admitted++
+			}
+			limit, policy = res.Header.Get("X-RateLimit-Limit"), res.Header.Get("RateLimit-Policy")
+		}
+		return admitted, limit, policy
+	}
+	if n, limit, policy := count("free"); n != 2 || limit != "2" || policy != `"per-key";q=2;w=60` {
+		t.Errorf("free: %d admitted, limit %q, policy %q", n, limit, policy)
+	}
+	if n, limit, policy := count("paid"); n != 5 || limit != "5" || policy != `"per-key";q=5;w=60` {
+		t.Errorf("paid: %d admitted, limit %q, policy %q", n, limit, policy)
+	}
+	if res := do(h, "GET", "/", "203.0.113.9:1", "X-API-Key", "broken"); res.StatusCode != 500 || len(errs) != 1 || !errors.Is(errs[0], limiter.ErrCheck) {
+		t.Errorf("invalid plan: %d, errors %v", res.StatusCode, errs)
+	}
+}

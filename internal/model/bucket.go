@@ -26,13 +26,21 @@ func gcra(a algorithms.GCRA, s State, now time.Time, cost int) Outcome {
 
 // meter is the specification of meter.lua, shared by token_bucket.lua and
 // leaky_bucket.lua: a level in units scaled by period (µs) that drains rate
-// points per µs, out of size*period.
-func meter(s State, now time.Time, cost, size, rateInt int, periodD time.Duration) Outcome {
+// points per µs, out of size*period. A token bucket (tokens) stores its
+// tokens, capacity less level, as token_bucket.lua does: what carries over
+// when the capacity changes.
+func meter(s State, now time.Time, cost, size, rateInt int, periodD time.Duration, tokens bool) Outcome {
 	t, rate, period, c := now.UnixMicro(), int64(rateInt), periodD.Microseconds(), int64(cost)
 	capacity := int64(size) * period
+	stored := func(x int64) int64 { // its own inverse
+		if tokens {
+			return capacity - x
+		}
+		return x
+	}
 	level, last := int64(0), t
 	if s.Exists {
-		level, last = min(capacity, max(0, s.Level)), s.Updated
+		level, last = min(capacity, max(0, stored(s.Level))), s.Updated
 	}
 	if elapsed := t - last; elapsed > 0 {
 		if elapsed >= exact.CeilDiv(level, rate) {
@@ -46,7 +54,7 @@ func meter(s State, now time.Time, cost, size, rateInt int, periodD time.Duratio
 	status, retry := verdict(c, int64(size), level+need <= capacity, func() int64 { return exact.CeilDiv(level+need-capacity, rate) })
 	q := quantities{remaining: exact.FloorDiv(capacity-level, period), retry: retry, reset: exact.CeilDiv(level, rate),
 		next: nextUnit(level, size, rate, period), after: exact.CeilDiv(level+need, rate), nextAfter: nextUnit(level+need, size, rate, period)}
-	return outcome(size, status, q, State{Level: level + need, Updated: last}, cost)
+	return outcome(size, status, q, State{Level: stored(level + need), Updated: last}, cost)
 }
 
 // nextUnit is the specification of verdict.lua's next_unit: the wait until

@@ -19,8 +19,9 @@ type State struct {
 	// Start, Count and Prev are the windowed algorithms' window start (µs),
 	// current count and, for SlidingWindow, the previous window's count.
 	Start, Count, Prev int64
-	// Level and Updated are the buckets' level (in units scaled by the
-	// period in µs) and last update (µs).
+	// Level and Updated are the buckets' stored level (in units scaled by
+	// the period in µs; a token bucket stores its tokens, the capacity less
+	// the level) and last update (µs).
 	Level, Updated int64
 	// TAT is GCRA's theoretical arrival time (µs).
 	TAT int64
@@ -67,9 +68,9 @@ func Step(alg algorithms.Algorithm, s State, now time.Time, cost int) Outcome {
 	case algorithms.SlidingWindow:
 		return slidingWindow(a, s, now, cost)
 	case algorithms.TokenBucket:
-		return meter(s, now, cost, a.Capacity, a.Rate, a.Period)
+		return meter(s, now, cost, a.Capacity, a.Rate, a.Period, true)
 	case algorithms.LeakyBucket:
-		return meter(s, now, cost, a.Capacity, a.Rate, a.Period)
+		return meter(s, now, cost, a.Capacity, a.Rate, a.Period, false)
 	case algorithms.GCRA:
 		return gcra(a, s, now, cost)
 	}

@@ -31,8 +31,16 @@ const (
 // values ready for the client's argument list, so a call boxes nothing).
 type Params struct {
 	Args [4]any
-	// Code is the algorithm's code, also used in key names.
+	// Code is the algorithm's code.
 	Code string
+	// KeySuffix ends the keys of the algorithm's state: the code, and for
+	// the algorithms whose stored state depends on a parameter (the fixed
+	// and sliding windows' window, the buckets' period), that parameter in
+	// µs ("tb1000000"), so that a limit whose window or period changes
+	// starts afresh instead of misreading its state.
+	KeySuffix string
+	// Signature identifies the algorithm and its parameters ("gc:5:1000000:10").
+	Signature string
 	// Mask is the algorithm's bit, to pick the script for a stack.
 	Mask Mask
 }
@@ -47,10 +55,17 @@ func Encode(alg algorithms.Algorithm) (Params, error) {
 	}
 	for i, a := range algorithmTable {
 		if p, ok := a.params(alg); ok {
+			args := [3]string{strconv.FormatInt(p[0], 10), strconv.FormatInt(p[1], 10), strconv.FormatInt(p[2], 10)}
+			suffix := a.code
+			if a.scale >= 0 {
+				suffix += args[a.scale]
+			}
 			return Params{
-				Args: [4]any{a.code, strconv.FormatInt(p[0], 10), strconv.FormatInt(p[1], 10), strconv.FormatInt(p[2], 10)},
-				Code: a.code,
-				Mask: 1 << i,
+				Args:      [4]any{a.code, args[0], args[1], args[2]},
+				Code:      a.code,
+				KeySuffix: suffix,
+				Signature: a.code + ":" + args[0] + ":" + args[1] + ":" + args[2],
+				Mask:      1 << i,
 			}, nil
 		}
 	}
