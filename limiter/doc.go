@@ -13,9 +13,11 @@
 //
 // A rule's state for an identity lives under
 //
-//	<prefix>:{<rule>:<identity>}:<algorithm code>
+//	<prefix>:{<rule>:<identity>}:<algorithm code>[<window or period in µs>]
 //
-// The braces are a Redis Cluster hash tag, so one rule and identity always
+// (the fixed and sliding windows and the buckets add the parameter their
+// stored state depends on: ratelimit:{per-ip:203.0.113.9}:sw60000000). The
+// braces are a Redis Cluster hash tag, so one rule and identity always
 // map to one slot. Identities are untrusted: one that is empty is an error,
 // and one longer than 64 bytes or with a byte outside [A-Za-z0-9._:@/+=-] is
 // replaced by "#" and the hex of the first 16 bytes of its SHA-256, so no
