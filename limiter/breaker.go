@@ -11,13 +11,19 @@ import (
 )
 
 // ErrUnavailable is wrapped (with ErrBackend) by the error of a decision
-// that did not go to Redis because Redis is marked down: a recent call
+// that did not go to Redis because Redis is marked down: recent calls
 // failed, and the retry interval has not passed (see WithRetryInterval).
 // Such decisions fail at once instead of waiting for the timeout; the
 // transitions are logged, not each decision.
 var ErrUnavailable = errors.New("ratelimit: backend marked down")
 
-// breaker marks the store down after a failure, for retry: meanwhile
+// tripAfter is how many consecutive failures mark the store down: one slow
+// call among successes (a pause, a slow command) must not turn every
+// request away for a retry interval.
+const tripAfter = 3
+
+// breaker marks the store down after tripAfter consecutive failures, for
+// retry: meanwhile
 // decisions go to the fallback store, or fail at once with ErrUnavailable;
 // then one decision at a time probes the store, and the first success
 // brings all decisions back. Transitions are logged with slog.Default():
@@ -29,6 +35,7 @@ type breaker struct {
 	downUntil       atomic.Int64 // Unix nanoseconds; 0 while up
 	probing         atomic.Bool  // one decision at a time probes a down store
 	skipped         atomic.Int64 // decisions answered without the store while down
+	failures        atomic.Int32 // consecutive failures while up
 
 	mu    sync.Mutex // guards the transition's facts
 	since time.Time
@@ -49,12 +56,15 @@ func (b *breaker) decide(ctx context.Context, now time.Time, checks []StoreCheck
 	d, err := b.store.Decide(ctx, now, checks)
 	switch {
 	case err == nil:
+		b.failures.Store(0)
 		b.up(ctx)
 		return d, nil
 	case ctx.Err() != nil:
 		return Decision{}, err // the caller gave up: says nothing of Redis
 	}
-	b.down(ctx, err)
+	if b.failures.Add(1) >= tripAfter || b.downUntil.Load() != 0 {
+		b.down(ctx, err) // tripped, or a probe failed
+	}
 	if b.fallback == nil {
 		return Decision{}, err
 	}

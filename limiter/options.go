@@ -126,11 +126,12 @@ func WithFallback(store Store) Option {
 	}}
 }
 
-// WithRetryInterval sets how long Redis is left alone after a failure
-// (default 1 s). Meanwhile decisions fail at once with ErrUnavailable, or
-// go to the fallback store (WithFallback), instead of each waiting for the
-// timeout; then one decision at a time probes Redis, and the first success
-// brings every decision back to it. The transitions are logged with
+// WithRetryInterval sets how long Redis is left alone once 3 consecutive
+// calls failed (default 1 s; one failure among successes does not count).
+// Meanwhile decisions fail at once with ErrUnavailable, or go to the
+// fallback store (WithFallback), instead of each waiting for the timeout;
+// then one decision at a time probes Redis, and the first success brings
+// every decision back to it. The transitions are logged with
 // slog.Default(), not each decision.
 func WithRetryInterval(d time.Duration) Option {
 	return Option{name: "WithRetryInterval", apply: func(c *config) error {

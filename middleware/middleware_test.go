@@ -286,22 +286,22 @@ func TestFallbackEvent(t *testing.T) {
 	srv, c := redistest.Mini(t)
 	var events []middleware.Event
 	var errs []error
-	h := middleware.Must(c, []middleware.Rule{perIP(1)},
+	h := middleware.Must(c, []middleware.Rule{perIP(3)},
 		middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(time.Minute)),
 		middleware.WithHook(func(e middleware.Event) { events = append(events, e) }),
 		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
 	srv.Close()
-	for i, want := range []int{200, 429} {
+	for i, want := range []int{200, 200, 200, 429} { // 3 failures mark Redis down; the fallback allows 3
 		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != want {
 			t.Errorf("request %d: %d, want %d", i, res.StatusCode, want)
 		}
 	}
-	if len(events) != 2 || !errors.Is(events[0].Err, limiter.ErrBackend) || !events[0].Decision.Fallback || !events[0].Decision.Allowed ||
-		events[1].Err != nil || !events[1].Decision.Fallback || events[1].Decision.Allowed {
+	if len(events) != 4 || !errors.Is(events[0].Err, limiter.ErrBackend) || !events[0].Decision.Fallback || !events[0].Decision.Allowed ||
+		events[3].Err != nil || !events[3].Decision.Fallback || events[3].Decision.Allowed {
 		t.Errorf("events: %+v", events)
 	}
-	if len(errs) != 1 || !errors.Is(errs[0], limiter.ErrBackend) {
-		t.Errorf("errors: %v, want the one Redis failure", errs)
+	if len(errs) != 3 || !errors.Is(errs[2], limiter.ErrBackend) {
+		t.Errorf("errors: %v, want the 3 Redis failures", errs)
 	}
 }
 
@@ -324,13 +324,15 @@ func TestDefaultErrorLogLevels(t *testing.T) {
 		Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}})(ok)
 	do(h, "GET", "/users/alice", "203.0.113.9:1")
 	srv.Close()
-	do(h, "GET", "/users/alice", "203.0.113.9:1", "X-API-Key", "k")
-	do(h, "GET", "/users/alice", "203.0.113.9:1", "X-API-Key", "k") // Redis marked down: not logged again
+	for range 4 { // 3 failures, then Redis is marked down: not logged again
+		do(h, "GET", "/users/alice", "203.0.113.9:1", "X-API-Key", "k")
+	}
 	var got []string
 	for _, r := range logged {
 		got = append(got, r.Level.String()+" "+r.Message)
 	}
-	want := []string{"DEBUG rate limit: request rejected", "ERROR rate limit backend down", "ERROR rate limit decision failed"}
+	want := []string{"DEBUG rate limit: request rejected", "ERROR rate limit decision failed", "ERROR rate limit decision failed",
+		"ERROR rate limit backend down", "ERROR rate limit decision failed"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("logged %q, want %q", got, want)
 	}
