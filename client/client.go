@@ -73,11 +73,11 @@ type host struct {
 // RoundTrip sends req, waiting and retrying as the host's limits require.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	deadline := time.Now().Add(cmp(t.MaxWait, defaultMaxWait))
+	deadline := time.Now().Add(orDefault(t.MaxWait, defaultMaxWait))
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	attempts := cmp(t.MaxAttempts, defaultMaxAttempts)
+	attempts := orDefault(t.MaxAttempts, defaultMaxAttempts)
 	for attempt := 1; ; attempt++ {
 		at, seq := t.reserve(req.URL.Host)
 		if err := sleepUntil(ctx, at, deadline); err != nil {
@@ -110,8 +110,8 @@ func (t *Transport) base() http.RoundTripper {
 	return http.DefaultTransport
 }
 
-// cmp is v, or def when v is zero or negative.
-func cmp[T int | time.Duration](v, def T) T {
+// orDefault is v, or def when v is zero or negative.
+func orDefault[T int | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}

@@ -23,10 +23,9 @@ var ErrUnavailable = errors.New("ratelimit: backend marked down")
 const tripAfter = 3
 
 // breaker marks the store down after tripAfter consecutive failures, for
-// retry: meanwhile
-// decisions go to the fallback store, or fail at once with ErrUnavailable;
-// then one decision at a time probes the store, and the first success
-// brings all decisions back. Transitions are logged with slog.Default():
+// retry: meanwhile decisions go to the fallback store, or fail at once with
+// ErrUnavailable; then one decision at a time probes the store, and the
+// first success brings all decisions back. Transitions are logged with slog.Default():
 // down (with the cause) at Error, back up (with how long and how many
 // decisions were answered without Redis) at Info.
 type breaker struct {

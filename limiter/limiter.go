@@ -109,10 +109,11 @@ func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	if err := l.cfg.apply(opts, false); err != nil {
 		return nil, err
 	}
-	if _, redis := store.(*RedisStore); (redis || l.cfg.denySet) && l.cfg.denyCache > 0 {
+	_, redis := store.(*RedisStore)
+	if (redis || l.cfg.denySet) && l.cfg.denyCache > 0 {
 		l.denied = newDenyCache(l.cfg.denyCache, l.cfg.denyAge)
 	}
-	if _, redis := store.(*RedisStore); redis || l.cfg.fallback != nil {
+	if redis || l.cfg.fallback != nil {
 		l.breaker = &breaker{store: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
 	}
 	for i, r := range rules {
@@ -140,8 +141,9 @@ func (l *Limiter) Allow(ctx context.Context, rule, identity string) (Decision, e
 // (one script run on Redis). Being limited is not an error: err is non-nil
 // for an invalid check (ErrCheck) or a store failure (ErrBackend).
 //
-// After a Redis failure, Redis is marked down for the retry interval (see
-// WithRetryInterval): decisions then fail at once with ErrUnavailable
+// After 3 consecutive Redis failures, Redis is marked down for the retry
+// interval (see WithRetryInterval): decisions then fail at once with
+// ErrUnavailable
 // instead of waiting for the timeout. With WithFallback they go to the
 // fallback store instead, and a Redis failure is returned together with
 // the fallback's valid decision (Decision.Fallback set), so it can be

@@ -150,8 +150,7 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	for i := range m.rules {
 		c, ok, status, err := m.check(i, r)
 		if err != nil {
-			m.fail(Event{Request: r, Err: err, Rules: []string{m.rules[i].Name}})
-			http.Error(w, http.StatusText(status), status)
+			m.reject(w, Event{Request: r, Err: err, Rules: []string{m.rules[i].Name}}, status)
 			return
 		}
 		if ok {
@@ -168,8 +167,7 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	}
 	d, err := m.lim.Decide(r.Context(), checks...)
 	if errors.Is(err, limiter.ErrCheck) { // an invalid Plan
-		m.fail(Event{Request: r, Err: err, Rules: ruleNames(checks)})
-		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+		m.reject(w, Event{Request: r, Err: err, Rules: ruleNames(checks)}, http.StatusInternalServerError)
 		return
 	}
 	if err != nil && !d.Fallback {
@@ -241,6 +239,13 @@ func identity(fn keyfunc.KeyFunc, r *http.Request) (string, error) {
 		err = fmt.Errorf("%w: key function returned an empty identity", keyfunc.ErrNoKey)
 	}
 	return id, err
+}
+
+// reject reports a request that cannot be decided and answers it with
+// status.
+func (m *mw) reject(w http.ResponseWriter, e Event, status int) {
+	m.fail(e)
+	http.Error(w, http.StatusText(status), status)
 }
 
 // fail reports a failure to the error handler and the hook.
