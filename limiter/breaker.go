@@ -29,7 +29,7 @@ const tripAfter = 3
 // down (with the cause) at Error, back up (with how long and how many
 // decisions were answered without Redis) at Info.
 type breaker struct {
-	store, fallback Store // fallback nil: fail fast while down
+	store, fallback decider // fallback nil: fail fast while down
 	retry           time.Duration
 	downUntil       atomic.Int64 // Unix nanoseconds; 0 while up
 	probing         atomic.Bool  // one decision at a time probes a down store
@@ -39,6 +39,11 @@ type breaker struct {
 	mu    sync.Mutex // guards the transition's facts
 	since time.Time
 	cause error
+}
+
+// decider is the part of a Store the breaker uses.
+type decider interface {
+	Decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error)
 }
 
 // decide asks the store unless it is marked down. It returns the store's

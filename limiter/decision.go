@@ -13,6 +13,14 @@ type RuleResult struct {
 	// Policy is the rule's quota and window, for headers.
 	Policy algorithms.Policy
 	algorithms.Result
+	// Blocked is true when the rule denied because the client is blocked
+	// (by Limiter.Block, or by the rule's Penalty after this denial).
+	Blocked bool
+	// Token is what the store needs to give this rule's consumption back
+	// (see Limiter.Settle); stores fill it, callers leave it alone.
+	Token int64
+	// check is what was decided, for Settle.
+	check StoreCheck
 }
 
 // Decision is the outcome of a stack of checks.

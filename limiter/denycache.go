@@ -46,6 +46,7 @@ type stackID [2]uint64
 type denial struct {
 	at, until time.Time
 	results   []RuleResult
+	epoch     uint64 // forgotten when it was put
 }
 
 func newDenyCache(size int, maxAge time.Duration) *denyCache {
@@ -86,7 +87,7 @@ func (c *denyCache) get(sig stackID, now time.Time) (Decision, bool) {
 	sh := c.shard(sig)
 	sh.mu.Lock()
 	d, ok := sh.entries[sig]
-	if ok && !now.Before(d.until) {
+	if ok && (!now.Before(d.until) || d.epoch != forgotten.Load()) {
 		delete(sh.entries, sig)
 		ok = false
 	}
@@ -115,8 +116,9 @@ func shorten(wait, elapsed time.Duration) time.Duration {
 	return (left + time.Millisecond - 1).Truncate(time.Millisecond)
 }
 
-// put remembers a denial answered for a request sent at sent.
-func (c *denyCache) put(sig stackID, sent time.Time, d Decision) {
+// put remembers a denial answered for a request sent at sent, when the
+// count of Resets and Unblocks was epoch.
+func (c *denyCache) put(sig stackID, sent time.Time, epoch uint64, d Decision) {
 	wait := d.RetryAfter()
 	if wait <= time.Millisecond || wait == algorithms.Never {
 		return
@@ -141,5 +143,6 @@ func (c *denyCache) put(sig stackID, sent time.Time, d Decision) {
 		}
 	}
 	// A copy: the caller owns d.Results and may change it.
-	sh.entries[sig] = denial{at: sent, until: sent.Add(min(wait-time.Millisecond, c.maxAge)), results: slices.Clone(d.Results)}
+	sh.entries[sig] = denial{at: sent, until: sent.Add(min(wait-time.Millisecond, c.maxAge)), results: slices.Clone(d.Results),
+		epoch: epoch}
 }

@@ -53,6 +53,10 @@ func validRuleName(name string) bool {
 	return true
 }
 
+// blockSuffix ends the key of a rule's block for an identity, beside its
+// state keys (whose suffixes begin with an algorithm's code).
+const blockSuffix = "b"
+
 // key is the Redis key of one rule's state for one identity, under an
 // algorithm's key suffix.
 func (r *rule) key(prefix, identity, suffix string) string {

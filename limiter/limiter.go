@@ -21,6 +21,14 @@ import (
 type Rule struct {
 	Name      string
 	Algorithm algorithms.Algorithm
+	// Blockable makes the rule honour blocks (see Limiter.Block): each of
+	// its decisions reads one more key, in the same script run. Rules
+	// without it and without a Penalty cost nothing extra.
+	Blockable bool
+	// Penalty, when positive, blocks a client for that long each time the
+	// rule's algorithm denies it (brute-force protection); it implies
+	// Blockable. At most 10 years.
+	Penalty time.Duration
 }
 
 // Check asks one rule, by name, about one identity.
@@ -52,8 +60,10 @@ type Limiter struct {
 }
 
 type rule struct {
-	name string
-	algo *algo
+	name      string
+	algo      *algo
+	blockable bool
+	penalty   time.Duration
 }
 
 // algo is a validated algorithm and what the limiter derives from it once.
@@ -127,7 +137,10 @@ func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		if a.err != nil {
 			return nil, fmt.Errorf("%w: rule %q: %w", ratelimit.ErrConfig, r.Name, a.err)
 		}
-		l.rules[r.Name] = &rule{name: r.Name, algo: a}
+		if r.Penalty < 0 || r.Penalty > exact.MaxSpan {
+			return nil, fmt.Errorf("%w: rule %q: penalty %v outside 0 to %v", ratelimit.ErrConfig, r.Name, r.Penalty, exact.MaxSpan)
+		}
+		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: r.Penalty}
 	}
 	return l, nil
 }
@@ -157,6 +170,12 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	if err != nil {
 		return Decision{}, err
 	}
+	return l.decideChecks(ctx, sc, rules)
+}
+
+// decideChecks decides prepared checks: through the deny cache, then the
+// store (by way of the breaker); it names the results after their rules.
+func (l *Limiter) decideChecks(ctx context.Context, sc []StoreCheck, rules []checked) (Decision, error) {
 	now, err := l.now()
 	if err != nil {
 		return Decision{}, err
@@ -165,9 +184,11 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	// over (see WithDenyCache).
 	var sig stackID
 	var sent time.Time
+	var epoch uint64
 	cacheable := false
 	if l.denied != nil {
 		if sig, cacheable = l.denied.signature(sc); cacheable {
+			epoch = forgotten.Load()
 			if sent = now; sent.IsZero() {
 				sent = time.Now()
 			}
@@ -185,10 +206,10 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	}
 	for i, r := range rules {
 		res := &d.Results[i]
-		res.Rule, res.Policy, res.Limit = r.rule.name, r.algo.policy, r.algo.policy.Quota
+		res.Rule, res.Policy, res.Limit, res.check = r.rule.name, r.algo.policy, r.algo.policy.Quota, sc[i]
 	}
 	if cacheable && !d.Allowed && !d.Fallback {
-		l.denied.put(sig, sent, d)
+		l.denied.put(sig, sent, epoch, d)
 	}
 	return d, err
 }
@@ -220,6 +241,9 @@ func (l *Limiter) prepare(checks []Check, out []checked) ([]StoreCheck, []checke
 			return nil, nil, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
 		}
 		sc[i] = StoreCheck{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Cost: c.Cost, signature: a.signature}
+		if r.blockable {
+			sc[i].Blocks, sc[i].Penalty = r.key(l.cfg.prefix, c.Identity, blockSuffix), r.penalty
+		}
 		for j := range i {
 			if sc[j].Key == sc[i].Key {
 				return nil, nil, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)

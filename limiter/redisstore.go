@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"time"
 
@@ -113,32 +114,63 @@ func (s *RedisStore) paramsOf(alg algorithms.Algorithm) (script.Params, error) {
 	return p, err
 }
 
-type outcome struct {
-	d   Decision
+type outcome[T any] struct {
+	v   T
 	err error
 }
 
-// Decide implements Store within the store's timeout. It returns by then
-// even when the client would wait longer (see honoursDeadline): the
-// request then fails with the context's error while the call finishes in
-// the background, bounded by the client's own timeouts.
-func (s *RedisStore) Decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
+// within runs f within the store's timeout. It returns by then even when
+// the client would wait longer (see honoursDeadline): the call then fails
+// with the context's error while f finishes in the background, bounded by
+// the client's own timeouts.
+func within[T any](s *RedisStore, ctx context.Context, f func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	if s.honoursDeadline {
-		return s.decide(ctx, now, checks)
+		return f(ctx)
 	}
-	done := make(chan outcome, 1)
+	done := make(chan outcome[T], 1)
 	go func() {
-		d, err := s.decide(ctx, now, checks)
-		done <- outcome{d, err}
+		v, err := f(ctx)
+		done <- outcome[T]{v, err}
 	}()
 	select {
 	case o := <-done:
-		return o.d, o.err
+		return o.v, o.err
 	case <-ctx.Done():
-		return Decision{}, ctx.Err()
+		var zero T
+		return zero, ctx.Err()
 	}
+}
+
+// Decide implements Store within the store's timeout.
+func (s *RedisStore) Decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
+	return within(s, ctx, func(ctx context.Context) (Decision, error) { return s.decide(ctx, now, checks) })
+}
+
+// Refund implements Store within the store's timeout: one refund.lua run
+// per shard, concurrently.
+func (s *RedisStore) Refund(ctx context.Context, at time.Time, refunds []StoreRefund) error {
+	_, err := within(s, ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.refund(ctx, strconv.FormatInt(at.UnixMicro(), 10), refunds)
+	})
+	return err
+}
+
+// Block implements Store within the store's timeout (block.lua).
+func (s *RedisStore) Block(ctx context.Context, now time.Time, key string, d time.Duration) error {
+	_, err := within(s, ctx, func(ctx context.Context) (any, error) {
+		return script.Block().Run(ctx, s.rdb, []string{key}, script.Now(now), s.minTTL, d.Microseconds())
+	})
+	return err
+}
+
+// Delete implements Store within the store's timeout (delete.lua).
+func (s *RedisStore) Delete(ctx context.Context, keys ...string) error {
+	_, err := within(s, ctx, func(ctx context.Context) (any, error) {
+		return script.Delete().Run(ctx, s.rdb, keys)
+	})
+	return err
 }
 
 func (s *RedisStore) decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
@@ -153,7 +185,7 @@ func (s *RedisStore) decide(ctx context.Context, now time.Time, checks []StoreCh
 		return s.decideAcrossShards(ctx, now, checks, groups)
 	}
 	d := Decision{Results: make([]RuleResult, len(checks))}
-	reply, err := s.run(ctx, script.Now(now), checks, d.Results, nil)
+	reply, err := s.run(ctx, script.Now(now), checks, d.Results)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -161,10 +193,9 @@ func (s *RedisStore) decide(ctx context.Context, now time.Time, checks []StoreCh
 	return d, nil
 }
 
-// run decides checks in one script run, filling results and, unless nil,
-// the refund tokens.
-func (s *RedisStore) run(ctx context.Context, now string, checks []StoreCheck, results []RuleResult, tokens []int64) (script.Reply, error) {
-	keys := make([]string, len(checks))
+// run decides checks in one script run, filling results.
+func (s *RedisStore) run(ctx context.Context, now string, checks []StoreCheck, results []RuleResult) (script.Reply, error) {
+	keys := make([]string, len(checks), len(checks)+1)
 	args := make([]any, script.ArgsHead, script.ArgsHead+script.ArgsPerRule*len(checks))
 	args[0], args[1] = now, s.minTTL
 	var mask script.Mask
@@ -174,18 +205,24 @@ func (s *RedisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 			return script.Reply{}, err
 		}
 		keys[i] = c.Key
-		args = append(args, p.Args[0], p.Args[1], p.Args[2], p.Args[3], script.Cost(c.Cost))
+		penalty := any(script.NoBlocks)
+		if c.Blocks != "" {
+			penalty = script.Penalty(c.Penalty)
+		}
+		args = append(args, p.Args[0], p.Args[1], p.Args[2], p.Args[3], script.Cost(c.Cost), penalty)
 		mask |= p.Mask
+	}
+	for _, c := range checks {
+		if c.Blocks != "" {
+			keys = append(keys, c.Blocks)
+		}
 	}
 	v, err := script.Decision(mask).Run(ctx, s.rdb, keys, args...)
 	if err != nil {
 		s.reloadTopology(err)
 		return script.Reply{}, err
 	}
-	return script.Parse(v, len(checks), func(i int, r algorithms.Result, token int64) {
-		results[i].Result = r
-		if tokens != nil {
-			tokens[i] = token
-		}
+	return script.Parse(v, len(checks), func(i int, r script.Rule) {
+		results[i].Result, results[i].Blocked, results[i].Token = r.Result, r.Blocked, r.Token
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 )
 
@@ -50,7 +51,6 @@ func groupBy[S comparable](checks []StoreCheck, shard func(key string) S) [][]in
 type group struct {
 	checks  []StoreCheck
 	results []RuleResult
-	tokens  []int64
 	reply   script.Reply
 	err     error
 }
@@ -63,12 +63,11 @@ func (s *RedisStore) decideAcrossShards(ctx context.Context, now time.Time, chec
 			gr.checks = append(gr.checks, checks[i])
 		}
 		gr.results = make([]RuleResult, len(members))
-		gr.tokens = make([]int64, len(members))
 	}
 	// The first group fixes the instant (its node's TIME, unless passed in);
 	// the others decide at that same instant, concurrently.
 	first := &groups[0]
-	first.reply, first.err = s.run(ctx, script.Now(now), first.checks, first.results, first.tokens)
+	first.reply, first.err = s.run(ctx, script.Now(now), first.checks, first.results)
 	if first.err != nil {
 		return Decision{}, first.err
 	}
@@ -76,7 +75,7 @@ func (s *RedisStore) decideAcrossShards(ctx context.Context, now time.Time, chec
 	var wg sync.WaitGroup
 	for g := 1; g < len(groups); g++ {
 		gr := &groups[g]
-		wg.Go(func() { gr.reply, gr.err = s.run(ctx, at, gr.checks, gr.results, gr.tokens) })
+		wg.Go(func() { gr.reply, gr.err = s.run(ctx, at, gr.checks, gr.results) })
 	}
 	wg.Wait()
 
@@ -89,7 +88,7 @@ func (s *RedisStore) decideAcrossShards(ctx context.Context, now time.Time, chec
 		}
 	}
 	if !allowed {
-		s.refund(ctx, at, groups)
+		s.refundGroups(ctx, at, groups)
 	}
 	if err != nil {
 		return Decision{}, err
@@ -103,34 +102,67 @@ func (s *RedisStore) decideAcrossShards(ctx context.Context, now time.Time, chec
 	return d, nil
 }
 
-// refund gives back what the groups that allowed consumed. A refund that
-// fails leaves the consumption in place: stricter, never looser. The
+// refundGroups gives back what the groups that allowed consumed. A refund
+// that fails leaves the consumption in place: stricter, never looser. The
 // refunded rules report their Remaining from before the request.
-func (s *RedisStore) refund(ctx context.Context, at string, groups []group) {
+func (s *RedisStore) refundGroups(ctx context.Context, at string, groups []group) {
 	// The decision may have used up the caller's deadline; the refund gets
 	// its own, so a hung node cannot hang the request.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
-	var wg sync.WaitGroup
+	var refunds []StoreRefund
 	for g := range groups {
 		gr := &groups[g]
 		if gr.err != nil || !gr.reply.Allowed {
 			continue
 		}
-		keys := make([]string, 0, len(gr.checks))
-		args := []any{at, s.minTTL}
 		for i, c := range gr.checks {
-			if c.Cost == 0 {
-				continue
+			if c.Cost > 0 {
+				refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost, Token: gr.results[i].Token})
+				gr.results[i].Remaining += c.Cost
+				gr.results[i].Token = 0
 			}
-			p, _ := s.paramsOf(c.Algorithm) // encoded by run already
-			keys = append(keys, c.Key)
-			args = append(args, p.Args[0], p.Args[1], p.Args[2], p.Args[3], c.Cost, gr.tokens[i])
-			gr.results[i].Remaining += c.Cost
+		}
+	}
+	_ = s.refund(ctx, at, refunds)
+}
+
+// refund runs refund.lua once per shard of refunds, concurrently.
+func (s *RedisStore) refund(ctx context.Context, at string, refunds []StoreRefund) error {
+	checks := make([]StoreCheck, len(refunds))
+	for i, r := range refunds {
+		checks[i] = r.Check
+	}
+	groups := [][]int{make([]int, len(refunds))}
+	for i := range refunds {
+		groups[0][i] = i
+	}
+	switch s.shards {
+	case bySlot:
+		groups = groupBy(checks, slot)
+	case byTag:
+		groups = groupBy(checks, hashTag)
+	}
+	errs := make([]error, len(groups))
+	var wg sync.WaitGroup
+	for g, members := range groups {
+		keys := make([]string, 0, len(members))
+		args := make([]any, 0, script.ArgsHead+script.RefundArgsPerRule*len(members))
+		args = append(args, at, s.minTTL)
+		for _, i := range members {
+			r := refunds[i]
+			p, err := s.paramsOf(r.Check.Algorithm)
+			if err != nil {
+				return err
+			}
+			keys = append(keys, r.Check.Key)
+			args = append(args, p.Args[0], p.Args[1], p.Args[2], p.Args[3], r.Back,
+				model.RefundToken(r.Check.Algorithm, r.Check.Cost, r.Back, r.Token))
 		}
 		if len(keys) > 0 {
-			wg.Go(func() { _, _ = script.Refund().Run(ctx, s.rdb, keys, args...) })
+			wg.Go(func() { _, errs[g] = script.Refund().Run(ctx, s.rdb, keys, args...) })
 		}
 	}
 	wg.Wait()
+	return errors.Join(errs...)
 }

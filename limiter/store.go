@@ -10,14 +10,24 @@ import (
 // Store keeps rate-limit state and decides stacks of checks atomically.
 // RedisStore runs the Lua scripts; package memstore keeps state in process
 // with the algorithms' Go models. Both give the same results for the same
-// inputs.
+// inputs. A zero now, wherever a method takes one, means the store's own
+// clock (Redis TIME for Redis).
 type Store interface {
 	// Decide checks every entry of checks and, only if all allow, consumes
 	// their costs. It returns whether the stack was allowed, the instant it
 	// was decided at, and one result per check in order, of which it fills
-	// only the embedded algorithms.Result (the Limiter names the rules). A
-	// zero now means the store's own clock (Redis TIME for Redis).
+	// only the embedded algorithms.Result, Blocked and Token (the Limiter
+	// names the rules).
 	Decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error)
+	// Refund gives back units that Decide consumed at the instant at,
+	// exactly, whatever was decided on the keys since. Its refunds may
+	// span hash tags.
+	Refund(ctx context.Context, at time.Time, refunds []StoreRefund) error
+	// Block writes a block of d, from now, at key (a StoreCheck's Blocks).
+	// A longer block in place is kept.
+	Block(ctx context.Context, now time.Time, key string, d time.Duration) error
+	// Delete forgets keys, which share one hash tag.
+	Delete(ctx context.Context, keys ...string) error
 }
 
 // StoreCheck is one rule's part of a stacked decision, ready for a store.
@@ -28,6 +38,23 @@ type StoreCheck struct {
 	Algorithm algorithms.Algorithm
 	// Cost is the request's weight, >= 0.
 	Cost int
+	// Blocks is the key of the rule's block for the identity, or "" when
+	// the rule takes no blocks: while a block lasts, the rule denies with
+	// Blocked set and RetryAfter the block's time left.
+	Blocks string
+	// Penalty, for a rule with Blocks, is how long a denial by the rule's
+	// own algorithm blocks the client (0: none).
+	Penalty time.Duration
 	// signature identifies the algorithm's parameters, for the deny cache.
 	signature string
+}
+
+// StoreRefund gives back part or all of an admitted check's cost.
+type StoreRefund struct {
+	// Check is the check as decided; its Cost is what was consumed.
+	Check StoreCheck
+	// Back is how many units to give back, 1 to Check.Cost.
+	Back int
+	// Token is the Decide result's Token for the check.
+	Token int64
 }

@@ -89,3 +89,17 @@ end
 local function ttl_ms(us)
   return int(max(min_ttl, ms(us)))
 end
+
+-- clock is ARGV[1] as a number of µs since the Unix epoch, or the server's
+-- TIME when ARGV[1] is "". It returns nil and an error reply when the
+-- server refuses TIME (redis.pcall, so that the error says so).
+local function clock()
+  if ARGV[1] ~= "" then
+    return tonumber(ARGV[1])
+  end
+  local t = redis.pcall("TIME")
+  if t.err then
+    return nil, redis.error_reply("ratelimit: TIME failed: " .. t.err)
+  end
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end

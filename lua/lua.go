@@ -2,9 +2,11 @@
 // readable file per algorithm (fixed_window.lua, sliding_log.lua,
 // sliding_window.lua, token_bucket.lua, leaky_bucket.lua, gcra.lua: its
 // decision, commit and refund), helper files (lib.lua always; state.lua,
-// verdict.lua and meter.lua for the algorithms that use them), and two
+// verdict.lua and meter.lua for the algorithms that use them), and four
 // drivers: stack.lua decides a stack of rules all-or-nothing, refund.lua
-// undoes a decision's consumption (after refund_mode.lua).
+// gives back all or part of a decision's consumption (after
+// refund_mode.lua), block.lua blocks a client for a rule, delete.lua
+// forgets a client's keys.
 //
 // Each file opens with a comment naming its KEYS, ARGV and reply. The files
 // are not scripts on their own: the limiter assembles, for each set of
@@ -13,7 +15,7 @@
 // the script for a set:
 //
 //	go run ./internal/cmd/luascript gc fw > /tmp/stack.lua
-//	redis-cli --eval /tmp/stack.lua ratelimit:{demo:me}:gc , '' 1 gc 5 1000000 10 1
+//	redis-cli --eval /tmp/stack.lua ratelimit:{demo:me}:gc , '' 1 gc 5 1000000 10 1 ''
 package lua
 
 import "embed"

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
@@ -103,49 +105,162 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 		now = time.Now()
 	}
 	t := now.UnixMicro()
-	var buf [4]int
-	idx := buf[:0]
+	var buf, bbuf [4]int
+	idx, bidx := buf[:0], bbuf[:0]
+	var keyBuf [8]string
+	keys := keyBuf[:0]
 	for _, c := range checks {
-		idx = append(idx, int(maphash.String(s.seed, c.Key)%uint64(len(s.shards))))
-	}
-	locked := idx
-	if len(idx) > 1 {
-		locked = slices.Compact(slices.Sorted(slices.Values(idx)))
-	}
-	for _, i := range locked { // in ascending order: no deadlock between stacks
-		s.shards[i].mu.Lock()
-	}
-	defer func() {
-		for _, i := range locked {
-			s.shards[i].mu.Unlock()
+		idx = append(idx, s.shardOf(c.Key))
+		keys = append(keys, c.Key)
+		bidx = append(bidx, -1)
+		if c.Blocks != "" {
+			bidx[len(bidx)-1] = s.shardOf(c.Blocks)
+			keys = append(keys, c.Blocks)
 		}
-	}()
+	}
+	var lockBuf [8]int
+	defer s.unlock(s.lock(lockBuf[:0], keys...))
 
 	var outBuf [4]model.Outcome
 	outcomes := outBuf[:0]
+	var blockedBuf [4]bool
+	blocked := blockedBuf[:0]
 	allowed := true
 	for i, c := range checks {
-		e, ok := s.shards[idx[i]].entries[c.Key]
-		if ok && e.expires <= t {
-			e = entry{}
+		var o model.Outcome
+		isBlocked := false
+		if left := s.blockLeft(bidx[i], c.Blocks, t); left > 0 {
+			wait := exact.CeilMillis(left)
+			o, isBlocked = model.Outcome{Held: algorithms.Result{RetryAfter: wait, ResetAfter: wait, NextAfter: wait}}, true
+		} else {
+			o = model.Step(c.Algorithm, s.state(idx[i], c.Key, t), now, c.Cost)
+			if o.Status == model.Denied && c.Blocks != "" && c.Penalty > 0 {
+				s.putBlock(bidx[i], c.Blocks, t, t+c.Penalty.Microseconds())
+				wait := exact.CeilMillis(c.Penalty.Microseconds())
+				o.Held.RetryAfter, o.Held.ResetAfter, o.Held.NextAfter = max(o.Held.RetryAfter, wait), max(o.Held.ResetAfter, wait), max(o.Held.NextAfter, wait)
+				isBlocked = true
+			}
 		}
-		o := model.Step(c.Algorithm, e.state, now, c.Cost)
 		outcomes = append(outcomes, o)
-		allowed = allowed && o.Status == model.Allowed
+		blocked = append(blocked, isBlocked)
+		allowed = allowed && !isBlocked && o.Status == model.Allowed
 	}
 	d := limiter.Decision{Allowed: allowed, At: now, Results: make([]limiter.RuleResult, len(checks))}
 	for i, c := range checks {
-		o := &outcomes[i]
+		o, res := &outcomes[i], &d.Results[i]
+		res.Blocked = blocked[i]
 		if !allowed {
-			d.Results[i].Result = o.Held
+			res.Result = o.Held
 			continue
 		}
-		d.Results[i].Result = o.Admitted
+		res.Result = o.Admitted
 		if c.Cost > 0 {
+			res.Token = model.Token(c.Algorithm, o.Next, c.Cost)
 			s.shards[idx[i]].put(c.Key, entry{state: o.Next, expires: t + o.TTL.Microseconds()}, t, s.maxPerShard())
 		}
 	}
 	return d, nil
+}
+
+// Refund implements limiter.Store.
+func (s *Store) Refund(_ context.Context, at time.Time, refunds []limiter.StoreRefund) error {
+	t := at.UnixMicro()
+	for _, r := range refunds {
+		i := s.shardOf(r.Check.Key)
+		var lockBuf [1]int
+		locked := s.lock(lockBuf[:0], r.Check.Key)
+		sh := &s.shards[i]
+		e := sh.entries[r.Check.Key]
+		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), at, r.Back,
+			model.RefundToken(r.Check.Algorithm, r.Check.Cost, r.Back, r.Token))
+		switch {
+		case !next.Exists:
+			delete(sh.entries, r.Check.Key)
+		case ttl > 0:
+			sh.entries[r.Check.Key] = entry{state: next, expires: t + ttl.Microseconds()}
+		default:
+			sh.entries[r.Check.Key] = entry{state: next, expires: e.expires}
+		}
+		s.unlock(locked)
+	}
+	return nil
+}
+
+// Block implements limiter.Store. A zero now means time.Now().
+func (s *Store) Block(_ context.Context, now time.Time, key string, d time.Duration) error {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	t := now.UnixMicro()
+	i := s.shardOf(key)
+	var lockBuf [1]int
+	defer s.unlock(s.lock(lockBuf[:0], key))
+	until := t + d.Microseconds()
+	if left := s.blockLeft(i, key, t); t+left < until {
+		s.putBlock(i, key, t, until)
+	}
+	return nil
+}
+
+// Delete implements limiter.Store.
+func (s *Store) Delete(_ context.Context, keys ...string) error {
+	var lockBuf [8]int
+	defer s.unlock(s.lock(lockBuf[:0], keys...))
+	for _, k := range keys {
+		delete(s.shards[s.shardOf(k)].entries, k)
+	}
+	return nil
+}
+
+func (s *Store) shardOf(key string) int { return int(maphash.String(s.seed, key) % uint64(len(s.shards))) }
+
+// lock locks the shards of keys in ascending order (no deadlock between
+// stacks) and returns them, in buf, for unlock.
+func (s *Store) lock(buf []int, keys ...string) []int {
+	locked := buf[:0]
+	for _, k := range keys {
+		locked = append(locked, s.shardOf(k))
+	}
+	if len(locked) > 1 {
+		slices.Sort(locked)
+		locked = slices.Compact(locked)
+	}
+	for _, i := range locked {
+		s.shards[i].mu.Lock()
+	}
+	return locked
+}
+
+func (s *Store) unlock(locked []int) {
+	for _, i := range locked {
+		s.shards[i].mu.Unlock()
+	}
+}
+
+// state is the live state at key in shard i at t (µs); its shard is locked.
+func (s *Store) state(i int, key string, t int64) model.State {
+	e, ok := s.shards[i].entries[key]
+	if !ok || e.expires <= t {
+		return model.State{}
+	}
+	return e.state
+}
+
+// blockLeft is the time left (µs) of the block at key in shard i at t, 0
+// when none; i < 0 means no block key. A block's end is kept in TAT.
+func (s *Store) blockLeft(i int, key string, t int64) int64 {
+	if i < 0 {
+		return 0
+	}
+	if st := s.state(i, key, t); st.Exists && st.TAT > t {
+		return st.TAT - t
+	}
+	return 0
+}
+
+// putBlock writes a block until the instant until (µs) at key in shard i.
+func (s *Store) putBlock(i int, key string, t, until int64) {
+	s.shards[i].put(key, entry{state: model.State{Exists: true, TAT: until}, expires: until}, t, s.maxPerShard())
 }
 
 func (s *Store) maxPerShard() int { return max(1, s.maxKeys/len(s.shards)) }

@@ -15,9 +15,13 @@ const (
 	// minimum TTL.
 	ArgsHead = 2
 	// ArgsPerRule is how many ARGV entries each rule takes in stack.lua: the
-	// algorithm code, its three integer parameters and the cost. refund.lua
-	// takes one more (the token).
-	ArgsPerRule = 5
+	// algorithm code, its three integer parameters, the cost and the
+	// penalty (see Penalty).
+	ArgsPerRule = 6
+	// RefundArgsPerRule is how many ARGV entries each rule takes in
+	// refund.lua: the algorithm code, its three integer parameters, the
+	// units to give back and the token.
+	RefundArgsPerRule = 6
 	// ReplyHead is how many reply values come before the rules: allowed and
 	// now.
 	ReplyHead = 2
@@ -87,6 +91,14 @@ var costs = func() (c [64]any) {
 	}
 	return c
 }()
+
+// NoBlocks is the penalty argument of a rule that takes no blocks.
+const NoBlocks = ""
+
+// Penalty encodes a rule's penalty argument for a rule that takes blocks:
+// how long a denial blocks the client, in µs (0: blocks only come from
+// Block).
+func Penalty(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 
 // MinTTL encodes ARGV[2]: the shortest TTL of a written key, in whole
 // milliseconds, at least 1.

@@ -19,10 +19,22 @@ type Reply struct {
 	Now int64
 }
 
+// Rule is one rule's part of a stack.lua reply.
+type Rule struct {
+	// Result has Limit left zero: the caller knows it.
+	Result algorithms.Result
+	// Blocked is true when a block denied the rule.
+	Blocked bool
+	// Token is what refund.lua needs to give the rule's consumption back.
+	Token int64
+}
+
+// blocked is the status of a rule denied by a block.
+const blocked = -2
+
 // Parse decodes the reply of stack.lua for n rules: it calls set for each
-// rule with its result (Limit left zero: the caller knows it) and its
-// refund token.
-func Parse(v any, n int, set func(i int, r algorithms.Result, token int64)) (Reply, error) {
+// rule.
+func Parse(v any, n int, set func(i int, r Rule)) (Reply, error) {
 	vals, ok := v.([]any)
 	if !ok || len(vals) != ReplyHead+ReplyPerRule*n {
 		return Reply{}, fmt.Errorf("%w: %T of %d values for %d rules", ErrReply, v, len(vals), n)
@@ -41,13 +53,17 @@ func Parse(v any, n int, set func(i int, r algorithms.Result, token int64)) (Rep
 				return Reply{}, fmt.Errorf("%w: value %d is %T", ErrReply, at+j, vals[at+j])
 			}
 		}
-		set(i, algorithms.Result{
-			Allowed:    ints[0] == 1,
-			Remaining:  int(max(0, ints[1])),
-			RetryAfter: ms(ints[2]),
-			ResetAfter: ms(ints[3]),
-			NextAfter:  ms(ints[4]),
-		}, ints[5])
+		set(i, Rule{
+			Result: algorithms.Result{
+				Allowed:    ints[0] == 1,
+				Remaining:  int(max(0, ints[1])),
+				RetryAfter: ms(ints[2]),
+				ResetAfter: ms(ints[3]),
+				NextAfter:  ms(ints[4]),
+			},
+			Blocked: ints[0] == blocked,
+			Token:   ints[5],
+		})
 	}
 	return reply, nil
 }

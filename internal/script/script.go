@@ -39,7 +39,7 @@ var decisions [1 << 8]func() *Script
 
 func init() {
 	for m := range decisions {
-		decisions[m] = sync.OnceValue(func() *Script { return newScript(Source(Mask(m), false)) })
+		decisions[m] = sync.OnceValue(func() *Script { return newScript(Source(Mask(m), "stack.lua")) })
 	}
 }
 
@@ -48,13 +48,20 @@ func init() {
 func Decision(m Mask) *Script { return decisions[m&All]() }
 
 // Refund returns the refund script (refund.lua) for every algorithm.
-var Refund = sync.OnceValue(func() *Script { return newScript(Source(All, true)) })
+var Refund = sync.OnceValue(func() *Script { return newScript(Source(All, "refund.lua")) })
+
+// Block returns the script that blocks a client for a rule (block.lua).
+var Block = sync.OnceValue(func() *Script { return newScript(Source(0, "block.lua")) })
+
+// Delete returns the script that deletes keys of one hash tag (delete.lua).
+var Delete = sync.OnceValue(func() *Script { return newScript(Source(0, "delete.lua")) })
 
 // Source assembles a script: the layout header, lib.lua, refund_mode.lua
-// for a refund script, the helpers and algorithm files in m, and the driver
-// (stack.lua, or refund.lua). Comment lines and blank lines are left out:
-// less to send after NOSCRIPT.
-func Source(m Mask, refund bool) string {
+// for a refund script, the helpers and algorithm files in m, and the
+// driver: stack.lua, refund.lua, block.lua or delete.lua. Comment lines and blank
+// lines are left out: less to send after NOSCRIPT.
+func Source(m Mask, driver string) string {
+	refund := driver == "refund.lua"
 	names := []string{"lib.lua"}
 	if refund {
 		names = append(names, "refund_mode.lua")
@@ -72,14 +79,10 @@ func Source(m Mask, refund bool) string {
 		}
 	}
 	names = append(names, files...)
-	if refund {
-		names = append(names, "refund.lua")
-	} else {
-		names = append(names, "stack.lua")
-	}
+	names = append(names, driver)
 	var b strings.Builder
-	fmt.Fprintf(&b, "local ARGS_HEAD, ARGS_PER_RULE, REPLY_HEAD, REPLY_PER_RULE = %d, %d, %d, %d\n",
-		ArgsHead, ArgsPerRule, ReplyHead, ReplyPerRule)
+	fmt.Fprintf(&b, "local ARGS_HEAD, ARGS_PER_RULE, REFUND_ARGS_PER_RULE, REPLY_HEAD, REPLY_PER_RULE = %d, %d, %d, %d, %d\n",
+		ArgsHead, ArgsPerRule, RefundArgsPerRule, ReplyHead, ReplyPerRule)
 	for _, name := range names {
 		src, err := fs.ReadFile(lua.Files, name)
 		if err != nil {

@@ -19,10 +19,10 @@ import (
 // and every file is used by some script.
 func TestEveryFileDocumentsItsInterface(t *testing.T) {
 	names, err := fs.Glob(lua.Files, "*.lua")
-	if err != nil || len(names) != 13 {
-		t.Fatalf("found %v (%v), want 13 .lua files", names, err)
+	if err != nil || len(names) != 15 {
+		t.Fatalf("found %v (%v), want 15 .lua files", names, err)
 	}
-	everything := Source(All, false) + Source(All, true)
+	everything := Source(All, "stack.lua") + Source(All, "refund.lua") + Block().Source() + Delete().Source()
 	for _, name := range names {
 		src, err := fs.ReadFile(lua.Files, name)
 		if err != nil {
@@ -68,10 +68,12 @@ func TestEveryScriptLoads(t *testing.T) {
 		}
 		seen[s.Hash()] = true
 	}
-	if err := rdb.ScriptLoad(context.Background(), Refund().Source()).Err(); err != nil {
-		t.Fatal(err)
+	for _, s := range []*Script{Refund(), Block(), Delete()} {
+		if err := rdb.ScriptLoad(context.Background(), s.Source()).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, src := range []string{Source(All, false), Source(All, true)} {
+	for _, src := range []string{Source(All, "stack.lua"), Source(All, "refund.lua"), Block().Source()} {
 		if strings.Contains(src, "\n--") || strings.Contains(src, "\n\n") {
 			t.Error("an assembled script keeps comment or blank lines")
 		}
@@ -140,23 +142,23 @@ func TestReplyLayoutAgrees(t *testing.T) {
 		args := []any{Now(time.UnixMicro(1_795_000_000_000_000)), MinTTL(0)}
 		for i := range n {
 			keys[i] = fmt.Sprintf("{t}:%d:%d", n, i)
-			args = append(args, gc.Args[0], gc.Args[1], gc.Args[2], gc.Args[3], Cost(1))
+			args = append(args, gc.Args[0], gc.Args[1], gc.Args[2], gc.Args[3], Cost(1), NoBlocks)
 		}
 		v, err := Decision(gc.Mask).Run(context.Background(), rdb, keys, args...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		calls := 0
-		reply, err := Parse(v, n, func(i int, r algorithms.Result, token int64) {
+		reply, err := Parse(v, n, func(i int, r Rule) {
 			calls++
-			if !r.Allowed || r.Remaining != 1 || token <= 0 {
-				t.Errorf("rule %d: %+v token %d", i, r, token)
+			if !r.Result.Allowed || r.Result.Remaining != 1 || r.Token <= 0 || r.Blocked {
+				t.Errorf("rule %d: %+v", i, r)
 			}
 		})
 		if err != nil || calls != n || !reply.Allowed || reply.Now != 1_795_000_000_000_000 {
 			t.Fatalf("%d rules: %+v, %d calls, %v", n, reply, calls, err)
 		}
-		if _, err := Parse(v, n+1, func(int, algorithms.Result, int64) {}); err == nil {
+		if _, err := Parse(v, n+1, func(int, Rule) {}); err == nil {
 			t.Errorf("%d rules parsed as %d", n, n+1)
 		}
 	}

@@ -5,8 +5,11 @@ import (
 	"testing"
 )
 
-// maxExported is the budget of exported names the library keeps to.
-const maxExported = 100
+// maxExported is the budget of exported names the library keeps to: 100
+// for deciding, keys, headers and stores, and room for what users deploy
+// on top (operator controls, settlement, shaping), which adds methods to
+// the Limiter and to every Store.
+const maxExported = 130
 
 func TestExportedNames(t *testing.T) {
 	names, err := exported("../../..")

@@ -2,8 +2,9 @@
 // of algorithms, to read it or run it with redis-cli:
 //
 //	go run ./internal/cmd/luascript gc fw > /tmp/stack.lua
-//	redis-cli --eval /tmp/stack.lua ratelimit:{demo:me}:gc , '' 1 gc 5 1000000 10 1
+//	redis-cli --eval /tmp/stack.lua ratelimit:{demo:me}:gc , '' 1 gc 5 1000000 10 1 ''
 //	go run ./internal/cmd/luascript -refund > /tmp/refund.lua
+//	go run ./internal/cmd/luascript -block > /tmp/block.lua
 //
 // Codes: fw (fixed window), sl (sliding log), sw (sliding window), tb
 // (token bucket), lb (leaky bucket), gc (GCRA); none means all six.
@@ -19,8 +20,9 @@ import (
 
 func main() {
 	refund := flag.Bool("refund", false, "print the refund script (for every algorithm)")
+	block := flag.Bool("block", false, "print the block script")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: luascript [-refund] [fw|sl|sw|tb|lb|gc ...]")
+		fmt.Fprintln(os.Stderr, "usage: luascript [-refund | -block] [fw|sl|sw|tb|lb|gc ...]")
 	}
 	flag.Parse()
 	m, ok := script.MaskOf(flag.Args()...)
@@ -28,8 +30,15 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if m == 0 || *refund {
-		m = script.All
+	switch {
+	case *block:
+		fmt.Print(script.Block().Source())
+	case *refund:
+		fmt.Print(script.Refund().Source())
+	default:
+		if m == 0 {
+			m = script.All
+		}
+		fmt.Print(script.Decision(m).Source())
 	}
-	fmt.Print(script.Source(m, *refund))
 }

@@ -1,0 +1,100 @@
+package limiter
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+)
+
+// forgotten counts the Resets and Unblocks made in this process: a deny
+// cache entry older than the last one is not trusted, so an operator's
+// reset or unblock takes effect at once on the instance that made it (and
+// within the deny cache's maxAge on the others), whichever Limiter made it.
+var forgotten atomic.Uint64
+
+// Status reports a rule's state for identity without consuming anything
+// (a check of cost 0): the quota page of an account. A blocked client
+// reports Blocked. For a per-check algorithm (a plan), Decide a Check of
+// cost 0 with that Algorithm.
+func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, error) {
+	return l.Decide(ctx, Check{Rule: rule, Identity: identity})
+}
+
+// Reset forgets a rule's state for identity, and its block: the client
+// starts afresh, on every instance (within the deny cache's maxAge; at once
+// on this one). State kept under per-check algorithms (plans) has keys of
+// its own: name those algorithms too.
+func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
+	r, err := l.operand(rule, identity)
+	if err != nil {
+		return err
+	}
+	keys := []string{r.key(l.cfg.prefix, identity, r.algo.suffix), r.key(l.cfg.prefix, identity, blockSuffix)}
+	for _, alg := range plans {
+		a := l.algoOf(alg)
+		if a.err != nil {
+			return fmt.Errorf("%w: rule %q: %w", ErrCheck, rule, a.err)
+		}
+		keys = append(keys, r.key(l.cfg.prefix, identity, a.suffix))
+	}
+	defer forgotten.Add(1)
+	if err := l.store.Delete(ctx, keys...); err != nil {
+		return backendError(err)
+	}
+	return nil
+}
+
+// Block makes a Blockable rule (or one with a Penalty) deny identity for
+// d, on every instance, whatever its algorithm says: a ban. The denials
+// report Blocked, with RetryAfter the block's time left. A longer block
+// already in place is kept. d is at most 10 years.
+func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Duration) error {
+	r, err := l.operand(rule, identity)
+	if err != nil {
+		return err
+	}
+	if !r.blockable {
+		return fmt.Errorf("%w: rule %q is not Blockable", ErrCheck, rule)
+	}
+	if d <= 0 || d > exact.MaxSpan {
+		return fmt.Errorf("%w: rule %q: block of %v outside 0 to %v", ErrCheck, rule, d, exact.MaxSpan)
+	}
+	now, err := l.now()
+	if err != nil {
+		return err
+	}
+	if err := l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), d); err != nil {
+		return backendError(err)
+	}
+	return nil
+}
+
+// Unblock lifts identity's block on a rule, whether Block or a Penalty set
+// it, leaving its other state alone; like Reset, at once on this instance.
+func (l *Limiter) Unblock(ctx context.Context, rule, identity string) error {
+	r, err := l.operand(rule, identity)
+	if err != nil {
+		return err
+	}
+	defer forgotten.Add(1)
+	if err := l.store.Delete(ctx, r.key(l.cfg.prefix, identity, blockSuffix)); err != nil {
+		return backendError(err)
+	}
+	return nil
+}
+
+// operand is the rule an operator's call names, with its identity checked.
+func (l *Limiter) operand(rule, identity string) (*rule, error) {
+	r := l.rules[rule]
+	if r == nil {
+		return nil, fmt.Errorf("%w: no rule %q", ErrCheck, rule)
+	}
+	if identity == "" {
+		return nil, fmt.Errorf("%w: rule %q: empty identity", ErrCheck, rule)
+	}
+	return r, nil
+}

@@ -1,0 +1,69 @@
+package limiter
+
+import (
+	"context"
+	"fmt"
+)
+
+// Settle charges an allowed decision's rules their final costs, once they
+// are known (after the response): final[i] replaces the cost of
+// d.Results[i]. Less than the cost gives the difference back, exactly (a
+// login rule that charges every attempt and settles successes at 0 counts
+// only failures; a reservation of the most a request can use gives back
+// what it did not); more charges the difference as a further decision,
+// which the rules may deny: the returned Decision says (Allowed true when
+// nothing more was charged). Settling a denied decision changes nothing.
+//
+// Settle runs against the store that decided (the fallback, for a
+// Decision.Fallback). Like a decision, it runs once and is never retried:
+// a give-back lost to a Redis failure leaves the charge in place (stricter,
+// never looser), reported as an ErrBackend error. Settle a decision once.
+func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decision, error) {
+	if !d.Allowed {
+		return Decision{Allowed: true, At: d.At}, nil
+	}
+	if len(final) != len(d.Results) {
+		return Decision{}, fmt.Errorf("%w: %d final costs for %d rules", ErrCheck, len(final), len(d.Results))
+	}
+	var refunds []StoreRefund
+	var extra []StoreCheck
+	var names []checked
+	for i, res := range d.Results {
+		c, f := res.check, final[i]
+		switch {
+		case c.Key == "":
+			return Decision{}, fmt.Errorf("%w: rule %q: not decided by this Limiter", ErrCheck, res.Rule)
+		case f < 0:
+			return Decision{}, fmt.Errorf("%w: rule %q: negative final cost %d", ErrCheck, res.Rule, f)
+		case f < c.Cost:
+			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token})
+		case f > c.Cost:
+			r := l.rules[res.Rule]
+			a := r.algo
+			if c.signature != a.signature {
+				a = l.algoOf(c.Algorithm) // a per-check algorithm, cached
+			}
+			c.Cost = f - c.Cost
+			extra = append(extra, c)
+			names = append(names, checked{rule: r, algo: a})
+		}
+	}
+	var err error
+	if len(refunds) > 0 {
+		store := l.store
+		if d.Fallback {
+			store = l.cfg.fallback
+		}
+		if err = store.Refund(ctx, d.At, refunds); err != nil {
+			err = backendError(err)
+		}
+	}
+	if len(extra) == 0 {
+		return Decision{Allowed: true, At: d.At}, err
+	}
+	more, moreErr := l.decideChecks(ctx, extra, names)
+	if err == nil {
+		err = moreErr
+	}
+	return more, err
+}
