@@ -14,8 +14,8 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
-// TestCluster runs the behaviour tables, the all-or-nothing stacks and the
-// concurrency exactness tests on a real 3-master Redis Cluster, directly and
+// TestCluster runs the behaviour tables, the all-or-nothing stacks, the
+// operator controls, settlement and the concurrency exactness tests on a real 3-master Redis Cluster, directly and
 // through go-redis's AutoPipeliner (both faces).
 func TestCluster(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
@@ -66,6 +66,9 @@ func TestCluster(t *testing.T) {
 				}
 			}
 		})
+
+		t.Run(client.name+"/operator controls", func(t *testing.T) { operatorTable(t, store, "op-"+client.name[:4]) })
+		t.Run(client.name+"/settle across slots", func(t *testing.T) { settleTable(t, store, "settle-"+client.name[:4]) })
 
 		t.Run(client.name+"/64 goroutines admit exactly the limit", func(t *testing.T) {
 			for i, r := range ruletest.Six(100) {

@@ -110,3 +110,80 @@ func ExampleLimiter_Allow() {
 	// run job
 	// wait 1s
 }
+
+// Operator controls: a ban on every instance, lifted; a client's state
+// forgotten; a quota page that consumes nothing.
+func ExampleLimiter_Block() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	admin, err := limiter.New(rdb, []limiter.Rule{
+		{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}, Blockable: true},
+	})
+	if err != nil {
+		panic(err)
+	}
+	show := func(what string) {
+		d, err := admin.Status(ctx, "per-ip", "203.0.113.9")
+		if err != nil {
+			panic(err)
+		}
+		r := d.Results[0]
+		fmt.Printf("%-8s allowed=%v blocked=%v remaining=%d retry=%v\n", what, r.Allowed, r.Blocked, r.Remaining, r.RetryAfter)
+	}
+	_, _ = admin.Allow(ctx, "per-ip", "203.0.113.9")
+	show("used 1")
+	if err := admin.Block(ctx, "per-ip", "203.0.113.9", 24*time.Hour); err != nil { // ban on every instance
+		panic(err)
+	}
+	show("banned")
+	if err := admin.Unblock(ctx, "per-ip", "203.0.113.9"); err != nil {
+		panic(err)
+	}
+	show("unbanned")
+	if err := admin.Reset(ctx, "per-ip", "203.0.113.9"); err != nil { // forget counters and block
+		panic(err)
+	}
+	show("reset")
+	// Output:
+	// used 1   allowed=true blocked=false remaining=99 retry=0s
+	// banned   allowed=false blocked=true remaining=0 retry=24h0m0s
+	// unbanned allowed=true blocked=false remaining=99 retry=0s
+	// reset    allowed=true blocked=false remaining=100 retry=0s
+}
+
+// Settlement: reserve the most a request can cost, then charge what it
+// used once known (tokens generated, say); the rest is given back exactly.
+func ExampleLimiter_Settle() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	lim, err := limiter.New(rdb, []limiter.Rule{
+		{Name: "tokens", Algorithm: algorithms.TokenBucket{Capacity: 10_000, Rate: 1_000, Period: time.Minute}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	d, err := lim.Decide(ctx, limiter.Check{Rule: "tokens", Identity: "acme", Cost: 4_000}) // max_tokens
+	if err != nil || !d.Allowed {
+		panic("refused")
+	}
+	fmt.Println("reserved, remaining", d.Results[0].Remaining)
+	used := 1_234 // known once the response is generated
+	if _, err := lim.Settle(ctx, d, used); err != nil {
+		panic(err)
+	}
+	st, _ := lim.Status(ctx, "tokens", "acme")
+	fmt.Println("settled, remaining", st.Results[0].Remaining)
+	// Output:
+	// reserved, remaining 6000
+	// settled, remaining 8766
+}

@@ -10,9 +10,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 )
 
-// forgotten counts the Resets and Unblocks made in this process: a deny
-// cache entry older than the last one is not trusted, so an operator's
-// reset or unblock takes effect at once on the instance that made it (and
+// forgotten counts the Resets, Blocks and Unblocks made in this process: a
+// deny cache entry older than the last one is not trusted, so an
+// operator's call takes effect at once on the instance that made it (and
 // within the deny cache's maxAge on the others), whichever Limiter made it.
 var forgotten atomic.Uint64
 
@@ -67,6 +67,7 @@ func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Durat
 	if err != nil {
 		return err
 	}
+	defer forgotten.Add(1)
 	if err := l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), d); err != nil {
 		return backendError(err)
 	}

@@ -31,6 +31,10 @@ type problem struct {
 	// seconds; absent when the request's cost exceeds a rule's limit and
 	// waiting cannot help.
 	RetryAfter int64 `json:"retry_after,omitempty"`
+	// Blocked, an extension, names the violated policies that refused the
+	// request because the client is blocked (limiter.Limiter.Block, or a
+	// rule's Penalty), not because its quota ran out.
+	Blocked []string `json:"blocked,omitempty"`
 }
 
 // deny answers 429 Too Many Requests with a short body: a quota-exceeded
@@ -44,11 +48,18 @@ func deny(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
 			p.ViolatedPolicies = append(p.ViolatedPolicies, res.Rule)
 			impossible = impossible || res.Impossible()
 		}
+		if res.Blocked {
+			p.Blocked = append(p.Blocked, res.Rule)
+		}
 	}
 	rules := strings.Join(p.ViolatedPolicies, ", ")
-	if impossible {
+	switch {
+	case impossible:
 		p.Detail = fmt.Sprintf("request cost exceeds what rate limit %s can ever admit", rules)
-	} else {
+	case len(p.Blocked) > 0:
+		p.RetryAfter = exact.RetrySeconds(d.RetryAfter())
+		p.Detail = fmt.Sprintf("client blocked by rate limit %s; retry in %d s", strings.Join(p.Blocked, ", "), p.RetryAfter)
+	default:
 		p.RetryAfter = exact.RetrySeconds(d.RetryAfter())
 		p.Detail = fmt.Sprintf("rate limit %s exceeded; retry in %d s", rules, p.RetryAfter)
 	}

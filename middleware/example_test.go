@@ -120,3 +120,38 @@ func ExampleWithLimiterOptions() {
 	// 200 remaining=0 retry-after=""
 	// 429 remaining=0 retry-after="60"
 }
+
+// A login rule that counts only failed attempts: the cost is settled after
+// the response, 1 for a 401 and 0 otherwise; once 3 failures are spent,
+// the client is blocked for 15 minutes.
+func ExampleRule_settle() {
+	rdb, stop := newRedis()
+	defer stop()
+
+	loginLimit := middleware.Must(rdb, []middleware.Rule{{
+		Name: "login", Key: keyfunc.IP(),
+		Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Minute},
+		Settle: func(_ *http.Request, status int, _ int64) int {
+			if status == http.StatusUnauthorized {
+				return 1
+			}
+			return 0
+		},
+		Penalty: 15 * time.Minute,
+	}})
+	wrongPassword := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "wrong password", http.StatusUnauthorized)
+	})
+	get(loginLimit(http.HandlerFunc(getItem)), "/login", 5) // successful logins: free
+	get(loginLimit(wrongPassword), "/login", 4)
+	// Output:
+	// 200 remaining=2 retry-after=""
+	// 200 remaining=2 retry-after=""
+	// 200 remaining=2 retry-after=""
+	// 200 remaining=2 retry-after=""
+	// 200 remaining=2 retry-after=""
+	// 401 remaining=2 retry-after=""
+	// 401 remaining=1 retry-after=""
+	// 401 remaining=0 retry-after=""
+	// 429 remaining=0 retry-after="900"
+}

@@ -48,6 +48,17 @@ type Rule struct {
 	// sit this rule out. By default such a request is rejected with the key
 	// error status (401, see WithKeyErrorStatus).
 	Optional bool
+	// Settle, when set, is the request's final cost once the response is
+	// known (its status, and the body bytes written): the difference from
+	// Cost is given back or charged after the handler returns (see
+	// limiter.Limiter.Settle). A login rule that counts only failures:
+	// Settle returns 1 for a 401 and 0 otherwise. Negative means 0.
+	Settle func(r *http.Request, status int, written int64) int
+	// Blockable makes the rule honour blocks set with limiter.Limiter.Block
+	// (see limiter.Rule); Penalty blocks a client for that long each time
+	// the rule denies it.
+	Blockable bool
+	Penalty   time.Duration
 }
 
 // Event describes one decision or failure, for metrics.
@@ -107,7 +118,7 @@ func build(rules []Rule, opts []Option, newLimiter func([]limiter.Rule, []limite
 		if r.Key == nil {
 			return nil, fmt.Errorf("%w: rule %q: no Key function", ratelimit.ErrConfig, r.Name)
 		}
-		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm}
+		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Blockable: r.Blockable, Penalty: r.Penalty}
 	}
 	lim, err := newLimiter(lrules, cfg.limiterOpts)
 	if err != nil {
@@ -147,6 +158,8 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		}
 	}
 	checks := make([]limiter.Check, 0, len(m.rules))
+	var buf [4]int
+	rules := buf[:0] // the rule of each check
 	for i := range m.rules {
 		c, ok, status, err := m.check(i, r)
 		if err != nil {
@@ -155,6 +168,7 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		}
 		if ok {
 			checks = append(checks, c)
+			rules = append(rules, i)
 		}
 	}
 	if len(checks) == 0 {
@@ -191,6 +205,10 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 			Rules: ruleNames(checks), Duration: since(start)})
 	}
 	m.cfg.headers.Write(w.Header(), d)
+	if d.Allowed && m.settles(rules) {
+		m.serveSettled(w, r, next, d, checks, rules)
+		return
+	}
 	if d.Allowed || shadow {
 		if shadow && m.cfg.headers.RetryAfter != "" {
 			w.Header().Del(m.cfg.headers.RetryAfter) // the request goes through

@@ -61,6 +61,7 @@ type Problem struct {
 	Status              int
 	ViolatedPolicies    []string `json:"violated-policies"`
 	RetryAfter          int64    `json:"retry_after"`
+	Blocked             []string `json:"blocked"`
 }
 
 // BenchHook measures the middleware on the memstore (no network hides the

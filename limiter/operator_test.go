@@ -1,0 +1,203 @@
+package limiter_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+)
+
+// everyStore returns a fresh store of each kind the tests run on: the
+// memstore, miniredis and, when available, a real redis-server.
+func everyStore(t *testing.T) map[string]limiter.Store {
+	stores := map[string]limiter.Store{"memstore": memstore.Must()}
+	for _, b := range redistest.Backends(t) {
+		stores[b.Name] = mustStore(limiter.NewRedisStore(b.Client, limiter.WithMinTTL(time.Hour)))
+	}
+	return stores
+}
+
+func TestOperatorControls(t *testing.T) {
+	for name, store := range everyStore(t) {
+		t.Run(name, func(t *testing.T) { operatorTable(t, store, fmt.Sprintf("op%d", time.Now().UnixNano())) })
+	}
+}
+
+// operatorTable runs the operator controls against store, with a clock
+// moved by hand: a login rule of 3 a minute with a 10-minute penalty, and
+// an api rule of 5 a minute that honours blocks.
+func operatorTable(t *testing.T, store limiter.Store, prefix string) {
+	now := bases[0]
+	rules := []limiter.Rule{
+		{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Minute}, Penalty: 10 * time.Minute},
+		{Name: "api", Algorithm: algorithms.SlidingWindow{Limit: 5, Window: time.Minute}, Blockable: true},
+		{Name: "plain", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Minute, Burst: 1}},
+	}
+	opts := []limiter.Option{limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix), limiter.WithDenyCache(100, time.Hour)}
+	lim, err := limiter.NewWithStore(store, rules, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another instance: its Unblock and Reset reach lim's deny cache at once.
+	admin, _ := limiter.NewWithStore(store, rules, opts...)
+	type want struct {
+		allowed, blocked bool
+		remaining        int
+		retry            time.Duration
+	}
+	check := func(step string, d limiter.Decision, err error, w want) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		r := d.Results[0]
+		got := want{d.Allowed, r.Blocked, r.Remaining, r.RetryAfter}
+		if got != w {
+			t.Errorf("%s: got %+v, want %+v", step, got, w)
+		}
+	}
+	for i := range 3 {
+		d, err := lim.Allow(ctx, "login", "mallory")
+		check(fmt.Sprintf("login %d", i+1), d, err, want{true, false, 2 - i, 0})
+	}
+	d, err := lim.Allow(ctx, "login", "mallory")
+	check("4th login: denied, and blocked for the penalty", d, err, want{false, true, 0, 10 * time.Minute})
+	now = now.Add(2 * time.Minute) // a new window: the block outlasts it
+	d, err = lim.Allow(ctx, "login", "mallory")
+	check("after the window", d, err, want{false, true, 0, 8 * time.Minute})
+	d, err = lim.Status(ctx, "login", "mallory")
+	check("status", d, err, want{false, true, 0, 8 * time.Minute})
+	if err := admin.Unblock(ctx, "login", "mallory"); err != nil {
+		t.Fatal(err)
+	}
+	d, err = lim.Allow(ctx, "login", "mallory")
+	check("unblocked by another instance", d, err, want{true, false, 2, 0})
+
+	for range 5 {
+		if d, err := lim.Allow(ctx, "api", "bob"); err != nil || !d.Allowed {
+			t.Fatalf("api: %+v %v", d, err)
+		}
+	}
+	d, err = lim.Allow(ctx, "api", "bob")
+	check("api over its limit: denied, no penalty", d, err, want{false, false, 0, 60*time.Second + time.Millisecond})
+	if err := admin.Block(ctx, "api", "bob", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Block(ctx, "api", "bob", time.Minute); err != nil { // shorter: the hour stays
+		t.Fatal(err)
+	}
+	d, err = lim.Allow(ctx, "api", "bob")
+	check("blocked for an hour", d, err, want{false, true, 0, time.Hour})
+	d, err = lim.Allow(ctx, "api", "alice")
+	check("others unaffected", d, err, want{true, false, 4, 0})
+	if err := admin.Reset(ctx, "api", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	d, err = lim.Allow(ctx, "api", "bob")
+	check("reset: counters and block gone", d, err, want{true, false, 4, 0})
+
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"not blockable", admin.Block(ctx, "plain", "bob", time.Hour)},
+		{"no duration", admin.Block(ctx, "api", "bob", 0)},
+		{"unknown rule", admin.Reset(ctx, "nope", "bob")},
+		{"empty identity", admin.Unblock(ctx, "api", "")},
+	} {
+		if !errors.Is(tc.err, limiter.ErrCheck) {
+			t.Errorf("%s: %v, want ErrCheck", tc.name, tc.err)
+		}
+	}
+}
+
+func TestSettle(t *testing.T) {
+	for name, store := range everyStore(t) {
+		t.Run(name, func(t *testing.T) { settleTable(t, store, fmt.Sprintf("settle%d", time.Now().UnixNano())) })
+	}
+}
+
+// settleTable checks on store that settling gives back exactly, for every
+// algorithm and for stacks: a login rule of 5 admits any number of
+// successful logins (settled at 0) and exactly 5 failures (settled at 1);
+// a reservation of 4 settled at 1 leaves limit-1; a settlement above the
+// reservation charges the difference, or is denied beyond the limit.
+func settleTable(t *testing.T, store limiter.Store, prefix string) {
+	now := bases[1]
+	rules := ruletest.Six(5)
+	lim, err := limiter.NewWithStore(store, rules, limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle := func(d limiter.Decision, final ...int) limiter.Decision {
+		t.Helper()
+		more, err := lim.Settle(ctx, d, final...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return more
+	}
+	for _, r := range rules {
+		failures, successes := 0, 0
+		for i := range 40 {
+			now = now.Add(time.Microsecond)
+			d, err := lim.Allow(ctx, r.Name, "login")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !d.Allowed {
+				continue
+			}
+			if i%4 == 3 { // a failed login
+				failures++
+				settle(d, 1)
+			} else {
+				successes++
+				settle(d, 0)
+			}
+		}
+		if failures != 5 || successes != 15 {
+			t.Errorf("%s: %d failures and %d successes admitted, want 5 and 15 (all until the 5th failure)", r.Name, failures, successes)
+		}
+
+		d, err := lim.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "reserve", Cost: 4})
+		if err != nil || !d.Allowed {
+			t.Fatalf("%s: reserve 4: %+v %v", r.Name, d, err)
+		}
+		settle(d, 1)
+		st, _ := lim.Status(ctx, r.Name, "reserve")
+		if got := st.Results[0].Remaining; got != 4 {
+			t.Errorf("%s: reserved 4, settled at 1: %d remaining, want 4", r.Name, got)
+		}
+		d, _ = lim.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "reserve", Cost: 1})
+		if more := settle(d, 3); !more.Allowed || more.Results[0].Remaining != 1 {
+			t.Errorf("%s: 1 settled at 3: %+v, want 2 more charged, 1 remaining", r.Name, more)
+		}
+		d, _ = lim.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "reserve", Cost: 1})
+		if more := settle(d, 5); more.Allowed {
+			t.Errorf("%s: 4 more beyond the limit were charged: %+v", r.Name, more)
+		}
+	}
+
+	// A stack gives back per rule; a denied decision settles nothing.
+	d, err := lim.Decide(ctx, ruletest.Checks(rules, "stack", 3)...)
+	if err != nil || !d.Allowed {
+		t.Fatal(d, err)
+	}
+	settle(d, 0, 1, 2, 3, 0, 1)
+	st, _ := lim.Decide(ctx, ruletest.Checks(rules, "stack", 0)...)
+	for i, want := range []int{5, 4, 3, 2, 5, 4} {
+		if got := st.Results[i].Remaining; got != want {
+			t.Errorf("stack: %s has %d remaining, want %d", rules[i].Name, got, want)
+		}
+	}
+	if _, err := lim.Settle(ctx, st, 1); !errors.Is(err, limiter.ErrCheck) {
+		t.Errorf("settling 6 rules with 1 cost: %v, want ErrCheck", err)
+	}
+}

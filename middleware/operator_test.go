@@ -1,0 +1,139 @@
+package middleware_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/headers"
+	"github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+)
+
+// login answers 401 unless the password header is right.
+var login = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Password") != "secret" {
+		http.Error(w, "wrong password", http.StatusUnauthorized)
+		return
+	}
+	_, _ = w.Write([]byte("welcome"))
+})
+
+// A login rule of 5 a minute that counts only failures (Settle) admits any
+// number of successful logins and exactly 5 failures, then refuses with
+// the headers of the rule; a penalty then blocks the client for 15
+// minutes, reported in the problem body.
+func TestLoginCountsOnlyFailures(t *testing.T) {
+	for _, b := range redistest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			rule := middleware.Rule{
+				Name: "login", Key: keyfunc.IP(),
+				Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute},
+				Settle: func(_ *http.Request, status int, _ int64) int {
+					if status == http.StatusUnauthorized {
+						return 1
+					}
+					return 0
+				},
+				Penalty: 15 * time.Minute,
+			}
+			h := middleware.Must(b.Client, []middleware.Rule{rule}, clock(), middleware.WithHeaders(headers.Both),
+				middleware.WithLimiterOptions(limiter.WithPrefix(fmt.Sprintf("login%d", time.Now().UnixNano()))))(login)
+			for i := range 50 {
+				if res := do(h, "POST", "/login", "203.0.113.7:1", "Password", "secret"); res.StatusCode != 200 {
+					t.Fatalf("successful login %d: %d", i, res.StatusCode)
+				}
+			}
+			for i := range 5 {
+				res := do(h, "POST", "/login", "203.0.113.7:1", "Password", "guess")
+				if res.StatusCode != http.StatusUnauthorized {
+					t.Fatalf("failed login %d: %d, want 401", i, res.StatusCode)
+				}
+			}
+			res := do(h, "POST", "/login", "203.0.113.7:1", "Password", "secret", "Accept", "application/json")
+			if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "900" {
+				t.Fatalf("after 5 failures: %d, Retry-After %q; want 429 and the 15-minute penalty", res.StatusCode, res.Header.Get("Retry-After"))
+			}
+			var p mwtest.Problem
+			if err := json.NewDecoder(res.Body).Decode(&p); err != nil || !slices.Equal(p.Blocked, []string{"login"}) || p.RetryAfter != 900 {
+				t.Errorf("problem %+v %v, want the login rule blocked for 900 s", p, err)
+			}
+			if got := res.Header.Get("RateLimit"); got != `"login";r=0;t=900` {
+				t.Errorf("RateLimit %q", got)
+			}
+			if res := do(h, "POST", "/login", "198.51.100.1:1", "Password", "guess"); res.StatusCode != http.StatusUnauthorized {
+				t.Errorf("another client: %d, want 401 (not limited)", res.StatusCode)
+			}
+		})
+	}
+}
+
+// A ban set through another limiter with the same prefix refuses the client
+// at once, on every route its rule guards.
+func TestBlockThroughTheMiddleware(t *testing.T) {
+	_, c := redistest.Mini(t)
+	rule := middleware.Rule{Name: "api", Key: keyfunc.IP(), Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, Blockable: true}
+	h := middleware.Must(c, []middleware.Rule{rule}, clock())(ok)
+	admin, err := limiter.New(c, []limiter.Rule{{Name: "api", Algorithm: rule.Algorithm, Blockable: true}},
+		limiter.WithClock(func() time.Time { return mwtest.Epoch }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := do(h, "GET", "/", "192.0.2.1:1"); res.StatusCode != 200 {
+		t.Fatalf("before the ban: %d", res.StatusCode)
+	}
+	if err := admin.Block(t.Context(), "api", "192.0.2.1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	res := do(h, "GET", "/", "192.0.2.1:1")
+	if res.StatusCode != 429 || res.Header.Get("Retry-After") != "3600" {
+		t.Fatalf("banned: %d Retry-After %q, want 429 and 3600", res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	if body := mwtest.Body(t, res); body != "Too Many Requests: client blocked by rate limit api; retry in 3600 s\n" {
+		t.Errorf("body %q", body)
+	}
+	if err := admin.Unblock(t.Context(), "api", "192.0.2.1"); err != nil {
+		t.Fatal(err)
+	}
+	if res := do(h, "GET", "/", "192.0.2.1:1"); res.StatusCode != 200 {
+		t.Fatalf("after Unblock: %d", res.StatusCode)
+	}
+}
+
+// A cost known only after the response (bytes sent, here) is charged
+// exactly: a reservation of 100 settled at the body's length.
+func TestSettleByBytesWritten(t *testing.T) {
+	_, c := redistest.Mini(t)
+	rule := middleware.Rule{
+		Name: "bytes", Key: keyfunc.IP(), Algorithm: algorithms.TokenBucket{Capacity: 1000, Rate: 1, Period: time.Hour},
+		Cost:   func(*http.Request) int { return 100 },
+		Settle: func(_ *http.Request, _ int, written int64) int { return int(written) },
+	}
+	var events []middleware.Event
+	h := middleware.Must(c, []middleware.Rule{rule}, clock(), middleware.WithHook(func(e middleware.Event) { events = append(events, e) }))(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = w.Write(make([]byte, 30))
+			http.NewResponseController(w).Flush() // streaming still works
+			_, _ = w.Write(make([]byte, 12))
+		}))
+	for range 3 {
+		if res := do(h, "GET", "/", "192.0.2.9:1"); res.StatusCode != 200 {
+			t.Fatal(res.StatusCode)
+		}
+	}
+	if res := do(h, "GET", "/", "192.0.2.9:1"); res.Header.Get("X-RateLimit-Remaining") != fmt.Sprint(1000-3*42-100) {
+		t.Errorf("after 3 responses of 42 bytes: %s remaining, want %d", res.Header.Get("X-RateLimit-Remaining"), 1000-3*42-100)
+	}
+	for _, e := range events {
+		if e.Err != nil {
+			t.Errorf("event error: %v", e.Err)
+		}
+	}
+}
