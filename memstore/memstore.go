@@ -212,7 +212,9 @@ func (s *Store) Delete(_ context.Context, keys ...string) error {
 	return nil
 }
 
-func (s *Store) shardOf(key string) int { return int(maphash.String(s.seed, key) % uint64(len(s.shards))) }
+func (s *Store) shardOf(key string) int {
+	return int(maphash.String(s.seed, key) % uint64(len(s.shards)))
+}
 
 // lock locks the shards of keys in ascending order (no deadlock between
 // stacks) and returns them, in buf, for unlock.
