@@ -21,8 +21,8 @@ const Never time.Duration = math.MaxInt64
 const minPeriod = time.Millisecond
 
 // Algorithm is one of FixedWindow, SlidingLog, SlidingWindow, TokenBucket,
-// LeakyBucket or GCRA. The set is closed: stores implement exactly these
-// six, in Lua and in Go.
+// LeakyBucket, GCRA, and the shaping kinds Queue and Concurrency. The set
+// is closed: stores implement exactly these, in Lua and in Go.
 type Algorithm interface {
 	// Validate reports a configuration that no store can apply exactly.
 	Validate() error
@@ -40,7 +40,13 @@ type Algorithm interface {
 type Policy struct {
 	Quota  int
 	Window time.Duration
+	// Unit is the draft's quota unit: "" for requests (the default),
+	// ConcurrentRequests for Concurrency.
+	Unit string
 }
+
+// ConcurrentRequests is the quota unit of requests in flight.
+const ConcurrentRequests = "concurrent-requests"
 
 // PolicyOf returns the quota and window a rate-limit header advertises for
 // a; the zero Policy for nil.
@@ -72,6 +78,9 @@ type Result struct {
 	// dropping by one for the sliding window, the window's end for the
 	// fixed window. 0 when no quota is in use.
 	NextAfter time.Duration
+	// Delay is how long an allowed request waits for its turn before it is
+	// served: a Queue's wait, 0 for the other algorithms.
+	Delay time.Duration
 }
 
 // Impossible reports whether the request was denied because its cost exceeds

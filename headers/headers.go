@@ -21,7 +21,8 @@
 // epoch): one unit's refill for the buckets and GCRA, the oldest unit
 // leaving a sliding log, the end of a fixed window; for a rule that denied
 // the request, its wait, as Retry-After says; left out while no quota is in
-// use.
+// use. A concurrency limit's member has the quota unit and no window,
+// "in-flight";q=10;qu="concurrent-requests".
 //
 // The binding rule is the one with the least Remaining; on a denied request,
 // the denying rule that frees up last. Headers are written with Set, and a
@@ -94,6 +95,13 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 	}
 	setList(h, n.Policy, d, func(b *strings.Builder, r limiter.RuleResult) {
 		param(b, n.QuotaParam, "q", int64(r.Policy.Quota))
+		if r.Policy.Unit != "" {
+			// A quota of requests in flight has a unit and no window.
+			b.WriteString(`;qu="`)
+			b.WriteString(r.Policy.Unit)
+			b.WriteByte('"')
+			return
+		}
 		param(b, n.WindowParam, "w", max(1, ceilSeconds(r.Policy.Window)))
 	})
 	setList(h, n.RateLimit, d, func(b *strings.Builder, r limiter.RuleResult) {

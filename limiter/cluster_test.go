@@ -15,7 +15,8 @@ import (
 )
 
 // TestCluster runs the behaviour tables, the all-or-nothing stacks, the
-// operator controls, settlement and the concurrency exactness tests on a real 3-master Redis Cluster, directly and
+// operator controls, settlement, the queue, in-flight limits and the
+// concurrency exactness tests on a real 3-master Redis Cluster, directly and
 // through go-redis's AutoPipeliner (both faces).
 func TestCluster(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
@@ -69,6 +70,8 @@ func TestCluster(t *testing.T) {
 
 		t.Run(client.name+"/operator controls", func(t *testing.T) { operatorTable(t, store, "op-"+client.name[:4]) })
 		t.Run(client.name+"/settle across slots", func(t *testing.T) { settleTable(t, store, "settle-"+client.name[:4]) })
+		t.Run(client.name+"/queue", func(t *testing.T) { queueTable(t, store, "queue-"+client.name[:4]) })
+		t.Run(client.name+"/concurrency", func(t *testing.T) { concurrencyTable(t, store, "conc-"+client.name[:4]) })
 
 		t.Run(client.name+"/64 goroutines admit exactly the limit", func(t *testing.T) {
 			for i, r := range ruletest.Six(100) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 )
@@ -104,7 +105,8 @@ func (s *RedisStore) decideAcrossShards(ctx context.Context, now time.Time, chec
 
 // refundGroups gives back what the groups that allowed consumed. A refund
 // that fails leaves the consumption in place: stricter, never looser. The
-// refunded rules report their Remaining from before the request.
+// refunded rules report their Remaining from before the request (a
+// queue's, like every rule's ResetAfter and NextAfter, from after it).
 func (s *RedisStore) refundGroups(ctx context.Context, at string, groups []group) {
 	// The decision may have used up the caller's deadline; the refund gets
 	// its own, so a hung node cannot hang the request.
@@ -119,7 +121,9 @@ func (s *RedisStore) refundGroups(ctx context.Context, at string, groups []group
 		for i, c := range gr.checks {
 			if c.Cost > 0 {
 				refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost, Token: gr.results[i].Token})
-				gr.results[i].Remaining += c.Cost
+				if _, queue := c.Algorithm.(algorithms.Queue); !queue { // its slots are not counted in units
+					gr.results[i].Remaining += c.Cost
+				}
 				gr.results[i].Token = 0
 			}
 		}

@@ -78,3 +78,12 @@ if refunds then
     end
   end
 end
+
+-- A concurrency limit (algorithms.Concurrency) is a sliding log whose
+-- window is the lease: one entry per lease, given back by its refund when
+-- the request ends, expiring after the lease otherwise. Registered as
+-- algorithms.cc.
+algorithms.cc, commits.cc = algorithms.sl, commits.sl
+if refunds then
+  refunds.cc = refunds.sl
+end

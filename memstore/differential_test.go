@@ -39,6 +39,8 @@ func randomRules(rng *rand.Rand) []limiter.Rule {
 		{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: n(), Rate: n(), Period: span()}},
 		{Name: "gc", Algorithm: algorithms.GCRA{Rate: n(), Period: span(), Burst: n()}},
 		{Name: "fa", Algorithm: algorithms.FixedWindow{Limit: n(), Window: span(), Anchored: true}},
+		{Name: "qu", Algorithm: algorithms.Queue{Rate: n(), Period: span(), MaxDelay: span() * time.Duration(rng.IntN(3))}},
+		{Name: "cc", Algorithm: algorithms.Concurrency{Limit: n(), Lease: span()}},
 	}
 	// A third take blocks, half of those with a penalty.
 	for i := range rules {
@@ -52,14 +54,17 @@ func randomRules(rng *rand.Rand) []limiter.Rule {
 	return rules
 }
 
-// refunded copies the model's ResetAfter and NextAfter into got's results
-// when a stack spanning cluster slots was denied: its refunded rules report
-// the ones after their consumption.
+// refunded copies the model's ResetAfter and NextAfter (and a queue's
+// Remaining) into got's results when a stack spanning cluster slots was
+// denied: its refunded rules report the ones after their consumption.
 func refunded(cluster bool, got, want limiter.Decision) {
 	if cluster && !want.Allowed {
 		for i := range got.Results {
 			got.Results[i].ResetAfter = want.Results[i].ResetAfter
 			got.Results[i].NextAfter = want.Results[i].NextAfter
+			if got.Results[i].Rule == "qu" { // a Queue, whatever the plan
+				got.Results[i].Remaining = want.Results[i].Remaining
+			}
 		}
 	}
 }
@@ -127,6 +132,12 @@ func otherPlans(rng *rand.Rand, rules []limiter.Rule) []limiter.Rule {
 			plans[i].Algorithm = a
 		case algorithms.GCRA:
 			a.Rate, a.Burst = n(), n()
+			plans[i].Algorithm = a
+		case algorithms.Queue:
+			a.Rate = n()
+			plans[i].Algorithm = a
+		case algorithms.Concurrency:
+			a.Limit = n()
 			plans[i].Algorithm = a
 		}
 	}

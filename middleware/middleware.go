@@ -205,7 +205,18 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 			Rules: ruleNames(checks), Duration: since(start)})
 	}
 	m.cfg.headers.Write(w.Header(), d)
-	if d.Allowed && m.settles(rules) {
+	if d.Allowed && d.Delay() > 0 {
+		// A queue: hold the request until its turn; a client that leaves
+		// first gives its slot back.
+		if err := m.lim.Hold(r.Context(), d); err != nil {
+			if errors.Is(err, limiter.ErrBackend) {
+				m.cfg.onError(r, err)
+			}
+			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+			return
+		}
+	}
+	if d.Allowed && m.settles(d, rules) {
 		m.serveSettled(w, r, next, d, checks, rules)
 		return
 	}

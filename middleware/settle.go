@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -46,10 +47,10 @@ func (r *recorder) Flush() {
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // settles reports whether any rule of the decision settles after the
-// response.
-func (m *mw) settles(rules []int) bool {
-	for _, i := range rules {
-		if m.rules[i].Settle != nil {
+// response: it has Settle, or it holds a lease (a Concurrency limit).
+func (m *mw) settles(d limiter.Decision, rules []int) bool {
+	for j, i := range rules {
+		if m.rules[i].Settle != nil || d.Results[j].Policy.Unit == algorithms.ConcurrentRequests {
 			return true
 		}
 	}
@@ -57,21 +58,30 @@ func (m *mw) settles(rules []int) bool {
 }
 
 // serveSettled serves an allowed request, then charges each rule its final
-// cost (Rule.Settle; the cost decided for the others). A settlement that
+// cost: 0 for a lease (a Concurrency limit: released, also when the
+// handler panics), Rule.Settle's, or the cost decided. A settlement that
 // fails is reported to the error handler and the hook; the charge decided
-// before the handler stays (stricter, never looser), and it is not
-// retried.
+// before the handler stays (stricter, never looser; a lease then expires
+// after its Lease), and it is not retried.
 func (m *mw) serveSettled(w http.ResponseWriter, r *http.Request, next http.Handler, d limiter.Decision, checks []limiter.Check, rules []int) {
 	rec := &recorder{ResponseWriter: w}
+	returned := false
 	defer func() {
-		if rec.status == 0 {
+		switch {
+		case !returned:
+			rec.status = http.StatusInternalServerError // the handler panicked
+		case rec.status == 0:
 			rec.status = http.StatusOK // the handler wrote nothing
 		}
 		final := make([]int, len(checks))
 		for j, i := range rules {
-			final[j] = checks[j].Cost
-			if settle := m.rules[i].Settle; settle != nil {
+			switch settle := m.rules[i].Settle; {
+			case d.Results[j].Policy.Unit == algorithms.ConcurrentRequests:
+				final[j] = 0
+			case settle != nil:
 				final[j] = max(0, settle(r, rec.status, rec.written))
+			default:
+				final[j] = checks[j].Cost
 			}
 		}
 		// The request may be over, its context cancelled: the settlement
@@ -82,4 +92,5 @@ func (m *mw) serveSettled(w http.ResponseWriter, r *http.Request, next http.Hand
 		}
 	}()
 	next.ServeHTTP(rec, r)
+	returned = true
 }

@@ -73,6 +73,12 @@ func Step(alg algorithms.Algorithm, s State, now time.Time, cost int) Outcome {
 		return meter(s, now, cost, a.Capacity, a.Rate, a.Period, false)
 	case algorithms.GCRA:
 		return gcra(a, s, now, cost)
+	case algorithms.Queue:
+		return queue(a, s, now, cost)
+	case algorithms.Concurrency:
+		// A lease is a sliding log's entry whose window is the lease.
+		o := slidingLog(algorithms.SlidingLog{Limit: a.Limit, Window: a.Lease}, s, now, cost)
+		return o
 	}
 	panic("model: unknown algorithm " + alg.String()) // the set is sealed
 }
@@ -97,6 +103,8 @@ type quantities struct {
 	remaining, retry, reset, next int64
 	// after and nextAfter are reset and next once the request is admitted.
 	after, nextAfter int64
+	// delay is how long an allowed request waits for its turn (a queue).
+	delay int64
 }
 
 // outcome builds an Outcome from an algorithm's quantities and the state
@@ -109,6 +117,9 @@ func outcome(limit int, status Status, q quantities, next State, cost int) Outco
 		held.RetryAfter = algorithms.Never
 	case q.retry > 0:
 		held.RetryAfter = exact.CeilMillis(q.retry)
+	}
+	if status == Allowed {
+		held.Delay = exact.CeilMillis(q.delay)
 	}
 	o := Outcome{Status: status, Held: held}
 	if status == Allowed {

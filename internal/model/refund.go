@@ -9,7 +9,7 @@ import (
 
 // Token is what Refund needs to give back an admitted cost, as stack.lua
 // reports it: the window start written for the fixed and sliding windows,
-// the TAT increment for GCRA, 0 for the others. s is the state the
+// the TAT increment for GCRA and a queue, 0 for the others. s is the state the
 // admission stored.
 func Token(alg algorithms.Algorithm, s State, cost int) int64 {
 	switch a := alg.(type) {
@@ -17,6 +17,8 @@ func Token(alg algorithms.Algorithm, s State, cost int) int64 {
 		return s.Start
 	case algorithms.GCRA:
 		return gcraIncrement(a, cost)
+	case algorithms.Queue:
+		return queueIncrement(a, cost)
 	}
 	return 0
 }
@@ -30,10 +32,17 @@ func gcraIncrement(a algorithms.GCRA, cost int) int64 {
 
 // RefundToken is the token refund.lua needs to give back back units of
 // cost admitted with token: the same token, except for GCRA, whose
-// increment for part of a cost is the whole cost's less the rest's.
+// increment for part of a cost (and a queue's) is the whole cost's less the
+// rest's.
 func RefundToken(alg algorithms.Algorithm, cost, back int, token int64) int64 {
-	if a, ok := alg.(algorithms.GCRA); ok && back < cost {
+	if back >= cost {
+		return token
+	}
+	switch a := alg.(type) {
+	case algorithms.GCRA:
 		return token - gcraIncrement(a, cost-back)
+	case algorithms.Queue:
+		return token - queueIncrement(a, cost-back)
 	}
 	return token
 }
@@ -62,7 +71,7 @@ func Refund(alg algorithms.Algorithm, s State, at time.Time, back int, token int
 		case token + w:
 			s.Prev = max(0, s.Prev-b)
 		}
-	case algorithms.SlidingLog:
+	case algorithms.SlidingLog, algorithms.Concurrency:
 		// Units of one time are interchangeable: drop back of those at t.
 		kept := make([]int64, 0, len(s.Log))
 		for _, u := range s.Log {
@@ -77,7 +86,7 @@ func Refund(alg algorithms.Algorithm, s State, at time.Time, back int, token int
 		s.Level = meterRefund(s.Level, b, a.Capacity, a.Period, true)
 	case algorithms.LeakyBucket:
 		s.Level = meterRefund(s.Level, b, a.Capacity, a.Period, false)
-	case algorithms.GCRA:
+	case algorithms.GCRA, algorithms.Queue:
 		back := s.TAT - token
 		if back <= t {
 			return State{}, 0

@@ -53,17 +53,23 @@ func Parse(v any, n int, set func(i int, r Rule)) (Reply, error) {
 				return Reply{}, fmt.Errorf("%w: value %d is %T", ErrReply, at+j, vals[at+j])
 			}
 		}
-		set(i, Rule{
+		r := Rule{
 			Result: algorithms.Result{
 				Allowed:    ints[0] == 1,
 				Remaining:  int(max(0, ints[1])),
-				RetryAfter: ms(ints[2]),
 				ResetAfter: ms(ints[3]),
 				NextAfter:  ms(ints[4]),
 			},
 			Blocked: ints[0] == blocked,
 			Token:   ints[5],
-		})
+		}
+		// An allowed rule's retry_ms is its delay.
+		if r.Result.Allowed {
+			r.Result.Delay = ms(ints[2])
+		} else {
+			r.Result.RetryAfter = ms(ints[2])
+		}
+		set(i, r)
 	}
 	return reply, nil
 }

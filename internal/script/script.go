@@ -71,7 +71,9 @@ func Source(m Mask, driver string) string {
 		if m&(1<<i) == 0 {
 			continue
 		}
-		files = append(files, a.file)
+		if !slices.Contains(files, a.file) {
+			files = append(files, a.file)
+		}
 		for _, h := range a.helpers {
 			if !slices.Contains(names, h) {
 				names = append(names, h)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +20,8 @@ import (
 // and every file is used by some script.
 func TestEveryFileDocumentsItsInterface(t *testing.T) {
 	names, err := fs.Glob(lua.Files, "*.lua")
-	if err != nil || len(names) != 15 {
-		t.Fatalf("found %v (%v), want 15 .lua files", names, err)
+	if err != nil || len(names) != 16 {
+		t.Fatalf("found %v (%v), want 16 .lua files", names, err)
 	}
 	everything := Source(All, "stack.lua") + Source(All, "refund.lua") + Block().Source() + Delete().Source()
 	for _, name := range names {
@@ -57,16 +58,27 @@ func TestEveryScriptLoads(t *testing.T) {
 	srv := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
-	seen := map[string]bool{}
-	for m := Mask(0); m <= All; m++ {
+	seen := map[string]string{} // hash -> the files of its set
+	for i := 0; i <= int(All); i++ {
+		m := Mask(i)
 		s := Decision(m)
 		if err := rdb.ScriptLoad(context.Background(), s.Source()).Err(); err != nil {
-			t.Fatalf("mask %06b: %v", m, err)
+			t.Fatalf("mask %08b: %v", m, err)
 		}
-		if seen[s.Hash()] {
-			t.Errorf("mask %06b: the same script as another set", m)
+		// Two sets share a script only when they need the same files (a
+		// concurrency limit runs the sliding log's file).
+		var files []string
+		for j, a := range algorithmTable {
+			if m&(1<<j) != 0 && !slices.Contains(files, a.file) {
+				files = append(files, a.file)
+			}
 		}
-		seen[s.Hash()] = true
+		slices.Sort(files)
+		key := strings.Join(files, ",")
+		if prev, ok := seen[s.Hash()]; ok && prev != key {
+			t.Errorf("mask %08b: the same script as another set of files", m)
+		}
+		seen[s.Hash()] = key
 	}
 	for _, s := range []*Script{Refund(), Block(), Delete()} {
 		if err := rdb.ScriptLoad(context.Background(), s.Source()).Err(); err != nil {
@@ -89,7 +101,7 @@ func TestMasks(t *testing.T) {
 		{nil, 0, true},
 		{[]string{"fw"}, 1, true},
 		{[]string{"gc", "fw"}, 1<<5 | 1, true},
-		{[]string{"fw", "sl", "sw", "tb", "lb", "gc"}, All, true},
+		{[]string{"fw", "sl", "sw", "tb", "lb", "gc", "qu", "cc"}, All, true},
 		{[]string{"xx"}, 0, false},
 	} {
 		got, ok := MaskOf(tc.codes...)
@@ -112,16 +124,19 @@ func TestTableRows(t *testing.T) {
 		algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second},
 		algorithms.LeakyBucket{Capacity: 10, Rate: 1, Period: time.Second},
 		algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 10},
+		algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: time.Second},
+		algorithms.Concurrency{Limit: 10, Lease: time.Minute},
 	} {
 		p, err := Encode(alg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, want := p.Mask, Mask(1<<i); got != want {
-			t.Errorf("%v: mask %06b, want %06b", alg, got, want)
+			t.Errorf("%v: mask %08b, want %08b", alg, got, want)
 		}
 		src, _ := fs.ReadFile(lua.Files, algorithmTable[i].file)
-		if !strings.Contains(string(src), fmt.Sprintf("algorithms.%s = function", p.Code)) {
+		if !strings.Contains(string(src), fmt.Sprintf("algorithms.%s = function", p.Code)) &&
+			!strings.Contains(string(src), fmt.Sprintf("algorithms.%s, commits.%s = ", p.Code, p.Code)) {
 			t.Errorf("%s does not register algorithms.%s", algorithmTable[i].file, p.Code)
 		}
 	}

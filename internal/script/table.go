@@ -70,4 +70,11 @@ var algorithmTable = []algorithm{
 	row("gc", "gcra.lua", []string{"verdict.lua"}, -1, func(a algorithms.GCRA) [3]int64 {
 		return [3]int64{int64(a.Rate), us(a.Period), int64(a.Burst)}
 	}),
+	row("qu", "queue.lua", nil, -1, func(a algorithms.Queue) [3]int64 {
+		return [3]int64{int64(a.Rate), us(a.Period), us(a.MaxDelay)}
+	}),
+	// A concurrency limit runs the sliding log's code under its own key.
+	row("cc", "sliding_log.lua", nil, -1, func(a algorithms.Concurrency) [3]int64 {
+		return [3]int64{int64(a.Limit), us(a.Lease), 0}
+	}),
 }

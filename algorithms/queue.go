@@ -1,0 +1,68 @@
+package algorithms
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+)
+
+// Queue is a leaky bucket as a queue: requests leave at Rate per Period,
+// each delayed until its turn instead of refused, and only a request whose
+// wait would exceed MaxDelay is denied. No queue process runs: each
+// admitted request reserves the next free slot (like GCRA's theoretical
+// arrival time, kept in one string per key) and learns its wait,
+// Result.Delay, which the middleware (or Limiter.Wait) sleeps before
+// serving it.
+//
+// With T = Period/Rate rounded up to a whole microsecond, a request of
+// cost c arriving when the queue's tail is at tat starts at
+// slot = max(tat, now), is allowed iff slot - now <= MaxDelay, and moves
+// the tail to slot + c*T. Requests arriving together start T apart, never
+// early; a request that gives up before its slot (Limiter.Settle with 0)
+// gives its c*T back, and the next request to arrive takes it.
+//
+// Limit and the Quota of its Policy are the requests an empty queue takes
+// at once, floor(MaxDelay/T) + 1; Remaining counts the slots left within
+// MaxDelay. A cost above Limit is denied with RetryAfter Never.
+type Queue struct {
+	Rate     int
+	Period   time.Duration
+	MaxDelay time.Duration
+}
+
+// Validate reports a non-positive Rate, a Period under 1 ms, a Rate above
+// one per microsecond, or a MaxDelay outside 0 to 10 years.
+func (a Queue) Validate() error {
+	if err := validateQuantity("Queue", "Rate", a.Rate); err != nil {
+		return err
+	}
+	if err := validateSpan("Queue", "Period", a.Period, "Rate", 1); err != nil {
+		return err
+	}
+	if int64(a.Rate) > a.Period.Microseconds() {
+		return fmt.Errorf("%w: Queue.Rate of %d per %v is more than one per microsecond", ErrInvalid, a.Rate, a.Period)
+	}
+	if a.MaxDelay < 0 || a.MaxDelay > exact.MaxSpan {
+		return fmt.Errorf("%w: Queue.MaxDelay must be between 0 and %v, got %v", ErrInvalid, exact.MaxSpan, a.MaxDelay)
+	}
+	return nil
+}
+
+// String returns e.g. "Queue(10 per 1s, max delay 2s)".
+func (a Queue) String() string {
+	return fmt.Sprintf("Queue(%d per %v, max delay %v)", a.Rate, a.Period, a.MaxDelay)
+}
+
+// slot is T, the time between two requests' turns, in whole microseconds
+// (rounded up).
+func (a Queue) slot() time.Duration {
+	return time.Duration(exact.CeilDiv(a.Period.Microseconds(), int64(a.Rate))) * time.Microsecond
+}
+
+// policy is the requests an empty queue takes per the time they take to
+// leave.
+func (a Queue) policy() Policy {
+	n := int(a.MaxDelay/a.slot()) + 1
+	return Policy{Quota: n, Window: time.Duration(n) * a.slot()}
+}

@@ -1,0 +1,133 @@
+package limiter_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+func TestQueue(t *testing.T) {
+	for name, store := range everyStore(t) {
+		t.Run(name, func(t *testing.T) { queueTable(t, store, fmt.Sprintf("queue%d", time.Now().UnixNano())) })
+	}
+}
+
+// queueTable runs a queue of 10 a second with a 2 s maximum delay on
+// store, at fixed instants: 50 requests at once get turns 100 ms apart
+// from 0 to 2 s (21 of them), the other 29 are refused with the wait until
+// a turn within 2 s frees up; requests that give up free their turns for
+// the next to arrive; stacked with a rule that denies, nothing is queued.
+func queueTable(t *testing.T, store limiter.Store, prefix string) {
+	for _, base := range bases {
+		now := base
+		rules := []limiter.Rule{
+			{Name: "q", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}},
+			{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}},
+		}
+		lim, err := limiter.NewWithStore(store, rules, limiter.WithClock(func() time.Time { return now }),
+			limiter.WithPrefix(fmt.Sprintf("%s-%d", prefix, base.Year())), limiter.WithDenyCache(0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var queued []limiter.Decision
+		for i := range 50 {
+			d, err := lim.Allow(ctx, "q", "worker")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := d.Results[0]
+			switch {
+			case i <= 20 && (!d.Allowed || r.Delay != time.Duration(i)*100*time.Millisecond || r.Remaining != 20-i):
+				t.Fatalf("request %d: %+v, want a turn in %d ms and %d slots left", i, r, i*100, 20-i)
+			case i > 20 && (d.Allowed || r.RetryAfter != 100*time.Millisecond || r.Remaining != 0):
+				t.Fatalf("request %d: %+v, want refused for 100 ms", i, r)
+			}
+			if d.Allowed {
+				queued = append(queued, d)
+			}
+		}
+		if r := queued[20].Results[0]; r.Limit != 21 || r.ResetAfter != 2100*time.Millisecond || r.NextAfter != 100*time.Millisecond {
+			t.Errorf("last queued: %+v, want limit 21, empty in 2.1 s, a slot in 100 ms", r)
+		}
+		// Three give up: their turns go to the next three to arrive.
+		for _, i := range []int{5, 6, 7} {
+			if _, err := lim.Settle(ctx, queued[i], 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now = now.Add(50 * time.Millisecond)
+		for i := range 4 {
+			d, _ := lim.Allow(ctx, "q", "worker")
+			want := time.Duration(1800+100*i) * time.Millisecond // the tail less the three turns, 50 ms on
+			if i == 3 {
+				if d.Allowed {
+					t.Errorf("a fourth newcomer was queued: %+v", d.Results[0])
+				}
+				continue
+			}
+			if !d.Allowed || d.Results[0].Delay != want-50*time.Millisecond {
+				t.Errorf("newcomer %d: %+v, want a turn in %v", i, d.Results[0], want-50*time.Millisecond)
+			}
+		}
+		// All or nothing: a stack that another rule denies takes no turn.
+		if d, _ := lim.Decide(ctx, limiter.Check{Rule: "q", Identity: "other", Cost: 1}, limiter.Check{Rule: "gate", Identity: "g", Cost: 1}); !d.Allowed {
+			t.Fatal("first stack denied")
+		}
+		d, _ := lim.Decide(ctx, limiter.Check{Rule: "q", Identity: "other", Cost: 1}, limiter.Check{Rule: "gate", Identity: "g", Cost: 1})
+		if d.Allowed || d.Results[0].Delay != 100*time.Millisecond {
+			t.Errorf("denied stack: %+v, want denied by the gate, the queue's next turn still 100 ms away", d)
+		}
+		if st, _ := lim.Status(ctx, "q", "other"); st.Results[0].Remaining != 20 {
+			t.Errorf("after a denied stack the queue has %d slots, want 20", st.Results[0].Remaining)
+		}
+	}
+}
+
+func TestConcurrency(t *testing.T) {
+	for name, store := range everyStore(t) {
+		t.Run(name, func(t *testing.T) { concurrencyTable(t, store, fmt.Sprintf("conc%d", time.Now().UnixNano())) })
+	}
+}
+
+// concurrencyTable holds at most 10 leases at once on store: the 11th
+// request is refused until a lease is given back or, if its holder died,
+// expires after the 30 s lease.
+func concurrencyTable(t *testing.T, store limiter.Store, prefix string) {
+	now := bases[1]
+	lim, err := limiter.NewWithStore(store, []limiter.Rule{{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, Lease: 30 * time.Second}}},
+		limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix), limiter.WithDenyCache(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leases []limiter.Decision
+	for i := range 10 {
+		now = now.Add(time.Millisecond)
+		d, err := lim.Allow(ctx, "in-flight", "key")
+		if err != nil || !d.Allowed || d.Results[0].Remaining != 9-i || d.Results[0].Policy.Unit != algorithms.ConcurrentRequests {
+			t.Fatalf("lease %d: %+v %v", i, d, err)
+		}
+		leases = append(leases, d)
+	}
+	d, _ := lim.Allow(ctx, "in-flight", "key")
+	if d.Allowed || d.Results[0].RetryAfter != 30*time.Second-9*time.Millisecond {
+		t.Fatalf("11th: %+v, want refused until the oldest lease expires", d.Results[0])
+	}
+	if _, err := lim.Settle(ctx, leases[4], 0); err != nil { // a request ends
+		t.Fatal(err)
+	}
+	if d, _ := lim.Allow(ctx, "in-flight", "key"); !d.Allowed || d.Results[0].Remaining != 0 {
+		t.Fatalf("after a release: %+v, want the freed lease", d.Results[0])
+	}
+	// The holders die: nothing is released, the leases expire.
+	now = now.Add(30*time.Second - 10*time.Millisecond)
+	if d, _ := lim.Allow(ctx, "in-flight", "key"); d.Allowed {
+		t.Fatal("admitted before any lease expired")
+	}
+	now = now.Add(time.Millisecond)
+	if d, _ := lim.Allow(ctx, "in-flight", "key"); !d.Allowed {
+		t.Fatalf("the oldest lease did not expire after 30 s: %+v", d.Results[0])
+	}
+}
