@@ -54,14 +54,15 @@ func newDenyCache(size int, maxAge time.Duration) *denyCache {
 }
 
 // signature identifies a stack by its keys and costs. ok is false for
-// stacks that are not cached (any cost of 0).
+// stacks that are not cached: any cost of 0, or a Concurrency rule (leases
+// come back when requests end, long before the wait it reports).
 func (c *denyCache) signature(checks []StoreCheck) (stackID, bool) {
 	var id stackID
 	for i, seed := range c.seeds {
 		var h maphash.Hash
 		h.SetSeed(seed)
 		for _, ch := range checks {
-			if ch.Cost == 0 {
+			if _, leases := ch.Algorithm.(algorithms.Concurrency); leases || ch.Cost == 0 {
 				return stackID{}, false
 			}
 			h.WriteString(ch.Key)
