@@ -15,16 +15,19 @@ import (
 // Result.Delay, which the middleware (or Limiter.Wait) sleeps before
 // serving it.
 //
-// With T = Period/Rate rounded up to a whole microsecond, a request of
-// cost c arriving when the queue's tail is at tat starts at
-// slot = max(tat, now), is allowed iff slot - now <= MaxDelay, and moves
-// the tail to slot + c*T. Requests arriving together start T apart, never
-// early; a request that gives up before its slot (Limiter.Settle with 0)
-// gives its c*T back, and the next request to arrive takes it.
+// A unit's turn lasts T = Period/Rate, rounded up to a whole microsecond
+// (so a queue is slower than Rate by less than 1 µs per unit). A request
+// of cost c arriving when the queue's tail is at tat starts at
+// slot = max(tat, now), takes c turns, and is allowed iff its last turn
+// starts within MaxDelay: slot + (c-1)*T - now <= MaxDelay. Requests
+// arriving together start T apart, never early; a request that gives up
+// before its turn (Limiter.Settle with 0) gives its turns back, and the
+// next requests to arrive take them.
 //
-// Limit and the Quota of its Policy are the requests an empty queue takes
-// at once, floor(MaxDelay/T) + 1; Remaining counts the slots left within
-// MaxDelay. A cost above Limit is denied with RetryAfter Never.
+// Limit and the Quota of its Policy are the turns that start within
+// MaxDelay of an empty queue, floor(MaxDelay/T) + 1; Remaining counts the
+// turns still free within MaxDelay. A cost above Limit is denied with
+// RetryAfter Never.
 type Queue struct {
 	Rate     int
 	Period   time.Duration

@@ -36,11 +36,10 @@ local algorithms = {}
 
 -- commits maps an algorithm code to its commit function, which writes the
 -- state of an admitted request and returns the reset after it, a refund
--- token (see refunds), the next after it and, when it is not what was
--- remaining less the cost (a queue), the remaining after it. Plain
--- functions given the state, not closures: Lua would build a closure and
--- its captured locals on every decision.
---   commit(key, now, cost, p1, p2, p3, s1, s2, s3) -> after, token, next[, left]
+-- token (see refunds) and the next after it. Plain functions given the
+-- state, not closures: Lua would build a closure and its captured locals
+-- on every decision.
+--   commit(key, now, cost, p1, p2, p3, s1, s2, s3) -> after, token, next
 local commits = {}
 
 -- refunds maps an algorithm code to its refund function, which gives back

@@ -76,8 +76,8 @@ if n == 1 then
     return remaining
   end
   if status == 1 and cost > 0 then
-    local after, token, next_after, left = commits[code](KEYS[1], now, cost, p1, p2, p3, s1, s2, s3)
-    return {1, now, 1, left or remaining - cost, ms(retry), ms(after), ms(next_after), token}
+    local after, token, next_after = commits[code](KEYS[1], now, cost, p1, p2, p3, s1, s2, s3)
+    return {1, now, 1, remaining - cost, ms(retry), ms(after), ms(next_after), token}
   end
   return {status == 1 and 1 or 0, now, status, remaining, ms(retry), ms(reset), ms(next), 0}
 end
@@ -105,8 +105,8 @@ if reply[1] == 1 then
     local cost = p[2]
     if cost > 0 then
       local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
-      local after, token, next_after, left = commits[p[1]](KEYS[i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8])
-      reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5] = left or reply[r + 1] - cost, ms(after), ms(next_after), token
+      local after, token, next_after = commits[p[1]](KEYS[i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8])
+      reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5] = reply[r + 1] - cost, ms(after), ms(next_after), token
     end
   end
 end

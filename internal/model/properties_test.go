@@ -60,13 +60,16 @@ var propertyAlgorithms = []algorithms.Algorithm{
 	algorithms.TokenBucket{Capacity: 5, Rate: 3, Period: 100 * time.Millisecond},
 	algorithms.LeakyBucket{Capacity: 4, Rate: 7, Period: 100 * time.Millisecond},
 	algorithms.GCRA{Rate: 3, Period: 100 * time.Millisecond, Burst: 5},
+	algorithms.Queue{Rate: 3, Period: 100 * time.Millisecond, MaxDelay: 150 * time.Millisecond},
+	algorithms.Concurrency{Limit: 4, Lease: 100 * time.Millisecond},
 }
 
 // TestNeverAdmitsMoreThanPromised checks each algorithm's promise over
 // every window of admitted requests: aligned windows hold at most Limit
 // (FixedWindow, SlidingWindow), any rolling window at most Limit
-// (SlidingLog), and any interval d at most size + d*Rate/Period (buckets
-// and GCRA).
+// (SlidingLog, Concurrency without releases), any interval d at most
+// size + d*Rate/Period (buckets and GCRA), and turns a slot apart, none
+// more than MaxDelay ahead (Queue).
 func TestNeverAdmitsMoreThanPromised(t *testing.T) {
 	for _, alg := range propertyAlgorithms {
 		for seed := range uint64(50) {
@@ -86,8 +89,8 @@ func TestNeverAdmitsMoreThanPromised(t *testing.T) {
 							continue
 						}
 						bound = quota
-					case algorithms.SlidingLog:
-						if d >= w {
+					case algorithms.SlidingLog, algorithms.Concurrency:
+						if d >= w { // leases never given back expire after w
 							continue
 						}
 						bound = quota
@@ -97,6 +100,11 @@ func TestNeverAdmitsMoreThanPromised(t *testing.T) {
 						bound = quota + int(d*int64(a.Rate)/a.Period.Microseconds())
 					case algorithms.GCRA:
 						bound = quota + int(d*int64(a.Rate)/a.Period.Microseconds())
+					case algorithms.Queue:
+						// Turns start a slot apart, none further than
+						// MaxDelay ahead.
+						slot := (a.Period.Microseconds() + int64(a.Rate) - 1) / int64(a.Rate)
+						bound = int((a.MaxDelay.Microseconds()+d)/slot) + 1
 					}
 					if sum > bound {
 						t.Fatalf("%v seed %d: %d admitted in [%d, %d] µs, promise is %d", alg, seed, sum, adm[i].at, adm[j].at, bound)

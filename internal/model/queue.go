@@ -8,53 +8,41 @@ import (
 )
 
 // queue is the specification of queue.lua: the tail of the queue is kept
-// in TAT; a request starts at max(TAT, now) and moves the tail by its
-// cost's share of the period, rounded up to 1 µs.
+// in TAT; a request starts at max(TAT, now), takes cost turns of
+// queueSlot µs each, and is allowed iff its last turn starts within
+// MaxDelay.
 func queue(a algorithms.Queue, s State, now time.Time, cost int) Outcome {
-	t, rate, period, c := now.UnixMicro(), int64(a.Rate), a.Period.Microseconds(), int64(cost)
-	maxDelay, unit := a.MaxDelay.Microseconds(), exact.CeilDiv(period, rate)
+	t, c := now.UnixMicro(), int64(cost)
+	maxDelay, slot := a.MaxDelay.Microseconds(), queueSlot(a)
 	base := t
 	if s.Exists {
 		base = max(t, s.TAT)
 	}
 	wait := base - t
-	remaining := queueSlots(wait, maxDelay, unit)
-	status, retry := verdict(c, maxDelay/unit+1, wait <= maxDelay, func() int64 { return wait - maxDelay })
-	after := wait + queueIncrement(a, cost)
-	q := quantities{remaining: remaining, retry: retry, reset: wait, next: queueNext(wait, maxDelay, unit),
-		after: after, nextAfter: queueNext(after, maxDelay, unit), delay: wait}
-	o := outcome(algorithms.PolicyOf(a).Quota, status, q, State{TAT: t + after}, cost)
-	if status == Allowed && cost > 0 {
-		// Slots are counted from the new tail: a cost's share is rounded
-		// to the microsecond, not to whole slots.
-		o.Admitted.Remaining = int(queueSlots(after, maxDelay, unit))
+	var remaining int64
+	if wait <= maxDelay {
+		remaining = (maxDelay-wait)/slot + 1
 	}
-	return o
+	status, retry := verdict(c, maxDelay/slot+1, c <= remaining, func() int64 { return wait + (c-1)*slot - maxDelay })
+	after := wait + c*slot
+	q := quantities{remaining: remaining, retry: retry, reset: wait, next: queueNext(wait, maxDelay, slot),
+		after: after, nextAfter: queueNext(after, maxDelay, slot), delay: wait}
+	return outcome(algorithms.PolicyOf(a).Quota, status, q, State{TAT: t + after}, cost)
 }
 
-// queueSlots is how many unit requests can still start within maxDelay
-// behind a tail wait ahead.
-func queueSlots(wait, maxDelay, unit int64) int64 {
-	if wait > maxDelay {
-		return 0
-	}
-	return (maxDelay-wait)/unit + 1
+// queueSlot is a unit's turn: the period's share, rounded up to 1 µs.
+func queueSlot(a algorithms.Queue) int64 {
+	return exact.CeilDiv(a.Period.Microseconds(), int64(a.Rate))
 }
 
-// queueIncrement is how far an admitted cost moves the tail: its share of
-// the period, rounded up to 1 µs.
-func queueIncrement(a algorithms.Queue, cost int) int64 {
-	return exact.CeilDiv(int64(cost)*a.Period.Microseconds(), int64(a.Rate))
-}
-
-// queueNext is the time until one more slot is free within maxDelay, for a
-// tail wait ahead (0 when the queue is empty).
-func queueNext(wait, maxDelay, unit int64) int64 {
+// queueNext is the time until one more turn starts within maxDelay, for a
+// tail wait ahead (0 when all of them do already).
+func queueNext(wait, maxDelay, slot int64) int64 {
 	switch {
-	case wait <= 0:
+	case wait <= maxDelay%slot:
 		return 0
 	case wait > maxDelay:
 		return wait - maxDelay
 	}
-	return unit - (maxDelay-wait)%unit
+	return slot - (maxDelay-wait)%slot
 }

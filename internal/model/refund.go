@@ -18,7 +18,7 @@ func Token(alg algorithms.Algorithm, s State, cost int) int64 {
 	case algorithms.GCRA:
 		return gcraIncrement(a, cost)
 	case algorithms.Queue:
-		return queueIncrement(a, cost)
+		return int64(cost) * queueSlot(a)
 	}
 	return 0
 }
@@ -42,7 +42,7 @@ func RefundToken(alg algorithms.Algorithm, cost, back int, token int64) int64 {
 	case algorithms.GCRA:
 		return token - gcraIncrement(a, cost-back)
 	case algorithms.Queue:
-		return token - queueIncrement(a, cost-back)
+		return int64(back) * queueSlot(a)
 	}
 	return token
 }
