@@ -41,6 +41,17 @@ func TestValidateNamesTheField(t *testing.T) {
 		{algorithms.GCRA{Rate: 1001, Period: time.Millisecond, Burst: 1}, "GCRA.Rate of 1001 per 1ms is more than one per microsecond"},
 		{algorithms.GCRA{Rate: 1000, Period: time.Millisecond, Burst: 1}, ""},
 		{algorithms.TokenBucket{Capacity: 1 << 30, Rate: 1, Period: 5 * time.Second}, "TokenBucket.Capacity 1073741824 times Period 5s overflows"},
+		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}, ""},
+		{algorithms.Queue{Rate: 10, Period: time.Second}, ""},
+		{algorithms.Queue{Rate: 0, Period: time.Second, MaxDelay: time.Second}, "Queue.Rate must be positive"},
+		{algorithms.Queue{Rate: 10, Period: 0, MaxDelay: time.Second}, "Queue.Period must be at least 1ms"},
+		{algorithms.Queue{Rate: 2000, Period: time.Millisecond}, "Queue.Rate of 2000 per 1ms is more than one per microsecond"},
+		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: -time.Second}, "Queue.MaxDelay must be between 0"},
+		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: huge}, "Queue.MaxDelay must be between 0"},
+		{algorithms.Concurrency{Limit: 10, Lease: 30 * time.Second}, ""},
+		{algorithms.Concurrency{Limit: 0, Lease: 30 * time.Second}, "Concurrency.Limit must be positive"},
+		{algorithms.Concurrency{Limit: 100_001, Lease: 30 * time.Second}, "Concurrency.Limit must be at most 100000"},
+		{algorithms.Concurrency{Limit: 10, Lease: 0}, "Concurrency.Lease must be at least 1ms"},
 	} {
 		err := tc.alg.Validate()
 		switch {
@@ -65,6 +76,9 @@ func TestStringAndPolicy(t *testing.T) {
 		{algorithms.TokenBucket{Capacity: 10, Rate: 5, Period: time.Second}, "TokenBucket(capacity 10, 5 per 1s)", algorithms.Policy{Quota: 10, Window: 2 * time.Second}},
 		{algorithms.LeakyBucket{Capacity: 5, Rate: 1, Period: time.Second}, "LeakyBucket(capacity 5, 1 per 1s)", algorithms.Policy{Quota: 5, Window: 5 * time.Second}},
 		{algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 10}, "GCRA(5 per 1s, burst 10)", algorithms.Policy{Quota: 10, Window: 2 * time.Second}},
+		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}, "Queue(10 per 1s, max delay 2s)", algorithms.Policy{Quota: 21, Window: 2100 * time.Millisecond}},
+		{algorithms.Queue{Rate: 3, Period: time.Second, MaxDelay: time.Second}, "Queue(3 per 1s, max delay 1s)", algorithms.Policy{Quota: 3, Window: 1000002 * time.Microsecond}},
+		{algorithms.Concurrency{Limit: 10, Lease: 30 * time.Second}, "Concurrency(10 in flight, lease 30s)", algorithms.Policy{Quota: 10, Window: 30 * time.Second, Unit: algorithms.ConcurrentRequests}},
 	} {
 		if got := tc.alg.String(); got != tc.str {
 			t.Errorf("String() = %q, want %q", got, tc.str)

@@ -187,3 +187,32 @@ func ExampleLimiter_Settle() {
 	// reserved, remaining 6000
 	// settled, remaining 8766
 }
+
+// A queue instead of refusals: jobs that arrive together run 100 ms apart
+// (10 a second), each waiting for its turn; past a 2 s wait they are
+// refused.
+func ExampleLimiter_Wait() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+	lim, err := limiter.New(rdb, []limiter.Rule{
+		{Name: "export", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}},
+	}, limiter.WithClock(func() time.Time { return start })) // the jobs arrive together
+	if err != nil {
+		panic(err)
+	}
+	for range 3 {
+		d, err := lim.Wait(context.Background(), limiter.Check{Rule: "export", Identity: "acme", Cost: 1})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("ran after waiting %v for its turn, %d turns left\n", d.Delay(), d.Results[0].Remaining)
+	}
+	// Output:
+	// ran after waiting 0s for its turn, 20 turns left
+	// ran after waiting 100ms for its turn, 19 turns left
+	// ran after waiting 200ms for its turn, 18 turns left
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
@@ -154,4 +155,25 @@ func ExampleRule_settle() {
 	// 401 remaining=1 retry-after=""
 	// 401 remaining=0 retry-after=""
 	// 429 remaining=0 retry-after="900"
+}
+
+// At most 10 requests in flight per client, and 100 a minute: the lease is
+// taken in the same decision as the rate limit, and released when the
+// handler returns.
+func ExampleRule_inFlight() {
+	rdb, stop := newRedis()
+	defer stop()
+
+	limit := middleware.Must(rdb, []middleware.Rule{
+		{Name: "in-flight", Key: keyfunc.IP(), Algorithm: algorithms.Concurrency{Limit: 10, Lease: time.Minute}},
+		{Name: "per-minute", Key: keyfunc.IP(), Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}},
+	}, middleware.WithHeaders(headers.IETF))
+	h := limit(http.HandlerFunc(getItem))
+
+	r := httptest.NewRequest(http.MethodGet, "/report", nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	fmt.Println(w.Code, w.Header().Get("RateLimit-Policy"))
+	// Output:
+	// 200 "in-flight";q=10;qu="concurrent-requests", "per-minute";q=100;w=60
 }
