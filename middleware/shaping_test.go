@@ -60,8 +60,11 @@ func queueRule(maxDelay time.Duration) middleware.Rule {
 func TestQueueShapesABurst(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			prefix := middleware.WithLimiterOptions(limiter.WithPrefix(fmt.Sprintf("shape%d", time.Now().UnixNano())))
-			h := middleware.Must(b.Client, []middleware.Rule{queueRule(10 * time.Second)}, prefix)(stamp)
+			// A timeout the race detector cannot reach, failing closed: a
+			// request let through on a timeout would skip its turn.
+			prefix := middleware.WithLimiterOptions(limiter.WithPrefix(fmt.Sprintf("shape%d", time.Now().UnixNano())), limiter.WithTimeout(10*time.Second))
+			closed := middleware.WithFailurePolicy(middleware.FailClosed)
+			h := middleware.Must(b.Client, []middleware.Rule{queueRule(10 * time.Second)}, prefix, closed)(stamp)
 			start, served, statuses, _ := queued(t, h, 50)
 			if slices.ContainsFunc(statuses, func(s int) bool { return s != 200 }) {
 				t.Fatalf("statuses %v, want all 200", statuses)
@@ -77,8 +80,8 @@ func TestQueueShapesABurst(t *testing.T) {
 			}
 			t.Logf("%s: 50 served over %v, each at or after its turn, at most %v after it", b.Name, served[49].Sub(served[0]), late)
 
-			prefix = middleware.WithLimiterOptions(limiter.WithPrefix(fmt.Sprintf("shape%d", time.Now().UnixNano())))
-			h = middleware.Must(b.Client, []middleware.Rule{queueRule(2 * time.Second)}, prefix)(stamp)
+			prefix = middleware.WithLimiterOptions(limiter.WithPrefix(fmt.Sprintf("shape%d", time.Now().UnixNano())), limiter.WithTimeout(10*time.Second))
+			h = middleware.Must(b.Client, []middleware.Rule{queueRule(2 * time.Second)}, prefix, closed)(stamp)
 			_, _, statuses, retry := queued(t, h, 50)
 			ok, refused := 0, 0
 			for i, s := range statuses {
@@ -104,8 +107,8 @@ func TestQueueShapesABurst(t *testing.T) {
 func TestQueueGivesUpTurns(t *testing.T) {
 	_, c := redistest.Mini(t)
 	var decided atomic.Int32
-	h := middleware.Must(c, []middleware.Rule{queueRule(10 * time.Second)}, clock(),
-		middleware.WithHook(func(middleware.Event) { decided.Add(1) }))(stamp)
+	h := middleware.Must(c, []middleware.Rule{queueRule(10 * time.Second)}, clock(), middleware.WithFailurePolicy(middleware.FailClosed),
+		middleware.WithLimiterOptions(limiter.WithTimeout(10*time.Second)), middleware.WithHook(func(middleware.Event) { decided.Add(1) }))(stamp)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	codes := make([]int, 10)
@@ -146,8 +149,11 @@ func TestConcurrencyLimit(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			rule := middleware.Rule{Name: "in-flight", Key: keyfunc.Constant("key"), Algorithm: algorithms.Concurrency{Limit: 10, Lease: time.Minute}}
 			var running, peak atomic.Int32
+			// Fail closed, with a timeout the race detector cannot reach: a
+			// request let through on a Redis timeout would hold no lease.
 			h := middleware.Must(b.Client, []middleware.Rule{rule}, middleware.WithHeaders(headers.Both),
-				middleware.WithLimiterOptions(limiter.WithPrefix(fmt.Sprintf("conc%d", time.Now().UnixNano()))))(
+				middleware.WithFailurePolicy(middleware.FailClosed),
+				middleware.WithLimiterOptions(limiter.WithPrefix(fmt.Sprintf("conc%d", time.Now().UnixNano())), limiter.WithTimeout(10*time.Second)))(
 				http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					n := running.Add(1)
 					defer running.Add(-1)
