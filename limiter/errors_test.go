@@ -16,17 +16,21 @@ import (
 func TestErrorsNameTheCauseWithoutIdentities(t *testing.T) {
 	const identity = "203.0.113.77"
 	rules := []limiter.Rule{{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 5}}}
+	noFunctions := []string{"--rename-command", "FCALL", "fcall-off", "--rename-command", "FUNCTION", "function-off"}
+	noScripts := []string{"--rename-command", "EVALSHA", "evalsha-off", "--rename-command", "EVAL", "eval-off"}
 	for _, tc := range []struct {
 		name  string
 		args  []string
+		opts  []limiter.Option
 		cause string
 	}{
-		{"scripting disabled", []string{"--rename-command", "EVALSHA", "evalsha-off", "--rename-command", "EVAL", "eval-off"}, "unknown command 'evalsha'"},
-		{"TIME disabled", []string{"--rename-command", "TIME", "time-off"}, "TIME failed"},
+		{"scripting disabled", append(noFunctions, noScripts...), nil, "unknown command 'evalsha'"},
+		{"functions disabled, and required", noFunctions, []limiter.Option{limiter.WithRedisFunctions(true)}, "unknown command 'fcall'"},
+		{"TIME disabled", []string{"--rename-command", "TIME", "time-off"}, nil, "TIME failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := redistest.Start(t, tc.args...)
-			lim, err := limiter.New(s.Client, rules)
+			lim, err := limiter.New(s.Client, rules, tc.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 )
 
 // Defaults, applied unless an Option says otherwise.
@@ -37,9 +38,10 @@ type config struct {
 	denyAge   time.Duration
 	denySet   bool
 	// Store options.
-	timeout time.Duration
-	minTTL  time.Duration
-	cluster bool
+	timeout   time.Duration
+	minTTL    time.Duration
+	cluster   bool
+	functions script.Mode
 }
 
 func defaults() config {
@@ -193,6 +195,20 @@ func WithMinTTL(d time.Duration) Option {
 			return fmt.Errorf("negative minimum TTL %v", d)
 		}
 		c.minTTL = d
+		return nil
+	}}
+}
+
+// WithRedisFunctions makes the store call the scripts as Redis functions
+// only (on), failing where the server has none, or run them with EVALSHA
+// only (off). By default it uses functions where the server has them and
+// scripts elsewhere, decided on the first call. A store option.
+func WithRedisFunctions(on bool) Option {
+	return Option{name: "WithRedisFunctions", store: true, apply: func(c *config) error {
+		c.functions = script.OnlyScripts
+		if on {
+			c.functions = script.OnlyFunctions
+		}
 		return nil
 	}}
 }

@@ -16,8 +16,16 @@ import (
 )
 
 // RedisStore is a Store on Redis: each Decide is one run of the decision
-// script (EVALSHA, or EVAL after NOSCRIPT), so all its checks are decided
-// atomically in one round trip.
+// script, so all its checks are decided atomically in one round trip. On
+// Redis 7 and later the scripts run as functions of one library (FCALL),
+// loaded on first use and again after "Function not found" (a restart,
+// FUNCTION FLUSH), on every master of a cluster: its helpers are created
+// once, not on every run. Where functions are not available (Redis 6,
+// miniredis, an ACL without FUNCTION) the store runs them as scripts
+// (EVALSHA, or EVAL after NOSCRIPT) from the first such answer on; see
+// WithRedisFunctions. The library's name carries a hash of its code, so two
+// versions of an application never replace each other's during a rolling
+// deploy (each leaves its library behind: FUNCTION DELETE removes one).
 //
 // Each call is bounded by the store's timeout (WithTimeout), even though
 // go-redis ignores context deadlines for socket I/O unless
@@ -44,7 +52,8 @@ type RedisStore struct {
 	minTTL          string
 	shards          sharding
 	honoursDeadline bool
-	params          sync.Map // algorithms.Algorithm -> script.Params, encoded once
+	caller          *script.Caller // functions or scripts
+	params          sync.Map       // algorithms.Algorithm -> script.Params, encoded once
 }
 
 // sharding says how a client spreads keys over servers.
@@ -80,6 +89,7 @@ func NewRedisStore(rdb redis.Scripter, opts ...Option) (*RedisStore, error) {
 	if c, ok := rdb.(*redis.Client); ok && !s.honoursDeadline {
 		s.rdb, s.honoursDeadline = c.WithTimeout(cfg.timeout), true
 	}
+	s.caller = script.NewCaller(s.rdb, cfg.functions)
 	return s, nil
 }
 
@@ -165,7 +175,7 @@ func (s *RedisStore) Refund(ctx context.Context, at time.Time, refunds []StoreRe
 // Block implements Store within the store's timeout (block.lua).
 func (s *RedisStore) Block(ctx context.Context, now time.Time, key string, d time.Duration) error {
 	_, err := within(s, ctx, func(ctx context.Context) (any, error) {
-		return script.Block().Run(ctx, s.rdb, []string{key}, script.Now(now), s.minTTL, d.Microseconds())
+		return s.caller.Run(ctx, script.Block(), []string{key}, script.Now(now), s.minTTL, d.Microseconds())
 	})
 	return err
 }
@@ -173,7 +183,7 @@ func (s *RedisStore) Block(ctx context.Context, now time.Time, key string, d tim
 // Delete implements Store within the store's timeout (delete.lua).
 func (s *RedisStore) Delete(ctx context.Context, keys ...string) error {
 	_, err := within(s, ctx, func(ctx context.Context) (any, error) {
-		return script.Delete().Run(ctx, s.rdb, keys)
+		return s.caller.Run(ctx, script.Delete(), keys)
 	})
 	return err
 }
@@ -222,7 +232,7 @@ func (s *RedisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 			keys = append(keys, c.Blocks)
 		}
 	}
-	v, err := script.Decision(mask).Run(ctx, s.rdb, keys, args...)
+	v, err := s.caller.Run(ctx, script.Decision(mask), keys, args...)
 	if err != nil {
 		s.reloadTopology(err)
 		return script.Reply{}, err

@@ -164,7 +164,7 @@ func (s *RedisStore) refund(ctx context.Context, at string, refunds []StoreRefun
 				model.RefundToken(r.Check.Algorithm, r.Check.Cost, r.Back, r.Token))
 		}
 		if len(keys) > 0 {
-			wg.Go(func() { _, errs[g] = script.Refund().Run(ctx, s.rdb, keys, args...) })
+			wg.Go(func() { _, errs[g] = s.caller.Run(ctx, script.Refund(), keys, args...) })
 		}
 	}
 	wg.Wait()

@@ -1,10 +1,13 @@
 -- Shared helpers for the algorithm files. Not a script on its own: the Go
 -- package concatenates lib.lua, the helper files and algorithm files a
--- stack uses (state.lua, verdict.lua, meter.lua) and a driver (stack.lua
--- or refund.lua) into one script, so these locals are visible to all of them. Lua creates
--- every function of a script again on each run, so a script holds only
--- what its stack uses, and refund functions only exist in refund scripts.
--- KEYS: none of its own. ARGV: reads ARGV[2], the minimum TTL (see
+-- stack uses (state.lua, verdict.lua, meter.lua) and a driver (stack.lua,
+-- refund.lua, block.lua or delete.lua) into one script, so these locals
+-- are visible to all of them. Lua creates every function of a script again
+-- on each run, so a script holds only what its stack uses, and refund
+-- functions only exist in refund scripts. The same files also make one
+-- Redis function library, every algorithm and each driver a function of
+-- it, whose helpers are created once, when it loads.
+-- KEYS: none of its own. ARGV: start reads ARGV[2], the minimum TTL (see
 -- stack.lua). Reply: none; the drivers reply.
 --
 -- Numbers: Lua numbers are float64. Every quantity here is an integer below
@@ -14,10 +17,28 @@
 -- twice as fast as Redis 7.0 formatting a Lua number itself with %.17g;
 -- never through tostring or '..', which keep only 14 digits.
 
--- Globals used on every call, bound once to locals (faster than a global
--- and a field lookup each time).
-local call, tonumber, max, min, fmod = redis.call, tonumber, math.max, math.min, math.fmod
-local format, match = string.format, string.match
+-- globals returns the Redis and Lua functions used on every run, bound to
+-- locals (faster than a global and a field lookup each time). A function
+-- library's body runs when it loads, when none of them can be reached yet:
+-- start binds them on the first run.
+local function globals()
+  return redis.call, tonumber, math.max, math.min, math.fmod, string.format, string.match
+end
+local call, tonumber, max, min, fmod, format, match
+
+-- KEYS and ARGV are the current run's; min_ttl is the shortest TTL in ms
+-- (ARGV[2], see stack.lua), at least 1: PEXPIRE 0 would delete the key.
+local KEYS, ARGV, min_ttl
+
+-- start begins a run with its keys and arguments (a script passes its
+-- KEYS and ARGV, a function its own).
+local function start(keys, args)
+  if not call then
+    call, tonumber, max, min, fmod, format, match = globals()
+  end
+  KEYS, ARGV = keys, args
+  min_ttl = max(1, tonumber(ARGV[2]) or 1)
+end
 
 -- int is an integer as a redis.call argument.
 local function int(x)
@@ -71,10 +92,6 @@ local function cdiv(a, b)
   end
   return q
 end
-
--- min_ttl is the shortest TTL in ms (ARGV[2], see stack.lua), at least 1:
--- PEXPIRE 0 would delete the key.
-local min_ttl = max(1, tonumber(ARGV[2]) or 1)
 
 -- ms is a duration of us microseconds in whole milliseconds, rounded up;
 -- negative values (-1: never) stay as they are.

@@ -10,14 +10,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Script is an assembled script and its SHA-1.
+// Script is an assembled script, its SHA-1, and its driver (which names
+// its function in the Library).
 type Script struct {
-	src, hash string
+	src, hash, driver string
 }
 
-func newScript(src string) *Script {
+func newScript(src, driver string) *Script {
 	sum := sha1.Sum([]byte(src))
-	return &Script{src: src, hash: hex.EncodeToString(sum[:])}
+	return &Script{src: src, hash: hex.EncodeToString(sum[:]), driver: driver}
 }
 
 // Source is the script's text.
@@ -49,20 +50,24 @@ func (once) NoRetry() bool { return true }
 // never re-sent by go-redis's own retries. Error replies are cleaned of
 // the arguments Redis quotes back (see Clean).
 func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, args ...any) (any, error) {
-	v, err := s.run(ctx, rdb, "evalsha", s.hash, keys, args)
+	v, err := run(ctx, rdb, "evalsha", s.hash, keys, args)
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		v, err = s.run(ctx, rdb, "eval", s.src, keys, args)
+		v, err = run(ctx, rdb, "eval", s.src, keys, args)
 	}
 	return v, Clean(err)
 }
 
-func (s *Script) run(ctx context.Context, rdb redis.Scripter, verb, script string, keys []string, args []any) (any, error) {
+// run sends verb (evalsha, eval or fcall) with its script or function name.
+func run(ctx context.Context, rdb redis.Scripter, verb, script string, keys []string, args []any) (any, error) {
 	p, ok := rdb.(processor)
 	if !ok {
-		if verb == "eval" {
+		switch verb {
+		case "eval":
 			return rdb.Eval(ctx, script, keys, args...).Result()
+		case "evalsha":
+			return rdb.EvalSha(ctx, script, keys, args...).Result()
 		}
-		return rdb.EvalSha(ctx, script, keys, args...).Result()
+		return nil, cleaned{msg: "ERR unknown command: this client cannot send fcall"} // scripts only
 	}
 	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
 	cmdArgs = append(cmdArgs, verb, script, len(keys))

@@ -1,6 +1,8 @@
 package script
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -39,7 +41,7 @@ var decisions [1 << 8]func() *Script
 
 func init() {
 	for m := range decisions {
-		decisions[m] = sync.OnceValue(func() *Script { return newScript(Source(Mask(m), "stack.lua")) })
+		decisions[m] = sync.OnceValue(func() *Script { return newScript(Source(Mask(m), "stack.lua"), "stack.lua") })
 	}
 }
 
@@ -48,20 +50,75 @@ func init() {
 func Decision(m Mask) *Script { return decisions[m&All]() }
 
 // Refund returns the refund script (refund.lua) for every algorithm.
-var Refund = sync.OnceValue(func() *Script { return newScript(Source(All, "refund.lua")) })
+var Refund = sync.OnceValue(func() *Script { return newScript(Source(All, "refund.lua"), "refund.lua") })
 
 // Block returns the script that blocks a client for a rule (block.lua).
-var Block = sync.OnceValue(func() *Script { return newScript(Source(0, "block.lua")) })
+var Block = sync.OnceValue(func() *Script { return newScript(Source(0, "block.lua"), "block.lua") })
 
 // Delete returns the script that deletes keys of one hash tag (delete.lua).
-var Delete = sync.OnceValue(func() *Script { return newScript(Source(0, "delete.lua")) })
+var Delete = sync.OnceValue(func() *Script { return newScript(Source(0, "delete.lua"), "delete.lua") })
+
+// drivers are the files that reply, each a function of the library.
+var drivers = []string{"stack.lua", "refund.lua", "block.lua", "delete.lua"}
 
 // Source assembles a script: the layout header, lib.lua, refund_mode.lua
 // for a refund script, the helpers and algorithm files in m, and the
-// driver: stack.lua, refund.lua, block.lua or delete.lua. Comment lines and blank
-// lines are left out: less to send after NOSCRIPT.
+// driver: stack.lua, refund.lua, block.lua or delete.lua, started with the
+// script's KEYS and ARGV. Comment lines and blank lines are left out: less
+// to send after NOSCRIPT.
 func Source(m Mask, driver string) string {
-	refund := driver == "refund.lua"
+	var b strings.Builder
+	b.WriteString(header())
+	b.WriteString("local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n") // before lib.lua declares its own
+	writeFiles(&b, helpers(m, driver == "refund.lua"))
+	b.WriteString("start(SCRIPT_KEYS, SCRIPT_ARGV)\n")
+	writeFiles(&b, []string{driver})
+	return b.String()
+}
+
+// Library is the Redis function library of every algorithm: the helpers
+// and algorithms are created once, when it loads, and each driver is a
+// function (see FunctionName). Its name and its functions' end with a hash
+// of its code, so two versions of an application, during a rolling deploy,
+// never replace each other's.
+type Library struct {
+	Name, Source, hash string
+}
+
+// FunctionName is the library's function for a driver ("stack.lua").
+func (l *Library) FunctionName(driver string) string {
+	return "rl_" + strings.TrimSuffix(driver, ".lua") + "_" + l.hash
+}
+
+// Functions returns the library.
+var Functions = sync.OnceValue(func() *Library {
+	var body strings.Builder
+	body.WriteString(header())
+	writeFiles(&body, helpers(All, true))
+	for _, d := range drivers {
+		fmt.Fprintf(&body, "redis.register_function('rl_%s_%s', function(keys, args)\nstart(keys, args)\n", strings.TrimSuffix(d, ".lua"), hashMark)
+		writeFiles(&body, []string{d})
+		body.WriteString("end)\n")
+	}
+	sum := sha1.Sum([]byte(body.String()))
+	l := &Library{hash: hex.EncodeToString(sum[:6])}
+	l.Name = "ratelimit_" + l.hash
+	l.Source = "#!lua name=" + l.Name + "\n" + strings.ReplaceAll(body.String(), hashMark, l.hash)
+	return l
+})
+
+// hashMark stands for the library's hash in its body until it is known.
+const hashMark = "@HASH@"
+
+// header defines the layout constants for Lua.
+func header() string {
+	return fmt.Sprintf("local ARGS_HEAD, ARGS_PER_RULE, REFUND_ARGS_PER_RULE, REPLY_HEAD, REPLY_PER_RULE = %d, %d, %d, %d, %d\n",
+		ArgsHead, ArgsPerRule, RefundArgsPerRule, ReplyHead, ReplyPerRule)
+}
+
+// helpers lists lib.lua, refund_mode.lua when refunds are wanted, and the
+// helper and algorithm files of the algorithms in m, each once.
+func helpers(m Mask, refund bool) []string {
 	names := []string{"lib.lua"}
 	if refund {
 		names = append(names, "refund_mode.lua")
@@ -80,11 +137,11 @@ func Source(m Mask, driver string) string {
 			}
 		}
 	}
-	names = append(names, files...)
-	names = append(names, driver)
-	var b strings.Builder
-	fmt.Fprintf(&b, "local ARGS_HEAD, ARGS_PER_RULE, REFUND_ARGS_PER_RULE, REPLY_HEAD, REPLY_PER_RULE = %d, %d, %d, %d, %d\n",
-		ArgsHead, ArgsPerRule, RefundArgsPerRule, ReplyHead, ReplyPerRule)
+	return append(names, files...)
+}
+
+// writeFiles writes the files without their comment and blank lines.
+func writeFiles(b *strings.Builder, names []string) {
 	for _, name := range names {
 		src, err := fs.ReadFile(lua.Files, name)
 		if err != nil {
@@ -96,5 +153,4 @@ func Source(m Mask, driver string) string {
 			}
 		}
 	}
-	return b.String()
 }

@@ -5,9 +5,12 @@
 //	redis-cli --eval /tmp/stack.lua ratelimit:{demo:me}:gc , '' 1 gc 5 1000000 10 1 ''
 //	go run ./internal/cmd/luascript -refund > /tmp/refund.lua
 //	go run ./internal/cmd/luascript -block > /tmp/block.lua
+//	go run ./internal/cmd/luascript -library > /tmp/library.lua
+//	redis-cli FUNCTION LOAD "$(cat /tmp/library.lua)"
 //
 // Codes: fw (fixed window), sl (sliding log), sw (sliding window), tb
-// (token bucket), lb (leaky bucket), gc (GCRA); none means all six.
+// (token bucket), lb (leaky bucket), gc (GCRA), qu (queue), cc
+// (concurrency); none means all.
 package main
 
 import (
@@ -21,8 +24,9 @@ import (
 func main() {
 	refund := flag.Bool("refund", false, "print the refund script (for every algorithm)")
 	block := flag.Bool("block", false, "print the block script")
+	library := flag.Bool("library", false, "print the Redis function library (every algorithm and driver)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: luascript [-refund | -block] [fw|sl|sw|tb|lb|gc ...]")
+		fmt.Fprintln(os.Stderr, "usage: luascript [-refund | -block | -library] [fw|sl|sw|tb|lb|gc|qu|cc ...]")
 	}
 	flag.Parse()
 	m, ok := script.MaskOf(flag.Args()...)
@@ -31,6 +35,8 @@ func main() {
 		os.Exit(2)
 	}
 	switch {
+	case *library:
+		fmt.Print(script.Functions().Source)
 	case *block:
 		fmt.Print(script.Block().Source())
 	case *refund:

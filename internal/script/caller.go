@@ -1,0 +1,128 @@
+package script
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Mode says how a Caller runs the scripts.
+type Mode int32
+
+const (
+	// Auto calls the Library's functions (FCALL) and, where the server has
+	// none (Redis before 7, miniredis, an ACL without FUNCTION or FCALL),
+	// runs the scripts with EVALSHA from then on.
+	Auto Mode = iota
+	// OnlyFunctions calls the Library's functions only.
+	OnlyFunctions
+	// OnlyScripts runs the scripts with EVALSHA (EVAL after NOSCRIPT) only.
+	OnlyScripts
+)
+
+// detected modes, stored in Caller.state.
+const (
+	undecided int32 = iota
+	useFunctions
+	useScripts
+)
+
+// Caller runs the scripts on a client: as functions of the Library where
+// the server has them, which spares Redis creating every helper again on
+// each run, else with EVALSHA. It loads the Library lazily, on the first
+// call and again after "Function not found" (a restart, FUNCTION FLUSH, a
+// node that never had it), on every master of a cluster or shard of a
+// ring, and falls back to scripts once, for good, when the server cannot
+// run functions. A call that may have run is never sent again: a call is
+// retried only after an error that says it did not run.
+type Caller struct {
+	rdb    redis.Scripter
+	forced Mode
+	state  atomic.Int32
+}
+
+// NewCaller returns a Caller on rdb in mode.
+func NewCaller(rdb redis.Scripter, mode Mode) *Caller {
+	c := &Caller{rdb: rdb, forced: mode}
+	switch mode {
+	case OnlyFunctions:
+		c.state.Store(useFunctions)
+	case OnlyScripts:
+		c.state.Store(useScripts)
+	}
+	return c
+}
+
+// UsesFunctions reports whether the Caller calls functions (after it
+// detected that the server has them, or was told to).
+func (c *Caller) UsesFunctions() bool { return c.state.Load() == useFunctions }
+
+// Run runs s with keys and args.
+func (c *Caller) Run(ctx context.Context, s *Script, keys []string, args ...any) (any, error) {
+	if c.state.Load() == useScripts {
+		return s.Run(ctx, c.rdb, keys, args...)
+	}
+	lib := Functions()
+	fn := lib.FunctionName(s.driver)
+	v, err := run(ctx, c.rdb, "fcall", fn, keys, args)
+	if err != nil && redis.HasErrorPrefix(err, "Function not found") {
+		// Nothing ran: load the library and call again.
+		if err = c.load(ctx, lib); err == nil {
+			v, err = run(ctx, c.rdb, "fcall", fn, keys, args)
+		}
+	}
+	switch {
+	case err == nil:
+		c.state.CompareAndSwap(undecided, useFunctions)
+		return v, nil
+	case c.forced == Auto && unsupported(err):
+		// The server cannot run functions (nothing ran): scripts from now on.
+		c.state.Store(useScripts)
+		return s.Run(ctx, c.rdb, keys, args...)
+	}
+	return v, Clean(err)
+}
+
+// unsupported reports an error that says the server cannot run or load
+// functions: an unknown command, a refused permission.
+func unsupported(err error) bool {
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return false
+	}
+	msg := strings.ToLower(reply.Error())
+	return strings.HasPrefix(msg, "err unknown command") || strings.HasPrefix(msg, "noperm") ||
+		strings.HasPrefix(msg, "err unknown subcommand")
+}
+
+// load loads the library where the client sends commands: on every master
+// of a cluster, every shard of a ring, else the one server. A library
+// already there is fine.
+func (c *Caller) load(ctx context.Context, lib *Library) error {
+	loadOn := func(ctx context.Context, rdb *redis.Client) error {
+		return loaded(rdb.FunctionLoad(ctx, lib.Source).Err())
+	}
+	switch rdb := c.rdb.(type) {
+	case *redis.ClusterClient:
+		return rdb.ForEachMaster(ctx, loadOn)
+	case *redis.Ring:
+		return rdb.ForEachShard(ctx, loadOn)
+	case processor:
+		cmd := redis.NewStringCmd(ctx, "function", "load", lib.Source)
+		_ = rdb.Process(ctx, cmd)
+		return loaded(cmd.Err())
+	}
+	return errors.New("ratelimit: client cannot load functions")
+}
+
+// loaded treats "already exists" as success: another instance loaded the
+// same library first.
+func loaded(err error) error {
+	if err != nil && strings.Contains(err.Error(), "already exists") {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,85 @@
+package limiter_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// calls returns how many times the server ran cmd (INFO commandstats).
+func calls(t *testing.T, rdb *redis.Client, cmd string) int {
+	t.Helper()
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":calls="); ok {
+			n := 0
+			for _, c := range rest {
+				if c < '0' || c > '9' {
+					break
+				}
+				n = n*10 + int(c-'0')
+			}
+			return n
+		}
+	}
+	return 0
+}
+
+// On Redis 7 the store calls functions: it loads the library on first
+// use, under a name that carries its hash, and again after FUNCTION FLUSH
+// (a restart without persistence), with no decision lost or repeated;
+// WithRedisFunctions(false) keeps to EVALSHA.
+func TestRedisFunctions(t *testing.T) {
+	s := redistest.Start(t)
+	rules := []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}}
+	lim, err := limiter.New(s.Client, rules, limiter.WithPrefix("fn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	libs, err := s.Client.FunctionList(ctx, redis.FunctionListQuery{}).Result()
+	if err != nil || len(libs) != 0 {
+		t.Fatalf("libraries before the first decision: %v %v, want none (loaded lazily)", libs, err)
+	}
+	for i := range 3 {
+		if d, err := lim.Allow(ctx, "r", "x"); err != nil || d.Results[0].Remaining != 9-i {
+			t.Fatalf("decision %d: %+v %v", i, d, err)
+		}
+		if i == 1 {
+			if err := s.Client.FunctionFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	libs, _ = s.Client.FunctionList(ctx, redis.FunctionListQuery{}).Result()
+	if len(libs) != 1 || !strings.HasPrefix(libs[0].Name, "ratelimit_") || len(libs[0].Functions) != 4 {
+		t.Errorf("libraries %+v, want one ratelimit_<hash> with 4 functions", libs)
+	}
+	// 3 decisions; the first and the one after the flush were answered
+	// "Function not found" (nothing ran) and sent again once loaded.
+	if got := calls(t, s.Client, "fcall"); got != 5 {
+		t.Errorf("%d FCALLs, want 5", got)
+	}
+	if got := calls(t, s.Client, "evalsha"); got != 0 {
+		t.Errorf("%d EVALSHAs, want none", got)
+	}
+
+	scripts, err := limiter.New(s.Client, rules, limiter.WithPrefix("fn"), limiter.WithRedisFunctions(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := scripts.Allow(ctx, "r", "x"); err != nil || d.Results[0].Remaining != 6 {
+		t.Fatalf("with scripts: %+v %v, want the same state", d, err)
+	}
+	if got := calls(t, s.Client, "evalsha"); got != 1 {
+		t.Errorf("%d EVALSHAs with WithRedisFunctions(false), want 1", got)
+	}
+}
