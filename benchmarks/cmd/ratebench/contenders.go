@@ -87,6 +87,7 @@ func contenders() []contender {
 		ours("ours token bucket", tb, false),
 		ours("ours leaky bucket", lb, false),
 		ours("ours gcra, no deny cache", gcra, false, noCache),
+		ours("ours gcra, scripts", gcra, false, limiter.WithRedisFunctions(false)),
 		{name: "ours stack of 3", redis: true, build: stackOf3},
 		{name: "redis_rate (gcra)", redis: true, build: redisRate(false)},
 		{name: "ulule (fixed window)", redis: true, build: ululeLimiter},

@@ -46,6 +46,7 @@ func main() {
 	httpMode := flag.Bool("http", true, "run the HTTP mode")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	ctxTimeouts := flag.Bool("ctxtimeouts", false, "set go-redis ContextTimeoutEnabled on the shared client")
+	single := flag.Bool("single", true, "measure latency with one client in a loop")
 	flag.Parse()
 	for _, m := range strings.Split(*modes, ",") {
 		if _, _, ok := modeQuota(m, *keys); !ok && m != "" {
@@ -117,17 +118,27 @@ func main() {
 				// fixed key prefix (redis_rate's "rate:") must not share state.
 				j := (i + r) % len(list)
 				ks := keyNames(fmt.Sprintf("%s:r%d:c%d:", mode, r, j), nkeys)
-				results[j] = append(results[j], measure(decide, *goroutines, ks, *d))
+				if err := rdb.ConfigResetStat(context.Background()).Err(); err != nil {
+					fatal(err)
+				}
+				s := measure(decide, *goroutines, ks, *d)
+				s.redisUS = scriptCost(context.Background(), rdb)
+				results[j] = append(results[j], s)
 			}
 		}
 		printTable(mode, q, list, results, *d)
+		targets.record(mode, list, results)
 	}
 	if *memKeys > 0 {
 		memoryPerKey(e, list, *memKeys)
 	}
 	if *httpMode {
-		httpBench(e, *goroutines, *keys, *d, *rounds)
+		targets.http = httpBench(e, *goroutines, *keys, *d, *rounds)
 	}
+	if *single {
+		targets.single = singleClient(e, list, *d, *rounds)
+	}
+	targets.print()
 }
 
 // modeQuota returns the limit and the number of keys of a mode, false for
@@ -163,15 +174,19 @@ func printTable(mode string, q quota, list []contender, results [][]stats, d tim
 	base := median(results[0])
 	fmt.Printf("\n## mode %s (%d per %v)\n\n", mode, q.limit, q.period)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "contender\tops/s\tx raw\tp50\tx raw\tp99\tx raw\terrors\t"
+	head := "contender\tops/s\tx raw\tp50\tx raw\tp99\tx raw\tRedis µs/call\terrors\t"
 	if mode == "hot" {
 		head += "admitted/round\t"
 	}
 	fmt.Fprintln(w, head)
 	for i, c := range list {
 		m := median(results[i])
-		row := fmt.Sprintf("%s\t%.0f\t%.2f\t%v\t%.2f\t%v\t%.2f\t%d\t", c.name, m.ops, m.ops/base.ops,
-			m.p50.Round(time.Microsecond), float64(m.p50)/float64(base.p50), m.p99.Round(time.Microsecond), float64(m.p99)/float64(base.p99), m.err)
+		cost := "-"
+		if m.redisUS > 0 {
+			cost = fmt.Sprintf("%.2f", m.redisUS)
+		}
+		row := fmt.Sprintf("%s\t%.0f\t%.2f\t%v\t%.2f\t%v\t%.2f\t%s\t%d\t", c.name, m.ops, m.ops/base.ops,
+			m.p50.Round(time.Microsecond), float64(m.p50)/float64(base.p50), m.p99.Round(time.Microsecond), float64(m.p99)/float64(base.p99), cost, m.err)
 		if mode == "hot" && c.name != "raw EVALSHA (INCR)" {
 			// GCRA-style contenders also refill 1000/hour during the run.
 			row += fmt.Sprintf("%d (limit %d)\t", m.admitted, q.limit+int(d.Hours()*float64(q.limit))+1)

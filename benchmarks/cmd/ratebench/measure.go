@@ -14,6 +14,7 @@ type stats struct {
 	ops           float64 // decisions per second
 	p50, p99      time.Duration
 	admitted, err int64
+	redisUS       float64 // Redis CPU per script call, µs (0: none, or not Redis)
 }
 
 // keyNames returns n keys of the form prefix + index.
@@ -77,6 +78,7 @@ func median(runs []stats) stats {
 	m.p50 = time.Duration(pick(func(s stats) float64 { return float64(s.p50) }))
 	m.p99 = time.Duration(pick(func(s stats) float64 { return float64(s.p99) }))
 	m.admitted = int64(pick(func(s stats) float64 { return float64(s.admitted) }))
+	m.redisUS = pick(func(s stats) float64 { return s.redisUS })
 	for _, r := range runs {
 		m.err += r.err
 	}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// summary collects what the performance targets compare, from every mode
+// of one run, and prints each target with its ratio.
+type summary struct {
+	allow, deny, hot map[string]stats
+	http             float64 // our middleware's req/s over redis_rate's
+	single           map[string]stats
+}
+
+var targets summary
+
+// record keeps a mode's medians by contender name.
+func (s *summary) record(mode string, list []contender, results [][]stats) {
+	m := make(map[string]stats, len(list))
+	for i, c := range list {
+		m[c.name] = median(results[i])
+	}
+	switch mode {
+	case "allow":
+		s.allow = m
+	case "deny":
+		s.deny = m
+	case "hot":
+		s.hot = m
+	}
+}
+
+func (s *summary) print() {
+	fmt.Printf("\n## Targets\n\n")
+	ratio := func(m map[string]stats, a, b string) (float64, bool) {
+		x, okA := m[a]
+		y, okB := m[b]
+		if !okA || !okB || y.ops == 0 {
+			return 0, false
+		}
+		return x.ops / y.ops, true
+	}
+	line := func(name string, got float64, ok bool, want float64, atLeast bool) {
+		if !ok {
+			fmt.Printf("%-68s not measured (mode or contender left out)\n", name)
+			return
+		}
+		met := got >= want
+		if !atLeast {
+			met = got <= want
+		}
+		verdict, cmp := "missed", ">="
+		if met {
+			verdict = "met"
+		}
+		if !atLeast {
+			cmp = "<="
+		}
+		fmt.Printf("%-68s %6.2f  (want %s %.2f)  %s\n", name, got, cmp, want, verdict)
+	}
+	r, ok := ratio(s.allow, "ours gcra", "redis_rate (gcra)")
+	line("1. one rule, allow mode: ours / redis_rate", r, ok, 1.10, true)
+	line("2. HTTP, the README's middleware: ours / redis_rate middleware", s.http, s.http > 0, 1.25, true)
+	r, ok = ratio(s.allow, "ours gcra, autopipelined", "redis_rate (gcra)")
+	line("3a. coalesced (AutoPipeliner): ours / redis_rate direct", r, ok, 1.5, true)
+	r, ok = ratio(s.allow, "ours gcra, autopipelined", "redis_rate, autopipelined")
+	line("3b. coalesced: ours / redis_rate through the same AutoPipeliner", r, ok, 1.15, true)
+	r, ok = ratio(s.allow, "ours stack of 3", "ours gcra")
+	line("4. stack of 3 / one rule", r, ok, 0.8, true)
+	ours, rr := s.allow["ours gcra"].redisUS, s.allow["redis_rate (gcra)"].redisUS
+	line("5. Redis CPU per GCRA decision: ours / redis_rate (commandstats)", ours/rr, ours > 0 && rr > 0, 1, false)
+	fmt.Printf("%-68s %6.2f µs ours (functions), %.2f µs ours (scripts), %.2f µs redis_rate\n", "", ours,
+		s.allow["ours gcra, scripts"].redisUS, rr)
+	r, ok = ratio(s.deny, "ours gcra", "raw EVALSHA (INCR)")
+	line("6a. deny mode: ours / raw EVALSHA", r, ok, 30, true)
+	if s.hot != nil {
+		var over []string
+		for name, m := range s.hot {
+			if strings.HasPrefix(name, "ours") && m.admitted > 1001 {
+				over = append(over, fmt.Sprintf("%s %d", name, m.admitted))
+			}
+		}
+		fmt.Printf("%-68s %s\n", "6b. hot key: every algorithm admits at most the limit (1000 + refill)",
+			map[bool]string{true: "met", false: "missed: " + strings.Join(over, ", ")}[len(over) == 0])
+	}
+	a, b := s.single["ours gcra"], s.single["ours gcra, scripts"]
+	line("7. one client in a loop: p50 ours / ours with scripts (before)", float64(a.p50)/float64(b.p50), a.p50 > 0 && b.p50 > 0, 1.05, false)
+	fmt.Printf("%-68s %v ours, %v scripts, %v redis_rate\n", "", a.p50.Round(time.Microsecond), b.p50.Round(time.Microsecond),
+		s.single["redis_rate (gcra)"].p50.Round(time.Microsecond))
+}
+
+// singleClient measures the allow mode with one goroutine in a loop, for
+// the contenders whose latency the targets compare.
+func singleClient(e *env, list []contender, d time.Duration, rounds int) map[string]stats {
+	q, keys, _ := modeQuota("allow", 10_000)
+	out := map[string]stats{}
+	for _, c := range list {
+		if c.name != "ours gcra" && c.name != "ours gcra, scripts" && c.name != "redis_rate (gcra)" {
+			continue
+		}
+		var runs []stats
+		for r := range rounds {
+			decide, err := c.build(e, q)
+			if err != nil {
+				fatal(err)
+			}
+			runs = append(runs, measure(decide, 1, keyNames(fmt.Sprintf("single:%d:%s:", r, c.name), keys), d))
+		}
+		out[c.name] = median(runs)
+	}
+	fmt.Printf("\n## one client in a loop (allow mode)\n\n")
+	for _, name := range []string{"ours gcra", "ours gcra, scripts", "redis_rate (gcra)"} {
+		if m, ok := out[name]; ok {
+			fmt.Printf("%-22s %8.0f ops/s  p50 %v  p99 %v\n", name, m.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond))
+		}
+	}
+	return out
+}
