@@ -42,6 +42,7 @@ type config struct {
 	minTTL    time.Duration
 	cluster   bool
 	functions script.Mode
+	alone     bool // no coalescing
 }
 
 func defaults() config {
@@ -209,6 +210,16 @@ func WithRedisFunctions(on bool) Option {
 		if on {
 			c.functions = script.OnlyFunctions
 		}
+		return nil
+	}}
+}
+
+// WithCoalescing(false) sends every decision on its own. By default a
+// store on a *redis.Client sends the decisions that arrive while one is in
+// flight together, as one pipeline (see RedisStore). A store option.
+func WithCoalescing(on bool) Option {
+	return Option{name: "WithCoalescing", store: true, apply: func(c *config) error {
+		c.alone = !on
 		return nil
 	}}
 }

@@ -79,7 +79,9 @@ func run(ctx context.Context, rdb redis.Scripter, verb, script string, keys []st
 	if len(keys) == 0 {
 		cmd.SetFirstKeyPos(0)
 	}
-	_ = p.Process(ctx, once{cmd})
+	if err := p.Process(ctx, once{cmd}); err != nil {
+		return nil, err // cmd may still be in a coalesced batch: not read
+	}
 	return cmd.Result()
 }
 

@@ -88,6 +88,7 @@ func contenders() []contender {
 		ours("ours leaky bucket", lb, false),
 		ours("ours gcra, no deny cache", gcra, false, noCache),
 		ours("ours gcra, scripts", gcra, false, limiter.WithRedisFunctions(false)),
+		ours("ours gcra, one by one", gcra, false, limiter.WithRedisFunctions(false), limiter.WithCoalescing(false)),
 		{name: "ours stack of 3", redis: true, build: stackOf3},
 		{name: "redis_rate (gcra)", redis: true, build: redisRate(false)},
 		{name: "ulule (fixed window)", redis: true, build: ululeLimiter},
