@@ -12,15 +12,21 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
+// newRedis starts an in-process Redis whose TIME is fixed, standing in for
+// redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}).
+func newRedis() (*redis.Client, func()) {
+	srv, _ := miniredis.Run()
+	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	return rdb, func() { rdb.Close(); srv.Close() }
+}
+
 // A per-user GCRA stacked with a global fixed window, decided in one round
 // trip. The third request is denied by the per-user rule, and consumes
 // nothing of the global one.
 func Example() {
-	srv, _ := miniredis.Run()
-	defer srv.Close()
-	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
+	rdb, stop := newRedis()
+	defer stop()
 
 	lim, err := limiter.New(rdb, []limiter.Rule{
 		{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 2}},
@@ -48,10 +54,8 @@ func Example() {
 // A cost above what the rule can ever admit is denied with RetryAfter set to
 // algorithms.Never; a cost of 0 peeks.
 func ExampleLimiter_Decide() {
-	srv, _ := miniredis.Run()
-	defer srv.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
+	rdb, stop := newRedis()
+	defer stop()
 
 	lim, _ := limiter.New(rdb, []limiter.Rule{
 		{Name: "uploads", Algorithm: algorithms.TokenBucket{Capacity: 100, Rate: 10, Period: time.Second}},
@@ -75,11 +79,8 @@ func ExampleLimiter_Decide() {
 // One rule, cost 1: a job worker that waits when its tenant is over the
 // limit.
 func ExampleLimiter_Allow() {
-	srv, _ := miniredis.Run()
-	defer srv.Close()
-	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
+	rdb, stop := newRedis()
+	defer stop()
 	ctx := context.Background()
 
 	lim, err := limiter.New(rdb, []limiter.Rule{
@@ -114,11 +115,8 @@ func ExampleLimiter_Allow() {
 // Operator controls: a ban on every instance, lifted; a client's state
 // forgotten; a quota page that consumes nothing.
 func ExampleLimiter_Block() {
-	srv, _ := miniredis.Run()
-	defer srv.Close()
-	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
+	rdb, stop := newRedis()
+	defer stop()
 	ctx := context.Background()
 
 	admin, err := limiter.New(rdb, []limiter.Rule{
@@ -159,11 +157,8 @@ func ExampleLimiter_Block() {
 // Settlement: reserve the most a request can cost, then charge what it
 // used once known (tokens generated, say); the rest is given back exactly.
 func ExampleLimiter_Settle() {
-	srv, _ := miniredis.Run()
-	defer srv.Close()
-	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
+	rdb, stop := newRedis()
+	defer stop()
 	ctx := context.Background()
 
 	lim, err := limiter.New(rdb, []limiter.Rule{
@@ -192,10 +187,8 @@ func ExampleLimiter_Settle() {
 // (10 a second), each waiting for its turn; past a 2 s wait they are
 // refused.
 func ExampleLimiter_Wait() {
-	srv, _ := miniredis.Run()
-	defer srv.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
+	rdb, stop := newRedis()
+	defer stop()
 	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 	lim, err := limiter.New(rdb, []limiter.Rule{
