@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -20,11 +21,12 @@ import (
 // Each call keeps its own deadline: a call that times out while queued
 // leaves the queue and was never sent; a call that times out while its
 // pipeline is in flight returns at its deadline (its command may still run,
-// as after any lost reply, and it is never sent again). The pipeline runs
-// until the deadline of the call that sends it, on the store's client,
-// whose socket reads and writes stop at the store's timeout; no goroutine
-// is started per call. Commands are sent once: go-redis does not re-send a
-// pipeline holding a command that refuses retries (every script call).
+// as after any lost reply, and it is never sent again). A pipeline runs on
+// a goroutine of its own (one per pipeline, not per call) until the latest
+// deadline of its calls, on the store's client, whose socket reads and
+// writes stop at the store's timeout. Commands are sent once: go-redis does
+// not re-send a pipeline holding a command that refuses retries (every
+// script call).
 type coalescer struct {
 	*redis.Client // everything but Process goes to the client as it is
 
@@ -37,7 +39,7 @@ type coalescer struct {
 type call struct {
 	ctx  context.Context
 	cmd  redis.Cmder
-	done chan bool // true: this call sends the pipeline; closed: answered
+	done chan bool // true: this call's turn to send the queue; closed: answered
 }
 
 func newCoalescer(c *redis.Client) *coalescer { return &coalescer{Client: c} }
@@ -56,31 +58,35 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	k := &call{ctx: ctx, cmd: cmd, done: make(chan bool, 1)}
 	c.queue = append(c.queue, k)
 	c.mu.Unlock()
-	select {
-	case lead, ok := <-k.done:
-		if ok && lead {
-			return c.send(k)
-		}
-		return cmd.Err()
-	case <-ctx.Done():
-		c.mu.Lock()
-		i := slices.Index(c.queue, k)
-		if i >= 0 {
-			c.queue = slices.Delete(c.queue, i, i+1) // never sent
-		}
-		c.mu.Unlock()
-		if i >= 0 {
-			// The baton may have reached it meanwhile: pass it on.
-			select {
-			case lead := <-k.done:
-				if lead {
-					c.next()
-				}
-			default:
+	for {
+		select {
+		case lead, ok := <-k.done:
+			if !ok {
+				return cmd.Err() // answered
 			}
+			if lead {
+				go c.send() // k's turn to send the queue; k waits for its answer like the others
+			}
+		case <-ctx.Done():
+			c.mu.Lock()
+			i := slices.Index(c.queue, k)
+			if i >= 0 {
+				c.queue = slices.Delete(c.queue, i, i+1) // never sent
+			}
+			c.mu.Unlock()
+			if i >= 0 {
+				// The baton may have reached it meanwhile: pass it on.
+				select {
+				case lead := <-k.done:
+					if lead {
+						c.next()
+					}
+				default:
+				}
+			}
+			// Else a pipeline took it: its command may still run.
+			return ctx.Err()
 		}
-		// Else another call's pipeline took it: its command may still run.
-		return ctx.Err()
 	}
 }
 
@@ -93,21 +99,38 @@ func (c *coalescer) next() {
 		c.sending = false
 		return
 	}
-	c.queue[0].done <- true
+	select {
+	case c.queue[0].done <- true:
+	default: // it holds the baton already
+	}
 }
 
-// send sends the queue, taken as the call k (its first) hands it the
-// baton, as one pipeline within k's deadline, answers its calls, and hands
-// on what queued meanwhile.
-func (c *coalescer) send(k *call) error {
+// send sends the queue as one pipeline, until the latest deadline of its
+// calls (each of them returns at its own), answers its calls and hands on
+// what queued meanwhile. It runs on a goroutine of its own, one per
+// pipeline, so that no caller waits past its deadline.
+func (c *coalescer) send() {
 	c.mu.Lock()
 	batch := c.queue
 	c.queue = nil
 	c.mu.Unlock()
-	ctx := context.WithoutCancel(k.ctx) // one caller giving up must not cancel the others
-	if deadline, ok := k.ctx.Deadline(); ok {
+	if len(batch) == 0 { // its calls gave up before it ran
+		c.next()
+		return
+	}
+	var last time.Time
+	for _, b := range batch {
+		if d, ok := b.ctx.Deadline(); !ok {
+			last = time.Time{}
+			break
+		} else if d.After(last) {
+			last = d
+		}
+	}
+	ctx := context.WithoutCancel(batch[0].ctx) // a caller giving up must not cancel the others
+	if !last.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
+		ctx, cancel = context.WithDeadline(ctx, last)
 		defer cancel()
 	}
 	if len(batch) == 1 {
@@ -119,9 +142,8 @@ func (c *coalescer) send(k *call) error {
 		}
 		_, _ = pipe.Exec(ctx)
 	}
-	for _, b := range batch[1:] {
+	for _, b := range batch {
 		close(b.done)
 	}
 	c.next()
-	return k.cmd.Err()
 }
