@@ -82,13 +82,12 @@ func Source(m Mask, driver string) string {
 // of its code, so two versions of an application, during a rolling deploy,
 // never replace each other's.
 type Library struct {
-	Name, Source, hash string
+	Name, Source string
+	functions    map[string]string // driver -> its function's name
 }
 
 // FunctionName is the library's function for a driver ("stack.lua").
-func (l *Library) FunctionName(driver string) string {
-	return "rl_" + strings.TrimSuffix(driver, ".lua") + "_" + l.hash
-}
+func (l *Library) FunctionName(driver string) string { return l.functions[driver] }
 
 // Functions returns the library.
 var Functions = sync.OnceValue(func() *Library {
@@ -101,9 +100,12 @@ var Functions = sync.OnceValue(func() *Library {
 		body.WriteString("end)\n")
 	}
 	sum := sha1.Sum([]byte(body.String()))
-	l := &Library{hash: hex.EncodeToString(sum[:6])}
-	l.Name = "ratelimit_" + l.hash
-	l.Source = "#!lua name=" + l.Name + "\n" + strings.ReplaceAll(body.String(), hashMark, l.hash)
+	hash := hex.EncodeToString(sum[:6])
+	l := &Library{Name: "ratelimit_" + hash, functions: map[string]string{}}
+	l.Source = "#!lua name=" + l.Name + "\n" + strings.ReplaceAll(body.String(), hashMark, hash)
+	for _, d := range drivers {
+		l.functions[d] = "rl_" + strings.TrimSuffix(d, ".lua") + "_" + hash
+	}
 	return l
 })
 
