@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,9 +18,10 @@ import (
 // transitions are logged, not each decision.
 var ErrUnavailable = errors.New("ratelimit: backend marked down")
 
-// tripAfter is how many consecutive failures mark the store down: one slow
-// call among successes (a pause, a slow command) must not turn every
-// request away for a retry interval.
+// tripAfter is how many consecutive failures mark the store down (timeouts
+// once they have gone on for the store's timeout): one slow call among
+// successes (a pause, a slow command), or one lost pipeline of coalesced
+// decisions, must not turn every request away for a retry interval.
 const tripAfter = 3
 
 // breaker marks the store down after tripAfter consecutive failures, for
@@ -31,10 +33,12 @@ const tripAfter = 3
 type breaker struct {
 	store, fallback decider // fallback nil: fail fast while down
 	retry           time.Duration
-	downUntil       atomic.Int64 // Unix nanoseconds; 0 while up
-	probing         atomic.Bool  // one decision at a time probes a down store
-	skipped         atomic.Int64 // decisions answered without the store while down
-	failures        atomic.Int32 // consecutive failures while up
+	downUntil       atomic.Int64  // Unix nanoseconds; 0 while up
+	probing         atomic.Bool   // one decision at a time probes a down store
+	skipped         atomic.Int64  // decisions answered without the store while down
+	failures        atomic.Int32  // consecutive failures while up
+	firstFailure    atomic.Int64  // Unix nanoseconds of the first of them
+	span            time.Duration // how long failures must go on to trip (the store's timeout)
 
 	mu    sync.Mutex // guards the transition's facts
 	since time.Time
@@ -66,13 +70,34 @@ func (b *breaker) decide(ctx context.Context, now time.Time, checks []StoreCheck
 	case ctx.Err() != nil:
 		return Decision{}, err // the caller gave up: says nothing of Redis
 	}
-	if b.failures.Add(1) >= tripAfter || b.downUntil.Load() != 0 {
+	if b.fail(isTimeout(err)) || b.downUntil.Load() != 0 {
 		b.down(ctx, err) // tripped, or a probe failed
 	}
 	if b.fallback == nil {
 		return Decision{}, err
 	}
 	return b.fall(ctx, now, checks, err)
+}
+
+// fail counts a failure and reports whether the store is to be marked
+// down: tripAfter consecutive failures and, when this one is a timeout,
+// the first of them at least span ago. A pipeline of coalesced decisions
+// lost together times out all of them at one instant: one slow moment,
+// not an outage, until the timeouts go on for span. Other failures (a
+// refused connection) trip at once.
+func (b *breaker) fail(timeout bool) bool {
+	now := time.Now().UnixNano()
+	n := b.failures.Add(1)
+	if n == 1 {
+		b.firstFailure.Store(now)
+	}
+	return n >= tripAfter && (!timeout || now-b.firstFailure.Load() >= int64(b.span))
+}
+
+// isTimeout reports whether err is a deadline or a network timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // skip answers a decision while the store is down.

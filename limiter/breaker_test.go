@@ -8,16 +8,21 @@ import (
 	"time"
 )
 
-// flaky fails the calls whose numbers are in fail.
+// flaky fails the calls whose numbers are in fail, with err (a refused
+// connection when nil).
 type flaky struct {
 	n    int
 	fail map[int]bool
+	err  error
 }
 
 func (f *flaky) Decide(context.Context, time.Time, []StoreCheck) (Decision, error) {
 	f.n++
 	if f.fail[f.n] {
-		return Decision{}, errors.New("i/o timeout")
+		if f.err != nil {
+			return Decision{}, f.err
+		}
+		return Decision{}, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
 	}
 	return Decision{Allowed: true}, nil
 }
@@ -45,5 +50,25 @@ func TestBreakerTripsOnConsecutiveFailures(t *testing.T) {
 	}
 	if store.n != 9 {
 		t.Errorf("%d calls reached the store, want 9", store.n)
+	}
+}
+
+// Timeouts that all happen at once (a lost pipeline of coalesced
+// decisions) do not trip the breaker until they have gone on for its span.
+func TestBreakerWantsTimeoutsOverTime(t *testing.T) {
+	fail := map[int]bool{}
+	for i := range 200 {
+		fail[i+1] = true
+	}
+	b := &breaker{store: &flaky{fail: fail, err: context.DeadlineExceeded}, retry: time.Hour, span: 50 * time.Millisecond}
+	for i := range 100 {
+		if _, err := b.decide(context.Background(), time.Time{}, nil); errors.Is(err, ErrUnavailable) {
+			t.Fatalf("failure %d, all within microseconds, tripped the breaker", i+1)
+		}
+	}
+	time.Sleep(60 * time.Millisecond)
+	_, _ = b.decide(context.Background(), time.Time{}, nil) // the span has passed: this one trips it
+	if _, err := b.decide(context.Background(), time.Time{}, nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("failures over more than the span did not trip it: %v", err)
 	}
 }

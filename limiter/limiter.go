@@ -125,6 +125,9 @@ func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	}
 	if redis || l.cfg.fallback != nil {
 		l.breaker = &breaker{store: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
+		if rs, ok := store.(*RedisStore); ok {
+			l.breaker.span = rs.timeout
+		}
 	}
 	for i, r := range rules {
 		if !validRuleName(r.Name) {
@@ -154,10 +157,11 @@ func (l *Limiter) Allow(ctx context.Context, rule, identity string) (Decision, e
 // (one script run on Redis). Being limited is not an error: err is non-nil
 // for an invalid check (ErrCheck) or a store failure (ErrBackend).
 //
-// After 3 consecutive Redis failures, Redis is marked down for the retry
-// interval (see WithRetryInterval): decisions then fail at once with
-// ErrUnavailable
-// instead of waiting for the timeout. With WithFallback they go to the
+// After 3 consecutive Redis failures spanning at least the store's timeout
+// (so a pipeline of coalesced decisions lost at once is not enough), Redis
+// is marked down for the retry interval (see WithRetryInterval): decisions
+// then fail at once with ErrUnavailable instead of waiting for the
+// timeout. With WithFallback they go to the
 // fallback store instead, and a Redis failure is returned together with
 // the fallback's valid decision (Decision.Fallback set), so it can be
 // reported: act on d when d.Fallback is true, whatever err says.
