@@ -106,20 +106,18 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 	}
 	t := now.UnixMicro()
 	var buf, bbuf [4]int
-	idx, bidx := buf[:0], bbuf[:0]
-	var keyBuf [8]string
-	keys := keyBuf[:0]
+	var lockBuf [8]int
+	idx, bidx, locked := buf[:0], bbuf[:0], lockBuf[:0]
 	for _, c := range checks {
 		idx = append(idx, s.shardOf(c.Key))
-		keys = append(keys, c.Key)
 		bidx = append(bidx, -1)
+		locked = append(locked, idx[len(idx)-1])
 		if c.Blocks != "" {
 			bidx[len(bidx)-1] = s.shardOf(c.Blocks)
-			keys = append(keys, c.Blocks)
+			locked = append(locked, bidx[len(bidx)-1])
 		}
 	}
-	var lockBuf [8]int
-	defer s.unlock(s.lock(lockBuf[:0], keys...))
+	defer s.unlock(s.lock(locked))
 
 	var outBuf [4]model.Outcome
 	outcomes := outBuf[:0]
@@ -167,8 +165,7 @@ func (s *Store) Refund(_ context.Context, at time.Time, refunds []limiter.StoreR
 	t := at.UnixMicro()
 	for _, r := range refunds {
 		i := s.shardOf(r.Check.Key)
-		var lockBuf [1]int
-		locked := s.lock(lockBuf[:0], r.Check.Key)
+		locked := s.lock([]int{i})
 		sh := &s.shards[i]
 		e := sh.entries[r.Check.Key]
 		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), at, r.Back,
@@ -193,8 +190,7 @@ func (s *Store) Block(_ context.Context, now time.Time, key string, d time.Durat
 	}
 	t := now.UnixMicro()
 	i := s.shardOf(key)
-	var lockBuf [1]int
-	defer s.unlock(s.lock(lockBuf[:0], key))
+	defer s.unlock(s.lock([]int{i}))
 	until := t + d.Microseconds()
 	if left := s.blockLeft(i, key, t); t+left < until {
 		s.putBlock(i, key, t, until)
@@ -204,10 +200,13 @@ func (s *Store) Block(_ context.Context, now time.Time, key string, d time.Durat
 
 // Delete implements limiter.Store.
 func (s *Store) Delete(_ context.Context, keys ...string) error {
-	var lockBuf [8]int
-	defer s.unlock(s.lock(lockBuf[:0], keys...))
-	for _, k := range keys {
-		delete(s.shards[s.shardOf(k)].entries, k)
+	shards := make([]int, len(keys))
+	for j, k := range keys {
+		shards[j] = s.shardOf(k)
+	}
+	defer s.unlock(s.lock(slices.Clone(shards)))
+	for j, k := range keys {
+		delete(s.shards[shards[j]].entries, k)
 	}
 	return nil
 }
@@ -216,13 +215,9 @@ func (s *Store) shardOf(key string) int {
 	return int(maphash.String(s.seed, key) % uint64(len(s.shards)))
 }
 
-// lock locks the shards of keys in ascending order (no deadlock between
-// stacks) and returns them, in buf, for unlock.
-func (s *Store) lock(buf []int, keys ...string) []int {
-	locked := buf[:0]
-	for _, k := range keys {
-		locked = append(locked, s.shardOf(k))
-	}
+// lock locks shards, sorted and without repeats in place, in ascending
+// order (no deadlock between stacks), and returns them for unlock.
+func (s *Store) lock(locked []int) []int {
 	if len(locked) > 1 {
 		slices.Sort(locked)
 		locked = slices.Compact(locked)
