@@ -32,12 +32,7 @@ func gcra(a algorithms.GCRA, s State, now time.Time, cost int) Outcome {
 func meter(s State, now time.Time, cost, size, rateInt int, periodD time.Duration, tokens bool) Outcome {
 	t, rate, period, c := now.UnixMicro(), int64(rateInt), periodD.Microseconds(), int64(cost)
 	capacity := int64(size) * period
-	stored := func(x int64) int64 { // its own inverse
-		if tokens {
-			return capacity - x
-		}
-		return x
-	}
+	stored := func(x int64) int64 { return meterStored(x, capacity, tokens) }
 	level, last := int64(0), t
 	if s.Exists {
 		level, last = min(capacity, max(0, stored(s.Level))), s.Updated
@@ -55,6 +50,16 @@ func meter(s State, now time.Time, cost, size, rateInt int, periodD time.Duratio
 	q := quantities{remaining: exact.FloorDiv(capacity-level, period), retry: retry, reset: exact.CeilDiv(level, rate),
 		next: nextUnit(level, size, rate, period), after: exact.CeilDiv(level+need, rate), nextAfter: nextUnit(level+need, size, rate, period)}
 	return outcome(size, status, q, State{Level: stored(level + need), Updated: last}, cost)
+}
+
+// meterStored converts a meter's level to what it stores and back (its own
+// inverse): a token bucket stores its tokens, capacity less the level; a
+// leaky bucket its level.
+func meterStored(x, capacity int64, tokens bool) int64 {
+	if tokens {
+		return capacity - x
+	}
+	return x
 }
 
 // nextUnit is the specification of verdict.lua's next_unit: the wait until

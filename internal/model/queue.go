@@ -23,11 +23,12 @@ func queue(a algorithms.Queue, s State, now time.Time, cost int) Outcome {
 	if wait <= maxDelay {
 		remaining = (maxDelay-wait)/slot + 1
 	}
-	status, retry := verdict(c, maxDelay/slot+1, c <= remaining, func() int64 { return wait + (c-1)*slot - maxDelay })
+	quota := algorithms.PolicyOf(a).Quota // turns within MaxDelay of an empty queue
+	status, retry := verdict(c, int64(quota), c <= remaining, func() int64 { return wait + (c-1)*slot - maxDelay })
 	after := wait + c*slot
 	q := quantities{remaining: remaining, retry: retry, reset: wait, next: queueNext(wait, maxDelay, slot),
 		after: after, nextAfter: queueNext(after, maxDelay, slot), delay: wait}
-	return outcome(algorithms.PolicyOf(a).Quota, status, q, State{TAT: t + after}, cost)
+	return outcome(quota, status, q, State{TAT: t + after}, cost)
 }
 
 // queueSlot is a unit's turn: the period's share, rounded up to 1 µs.

@@ -102,12 +102,6 @@ func Refund(alg algorithms.Algorithm, s State, at time.Time, back int, token int
 func meterRefund(stored, back int64, size int, periodD time.Duration, tokens bool) int64 {
 	period := periodD.Microseconds()
 	capacity := int64(size) * period
-	conv := func(x int64) int64 {
-		if tokens {
-			return capacity - x
-		}
-		return x
-	}
-	level := min(capacity, max(0, conv(stored)))
-	return conv(max(0, level-back*period))
+	level := min(capacity, max(0, meterStored(stored, capacity, tokens)))
+	return meterStored(max(0, level-back*period), capacity, tokens)
 }
