@@ -13,7 +13,7 @@ import (
 // *redis.Client. A call made while none is in flight goes straight to
 // Redis, as without it: no added wait at low load. Calls made while one is
 // in flight queue up; when it returns, they leave together as one
-// pipeline, sent by the first of them, while the next calls queue behind.
+// pipeline, on the first one's turn, while the next calls queue behind.
 // So under load each round trip carries every decision that arrived
 // during the last one: fewer system calls and fewer reads per decision, on
 // the client and on Redis.

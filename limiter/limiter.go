@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"time"
 
@@ -281,8 +280,7 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []StoreCheck) (D
 // backendError wraps a store failure in ErrBackend, and network timeouts in
 // context.DeadlineExceeded too, so callers test for one thing.
 func backendError(err error) error {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, context.DeadlineExceeded) {
+	if isTimeout(err) && !errors.Is(err, context.DeadlineExceeded) { // a network timeout
 		return fmt.Errorf("%w: %w: %w", ErrBackend, context.DeadlineExceeded, err)
 	}
 	return fmt.Errorf("%w: %w", ErrBackend, err)

@@ -56,10 +56,6 @@ func NewCaller(rdb redis.Scripter, mode Mode) *Caller {
 	return c
 }
 
-// UsesFunctions reports whether the Caller calls functions (after it
-// detected that the server has them, or was told to).
-func (c *Caller) UsesFunctions() bool { return c.state.Load() == useFunctions }
-
 // Run runs s with keys and args.
 func (c *Caller) Run(ctx context.Context, s *Script, keys []string, args ...any) (any, error) {
 	if c.state.Load() == useScripts {

@@ -70,7 +70,7 @@ func Source(m Mask, driver string) string {
 	var b strings.Builder
 	b.WriteString(header())
 	b.WriteString("local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n") // before lib.lua declares its own
-	writeFiles(&b, helpers(m, driver == "refund.lua"))
+	writeFiles(&b, sources(m, driver == "refund.lua"))
 	b.WriteString("start(SCRIPT_KEYS, SCRIPT_ARGV)\n")
 	writeFiles(&b, []string{driver})
 	return b.String()
@@ -93,7 +93,7 @@ func (l *Library) FunctionName(driver string) string { return l.functions[driver
 var Functions = sync.OnceValue(func() *Library {
 	var body strings.Builder
 	body.WriteString(header())
-	writeFiles(&body, helpers(All, true))
+	writeFiles(&body, sources(All, true))
 	for _, d := range drivers {
 		fmt.Fprintf(&body, "redis.register_function('rl_%s_%s', function(keys, args)\nstart(keys, args)\n", strings.TrimSuffix(d, ".lua"), hashMark)
 		writeFiles(&body, []string{d})
@@ -118,9 +118,10 @@ func header() string {
 		ArgsHead, ArgsPerRule, RefundArgsPerRule, ReplyHead, ReplyPerRule)
 }
 
-// helpers lists lib.lua, refund_mode.lua when refunds are wanted, and the
-// helper and algorithm files of the algorithms in m, each once.
-func helpers(m Mask, refund bool) []string {
+// sources lists what comes before a driver: lib.lua, refund_mode.lua when
+// refunds are wanted, and the helper and algorithm files of the
+// algorithms in m, each once.
+func sources(m Mask, refund bool) []string {
 	names := []string{"lib.lua"}
 	if refund {
 		names = append(names, "refund_mode.lua")
