@@ -25,15 +25,7 @@ type Concurrency struct {
 
 // Validate reports a non-positive or oversized Limit, or a Lease under
 // 1 ms or too large for exact arithmetic.
-func (a Concurrency) Validate() error {
-	if a.Limit > maxSlidingLogLimit {
-		return fmt.Errorf("%w: Concurrency.Limit must be at most %d, got %d", ErrInvalid, maxSlidingLogLimit, a.Limit)
-	}
-	if err := validateQuantity("Concurrency", "Limit", a.Limit); err != nil {
-		return err
-	}
-	return validateSpan("Concurrency", "Lease", a.Lease, "Limit", a.Limit)
-}
+func (a Concurrency) Validate() error { return validateLog("Concurrency", "Lease", a.Limit, a.Lease) }
 
 // String returns e.g. "Concurrency(10 in flight, lease 30s)".
 func (a Concurrency) String() string {

@@ -28,11 +28,18 @@ type SlidingLog struct {
 
 // Validate reports a non-positive or oversized Limit, a Window under
 // 1 ms, or a Limit*Window too large for exact arithmetic.
-func (a SlidingLog) Validate() error {
-	if a.Limit > maxSlidingLogLimit {
-		return fmt.Errorf("%w: SlidingLog.Limit must be at most %d, got %d", ErrInvalid, maxSlidingLogLimit, a.Limit)
+func (a SlidingLog) Validate() error { return validateLog("SlidingLog", "Window", a.Limit, a.Window) }
+
+// validateLog checks the Limit and the window of an algorithm kept as a
+// log of entries (SlidingLog, Concurrency), whose Limit bounds its memory.
+func validateLog(algo, windowField string, limit int, window time.Duration) error {
+	if limit > maxSlidingLogLimit {
+		return fmt.Errorf("%w: %s.Limit must be at most %d, got %d", ErrInvalid, algo, maxSlidingLogLimit, limit)
 	}
-	return validateWindowed("SlidingLog", a.Limit, a.Window)
+	if err := validateQuantity(algo, "Limit", limit); err != nil {
+		return err
+	}
+	return validateSpan(algo, windowField, window, "Limit", limit)
 }
 
 // String returns e.g. "SlidingLog(5 per 1m0s)".
