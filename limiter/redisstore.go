@@ -204,15 +204,10 @@ func (s *RedisStore) Delete(ctx context.Context, keys ...string) error {
 }
 
 func (s *RedisStore) decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
-	var groups [][]int
-	switch s.shards {
-	case bySlot:
-		groups = groupBy(checks, slot)
-	case byTag:
-		groups = groupBy(checks, hashTag)
-	}
-	if len(groups) > 1 {
-		return s.decideAcrossShards(ctx, now, checks, groups)
+	if s.shards != oneServer {
+		if groups := s.shardGroups(checks); len(groups) > 1 {
+			return s.decideAcrossShards(ctx, now, checks, groups)
+		}
 	}
 	d := Decision{Results: make([]RuleResult, len(checks))}
 	reply, err := s.run(ctx, script.Now(now), checks, d.Results)

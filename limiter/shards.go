@@ -137,36 +137,39 @@ func (s *RedisStore) refund(ctx context.Context, at string, refunds []StoreRefun
 	for i, r := range refunds {
 		checks[i] = r.Check
 	}
-	groups := [][]int{make([]int, len(refunds))}
-	for i := range refunds {
-		groups[0][i] = i
-	}
-	switch s.shards {
-	case bySlot:
-		groups = groupBy(checks, slot)
-	case byTag:
-		groups = groupBy(checks, hashTag)
-	}
-	errs := make([]error, len(groups))
-	var wg sync.WaitGroup
+	groups := s.shardGroups(checks)
+	keys, args := make([][]string, len(groups)), make([][]any, len(groups))
 	for g, members := range groups {
-		keys := make([]string, 0, len(members))
-		args := make([]any, 0, script.ArgsHead+script.RefundArgsPerRule*len(members))
-		args = append(args, at, s.minTTL)
+		args[g] = append(make([]any, 0, script.ArgsHead+script.RefundArgsPerRule*len(members)), at, s.minTTL)
 		for _, i := range members {
 			r := refunds[i]
 			p, err := s.paramsOf(r.Check.Algorithm)
 			if err != nil {
 				return err
 			}
-			keys = append(keys, r.Check.Key)
-			args = append(args, p.Args[0], p.Args[1], p.Args[2], p.Args[3], r.Back,
+			keys[g] = append(keys[g], r.Check.Key)
+			args[g] = append(args[g], p.Args[0], p.Args[1], p.Args[2], p.Args[3], r.Back,
 				model.RefundToken(r.Check.Algorithm, r.Check.Cost, r.Back, r.Token))
 		}
-		if len(keys) > 0 {
-			wg.Go(func() { _, errs[g] = s.caller.Run(ctx, script.Refund(), keys, args...) })
-		}
+	}
+	errs := make([]error, len(groups))
+	var wg sync.WaitGroup
+	for g := range groups {
+		wg.Go(func() { _, errs[g] = s.caller.Run(ctx, script.Refund(), keys[g], args[g]...) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// shardGroups groups the indices of checks by the server their keys live
+// on: by hash slot on a cluster, by hash tag on a ring, all together on
+// one server.
+func (s *RedisStore) shardGroups(checks []StoreCheck) [][]int {
+	switch s.shards {
+	case bySlot:
+		return groupBy(checks, slot)
+	case byTag:
+		return groupBy(checks, hashTag)
+	}
+	return groupBy(checks, func(string) struct{} { return struct{}{} })
 }
