@@ -10,10 +10,11 @@ import (
 )
 
 // coalescer shares writes and reads between concurrent decisions on one
-// *redis.Client. A call made while none is in flight goes straight to
-// Redis, as without it: no added wait at low load. Calls made while one is
-// in flight queue up; when it returns, they leave together as one
-// pipeline, on the first one's turn, while the next calls queue behind.
+// *redis.Client. A call made while fewer than maxInFlight are in flight
+// goes straight to Redis, as without it: no added wait at low load. Calls
+// made while the limit is reached queue up; when one in flight returns,
+// they leave together as one pipeline, on the first one's turn, while the
+// next calls queue behind.
 // So under load each round trip carries every decision that arrived
 // during the last one: fewer system calls and fewer reads per decision, on
 // the client and on Redis.
@@ -30,9 +31,9 @@ import (
 type coalescer struct {
 	*redis.Client // everything but Process goes to the client as it is
 
-	mu      sync.Mutex
-	sending bool    // a call or a pipeline is in flight
-	queue   []*call // calls waiting for the next pipeline
+	mu       sync.Mutex
+	inflight int     // calls or pipelines in flight
+	queue    []*call // calls waiting for the next pipeline
 }
 
 // call is a queued command.
@@ -42,14 +43,22 @@ type call struct {
 	done chan bool // true: this call's turn to send the queue; closed: answered
 }
 
+// maxInFlight is how many calls or pipelines may be in flight at once.
+// With one, Redis waits while the client reads a pipeline's replies and
+// its callers prepare the next one; with two, the next pipeline overlaps
+// that work (ratebench, allow mode, 64 goroutines, 2 cores: one 66,627
+// decisions/s, two 72,993, three 74,665 in one run: three buys little and
+// splits pipelines further).
+const maxInFlight = 2
+
 func newCoalescer(c *redis.Client) *coalescer { return &coalescer{Client: c} }
 
 // Process sends cmd alone when nothing is in flight, else with the calls
 // that queue with it.
 func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	c.mu.Lock()
-	if !c.sending {
-		c.sending = true
+	if c.inflight < maxInFlight && len(c.queue) == 0 {
+		c.inflight++
 		c.mu.Unlock()
 		err := c.Client.Process(ctx, cmd)
 		c.next()
@@ -74,17 +83,16 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 				c.queue = slices.Delete(c.queue, i, i+1) // never sent
 			}
 			c.mu.Unlock()
-			if i >= 0 {
-				// The baton may have reached it meanwhile: pass it on.
-				select {
-				case lead := <-k.done:
-					if lead {
-						c.next()
-					}
-				default:
+			// A turn it was given and will not take passes on (with two
+			// in flight, a call a pipeline took may still get one).
+			select {
+			case lead := <-k.done:
+				if lead {
+					c.next()
 				}
+			default:
 			}
-			// Else a pipeline took it: its command may still run.
+			// If a pipeline took it, its command may still run.
 			return ctx.Err()
 		}
 	}
@@ -95,14 +103,14 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 func (c *coalescer) next() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.queue) == 0 {
-		c.sending = false
-		return
+	if len(c.queue) > 0 {
+		select {
+		case c.queue[0].done <- true:
+			return // its turn: the slot passes to it
+		default: // it holds a baton already
+		}
 	}
-	select {
-	case c.queue[0].done <- true:
-	default: // it holds the baton already
-	}
+	c.inflight--
 }
 
 // send sends the queue as one pipeline, until the latest deadline of its

@@ -35,7 +35,7 @@ func TestCoalescerNeverStalls(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		c.mu.Lock()
-		idle := !c.sending && len(c.queue) == 0
+		idle := c.inflight == 0 && len(c.queue) == 0
 		c.mu.Unlock()
 		if idle {
 			break

@@ -41,7 +41,7 @@ func main() {
 	goroutines := flag.Int("g", 64, "goroutines")
 	keys := flag.Int("k", 10_000, "keys in allow mode")
 	modes := flag.String("modes", "allow,deny,hot", "modes to run")
-	only := flag.String("only", "", "run only contenders whose name contains this")
+	only := flag.String("only", "", "run only contenders whose name contains one of these |-separated words (=name: exactly this one)")
 	memKeys := flag.Int("memkeys", 100_000, "keys for the memory-per-key measurement (0: skip)")
 	httpMode := flag.Bool("http", true, "run the HTTP mode")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
@@ -91,7 +91,7 @@ func main() {
 
 	var list []contender
 	for _, c := range contenders() {
-		if *only == "" || strings.Contains(c.name, *only) || c.name == "raw EVALSHA (INCR)" {
+		if chosen(c.name, *only) || c.name == "raw EVALSHA (INCR)" {
 			list = append(list, c)
 		}
 	}
@@ -241,4 +241,19 @@ func measureN(decide decideFunc, goroutines int, keys []string) {
 	for range goroutines {
 		<-done
 	}
+}
+
+// chosen reports whether -only picks the contender named name: every one
+// for "", else those that one of its |-separated words picks: "=name"
+// the one named exactly, any other word those containing it.
+func chosen(name, only string) bool {
+	if only == "" {
+		return true
+	}
+	for _, w := range strings.Split(only, "|") {
+		if exact, ok := strings.CutPrefix(w, "="); ok && name == exact || !ok && strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
