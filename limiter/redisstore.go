@@ -234,7 +234,7 @@ func (s *RedisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 		if c.Blocks != "" {
 			penalty = script.Penalty(c.Penalty)
 		}
-		args = append(args, p.Args[0], p.Args[1], p.Args[2], p.Args[3], script.Cost(c.Cost), penalty)
+		args = append(args, p.Arg, script.Cost(c.Cost), penalty)
 		mask |= p.Mask
 	}
 	for _, c := range checks {

@@ -148,7 +148,7 @@ func (s *RedisStore) refund(ctx context.Context, at string, refunds []StoreRefun
 				return err
 			}
 			keys[g] = append(keys[g], r.Check.Key)
-			args[g] = append(args[g], p.Args[0], p.Args[1], p.Args[2], p.Args[3], r.Back,
+			args[g] = append(args[g], p.Arg, r.Back,
 				model.RefundToken(r.Check.Algorithm, r.Check.Cost, r.Back, r.Token))
 		}
 	}

@@ -79,6 +79,31 @@ local function unknown(code)
   return redis.error_reply("ratelimit: unknown algorithm " .. tostring(code))
 end
 
+-- rules keeps each rule's decoded argument, "<code>:<p1>:<p2>:<p3>" (the
+-- algorithm code and its three integer parameters), as {code, p1, p2, p3}.
+-- A function library keeps it between calls, so a rule is decoded once
+-- (a script builds it again on each run). Rules come from the
+-- application's configuration, never from a request; the table starts
+-- afresh at 1024 entries all the same.
+local rules, rule_count = {}, 0
+
+-- rule decodes a rule's argument, or returns nil for a malformed one.
+local function rule(arg)
+  local r = rules[arg]
+  if r == nil then
+    local code, p1, p2, p3 = match(arg, "^(%a+):(%d+):(%d+):(%d+)$")
+    if code == nil then
+      return nil
+    end
+    r = {code, tonumber(p1), tonumber(p2), tonumber(p3)}
+    if rule_count >= 1024 then
+      rules, rule_count = {}, 0
+    end
+    rules[arg], rule_count = r, rule_count + 1
+  end
+  return r
+end
+
 -- idiv is floor(a / b) for integers a >= 0, b > 0, computed exactly.
 local function idiv(a, b)
   return (a - fmod(a, b)) / b
@@ -93,19 +118,13 @@ local function cdiv(a, b)
   return q
 end
 
--- ms is a duration of us microseconds in whole milliseconds, rounded up;
--- negative values (-1: never) stay as they are.
-local function ms(us)
-  if us > 0 then
-    return cdiv(us, 1000)
-  end
-  return us
-end
-
 -- ttl_ms is a TTL of us microseconds for PX or PEXPIRE: whole milliseconds,
 -- rounded up, at least min_ttl.
 local function ttl_ms(us)
-  return int(max(min_ttl, ms(us)))
+  if us > min_ttl * 1000 then
+    return int(cdiv(us, 1000))
+  end
+  return int(min_ttl)
 end
 
 -- clock is ARGV[1] as a number of µs since the Unix epoch, or the server's

@@ -5,18 +5,18 @@
 -- KEYS[i]: the state key of rule i.
 -- ARGV[1]: the now, in µs, that stack.lua reported for the consume.
 -- ARGV[2]: the shortest TTL in ms a written key gets (as in stack.lua).
--- ARGV[ARGS_HEAD + 1 + REFUND_ARGS_PER_RULE*(i-1) ...]: rule i's algorithm
---   code, its three integer parameters, the units to give back, and the
---   token stack.lua returned (for GCRA, the TAT increment of those units).
+-- ARGV[ARGS_HEAD + 1 + REFUND_ARGS_PER_RULE*(i-1) ...]: rule i (as in
+--   stack.lua), the units to give back, and the token stack.lua returned
+--   (for GCRA, the TAT increment of those units).
 -- Reply: the number of rules refunded.
 local now = tonumber(ARGV[1])
 for i = 1, #KEYS do
   local a = ARGS_HEAD + 1 + REFUND_ARGS_PER_RULE * (i - 1)
-  local refund = refunds[ARGV[a]]
+  local r = rule(ARGV[a])
+  local refund = r and refunds[r[1]]
   if refund == nil then
     return unknown(ARGV[a])
   end
-  refund(KEYS[i], now, tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]),
-    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
+  refund(KEYS[i], now, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), r[2], r[3], r[4])
 end
 return #KEYS

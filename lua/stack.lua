@@ -5,22 +5,25 @@
 -- ARGV[1]: now in µs since the Unix epoch, or "" to read the server's TIME.
 -- ARGV[2]: the shortest TTL in ms a written key gets (normally 1; longer
 --   when a passed-in clock may run slower than the server's).
--- ARGV[ARGS_HEAD + 1 + ARGS_PER_RULE*(i-1) ...]: rule i's algorithm code
---   (fw, sl, sw, tb, lb, gc), its three integer parameters, the request's
---   cost for it, and its penalty: "" when the rule takes no blocks, else
---   the µs a denial of this rule blocks the client for (0: none).
+-- ARGV[ARGS_HEAD + 1 + ARGS_PER_RULE*(i-1) ...]: rule i as
+--   "<code>:<p1>:<p2>:<p3>" (its algorithm code, fw, sl, sw, tb, lb, gc,
+--   qu or cc, and its three integer parameters; see rule in lib.lua), the
+--   request's cost for it, and its penalty: "" when the rule takes no
+--   blocks, else the µs a denial of this rule blocks the client for (0:
+--   none).
 -- Reply: {allowed, now (REPLY_HEAD values), then per rule (REPLY_PER_RULE
---   values): status, remaining, retry_ms, reset_ms, next_ms, token}. The
---   layout constants come from the Go package that assembles the script.
+--   values): status, remaining, retry, reset, next, token}. The layout
+--   constants come from the Go package that assembles the script.
 --   allowed is 1 when every rule allowed (and their state was written),
 --   else 0 (and nothing was written). now is the time decided at, in µs.
 --   status is 1 allowed, 0 denied, -1 cost above what the rule can ever
---   admit (retry_ms is then -1), -2 blocked (by Block, or by the penalty of
---   this denial). For an allowed rule retry_ms is its delay (a queue's
---   wait for the request's turn; 0 for the other algorithms). remaining counts after this request;
---   retry_ms, reset_ms and next_ms (until one more unit is available, 0
---   when none is used) are rounded up to whole milliseconds. token is
---   what refund.lua needs to undo the rule's commit (0 when not written).
+--   admit (retry is then -1), -2 blocked (by Block, or by the penalty of
+--   this denial). For an allowed rule retry is its delay (a queue's wait
+--   for the request's turn; 0 for the other algorithms). remaining counts
+--   after this request. retry, reset and next (until one more unit is
+--   available, 0 when none is used) are in µs (Go rounds them up to whole
+--   milliseconds). token is what refund.lua needs to undo the rule's
+--   commit (0 when not written).
 local now, err = clock()
 if not now then
   return err
@@ -46,13 +49,13 @@ end
 -- denial with a penalty blocks the client.
 local function decide_rule(i)
   local a = ARGS_HEAD + 1 + ARGS_PER_RULE * (i - 1)
-  local code, cost = ARGV[a], tonumber(ARGV[a + 4])
-  local p1, p2, p3 = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
-  local decide = algorithms[code]
+  local r = rule(ARGV[a])
+  local decide = r and algorithms[r[1]]
   if decide == nil then
-    return nil, unknown(code)
+    return nil, unknown(ARGV[a])
   end
-  local penalty, bkey = tonumber(ARGV[a + 5]), nil
+  local code, p1, p2, p3, cost = r[1], r[2], r[3], r[4], tonumber(ARGV[a + 1])
+  local penalty, bkey = tonumber(ARGV[a + 2]), nil
   if penalty then
     block_key = block_key + 1
     bkey = KEYS[block_key]
@@ -77,9 +80,9 @@ if n == 1 then
   end
   if status == 1 and cost > 0 then
     local after, token, next_after = commits[code](KEYS[1], now, cost, p1, p2, p3, s1, s2, s3)
-    return {1, now, 1, remaining - cost, ms(retry), ms(after), ms(next_after), token}
+    return {1, now, 1, remaining - cost, retry, after, next_after, token}
   end
-  return {status == 1 and 1 or 0, now, status, remaining, ms(retry), ms(reset), ms(next), 0}
+  return {status == 1 and 1 or 0, now, status, remaining, retry, reset, next, 0}
 end
 
 -- A stack: decide every rule, keeping what its commit needs, then commit
@@ -95,7 +98,7 @@ for i = 1, n do
     reply[1] = 0
   end
   local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
-  reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5] = status, remaining, ms(retry), ms(reset), ms(next), 0
+  reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5] = status, remaining, retry, reset, next, 0
   pending[i] = {code, cost, p1, p2, p3, s1, s2, s3}
 end
 
@@ -106,7 +109,7 @@ if reply[1] == 1 then
     if cost > 0 then
       local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
       local after, token, next_after = commits[p[1]](KEYS[i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8])
-      reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5] = reply[r + 1] - cost, ms(after), ms(next_after), token
+      reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5] = reply[r + 1] - cost, after, next_after, token
     end
   end
 end

@@ -15,13 +15,12 @@ const (
 	// minimum TTL.
 	ArgsHead = 2
 	// ArgsPerRule is how many ARGV entries each rule takes in stack.lua: the
-	// algorithm code, its three integer parameters, the cost and the
-	// penalty (see Penalty).
-	ArgsPerRule = 6
+	// rule (Params.Arg), the cost and the penalty (see Penalty).
+	ArgsPerRule = 3
 	// RefundArgsPerRule is how many ARGV entries each rule takes in
-	// refund.lua: the algorithm code, its three integer parameters, the
-	// units to give back and the token.
-	RefundArgsPerRule = 6
+	// refund.lua: the rule (Params.Arg), the units to give back and the
+	// token.
+	RefundArgsPerRule = 3
 	// ReplyHead is how many reply values come before the rules: allowed and
 	// now.
 	ReplyHead = 2
@@ -31,10 +30,12 @@ const (
 )
 
 // Params is a rule's fixed part of ARGV, encoded once when the rule is
-// built: Args holds the algorithm code and its three integer parameters (as
-// values ready for the client's argument list, so a call boxes nothing).
+// built.
 type Params struct {
-	Args [4]any
+	// Arg is the rule's argument to the scripts: Signature, as a value
+	// ready for the client's argument list (so a call boxes nothing). The
+	// function library decodes each rule once and keeps it.
+	Arg any
 	// Code is the algorithm's code.
 	Code string
 	// KeySuffix ends the keys of the algorithm's state: the code, and for
@@ -43,7 +44,8 @@ type Params struct {
 	// µs ("tb1000000"), so that a limit whose window or period changes
 	// starts afresh instead of misreading its state.
 	KeySuffix string
-	// Signature identifies the algorithm and its parameters ("gc:5:1000000:10").
+	// Signature identifies the algorithm and its parameters
+	// ("gc:5:1000000:10": the code and the three integer parameters).
 	Signature string
 	// Mask is the algorithm's bit, to pick the script for a stack.
 	Mask Mask
@@ -64,11 +66,12 @@ func Encode(alg algorithms.Algorithm) (Params, error) {
 			if a.scale >= 0 {
 				suffix += args[a.scale]
 			}
+			signature := a.code + ":" + args[0] + ":" + args[1] + ":" + args[2]
 			return Params{
-				Args:      [4]any{a.code, args[0], args[1], args[2]},
+				Arg:       signature,
 				Code:      a.code,
 				KeySuffix: suffix,
-				Signature: a.code + ":" + args[0] + ":" + args[1] + ":" + args[2],
+				Signature: signature,
 				Mask:      1 << i,
 			}, nil
 		}

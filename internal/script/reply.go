@@ -74,10 +74,12 @@ func Parse(v any, n int, set func(i int, r Rule)) (Reply, error) {
 	return reply, nil
 }
 
-// ms decodes a reply duration: whole milliseconds, or -1 for Never.
-func ms(n int64) time.Duration {
-	if n < 0 {
+// ms decodes a reply duration, µs or -1 for Never, rounded up to whole
+// milliseconds (the results' precision; Lua would need several calls for
+// it).
+func ms(us int64) time.Duration {
+	if us < 0 {
 		return algorithms.Never
 	}
-	return time.Duration(n) * time.Millisecond
+	return time.Duration((us+999)/1000) * time.Millisecond
 }

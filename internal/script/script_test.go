@@ -157,7 +157,7 @@ func TestReplyLayoutAgrees(t *testing.T) {
 		args := []any{Now(time.UnixMicro(1_795_000_000_000_000)), MinTTL(0)}
 		for i := range n {
 			keys[i] = fmt.Sprintf("{t}:%d:%d", n, i)
-			args = append(args, gc.Args[0], gc.Args[1], gc.Args[2], gc.Args[3], Cost(1), NoBlocks)
+			args = append(args, gc.Arg, Cost(1), NoBlocks)
 		}
 		v, err := Decision(gc.Mask).Run(context.Background(), rdb, keys, args...)
 		if err != nil {
@@ -176,5 +176,29 @@ func TestReplyLayoutAgrees(t *testing.T) {
 		if _, err := Parse(v, n+1, func(int, Rule) {}); err == nil {
 			t.Errorf("%d rules parsed as %d", n, n+1)
 		}
+	}
+}
+
+// A rule argument the scripts cannot decode is refused with an error that
+// names it, by the decision and the refund scripts alike; nothing is
+// written.
+func TestMalformedRuleArgument(t *testing.T) {
+	srv := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	now := Now(time.UnixMicro(1_795_000_000_000_000))
+	for _, arg := range []string{"xx:1:2:3", "gc:1:2", "gc:1:-2:3", "gc", ""} {
+		_, err := Decision(All).Run(ctx, rdb, []string{"{t}:a"}, now, MinTTL(0), arg, Cost(1), NoBlocks)
+		if err == nil || !strings.Contains(err.Error(), "ratelimit: unknown algorithm "+arg) {
+			t.Errorf("decision with %q: %v", arg, err)
+		}
+		_, err = Refund().Run(ctx, rdb, []string{"{t}:a"}, now, MinTTL(0), arg, 1, 1)
+		if err == nil || !strings.Contains(err.Error(), "ratelimit: unknown algorithm "+arg) {
+			t.Errorf("refund with %q: %v", arg, err)
+		}
+	}
+	if keys := srv.Keys(); len(keys) != 0 {
+		t.Errorf("keys written: %v", keys)
 	}
 }
