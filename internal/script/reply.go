@@ -63,7 +63,7 @@ func Parse(v any, n int, set func(i int, r Rule)) (Reply, error) {
 			Blocked: ints[0] == blocked,
 			Token:   ints[5],
 		}
-		// An allowed rule's retry_ms is its delay.
+		// An allowed rule's retry is its delay.
 		if r.Result.Allowed {
 			r.Result.Delay = ms(ints[2])
 		} else {
