@@ -33,16 +33,20 @@ import (
 // trip carries many decisions (fewer system calls and reads, on the client
 // and on Redis), with no added wait at low load. Each stays one atomic
 // script run with its own deadline. WithCoalescing(false) turns it off.
-// Other clients are used as they are: go-redis's AutoPipeliner coalesces
-// too, but does not stop a call at its context's deadline.
+// Given go-redis's AutoPipeliner (either face), which coalesces too, the
+// store submits to the deferred face of its client (AsyncAutoPipeline)
+// and waits for each reply only until the call's deadline; a call that
+// gives up stays in its batch and may still run (the AutoPipeliner sends
+// what it queued), where the coalescer never sends a call that gave up
+// while queued. Other clients are used as they are.
 //
 // Each call is bounded by the store's timeout (WithTimeout), even though
 // go-redis ignores context deadlines for socket I/O unless
 // ContextTimeoutEnabled is set: a *redis.Client is used through
 // rdb.WithTimeout(timeout), a clone sharing its pool, so every read and
 // write stops at the timeout (hooks added to the client later are not seen
-// by the clone); other clients without ContextTimeoutEnabled get a guard
-// goroutine per call.
+// by the clone); an AutoPipeliner's calls stop waiting at it; other
+// clients without ContextTimeoutEnabled get a guard goroutine per call.
 //
 // On Redis Cluster (a *redis.ClusterClient, or any client with WithCluster)
 // checks are grouped by hash slot, and on a *redis.Ring by hash tag (a Ring
@@ -95,13 +99,18 @@ func NewRedisStore(rdb redis.Scripter, opts ...Option) (*RedisStore, error) {
 	if cfg.cluster {
 		s.shards = bySlot
 	}
-	if c, ok := rdb.(*redis.Client); ok {
+	switch c := rdb.(type) {
+	case *redis.Client:
 		if !s.honoursDeadline {
 			c = c.WithTimeout(cfg.timeout)
 		}
 		s.rdb, s.honoursDeadline = c, true
 		if !cfg.alone {
 			s.rdb = newCoalescer(c)
+		}
+	case *redis.AutoPipeliner:
+		if d := deferredFace(c); d != nil {
+			s.rdb, s.honoursDeadline = d, true
 		}
 	}
 	s.caller = script.NewCaller(s.rdb, cfg.functions)

@@ -1,0 +1,36 @@
+package limiter
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// deferred sends a store's commands through go-redis's deferred
+// AutoPipeliner (the client's AsyncAutoPipeline, behind the AutoPipeliner
+// the store was given): each call is submitted to the shared pipeline and
+// waits for its reply only until its context's deadline. The blocking face
+// the store is usually given waits for the reply whatever the context
+// says, so the store would need a goroutine per call to return at its
+// timeout; this way it needs none. A call that gives up at its deadline
+// stays in its batch and may still run, as after any lost reply; it is
+// never sent again.
+type deferred struct {
+	*redis.AutoPipeliner // the deferred face; only Process is used
+}
+
+// deferredFace returns the deferred face of ap's client, or nil when the
+// client will not build one (it is closed).
+func deferredFace(ap *redis.AutoPipeliner) *deferred {
+	d, err := ap.AsyncAutoPipeline()
+	if err != nil {
+		return nil
+	}
+	return &deferred{d}
+}
+
+// Process submits cmd and waits for its reply within ctx. On a context
+// error cmd must not be read: its batch may still be filling it in.
+func (d *deferred) Process(ctx context.Context, cmd redis.Cmder) error {
+	return d.Submit(ctx, cmd).WaitContext(ctx)
+}
