@@ -10,29 +10,29 @@ import (
 )
 
 // coalescer shares writes and reads between concurrent decisions on one
-// *redis.Client. A call made while fewer than maxInFlight are in flight
-// goes straight to Redis, as without it: no added wait at low load. Calls
-// made while the limit is reached queue up; when one in flight returns,
-// they leave together as one pipeline, on the first one's turn, while the
-// next calls queue behind.
-// So under load each round trip carries every decision that arrived
-// during the last one: fewer system calls and fewer reads per decision, on
-// the client and on Redis.
+// *redis.Client. A call made while fewer than maxInFlight are in flight,
+// with none queued, goes straight to Redis, as without it: no added wait
+// at low load. Calls made while the limit is reached queue up; when one in
+// flight returns, its caller's slot goes to a sender, which sends what
+// queued as one pipeline, then what queued meanwhile, until the queue is
+// empty. So under load each round trip carries every decision that
+// arrived during the last one: fewer system calls and fewer reads per
+// decision, on the client and on Redis.
 //
 // Each call keeps its own deadline: a call that times out while queued
 // leaves the queue and was never sent; a call that times out while its
 // pipeline is in flight returns at its deadline (its command may still run,
-// as after any lost reply, and it is never sent again). A pipeline runs on
-// a goroutine of its own (one per pipeline, not per call) until the latest
-// deadline of its calls, on the store's client, whose socket reads and
-// writes stop at the store's timeout. Commands are sent once: go-redis does
-// not re-send a pipeline holding a command that refuses retries (every
-// script call).
+// as after any lost reply, and it is never sent again). A sender runs on a
+// goroutine of its own (at most maxInFlight, not one per call) and sends
+// each pipeline until the latest deadline of its calls, on the store's
+// client, whose socket reads and writes stop at the store's timeout.
+// Commands are sent once: go-redis does not re-send a pipeline holding a
+// command that refuses retries (every script call).
 type coalescer struct {
 	*redis.Client // everything but Process goes to the client as it is
 
 	mu       sync.Mutex
-	inflight int     // calls or pipelines in flight
+	inflight int     // calls and senders holding a slot
 	queue    []*call // calls waiting for the next pipeline
 }
 
@@ -40,7 +40,7 @@ type coalescer struct {
 type call struct {
 	ctx  context.Context
 	cmd  redis.Cmder
-	done chan bool // true: this call's turn to send the queue; closed: answered
+	done chan struct{} // closed once answered
 }
 
 // maxInFlight is how many calls or pipelines may be in flight at once.
@@ -53,79 +53,62 @@ const maxInFlight = 2
 
 func newCoalescer(c *redis.Client) *coalescer { return &coalescer{Client: c} }
 
-// Process sends cmd alone when nothing is in flight, else with the calls
-// that queue with it.
+// Process sends cmd alone when a slot is free and nothing queued, else
+// queues it for the next pipeline.
 func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	c.mu.Lock()
 	if c.inflight < maxInFlight && len(c.queue) == 0 {
 		c.inflight++
 		c.mu.Unlock()
 		err := c.Client.Process(ctx, cmd)
-		c.next()
+		c.mu.Lock()
+		if len(c.queue) == 0 {
+			c.inflight--
+			c.mu.Unlock()
+			return err
+		}
+		c.mu.Unlock()
+		go c.send() // the slot passes to a sender for what queued meanwhile
 		return err
 	}
-	k := &call{ctx: ctx, cmd: cmd, done: make(chan bool, 1)}
+	k := &call{ctx: ctx, cmd: cmd, done: make(chan struct{})}
 	c.queue = append(c.queue, k)
 	c.mu.Unlock()
-	for {
-		select {
-		case lead, ok := <-k.done:
-			if !ok {
-				return cmd.Err() // answered
-			}
-			if lead {
-				go c.send() // k's turn to send the queue; k waits for its answer like the others
-			}
-		case <-ctx.Done():
-			c.mu.Lock()
-			i := slices.Index(c.queue, k)
-			if i >= 0 {
-				c.queue = slices.Delete(c.queue, i, i+1) // never sent
-			}
-			c.mu.Unlock()
-			// A turn it was given and will not take passes on (with two
-			// in flight, a call a pipeline took may still get one).
-			select {
-			case lead := <-k.done:
-				if lead {
-					c.next()
-				}
-			default:
-			}
-			// If a pipeline took it, its command may still run.
-			return ctx.Err()
+	select {
+	case <-k.done:
+		return cmd.Err()
+	case <-ctx.Done():
+		c.mu.Lock()
+		if i := slices.Index(c.queue, k); i >= 0 {
+			c.queue = slices.Delete(c.queue, i, i+1) // never sent
 		}
+		c.mu.Unlock()
+		// Else a pipeline took it: its command may still run.
+		return ctx.Err()
 	}
 }
 
-// next hands what queued to the first queued call, which sends it, or
-// marks the coalescer idle.
-func (c *coalescer) next() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.queue) > 0 {
-		select {
-		case c.queue[0].done <- true:
-			return // its turn: the slot passes to it
-		default: // it holds a baton already
-		}
-	}
-	c.inflight--
-}
-
-// send sends the queue as one pipeline, until the latest deadline of its
-// calls (each of them returns at its own), answers its calls and hands on
-// what queued meanwhile. It runs on a goroutine of its own, one per
-// pipeline, so that no caller waits past its deadline.
+// send holds a slot: it sends the queue as one pipeline, answers its calls,
+// and goes on with what queued meanwhile until the queue is empty, then
+// frees the slot.
 func (c *coalescer) send() {
-	c.mu.Lock()
-	batch := c.queue
-	c.queue = nil
-	c.mu.Unlock()
-	if len(batch) == 0 { // its calls gave up before it ran
-		c.next()
-		return
+	for {
+		c.mu.Lock()
+		batch := c.queue
+		c.queue = nil
+		if len(batch) == 0 {
+			c.inflight--
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		c.pipeline(batch)
 	}
+}
+
+// pipeline sends batch as one pipeline, until the latest deadline of its
+// calls (each of them returns at its own), and answers its calls.
+func (c *coalescer) pipeline(batch []*call) {
 	var last time.Time
 	for _, b := range batch {
 		if d, ok := b.ctx.Deadline(); !ok {
@@ -153,5 +136,4 @@ func (c *coalescer) send() {
 	for _, b := range batch {
 		close(b.done)
 	}
-	c.next()
 }
