@@ -2,6 +2,7 @@ package limiter
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -91,8 +92,26 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 // send holds a slot: it sends the queue as one pipeline, answers its calls,
 // and goes on with what queued meanwhile until the queue is empty, then
 // frees the slot.
+//
+// The callers a pipeline answers often come straight back with their next
+// decision. Before it takes the queue, a sender lets them run (yielding
+// the processor, at most 4 times, never sleeping) until half as many calls
+// as it last sent have queued, so that the next pipeline carries them
+// instead of the first few (ratebench, allow mode, three pairs of runs:
+// 87,784/78,762/76,012 decisions/s without, 89,648/84,846/79,601 with).
+// At low load pipelines are small and it does not wait.
 func (c *coalescer) send() {
+	last := 0
 	for {
+		for range 4 {
+			c.mu.Lock()
+			n := len(c.queue)
+			c.mu.Unlock()
+			if n >= last/2 {
+				break
+			}
+			runtime.Gosched()
+		}
 		c.mu.Lock()
 		batch := c.queue
 		c.queue = nil
@@ -103,6 +122,7 @@ func (c *coalescer) send() {
 		}
 		c.mu.Unlock()
 		c.pipeline(batch)
+		last = len(batch)
 	}
 }
 
