@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 )
 
 // coalescer shares writes and reads between concurrent decisions on one
@@ -144,14 +146,25 @@ func (c *coalescer) pipeline(batch []*call) {
 		ctx, cancel = context.WithDeadline(ctx, last)
 		defer cancel()
 	}
-	if len(batch) == 1 {
-		_ = c.Client.Process(ctx, batch[0].cmd)
+	cmds := make([]redis.Cmder, len(batch))
+	for i, b := range batch {
+		cmds[i] = b.cmd
+	}
+	merged, cmds := script.MergeStacks(ctx, cmds)
+	if merged != nil {
+		cmds = append(cmds, merged.Cmd)
+	}
+	if len(cmds) == 1 {
+		_ = c.Client.Process(ctx, cmds[0])
 	} else {
 		pipe := c.Client.Pipeline()
-		for _, b := range batch {
-			_ = pipe.Process(ctx, b.cmd)
+		for _, cmd := range cmds {
+			_ = pipe.Process(ctx, cmd)
 		}
 		_, _ = pipe.Exec(ctx)
+	}
+	if merged != nil {
+		merged.Answer()
 	}
 	for _, b := range batch {
 		close(b.done)

@@ -1,10 +1,13 @@
 // Package lua holds the Redis Lua sources that decide rate limits: one
 // readable file per algorithm (fixed_window.lua, sliding_log.lua,
 // sliding_window.lua, token_bucket.lua, leaky_bucket.lua, gcra.lua: its
-// decision, commit and refund), helper files (lib.lua always; state.lua,
-// verdict.lua and meter.lua for the algorithms that use them), and four
-// drivers: stack.lua decides a stack of rules all-or-nothing, refund.lua
-// gives back all or part of a decision's consumption (after
+// decision, commit and refund, and queue.lua), helper files (lib.lua
+// always; state.lua, verdict.lua and meter.lua for the algorithms that use
+// them; decide.lua, the decision of one stack, for the drivers that
+// decide), and five drivers: stack.lua decides a stack of rules
+// all-or-nothing, batch.lua decides several stacks in one run (the
+// decisions a client coalesced; a function of the library only),
+// refund.lua gives back all or part of a decision's consumption (after
 // refund_mode.lua), block.lua blocks a client for a rule, delete.lua
 // forgets a client's keys.
 //

@@ -58,19 +58,20 @@ var Block = sync.OnceValue(func() *Script { return newScript(Source(0, "block.lu
 // Delete returns the script that deletes keys of one hash tag (delete.lua).
 var Delete = sync.OnceValue(func() *Script { return newScript(Source(0, "delete.lua"), "delete.lua") })
 
-// drivers are the files that reply, each a function of the library.
-var drivers = []string{"stack.lua", "refund.lua", "block.lua", "delete.lua"}
+// drivers are the files that reply, each a function of the library
+// (batch.lua only there: it decides what a client coalesced).
+var drivers = []string{"stack.lua", "batch.lua", "refund.lua", "block.lua", "delete.lua"}
 
 // Source assembles a script: the layout header, lib.lua, refund_mode.lua
-// for a refund script, the helpers and algorithm files in m, and the
-// driver: stack.lua, refund.lua, block.lua or delete.lua, started with the
-// script's KEYS and ARGV. Comment lines and blank lines are left out: less
+// for a refund script, the helpers and algorithm files in m, decide.lua
+// for a decision script, and the driver: stack.lua, refund.lua, block.lua
+// or delete.lua, started with the script's KEYS and ARGV. Comment lines and blank lines are left out: less
 // to send after NOSCRIPT.
 func Source(m Mask, driver string) string {
 	var b strings.Builder
 	b.WriteString(header())
 	b.WriteString("local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n") // before lib.lua declares its own
-	writeFiles(&b, sources(m, driver == "refund.lua"))
+	writeFiles(&b, sources(m, driver == "refund.lua", driver == "stack.lua"))
 	b.WriteString("start(SCRIPT_KEYS, SCRIPT_ARGV)\n")
 	writeFiles(&b, []string{driver})
 	return b.String()
@@ -93,7 +94,7 @@ func (l *Library) FunctionName(driver string) string { return l.functions[driver
 var Functions = sync.OnceValue(func() *Library {
 	var body strings.Builder
 	body.WriteString(header())
-	writeFiles(&body, sources(All, true))
+	writeFiles(&body, sources(All, true, true))
 	for _, d := range drivers {
 		fmt.Fprintf(&body, "redis.register_function('rl_%s_%s', function(keys, args)\nstart(keys, args)\n", strings.TrimSuffix(d, ".lua"), hashMark)
 		writeFiles(&body, []string{d})
@@ -119,9 +120,9 @@ func header() string {
 }
 
 // sources lists what comes before a driver: lib.lua, refund_mode.lua when
-// refunds are wanted, and the helper and algorithm files of the
-// algorithms in m, each once.
-func sources(m Mask, refund bool) []string {
+// refunds are wanted, the helper and algorithm files of the algorithms in
+// m, each once, and decide.lua when decisions are.
+func sources(m Mask, refund, decide bool) []string {
 	names := []string{"lib.lua"}
 	if refund {
 		names = append(names, "refund_mode.lua")
@@ -140,7 +141,11 @@ func sources(m Mask, refund bool) []string {
 			}
 		}
 	}
-	return append(names, files...)
+	names = append(names, files...)
+	if decide {
+		names = append(names, "decide.lua")
+	}
+	return names
 }
 
 // writeFiles writes the files without their comment and blank lines.

@@ -122,7 +122,9 @@ func main() {
 					fatal(err)
 				}
 				s := measure(decide, *goroutines, ks, *d)
-				s.redisUS = scriptCost(context.Background(), rdb)
+				if s.decisions > 0 {
+					s.redisUS = scriptUsec(context.Background(), rdb) / float64(s.decisions)
+				}
 				results[j] = append(results[j], s)
 			}
 		}
@@ -174,7 +176,7 @@ func printTable(mode string, q quota, list []contender, results [][]stats, d tim
 	base := median(results[0])
 	fmt.Printf("\n## mode %s (%d per %v)\n\n", mode, q.limit, q.period)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "contender\tops/s\tx raw\tp50\tx raw\tp99\tx raw\tRedis µs/call\terrors\t"
+	head := "contender\tops/s\tx raw\tp50\tx raw\tp99\tx raw\tRedis µs/decision\terrors\t"
 	if mode == "hot" {
 		head += "admitted/round\t"
 	}

@@ -14,7 +14,8 @@ type stats struct {
 	ops           float64 // decisions per second
 	p50, p99      time.Duration
 	admitted, err int64
-	redisUS       float64 // Redis CPU per script call, µs (0: none, or not Redis)
+	decisions     int64   // decisions made
+	redisUS       float64 // Redis CPU in scripts and functions per decision, µs (0: none, or not Redis)
 }
 
 // keyNames returns n keys of the form prefix + index.
@@ -56,7 +57,7 @@ func measure(decide decideFunc, goroutines int, keys []string, d time.Duration) 
 	elapsed := time.Since(start)
 	all := slices.Concat(lat...)
 	slices.Sort(all)
-	s := stats{ops: float64(len(all)) / elapsed.Seconds(), admitted: admitted.Load(), err: errs.Load()}
+	s := stats{ops: float64(len(all)) / elapsed.Seconds(), decisions: int64(len(all)), admitted: admitted.Load(), err: errs.Load()}
 	if n := len(all); n > 0 {
 		s.p50, s.p99 = all[n/2], all[n*99/100]
 	}

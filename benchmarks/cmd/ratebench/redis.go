@@ -57,15 +57,16 @@ func usedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
 	return 0, fmt.Errorf("no used_memory in INFO memory")
 }
 
-// scriptCost is the Redis CPU per script or function call since the last
-// CONFIG RESETSTAT: the usec of EVALSHA, EVAL and FCALL over their calls
-// (INFO commandstats), 0 when none ran.
-func scriptCost(ctx context.Context, rdb *redis.Client) float64 {
+// scriptUsec is the Redis CPU in scripts and functions since the last
+// CONFIG RESETSTAT: the usec of EVALSHA, EVAL and FCALL (INFO
+// commandstats), 0 when none ran. Per decision, it counts the decisions a
+// batched call carries too.
+func scriptUsec(ctx context.Context, rdb *redis.Client) float64 {
 	info, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
 		return 0
 	}
-	var calls, usec float64
+	var usec float64
 	for _, line := range strings.Split(info, "\r\n") {
 		name, fields, ok := strings.Cut(line, ":")
 		if !ok || (name != "cmdstat_evalsha" && name != "cmdstat_eval" && name != "cmdstat_fcall") {
@@ -74,16 +75,10 @@ func scriptCost(ctx context.Context, rdb *redis.Client) float64 {
 		for _, f := range strings.Split(fields, ",") {
 			k, v, _ := strings.Cut(f, "=")
 			n, _ := strconv.ParseFloat(v, 64)
-			switch k {
-			case "calls":
-				calls += n
-			case "usec":
+			if k == "usec" {
 				usec += n
 			}
 		}
 	}
-	if calls == 0 {
-		return 0
-	}
-	return usec / calls
+	return usec
 }

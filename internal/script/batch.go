@@ -1,0 +1,87 @@
+package script
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Batch is the merge of several stack.lua function calls into one call of
+// the library's batch function (batch.lua), which decides each stack as
+// its own call would, in one run: Redis then does the per-call work (the
+// command, the arguments' tables, TIME, the reply) once for all of them.
+// Merge only calls that are about to be sent together to one server.
+type Batch struct {
+	// Cmd is the merged call; like every script call, go-redis never sends
+	// it a second time once written.
+	Cmd     redis.Cmder
+	members []redis.Cmder
+}
+
+// MergeStacks merges the calls of the library's stack function among cmds
+// that share their time and minimum TTL arguments (those of the first
+// such call) into one Batch, built with ctx. rest are the commands it did
+// not merge, in order; b is nil, and rest all of cmds, when fewer than two
+// could be merged.
+func MergeStacks(ctx context.Context, cmds []redis.Cmder) (b *Batch, rest []redis.Cmder) {
+	lib := Functions()
+	stack := lib.FunctionName("stack.lua")
+	var head [2]any
+	var members []redis.Cmder
+	keys, args := 0, 0
+	for _, c := range cmds {
+		a := c.Args()
+		if len(a) < 5 || a[0] != "fcall" || a[1] != stack {
+			rest = append(rest, c)
+			continue
+		}
+		n := a[2].(int)
+		if h := [2]any{a[3+n], a[4+n]}; members == nil {
+			head = h
+		} else if h != head {
+			rest = append(rest, c)
+			continue
+		}
+		members = append(members, c)
+		keys += n
+		args += len(a) - (5 + n) + 1 // its rules' arguments and their count
+	}
+	if len(members) < 2 {
+		return nil, cmds
+	}
+	all := make([]any, 0, 3+keys+3+args)
+	all = append(all, "fcall", lib.FunctionName("batch.lua"), keys)
+	for _, c := range members {
+		a := c.Args()
+		all = append(all, a[3:3+a[2].(int)]...)
+	}
+	all = append(all, head[0], head[1], len(members))
+	for _, c := range members {
+		a := c.Args()
+		rules := a[5+a[2].(int):]
+		all = append(all, len(rules)/ArgsPerRule)
+		all = append(all, rules...)
+	}
+	return &Batch{Cmd: once{redis.NewCmd(ctx, all...)}, members: members}, rest
+}
+
+// Answer gives each merged call its own reply, or error, from the batch's.
+func (b *Batch) Answer() {
+	v, err := b.Cmd.(once).Result()
+	replies, ok := v.([]any)
+	if err == nil && (!ok || len(replies) != len(b.members)) {
+		err = ErrReply
+	}
+	for i, c := range b.members {
+		switch {
+		case err != nil:
+			c.SetErr(err)
+		default:
+			if e, isErr := replies[i].(error); isErr {
+				c.SetErr(e)
+			} else {
+				c.(interface{ SetVal(any) }).SetVal(replies[i])
+			}
+		}
+	}
+}

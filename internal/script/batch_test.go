@@ -1,0 +1,153 @@
+package script
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+)
+
+// stackCall is one stack's keys and rule arguments (its time and minimum
+// TTL are the test's).
+type stackCall struct {
+	keys  []string
+	rules []any
+}
+
+// The batch function decides each stack exactly as a call of the stack
+// function on its own would, in order: same replies (errors included, and
+// a failing stack does not stop the others), same state afterwards
+// (checked by deciding everything a second time).
+func TestBatchDecidesEachStackAsAlone(t *testing.T) {
+	s := redistest.Start(t)
+	ctx := context.Background()
+	lib := Functions()
+	if err := s.Client.FunctionLoad(ctx, lib.Source).Err(); err != nil {
+		t.Fatal(err)
+	}
+	now := "1795000000123456"
+	stacks := func(p string) []stackCall {
+		return []stackCall{
+			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 1, ""}},
+			{[]string{p + "{a}:sl"}, []any{"sl:2:1000000:0", 1, ""}},
+			{[]string{p + "{a}:sw"}, []any{"sw:2:1000000:0", 1, ""}},
+			{[]string{p + "{a}:tb"}, []any{"tb:2:1:1000000", 1, ""}},
+			{[]string{p + "{a}:lb"}, []any{"lb:2:1:1000000", 1, ""}},
+			{[]string{p + "{a}:gc"}, []any{"gc:1:1000000:2", 1, ""}},
+			{[]string{p + "{a}:qu"}, []any{"qu:1:1000000:2000000", 1, ""}},
+			{[]string{p + "{a}:cc"}, []any{"cc:2:30000000:0", 1, ""}},
+			// the same key again: the second decision sees the first's write
+			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 2, ""}},
+			// a stack of 3, one of whose rules takes blocks with a penalty
+			{[]string{p + "{b}:gc", p + "{b}:tb", p + "{b}:fw", p + "{b}:fw:b"},
+				[]any{"gc:5:1000000:5", 1, "", "tb:5:5:1000000", 1, "", "fw:1:1000000:0", 1, "3000000"}},
+			{[]string{p + "{x}:gc"}, []any{"xx:1:2:3", 1, ""}},       // unknown algorithm
+			{[]string{p + "{h}:gc"}, []any{"gc:1:1000000:2", 1, ""}}, // a key of another type
+			{[]string{p + "{b}:gc", p + "{b}:tb", p + "{b}:fw", p + "{b}:fw:b"},
+				[]any{"gc:5:1000000:5", 1, "", "tb:5:5:1000000", 1, "", "fw:1:1000000:0", 1, "3000000"}},
+		}
+	}
+	for _, p := range []string{"one:", "batch:"} {
+		if err := s.Client.HSet(ctx, p+"{h}:gc", "f", 1).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var alone, batched [][]any
+	for round := range 2 {
+		var got []any
+		for _, st := range stacks("one:") {
+			args := append([]any{"fcall", lib.FunctionName("stack.lua"), len(st.keys)}, toAny(st.keys)...)
+			args = append(append(args, now, "1"), st.rules...)
+			v, err := s.Client.Do(ctx, args...).Result()
+			got = append(got, replyOrErr(v, err))
+		}
+		alone = append(alone, got)
+
+		var cmds []redis.Cmder
+		for _, st := range stacks("batch:") {
+			args := append([]any{"fcall", lib.FunctionName("stack.lua"), len(st.keys)}, toAny(st.keys)...)
+			cmds = append(cmds, once{redis.NewCmd(ctx, append(append(args, now, "1"), st.rules...)...)})
+		}
+		b, rest := MergeStacks(ctx, cmds)
+		if b == nil || len(rest) != 0 {
+			t.Fatalf("round %d: merged %v, left %d", round, b != nil, len(rest))
+		}
+		_ = s.Client.Process(ctx, b.Cmd)
+		b.Answer()
+		got = nil
+		for _, c := range cmds {
+			v, err := c.(once).Result()
+			got = append(got, replyOrErr(v, err))
+		}
+		batched = append(batched, got)
+	}
+	for round := range alone {
+		for i := range alone[round] {
+			if !reflect.DeepEqual(alone[round][i], batched[round][i]) {
+				t.Errorf("round %d, stack %d: alone %v, batched %v", round, i, alone[round][i], batched[round][i])
+			}
+		}
+	}
+	t.Logf("first round: %v", alone[0])
+}
+
+func toAny(keys []string) []any {
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = k
+	}
+	return out
+}
+
+// replyOrErr is a reply, or its error's text without the script location
+// Redis appends to an error raised outside a pcall.
+func replyOrErr(v any, err error) any {
+	if err != nil {
+		msg, _, _ := strings.Cut(err.Error(), " script: ")
+		return "error: " + msg
+	}
+	return v
+}
+
+// MergeStacks merges the stack function's calls that share the first
+// one's time and minimum TTL, leaves every other command as it was, in
+// order, and merges nothing when fewer than two calls qualify.
+func TestMergeStacks(t *testing.T) {
+	ctx := context.Background()
+	lib := Functions()
+	stack, batch := lib.FunctionName("stack.lua"), lib.FunctionName("batch.lua")
+	call := func(now string, keys []any, rules ...any) redis.Cmder {
+		args := append([]any{"fcall", stack, len(keys)}, keys...)
+		return once{redis.NewCmd(ctx, append(append(args, now, "1"), rules...)...)}
+	}
+	a := call("", []any{"k1"}, "gc:1:1000000:1", 1, "")
+	get := redis.NewCmd(ctx, "get", "x")
+	b := call("", []any{"k2", "k3", "k3:b"}, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5")
+	other := call("1795000000000000", []any{"k4"}, "gc:1:1000000:1", 1, "")
+	script := redis.NewCmd(ctx, "fcall", lib.FunctionName("refund.lua"), 1, "k5", "", "1", "gc:1:1000000:1", 1, 1)
+
+	m, rest := MergeStacks(ctx, []redis.Cmder{a, get, b, other, script})
+	if m == nil {
+		t.Fatal("nothing merged")
+	}
+	if !slices.Equal(rest, []redis.Cmder{get, other, script}) {
+		t.Errorf("rest: %v", rest)
+	}
+	want := []any{"fcall", batch, 4, "k1", "k2", "k3", "k3:b", "", "1", 2,
+		1, "gc:1:1000000:1", 1, "",
+		2, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5"}
+	if got := m.Cmd.Args(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("merged:\n got %v\nwant %v", got, want)
+	}
+	for _, cmds := range [][]redis.Cmder{{a}, {a, get}, {a, other}, {get, script}, nil} {
+		if m, rest := MergeStacks(ctx, cmds); m != nil || !slices.Equal(rest, cmds) {
+			t.Errorf("%d commands: merged %v, rest %v", len(cmds), m != nil, rest)
+		}
+	}
+}
