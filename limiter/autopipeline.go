@@ -14,9 +14,9 @@ import (
 // says, so the store would need a goroutine per call to return at its
 // timeout; this way it needs none. A call that gives up at its deadline
 // stays in its batch and may still run, as after any lost reply; it is
-// never sent again.
+// never sent again. It is a coalescer's link.
 type deferred struct {
-	*redis.AutoPipeliner // the deferred face; only Process is used
+	*redis.AutoPipeliner // the deferred face
 }
 
 // deferredFace returns the deferred face of ap's client, or nil when the
@@ -33,4 +33,18 @@ func deferredFace(ap *redis.AutoPipeliner) *deferred {
 // error cmd must not be read: its batch may still be filling it in.
 func (d *deferred) Process(ctx context.Context, cmd redis.Cmder) error {
 	return d.Submit(ctx, cmd).WaitContext(ctx)
+}
+
+// all submits cmds and waits for their replies within ctx.
+func (d *deferred) all(ctx context.Context, cmds []redis.Cmder) bool {
+	futures := make([]redis.AutoFuture, len(cmds))
+	for i, cmd := range cmds {
+		futures[i] = d.Submit(ctx, cmd)
+	}
+	for _, f := range futures {
+		if err := f.WaitContext(ctx); err != nil && ctx.Err() != nil {
+			return false
+		}
+	}
+	return true
 }

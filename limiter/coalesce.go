@@ -13,26 +13,27 @@ import (
 )
 
 // coalescer shares writes and reads between concurrent decisions on one
-// *redis.Client. A call made while fewer than maxInFlight are in flight,
+// client (a *redis.Client, or go-redis's AutoPipeliner: see link). A call made while fewer than maxInFlight are in flight,
 // with none queued, goes straight to Redis, as without it: no added wait
 // at low load. Calls made while the limit is reached queue up; when one in
 // flight returns, its caller's slot goes to a sender, which sends what
 // queued as one pipeline, then what queued meanwhile, until the queue is
 // empty. So under load each round trip carries every decision that
 // arrived during the last one: fewer system calls and fewer reads per
-// decision, on the client and on Redis.
+// decision, on the client and on Redis. The decisions of a pipeline leave
+// as one call of the batch function (script.MergeStacks), which spares
+// Redis the work it does per call.
 //
 // Each call keeps its own deadline: a call that times out while queued
 // leaves the queue and was never sent; a call that times out while its
 // pipeline is in flight returns at its deadline (its command may still run,
 // as after any lost reply, and it is never sent again). A sender runs on a
 // goroutine of its own (at most maxInFlight, not one per call) and sends
-// each pipeline until the latest deadline of its calls, on the store's
-// client, whose socket reads and writes stop at the store's timeout.
-// Commands are sent once: go-redis does not re-send a pipeline holding a
-// command that refuses retries (every script call).
+// each pipeline until the latest deadline of its calls. Commands are sent
+// once: go-redis does not re-send a command that refuses retries (every
+// script call).
 type coalescer struct {
-	*redis.Client // everything but Process goes to the client as it is
+	link // everything but Process goes to the client as it is
 
 	mu       sync.Mutex
 	inflight int     // calls and senders holding a slot
@@ -54,7 +55,35 @@ type call struct {
 // splits pipelines further).
 const maxInFlight = 2
 
-func newCoalescer(c *redis.Client) *coalescer { return &coalescer{Client: c} }
+func newCoalescer(l link) *coalescer { return &coalescer{link: l} }
+
+// link is how a coalescer reaches Redis.
+type link interface {
+	redis.Scripter
+	// Process sends cmd and waits for its reply, until ctx's deadline.
+	Process(ctx context.Context, cmd redis.Cmder) error
+	// all sends cmds together and waits for their replies, until ctx's
+	// deadline. false: ctx ended first, and cmds must not be read (their
+	// replies may still be coming in).
+	all(ctx context.Context, cmds []redis.Cmder) bool
+}
+
+// client is a link on a *redis.Client whose socket reads and writes stop
+// at the store's timeout: a pipeline.
+type client struct{ *redis.Client }
+
+func (c client) all(ctx context.Context, cmds []redis.Cmder) bool {
+	if len(cmds) == 1 {
+		_ = c.Client.Process(ctx, cmds[0])
+		return true
+	}
+	pipe := c.Pipeline()
+	for _, cmd := range cmds {
+		_ = pipe.Process(ctx, cmd)
+	}
+	_, _ = pipe.Exec(ctx)
+	return true
+}
 
 // Process sends cmd alone when a slot is free and nothing queued, else
 // queues it for the next pipeline.
@@ -63,7 +92,7 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	if c.inflight < maxInFlight && len(c.queue) == 0 {
 		c.inflight++
 		c.mu.Unlock()
-		err := c.Client.Process(ctx, cmd)
+		err := c.link.Process(ctx, cmd)
 		c.mu.Lock()
 		if len(c.queue) == 0 {
 			c.inflight--
@@ -129,7 +158,8 @@ func (c *coalescer) send() {
 }
 
 // pipeline sends batch as one pipeline, until the latest deadline of its
-// calls (each of them returns at its own), and answers its calls.
+// calls (each of them returns at its own), and answers its calls unless
+// that deadline passed first.
 func (c *coalescer) pipeline(batch []*call) {
 	var last time.Time
 	for _, b := range batch {
@@ -154,14 +184,8 @@ func (c *coalescer) pipeline(batch []*call) {
 	if merged != nil {
 		cmds = append(cmds, merged.Cmd)
 	}
-	if len(cmds) == 1 {
-		_ = c.Client.Process(ctx, cmds[0])
-	} else {
-		pipe := c.Client.Pipeline()
-		for _, cmd := range cmds {
-			_ = pipe.Process(ctx, cmd)
-		}
-		_, _ = pipe.Exec(ctx)
+	if !c.link.all(ctx, cmds) {
+		return // past every call's deadline: each returns on its own
 	}
 	if merged != nil {
 		merged.Answer()

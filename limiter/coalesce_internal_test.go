@@ -18,8 +18,9 @@ import (
 // calls each, deadlines of 0 to 400 µs (about a round trip).
 func TestCoalescerNeverStalls(t *testing.T) {
 	s := redistest.Start(t)
-	c := newCoalescer(redis.NewClient(&redis.Options{Addr: s.Client.Options().Addr}))
-	defer c.Client.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Client.Options().Addr})
+	defer rdb.Close()
+	c := newCoalescer(client{rdb})
 	var wg sync.WaitGroup
 	for g := range 32 {
 		wg.Go(func() {

@@ -27,18 +27,21 @@ import (
 // versions of an application never replace each other's during a rolling
 // deploy (each leaves its library behind: FUNCTION DELETE removes one).
 //
-// On a *redis.Client, decisions are coalesced: one made while none is in
-// flight goes straight to Redis; those that arrive while one is in flight
-// leave together as one pipeline when it returns, so under load a round
-// trip carries many decisions (fewer system calls and reads, on the client
-// and on Redis), with no added wait at low load. Each stays one atomic
-// script run with its own deadline. WithCoalescing(false) turns it off.
-// Given go-redis's AutoPipeliner (either face), which coalesces too, the
-// store submits to the deferred face of its client (AsyncAutoPipeline)
-// and waits for each reply only until the call's deadline; a call that
-// gives up stays in its batch and may still run (the AutoPipeliner sends
-// what it queued), where the coalescer never sends a call that gave up
-// while queued. Other clients are used as they are.
+// On a *redis.Client, decisions are coalesced: one made while fewer than
+// two are in flight goes straight to Redis; those that arrive meanwhile
+// leave together when one returns, as one call of the library's batch
+// function, which decides each of them as its own call would (one atomic
+// run per stack, in order), so under load a round trip and a function call
+// carry many decisions (fewer system calls and reads on the client, less
+// work per decision on Redis), with no added wait at low load. Each keeps
+// its own deadline. WithCoalescing(false) turns it off.
+// Given go-redis's AutoPipeliner (either face) on one server, the store
+// coalesces the same way and submits to the deferred face of its client
+// (AsyncAutoPipeline), waiting for each reply only until the call's
+// deadline; a call that gives up once submitted stays in the
+// AutoPipeliner's batch and may still run, where the coalescer never
+// sends a call that gave up while queued. Other clients are used as they
+// are.
 //
 // Each call is bounded by the store's timeout (WithTimeout), even though
 // go-redis ignores context deadlines for socket I/O unless
@@ -106,11 +109,14 @@ func NewRedisStore(rdb redis.Scripter, opts ...Option) (*RedisStore, error) {
 		}
 		s.rdb, s.honoursDeadline = c, true
 		if !cfg.alone {
-			s.rdb = newCoalescer(c)
+			s.rdb = newCoalescer(client{c})
 		}
 	case *redis.AutoPipeliner:
 		if d := deferredFace(c); d != nil {
 			s.rdb, s.honoursDeadline = d, true
+			if !cfg.alone && s.shards == oneServer {
+				s.rdb = newCoalescer(d)
+			}
 		}
 	}
 	s.caller = script.NewCaller(s.rdb, cfg.functions)
