@@ -24,16 +24,20 @@ import (
 // as one call of the batch function (script.MergeStacks), which spares
 // Redis the work it does per call.
 //
-// Each call keeps its own deadline: a call that times out while queued
+// Each call keeps its own deadline (see deadlineOf): a call that times out
+// while queued
 // leaves the queue and was never sent; a call that times out while its
 // pipeline is in flight returns at its deadline (its command may still run,
 // as after any lost reply, and it is never sent again). A sender runs on a
 // goroutine of its own (at most maxInFlight, not one per call) and sends
 // each pipeline until the latest deadline of its calls. Commands are sent
 // once: go-redis does not re-send a command that refuses retries (every
-// script call).
+// script call). The store leaves its timeout to the coalescer, so that a
+// queued call needs no timer of its own (see expiries).
 type coalescer struct {
-	link // everything but Process goes to the client as it is
+	link    // everything but Process goes to the client as it is
+	timeout time.Duration
+	expiry  expiries
 
 	mu       sync.Mutex
 	inflight int     // calls and senders holding a slot
@@ -42,9 +46,10 @@ type coalescer struct {
 
 // call is a queued command.
 type call struct {
-	ctx  context.Context
-	cmd  redis.Cmder
-	done chan struct{} // closed once answered
+	ctx      context.Context
+	deadline time.Time
+	cmd      redis.Cmder
+	done     chan struct{} // closed once answered
 }
 
 // maxInFlight is how many calls or pipelines may be in flight at once.
@@ -55,7 +60,9 @@ type call struct {
 // splits pipelines further).
 const maxInFlight = 2
 
-func newCoalescer(l link) *coalescer { return &coalescer{link: l} }
+func newCoalescer(l link, timeout time.Duration) *coalescer {
+	return &coalescer{link: l, timeout: timeout}
+}
 
 // link is how a coalescer reaches Redis.
 type link interface {
@@ -86,13 +93,15 @@ func (c client) all(ctx context.Context, cmds []redis.Cmder) bool {
 }
 
 // Process sends cmd alone when a slot is free and nothing queued, else
-// queues it for the next pipeline.
+// queues it for the next pipeline, within the store's timeout.
 func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	c.mu.Lock()
 	if c.inflight < maxInFlight && len(c.queue) == 0 {
 		c.inflight++
 		c.mu.Unlock()
+		ctx, cancel := context.WithDeadline(ctx, c.deadlineOf(ctx))
 		err := c.link.Process(ctx, cmd)
+		cancel()
 		c.mu.Lock()
 		if len(c.queue) == 0 {
 			c.inflight--
@@ -103,21 +112,43 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 		go c.send() // the slot passes to a sender for what queued meanwhile
 		return err
 	}
-	k := &call{ctx: ctx, cmd: cmd, done: make(chan struct{})}
+	k := &call{ctx: ctx, deadline: c.deadlineOf(ctx), cmd: cmd, done: make(chan struct{})}
 	c.queue = append(c.queue, k)
 	c.mu.Unlock()
+	var err error
 	select {
 	case <-k.done:
 		return cmd.Err()
 	case <-ctx.Done():
-		c.mu.Lock()
-		if i := slices.Index(c.queue, k); i >= 0 {
-			c.queue = slices.Delete(c.queue, i, i+1) // never sent
-		}
-		c.mu.Unlock()
-		// Else a pipeline took it: its command may still run.
-		return ctx.Err()
+		err = ctx.Err()
+	case <-c.expiry.after(k.deadline):
+		err = context.DeadlineExceeded
 	}
+	c.mu.Lock()
+	if i := slices.Index(c.queue, k); i >= 0 {
+		c.queue = slices.Delete(c.queue, i, i+1) // never sent
+	}
+	c.mu.Unlock()
+	// Else a pipeline took it: its command may still run.
+	return err
+}
+
+// deadlineKey is the context key of the deadline a Decide sets for its
+// calls (a time.Time), which the coalescer enforces without a timer per
+// call.
+type deadlineKey struct{}
+
+// deadlineOf is a call's deadline: the one its Decide set, else the
+// store's timeout from now, or its context's deadline if sooner.
+func (c *coalescer) deadlineOf(ctx context.Context) time.Time {
+	deadline, ok := ctx.Value(deadlineKey{}).(time.Time)
+	if !ok {
+		deadline = time.Now().Add(c.timeout)
+	}
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	return deadline
 }
 
 // send holds a slot: it sends the queue as one pipeline, answers its calls,
@@ -161,21 +192,15 @@ func (c *coalescer) send() {
 // calls (each of them returns at its own), and answers its calls unless
 // that deadline passed first.
 func (c *coalescer) pipeline(batch []*call) {
-	var last time.Time
-	for _, b := range batch {
-		if d, ok := b.ctx.Deadline(); !ok {
-			last = time.Time{}
-			break
-		} else if d.After(last) {
-			last = d
+	last := batch[0].deadline
+	for _, b := range batch[1:] {
+		if b.deadline.After(last) {
+			last = b.deadline
 		}
 	}
-	ctx := context.WithoutCancel(batch[0].ctx) // a caller giving up must not cancel the others
-	if !last.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, last)
-		defer cancel()
-	}
+	// A caller giving up must not cancel the others.
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(batch[0].ctx), last)
+	defer cancel()
 	cmds := make([]redis.Cmder, len(batch))
 	for i, b := range batch {
 		cmds[i] = b.cmd

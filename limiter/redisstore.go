@@ -68,6 +68,7 @@ type RedisStore struct {
 	minTTL          string
 	shards          sharding
 	honoursDeadline bool
+	coalesced       bool // rdb is a coalescer, which enforces the timeout itself
 	caller          *script.Caller // functions or scripts
 	params          sync.Map       // algorithms.Algorithm -> script.Params, encoded once
 }
@@ -109,13 +110,13 @@ func NewRedisStore(rdb redis.Scripter, opts ...Option) (*RedisStore, error) {
 		}
 		s.rdb, s.honoursDeadline = c, true
 		if !cfg.alone {
-			s.rdb = newCoalescer(client{c})
+			s.rdb, s.coalesced = newCoalescer(client{c}, cfg.timeout), true
 		}
 	case *redis.AutoPipeliner:
 		if d := deferredFace(c); d != nil {
 			s.rdb, s.honoursDeadline = d, true
 			if !cfg.alone && s.shards == oneServer {
-				s.rdb = newCoalescer(d)
+				s.rdb, s.coalesced = newCoalescer(d, cfg.timeout), true
 			}
 		}
 	}
@@ -185,7 +186,10 @@ func within[T any](s *RedisStore, ctx context.Context, f func(context.Context) (
 
 // Decide implements Store within the store's timeout.
 func (s *RedisStore) Decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
-	if s.honoursDeadline { // the hot path, without within's closure
+	if s.coalesced { // the hot path: one deadline for its calls, no timer
+		return s.decide(context.WithValue(ctx, deadlineKey{}, time.Now().Add(s.timeout)), now, checks)
+	}
+	if s.honoursDeadline { // without within's closure
 		ctx, cancel := context.WithTimeout(ctx, s.timeout)
 		defer cancel()
 		return s.decide(ctx, now, checks)
