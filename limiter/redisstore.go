@@ -68,7 +68,7 @@ type RedisStore struct {
 	minTTL          string
 	shards          sharding
 	honoursDeadline bool
-	coalesced       bool // rdb is a coalescer, which enforces the timeout itself
+	coalesced       bool           // rdb is a coalescer, which enforces the timeout itself
 	caller          *script.Caller // functions or scripts
 	params          sync.Map       // algorithms.Algorithm -> script.Params, encoded once
 }
