@@ -14,7 +14,8 @@ import (
 // says, so the store would need a goroutine per call to return at its
 // timeout; this way it needs none. A call that gives up at its deadline
 // stays in its batch and may still run, as after any lost reply; it is
-// never sent again. It is a coalescer's link.
+// never sent again. It is a coalescer's link: what the coalescer batched
+// goes out as a plain pipeline on the same client (see all).
 type deferred struct {
 	*redis.AutoPipeliner // the deferred face
 }
@@ -35,16 +36,16 @@ func (d *deferred) Process(ctx context.Context, cmd redis.Cmder) error {
 	return d.Submit(ctx, cmd).WaitContext(ctx)
 }
 
-// all submits cmds and waits for their replies within ctx.
-func (d *deferred) all(ctx context.Context, cmds []redis.Cmder) bool {
-	futures := make([]redis.AutoFuture, len(cmds))
-	for i, cmd := range cmds {
-		futures[i] = d.Submit(ctx, cmd)
+// all sends cmds as one pipeline on the AutoPipeliner's client
+// (AutoPipeliner.Pipeline): they are a batch already, which its engine
+// would only queue again. The pipeline waits for its replies up to the
+// client's own timeouts (its ReadTimeout, unless ContextTimeoutEnabled),
+// holding the coalescer's slot; the calls in it return at their deadline
+// all the same.
+func (d *deferred) all(ctx context.Context, cmds []redis.Cmder) {
+	pipe := d.Pipeline()
+	for _, cmd := range cmds {
+		_ = pipe.Process(ctx, cmd)
 	}
-	for _, f := range futures {
-		if err := f.WaitContext(ctx); err != nil && ctx.Err() != nil {
-			return false
-		}
-	}
-	return true
+	_, _ = pipe.Exec(ctx)
 }

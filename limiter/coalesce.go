@@ -69,27 +69,25 @@ type link interface {
 	redis.Scripter
 	// Process sends cmd and waits for its reply, until ctx's deadline.
 	Process(ctx context.Context, cmd redis.Cmder) error
-	// all sends cmds together and waits for their replies, until ctx's
-	// deadline. false: ctx ended first, and cmds must not be read (their
-	// replies may still be coming in).
-	all(ctx context.Context, cmds []redis.Cmder) bool
+	// all sends cmds together and returns once each has its reply or
+	// error.
+	all(ctx context.Context, cmds []redis.Cmder)
 }
 
 // client is a link on a *redis.Client whose socket reads and writes stop
 // at the store's timeout: a pipeline.
 type client struct{ *redis.Client }
 
-func (c client) all(ctx context.Context, cmds []redis.Cmder) bool {
+func (c client) all(ctx context.Context, cmds []redis.Cmder) {
 	if len(cmds) == 1 {
 		_ = c.Client.Process(ctx, cmds[0])
-		return true
+		return
 	}
 	pipe := c.Pipeline()
 	for _, cmd := range cmds {
 		_ = pipe.Process(ctx, cmd)
 	}
 	_, _ = pipe.Exec(ctx)
-	return true
 }
 
 // Process sends cmd alone when a slot is free and nothing queued, else
@@ -189,8 +187,7 @@ func (c *coalescer) send() {
 }
 
 // pipeline sends batch as one pipeline, until the latest deadline of its
-// calls (each of them returns at its own), and answers its calls unless
-// that deadline passed first.
+// calls (each of them returns at its own), and answers its calls.
 func (c *coalescer) pipeline(batch []*call) {
 	last := batch[0].deadline
 	for _, b := range batch[1:] {
@@ -209,9 +206,7 @@ func (c *coalescer) pipeline(batch []*call) {
 	if merged != nil {
 		cmds = append(cmds, merged.Cmd)
 	}
-	if !c.link.all(ctx, cmds) {
-		return // past every call's deadline: each returns on its own
-	}
+	c.link.all(ctx, cmds)
 	if merged != nil {
 		merged.Answer()
 	}

@@ -36,20 +36,22 @@ import (
 // work per decision on Redis), with no added wait at low load. Each keeps
 // its own deadline. WithCoalescing(false) turns it off.
 // Given go-redis's AutoPipeliner (either face) on one server, the store
-// coalesces the same way and submits to the deferred face of its client
-// (AsyncAutoPipeline), waiting for each reply only until the call's
-// deadline; a call that gives up once submitted stays in the
-// AutoPipeliner's batch and may still run, where the coalescer never
-// sends a call that gave up while queued. Other clients are used as they
-// are.
+// coalesces the same way: a lone decision is submitted to the deferred
+// face of its client (AsyncAutoPipeline) and waits for its reply only
+// until its deadline (once submitted it stays in the AutoPipeliner's batch
+// and may still run); a batch goes out as a plain pipeline on the same
+// client (AutoPipeliner.Pipeline), which the AutoPipeliner's engine would
+// only queue again. Other clients are used as they are.
 //
 // Each call is bounded by the store's timeout (WithTimeout), even though
 // go-redis ignores context deadlines for socket I/O unless
 // ContextTimeoutEnabled is set: a *redis.Client is used through
 // rdb.WithTimeout(timeout), a clone sharing its pool, so every read and
 // write stops at the timeout (hooks added to the client later are not seen
-// by the clone); an AutoPipeliner's calls stop waiting at it; other
-// clients without ContextTimeoutEnabled get a guard goroutine per call.
+// by the clone); calls through an AutoPipeliner stop waiting at it (a
+// batch's pipeline may wait for the client's ReadTimeout, but its calls
+// return at their deadline); other clients without ContextTimeoutEnabled
+// get a guard goroutine per call.
 //
 // On Redis Cluster (a *redis.ClusterClient, or any client with WithCluster)
 // checks are grouped by hash slot, and on a *redis.Ring by hash tag (a Ring
