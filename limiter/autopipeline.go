@@ -43,9 +43,5 @@ func (d *deferred) Process(ctx context.Context, cmd redis.Cmder) error {
 // holding the coalescer's slot; the calls in it return at their deadline
 // all the same.
 func (d *deferred) all(ctx context.Context, cmds []redis.Cmder) {
-	pipe := d.Pipeline()
-	for _, cmd := range cmds {
-		_ = pipe.Process(ctx, cmd)
-	}
-	_, _ = pipe.Exec(ctx)
+	pipelined(ctx, d.Pipeline(), cmds)
 }

@@ -13,27 +13,28 @@ import (
 )
 
 // coalescer shares writes and reads between concurrent decisions on one
-// client (a *redis.Client, or go-redis's AutoPipeliner: see link). A call made while fewer than maxInFlight are in flight,
-// with none queued, goes straight to Redis, as without it: no added wait
-// at low load. Calls made while the limit is reached queue up; when one in
-// flight returns, its caller's slot goes to a sender, which sends what
-// queued as one pipeline, then what queued meanwhile, until the queue is
-// empty. So under load each round trip carries every decision that
-// arrived during the last one: fewer system calls and fewer reads per
-// decision, on the client and on Redis. The decisions of a pipeline leave
-// as one call of the batch function (script.MergeStacks), which spares
-// Redis the work it does per call.
+// client (a *redis.Client, or go-redis's AutoPipeliner: see link). A call
+// made while fewer than maxInFlight are in flight, with none queued, goes
+// straight to Redis, as without it: no added wait at low load. Calls made
+// while the limit is reached queue up; when one in flight returns, its
+// caller's slot goes to a sender, which sends what queued as one pipeline,
+// then what queued meanwhile, until the queue is empty. So under load each
+// round trip carries every decision that arrived during the last one:
+// fewer system calls and fewer reads per decision, on the client and on
+// Redis. The decisions of a pipeline leave as one call of the batch
+// function (script.MergeStacks), which spares Redis the work it does per
+// call.
 //
 // Each call keeps its own deadline (see deadlineOf): a call that times out
-// while queued
-// leaves the queue and was never sent; a call that times out while its
-// pipeline is in flight returns at its deadline (its command may still run,
-// as after any lost reply, and it is never sent again). A sender runs on a
-// goroutine of its own (at most maxInFlight, not one per call) and sends
-// each pipeline until the latest deadline of its calls. Commands are sent
-// once: go-redis does not re-send a command that refuses retries (every
-// script call). The store leaves its timeout to the coalescer, so that a
-// queued call needs no timer of its own (see expiries).
+// while queued leaves the queue and was never sent; a call that times out
+// while its pipeline is in flight returns at its deadline (its command may
+// still run, as after any lost reply, and it is never sent again). A
+// sender runs on a goroutine of its own (at most maxInFlight, not one per
+// call) and sends each pipeline until the latest deadline of its calls.
+// Commands are sent once: go-redis does not re-send a command that refuses
+// retries (every script call). The store leaves its timeout to the
+// coalescer, so that a queued call needs no timer of its own (see
+// expiries).
 type coalescer struct {
 	link    // everything but Process goes to the client as it is
 	timeout time.Duration
@@ -83,7 +84,11 @@ func (c client) all(ctx context.Context, cmds []redis.Cmder) {
 		_ = c.Client.Process(ctx, cmds[0])
 		return
 	}
-	pipe := c.Pipeline()
+	pipelined(ctx, c.Pipeline(), cmds)
+}
+
+// pipelined sends cmds on pipe and waits for their replies.
+func pipelined(ctx context.Context, pipe redis.Pipeliner, cmds []redis.Cmder) {
 	for _, cmd := range cmds {
 		_ = pipe.Process(ctx, cmd)
 	}
