@@ -73,15 +73,12 @@ func (b *Batch) Answer() {
 		err = ErrReply
 	}
 	for i, c := range b.members {
-		switch {
-		case err != nil:
+		if err != nil {
 			c.SetErr(err)
-		default:
-			if e, isErr := replies[i].(error); isErr {
-				c.SetErr(e)
-			} else {
-				c.(interface{ SetVal(any) }).SetVal(replies[i])
-			}
+		} else if e, isErr := replies[i].(error); isErr {
+			c.SetErr(e)
+		} else {
+			c.(interface{ SetVal(any) }).SetVal(replies[i])
 		}
 	}
 }
