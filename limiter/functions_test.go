@@ -83,3 +83,27 @@ func TestRedisFunctions(t *testing.T) {
 		t.Errorf("%d EVALSHAs with WithRedisFunctions(false), want 1", got)
 	}
 }
+
+// After FUNCTION FLUSH, a coalesced batch answered "Function not found"
+// (nothing ran) gives each of its decisions that answer, and each loads
+// the library and is decided again on its own: under 64 goroutines, every
+// decision succeeds and exactly the limit is admitted, with the library
+// flushed three times along the way.
+func TestBatchAfterFunctionFlush(t *testing.T) {
+	s := redistest.Start(t)
+	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 150, Window: time.Hour}}},
+		limiter.WithTimeout(10*time.Second), limiter.WithDenyCache(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := int64(0)
+	for range 3 {
+		if err := s.Client.FunctionFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		admitted += hammer(t, 64, 1, func() (limiter.Decision, error) { return lim.Allow(ctx, "r", "hot") })
+	}
+	if admitted != 150 {
+		t.Errorf("admitted %d of 192, want exactly 150", admitted)
+	}
+}
