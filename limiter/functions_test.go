@@ -84,11 +84,12 @@ func TestRedisFunctions(t *testing.T) {
 	}
 }
 
-// After FUNCTION FLUSH, a coalesced batch answered "Function not found"
-// (nothing ran) gives each of its decisions that answer, and each loads
-// the library and is decided again on its own: under 64 goroutines, every
-// decision succeeds and exactly the limit is admitted, with the library
-// flushed three times along the way.
+// Right after FUNCTION FLUSH, 64 goroutines decide at once, alone or in
+// batches; whichever call is answered "Function not found" (nothing ran;
+// a batch gives each of its calls that answer, see
+// script.TestBatchWithoutLibrary) loads the library and is decided again:
+// every decision succeeds and exactly the limit is admitted, with the
+// library flushed three times along the way.
 func TestBatchAfterFunctionFlush(t *testing.T) {
 	s := redistest.Start(t)
 	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 150, Window: time.Hour}}},

@@ -151,3 +151,24 @@ func TestMergeStacks(t *testing.T) {
 		}
 	}
 }
+
+// A batch the server cannot run (its library is not loaded) gives every
+// merged call the server's answer, so that each caller loads the library
+// and runs its own call again, as after any "Function not found".
+func TestBatchWithoutLibrary(t *testing.T) {
+	s := redistest.Start(t)
+	ctx := context.Background()
+	stack := Functions().FunctionName("stack.lua")
+	var cmds []redis.Cmder
+	for _, k := range []string{"{a}", "{b}", "{c}"} {
+		cmds = append(cmds, once{redis.NewCmd(ctx, "fcall", stack, 1, k, "", "1", "gc:1:1000000:1", 1, "")})
+	}
+	b, _ := MergeStacks(ctx, cmds)
+	_ = s.Client.Process(ctx, b.Cmd)
+	b.Answer()
+	for i, c := range cmds {
+		if err := c.Err(); err == nil || !redis.HasErrorPrefix(err, "Function not found") {
+			t.Errorf("call %d: %v, want Function not found", i, err)
+		}
+	}
+}
