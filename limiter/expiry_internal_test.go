@@ -9,7 +9,8 @@ import (
 // is never closed before the deadline asked for.
 func TestExpiries(t *testing.T) {
 	var e expiries
-	base := time.Now().Add(20 * time.Millisecond).Truncate(time.Millisecond)
+	e.after(time.Now()) // sets the origin of its milliseconds
+	base := e.start.Add(20 * time.Millisecond)
 	a, b := e.after(base.Add(100*time.Microsecond)), e.after(base.Add(900*time.Microsecond))
 	c := e.after(base.Add(1100 * time.Microsecond))
 	if a != b {
