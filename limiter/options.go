@@ -215,8 +215,10 @@ func WithRedisFunctions(on bool) Option {
 }
 
 // WithCoalescing(false) sends every decision on its own. By default a
-// store on a *redis.Client sends the decisions that arrive while one is in
-// flight together, as one pipeline (see RedisStore). A store option.
+// store on a *redis.Client or an AutoPipeliner sends the decisions that
+// arrive while two are in flight together, as one call of the library's
+// batch function (one pipeline where the server runs scripts instead; see
+// RedisStore). A store option.
 func WithCoalescing(on bool) Option {
 	return Option{name: "WithCoalescing", store: true, apply: func(c *config) error {
 		c.alone = !on

@@ -70,7 +70,6 @@ type RedisStore struct {
 	minTTL          string
 	shards          sharding
 	honoursDeadline bool
-	coalesced       bool           // rdb is a coalescer, which enforces the timeout itself
 	caller          *script.Caller // functions or scripts
 	params          sync.Map       // algorithms.Algorithm -> script.Params, encoded once
 }
@@ -112,13 +111,13 @@ func NewRedisStore(rdb redis.Scripter, opts ...Option) (*RedisStore, error) {
 		}
 		s.rdb, s.honoursDeadline = c, true
 		if !cfg.alone {
-			s.rdb, s.coalesced = newCoalescer(client{c}, cfg.timeout), true
+			s.rdb = newCoalescer(client{c}, cfg.timeout)
 		}
 	case *redis.AutoPipeliner:
 		if d := deferredFace(c); d != nil {
 			s.rdb, s.honoursDeadline = d, true
 			if !cfg.alone && s.shards == oneServer {
-				s.rdb, s.coalesced = newCoalescer(d, cfg.timeout), true
+				s.rdb = newCoalescer(d, cfg.timeout)
 			}
 		}
 	}
@@ -188,7 +187,7 @@ func within[T any](s *RedisStore, ctx context.Context, f func(context.Context) (
 
 // Decide implements Store within the store's timeout.
 func (s *RedisStore) Decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
-	if s.coalesced { // the hot path: one deadline for its calls, no timer
+	if _, ok := s.rdb.(*coalescer); ok { // the hot path: the coalescer enforces the deadline, no timer
 		return s.decide(context.WithValue(ctx, deadlineKey{}, time.Now().Add(s.timeout)), now, checks)
 	}
 	if s.honoursDeadline { // without within's closure

@@ -2,10 +2,10 @@
 -- package concatenates lib.lua, the helper files and algorithm files a
 -- stack uses (state.lua, verdict.lua, meter.lua), decide.lua for the
 -- decision drivers and a driver (stack.lua, refund.lua, block.lua or
--- delete.lua) into one script, so these locals
--- are visible to all of them. Lua creates every function of a script again
--- on each run, so a script holds only what its stack uses, and refund
--- functions only exist in refund scripts. The same files also make one
+-- delete.lua) into one script, so these locals are visible to all of them.
+-- Lua creates every function of a script again on each run, so a script
+-- holds only what its stack uses, and refund functions only exist in
+-- refund scripts. The same files also make one
 -- Redis function library, every algorithm and each driver a function of
 -- it, whose helpers are created once, when it loads.
 -- KEYS: none of its own. ARGV: start reads ARGV[2], the minimum TTL (see

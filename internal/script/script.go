@@ -65,8 +65,8 @@ var drivers = []string{"stack.lua", "batch.lua", "refund.lua", "block.lua", "del
 // Source assembles a script: the layout header, lib.lua, refund_mode.lua
 // for a refund script, the helpers and algorithm files in m, decide.lua
 // for a decision script, and the driver: stack.lua, refund.lua, block.lua
-// or delete.lua, started with the script's KEYS and ARGV. Comment lines and blank lines are left out: less
-// to send after NOSCRIPT.
+// or delete.lua, started with the script's KEYS and ARGV. Comment lines
+// and blank lines are left out: less to send after NOSCRIPT.
 func Source(m Mask, driver string) string {
 	var b strings.Builder
 	b.WriteString(header())
@@ -96,7 +96,7 @@ var Functions = sync.OnceValue(func() *Library {
 	body.WriteString(header())
 	writeFiles(&body, sources(All, true, true))
 	for _, d := range drivers {
-		fmt.Fprintf(&body, "redis.register_function('rl_%s_%s', function(keys, args)\nstart(keys, args)\n", strings.TrimSuffix(d, ".lua"), hashMark)
+		fmt.Fprintf(&body, "redis.register_function('%s', function(keys, args)\nstart(keys, args)\n", functionName(d, hashMark))
 		writeFiles(&body, []string{d})
 		body.WriteString("end)\n")
 	}
@@ -105,10 +105,16 @@ var Functions = sync.OnceValue(func() *Library {
 	l := &Library{Name: "ratelimit_" + hash, functions: map[string]string{}}
 	l.Source = "#!lua name=" + l.Name + "\n" + strings.ReplaceAll(body.String(), hashMark, hash)
 	for _, d := range drivers {
-		l.functions[d] = "rl_" + strings.TrimSuffix(d, ".lua") + "_" + hash
+		l.functions[d] = functionName(d, hash)
 	}
 	return l
 })
+
+// functionName is the name of a driver's function in the library whose
+// hash is hash ("rl_stack_<hash>" for stack.lua).
+func functionName(driver, hash string) string {
+	return "rl_" + strings.TrimSuffix(driver, ".lua") + "_" + hash
+}
 
 // hashMark stands for the library's hash in its body until it is known.
 const hashMark = "@HASH@"
