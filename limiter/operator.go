@@ -16,6 +16,17 @@ import (
 // within the deny cache's maxAge on the others), whichever Limiter made it.
 var forgotten atomic.Uint64
 
+// forget ends an operator's call that made the store forget or change a
+// client's state: it counts it in forgotten, whether or not the store
+// succeeded (a failure may have taken effect), and wraps a store failure.
+func forget(err error) error {
+	forgotten.Add(1)
+	if err != nil {
+		return backendError(err)
+	}
+	return nil
+}
+
 // Status reports a rule's state for identity without consuming anything
 // (a check of cost 0): the quota page of an account. A blocked client
 // reports Blocked. For a per-check algorithm (a plan), Decide a Check of
@@ -41,11 +52,7 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 		}
 		keys = append(keys, r.key(l.cfg.prefix, identity, a.suffix))
 	}
-	defer forgotten.Add(1)
-	if err := l.store.Delete(ctx, keys...); err != nil {
-		return backendError(err)
-	}
-	return nil
+	return forget(l.store.Delete(ctx, keys...))
 }
 
 // Block makes a Blockable rule (or one with a Penalty) deny identity for
@@ -67,11 +74,7 @@ func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Durat
 	if err != nil {
 		return err
 	}
-	defer forgotten.Add(1)
-	if err := l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), d); err != nil {
-		return backendError(err)
-	}
-	return nil
+	return forget(l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), d))
 }
 
 // Unblock lifts identity's block on a rule, whether Block or a Penalty set
@@ -81,11 +84,7 @@ func (l *Limiter) Unblock(ctx context.Context, rule, identity string) error {
 	if err != nil {
 		return err
 	}
-	defer forgotten.Add(1)
-	if err := l.store.Delete(ctx, r.key(l.cfg.prefix, identity, blockSuffix)); err != nil {
-		return backendError(err)
-	}
-	return nil
+	return forget(l.store.Delete(ctx, r.key(l.cfg.prefix, identity, blockSuffix)))
 }
 
 // operand is the rule an operator's call names, with its identity checked.
