@@ -18,9 +18,13 @@ type RuleResult struct {
 	Blocked bool
 	// Token is what the store needs to give this rule's consumption back
 	// (see Limiter.Settle); stores fill it, callers leave it alone.
-	Token int64
+	Token Token
 	// check is what was decided, for Settle.
 	check StoreCheck
+	// settled is set, atomically, in a decision's first result once Settle
+	// (or Wait's give-back) has claimed the decision: copies of a Decision
+	// share its Results, so a decision is settled once.
+	settled uint32
 }
 
 // Decision is the outcome of a stack of checks.

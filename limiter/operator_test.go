@@ -8,7 +8,6 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
-	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
@@ -114,90 +113,5 @@ func operatorTable(t *testing.T, store limiter.Store, prefix string) {
 		if !errors.Is(tc.err, limiter.ErrCheck) {
 			t.Errorf("%s: %v, want ErrCheck", tc.name, tc.err)
 		}
-	}
-}
-
-func TestSettle(t *testing.T) {
-	for name, store := range everyStore(t) {
-		t.Run(name, func(t *testing.T) { settleTable(t, store, fmt.Sprintf("settle%d", time.Now().UnixNano())) })
-	}
-}
-
-// settleTable checks on store that settling gives back exactly, for every
-// algorithm and for stacks: a login rule of 5 admits any number of
-// successful logins (settled at 0) and exactly 5 failures (settled at 1);
-// a reservation of 4 settled at 1 leaves limit-1; a settlement above the
-// reservation charges the difference, or is denied beyond the limit.
-func settleTable(t *testing.T, store limiter.Store, prefix string) {
-	now := bases[1]
-	rules := ruletest.Six(5)
-	lim, err := limiter.NewWithStore(store, rules, limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	settle := func(d limiter.Decision, final ...int) limiter.Decision {
-		t.Helper()
-		more, err := lim.Settle(ctx, d, final...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return more
-	}
-	for _, r := range rules {
-		failures, successes := 0, 0
-		for i := range 40 {
-			now = now.Add(time.Microsecond)
-			d, err := lim.Allow(ctx, r.Name, "login")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !d.Allowed {
-				continue
-			}
-			if i%4 == 3 { // a failed login
-				failures++
-				settle(d, 1)
-			} else {
-				successes++
-				settle(d, 0)
-			}
-		}
-		if failures != 5 || successes != 15 {
-			t.Errorf("%s: %d failures and %d successes admitted, want 5 and 15 (all until the 5th failure)", r.Name, failures, successes)
-		}
-
-		d, err := lim.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "reserve", Cost: 4})
-		if err != nil || !d.Allowed {
-			t.Fatalf("%s: reserve 4: %+v %v", r.Name, d, err)
-		}
-		settle(d, 1)
-		st, _ := lim.Status(ctx, r.Name, "reserve")
-		if got := st.Results[0].Remaining; got != 4 {
-			t.Errorf("%s: reserved 4, settled at 1: %d remaining, want 4", r.Name, got)
-		}
-		d, _ = lim.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "reserve", Cost: 1})
-		if more := settle(d, 3); !more.Allowed || more.Results[0].Remaining != 1 {
-			t.Errorf("%s: 1 settled at 3: %+v, want 2 more charged, 1 remaining", r.Name, more)
-		}
-		d, _ = lim.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "reserve", Cost: 1})
-		if more := settle(d, 5); more.Allowed {
-			t.Errorf("%s: 4 more beyond the limit were charged: %+v", r.Name, more)
-		}
-	}
-
-	// A stack gives back per rule; a denied decision settles nothing.
-	d, err := lim.Decide(ctx, ruletest.Checks(rules, "stack", 3)...)
-	if err != nil || !d.Allowed {
-		t.Fatal(d, err)
-	}
-	settle(d, 0, 1, 2, 3, 0, 1)
-	st, _ := lim.Decide(ctx, ruletest.Checks(rules, "stack", 0)...)
-	for i, want := range []int{5, 4, 3, 2, 5, 4} {
-		if got := st.Results[i].Remaining; got != want {
-			t.Errorf("stack: %s has %d remaining, want %d", rules[i].Name, got, want)
-		}
-	}
-	if _, err := lim.Settle(ctx, st, 1); !errors.Is(err, limiter.ErrCheck) {
-		t.Errorf("settling 6 rules with 1 cost: %v, want ErrCheck", err)
 	}
 }

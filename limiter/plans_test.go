@@ -13,16 +13,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
-// A client on a free plan (2 an hour) uses it up, is refused, then upgrades
-// to a paid plan (5 an hour) in the same window. What the upgrade gives at
-// once follows each algorithm's state: counts carry over (the windows and
-// the log: 3 more now), a leaky bucket's level carries over (3 more), a
-// token bucket's tokens carry over (none left: it refills at the new
-// rate), GCRA's debt is time (a full hour at the new rate: none more). A
-// bucket whose period changes starts afresh (its stored level is scaled by
-// the period, and is never read under another). Then a downgrade back to
-// the free plan: nothing more.
-func TestLimitsPerCheck(t *testing.T) {
+// planStores are the stores a plan test runs on: the memstore and every
+// Redis backend.
+func planStores(t *testing.T) map[string]func(t *testing.T) limiter.Store {
 	stores := map[string]func(t *testing.T) limiter.Store{
 		"memstore": func(*testing.T) limiter.Store { return memstore.Must() },
 	}
@@ -31,6 +24,47 @@ func TestLimitsPerCheck(t *testing.T) {
 			return mustStore(limiter.NewRedisStore(b.Client, limiter.WithMinTTL(time.Hour)))
 		}
 	}
+	return stores
+}
+
+// planLimiter is a limiter with one rule "api" on store, at the clock
+// *now, and a deny cache of denyCache entries.
+func planLimiter(t *testing.T, store limiter.Store, alg algorithms.Algorithm, now *time.Time, denyCache int) *limiter.Limiter {
+	lim, err := limiter.NewWithStore(store, []limiter.Rule{{Name: "api", Algorithm: alg}},
+		limiter.WithClock(func() time.Time { return *now }), limiter.WithPrefix(fmt.Sprintf("plan%d", time.Now().UnixNano())),
+		limiter.WithDenyCache(denyCache, time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lim
+}
+
+// admit asks for n requests of cost 1 under plan alg and counts the
+// admitted ones; last is the last decision.
+func admit(t *testing.T, lim *limiter.Limiter, alg algorithms.Algorithm, n int) (admitted int, last limiter.Decision) {
+	t.Helper()
+	for range n {
+		d, err := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "acme", Cost: 1, Algorithm: alg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed {
+			admitted++
+		}
+		last = d
+	}
+	return admitted, last
+}
+
+// A client on a free plan (2 an hour) uses it up, is refused, then upgrades
+// to a paid plan (5 an hour) in the same window. What the upgrade gives at
+// once follows each algorithm's state: counts carry over (the windows and
+// the log: 3 more now), GCRA's debt is time (a full hour at the new rate:
+// none more). A bucket whose capacity, rate or period changes starts
+// afresh (its give-backs count on all three). Then a downgrade back to
+// the free plan: nothing more.
+func TestLimitsPerCheck(t *testing.T) {
+	stores := planStores(t)
 	for _, tc := range []struct {
 		free, paid algorithms.Algorithm
 		upgrade    int // admitted at once after the upgrade
@@ -39,41 +73,79 @@ func TestLimitsPerCheck(t *testing.T) {
 		{algorithms.FixedWindow{Limit: 2, Window: time.Hour, Anchored: true}, algorithms.FixedWindow{Limit: 5, Window: time.Hour, Anchored: true}, 3},
 		{algorithms.SlidingWindow{Limit: 2, Window: time.Hour}, algorithms.SlidingWindow{Limit: 5, Window: time.Hour}, 3},
 		{algorithms.SlidingLog{Limit: 2, Window: time.Hour}, algorithms.SlidingLog{Limit: 5, Window: time.Hour}, 3},
-		{algorithms.LeakyBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.LeakyBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 3},
-		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 0},
+		{algorithms.Concurrency{Limit: 2, Lease: time.Hour}, algorithms.Concurrency{Limit: 5, Lease: time.Hour}, 3},
+		{algorithms.LeakyBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.LeakyBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 5},
+		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 5},
 		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: 30 * time.Minute}, 5},
 		{algorithms.GCRA{Rate: 2, Period: time.Hour, Burst: 2}, algorithms.GCRA{Rate: 5, Period: time.Hour, Burst: 5}, 0},
 	} {
 		for name, store := range stores {
 			now := bases[0]
-			lim, err := limiter.NewWithStore(store(t), []limiter.Rule{{Name: "api", Algorithm: tc.free}},
-				limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(fmt.Sprintf("plan%d", time.Now().UnixNano())),
-				limiter.WithDenyCache(100, time.Hour))
-			if err != nil {
-				t.Fatal(err)
-			}
-			admit := func(alg algorithms.Algorithm, n int) (admitted int, last limiter.Decision) {
-				for range n {
-					d, err := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "acme", Cost: 1, Algorithm: alg})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if d.Allowed {
-						admitted++
-					}
-					last = d
-				}
-				return admitted, last
-			}
-			if got, _ := admit(tc.free, 3); got != 2 {
+			lim := planLimiter(t, store(t), tc.free, &now, 100)
+			if got, _ := admit(t, lim, tc.free, 3); got != 2 {
 				t.Errorf("%v on %s: free plan admitted %d of 3, want 2", tc.free, name, got)
 			}
-			got, last := admit(tc.paid, 6)
+			got, last := admit(t, lim, tc.paid, 6)
 			if got != tc.upgrade || last.Results[0].Policy != algorithms.PolicyOf(tc.paid) || last.Results[0].Limit != algorithms.PolicyOf(tc.paid).Quota {
 				t.Errorf("%v -> %v on %s: upgrade admitted %d at once, want %d; reported %+v", tc.free, tc.paid, name, got, tc.upgrade, last.Results[0])
 			}
-			if got, _ := admit(tc.free, 2); got != 0 {
+			if got, _ := admit(t, lim, tc.free, 2); got != 0 {
 				t.Errorf("%v on %s: downgrade admitted %d, want 0", tc.free, name, got)
+			}
+		}
+	}
+}
+
+// Switching a client to any other parameter set of its algorithm and back
+// never erases or rewrites what the first set counted: a client that used
+// up plan p, then half of p's window later used plan q (another limit,
+// window, rate or period), is admitted under p no more than p alone would
+// admit then (less where the plans share state: q's admissions count), and
+// q never admits more than its own quota. (A sliding log keyed without its
+// window let a minute's plan trim an hour's entries.)
+func TestPlanSwitchKeepsState(t *testing.T) {
+	h, m := time.Hour, time.Minute
+	families := [][]algorithms.Algorithm{
+		{algorithms.FixedWindow{Limit: 4, Window: h}, algorithms.FixedWindow{Limit: 2, Window: h}, algorithms.FixedWindow{Limit: 3, Window: m}},
+		{algorithms.FixedWindow{Limit: 4, Window: h, Anchored: true}, algorithms.FixedWindow{Limit: 2, Window: m, Anchored: true}},
+		{algorithms.SlidingWindow{Limit: 4, Window: h}, algorithms.SlidingWindow{Limit: 2, Window: h}, algorithms.SlidingWindow{Limit: 3, Window: m}},
+		{algorithms.SlidingLog{Limit: 4, Window: h}, algorithms.SlidingLog{Limit: 2, Window: h}, algorithms.SlidingLog{Limit: 3, Window: m}},
+		{algorithms.Concurrency{Limit: 4, Lease: h}, algorithms.Concurrency{Limit: 2, Lease: h}, algorithms.Concurrency{Limit: 3, Lease: m}},
+		{algorithms.TokenBucket{Capacity: 4, Rate: 4, Period: h}, algorithms.TokenBucket{Capacity: 2, Rate: 4, Period: h},
+			algorithms.TokenBucket{Capacity: 4, Rate: 1, Period: h}, algorithms.TokenBucket{Capacity: 3, Rate: 3, Period: m}},
+		{algorithms.LeakyBucket{Capacity: 4, Rate: 4, Period: h}, algorithms.LeakyBucket{Capacity: 2, Rate: 4, Period: h},
+			algorithms.LeakyBucket{Capacity: 4, Rate: 1, Period: h}, algorithms.LeakyBucket{Capacity: 3, Rate: 3, Period: m}},
+		{algorithms.GCRA{Rate: 4, Period: h, Burst: 4}, algorithms.GCRA{Rate: 2, Period: h, Burst: 2}, algorithms.GCRA{Rate: 3, Period: m, Burst: 3}},
+		{algorithms.Queue{Rate: 4, Period: h, MaxDelay: h}, algorithms.Queue{Rate: 2, Period: h, MaxDelay: h}, algorithms.Queue{Rate: 3, Period: m, MaxDelay: 0}},
+	}
+	stores := planStores(t)
+	for _, family := range families {
+		for _, p := range family {
+			half := algorithms.PolicyOf(p).Window / 2
+			quota := algorithms.PolicyOf(p).Quota
+			for _, q := range family {
+				if p == q {
+					continue
+				}
+				for name, store := range stores {
+					st := store(t)
+					now, alone := bases[0], bases[0]
+					switched, single := planLimiter(t, st, p, &now, 0), planLimiter(t, st, p, &alone, 0)
+					for _, lim := range []*limiter.Limiter{switched, single} {
+						if got, _ := admit(t, lim, p, quota+1); got != quota {
+							t.Fatalf("%v on %s: admitted %d of %d, want %d", p, name, got, quota+1, quota)
+						}
+					}
+					now, alone = now.Add(half), alone.Add(half)
+					if got, _ := admit(t, switched, q, 10); got > algorithms.PolicyOf(q).Quota {
+						t.Errorf("%v after %v on %s: admitted %d, above its quota", q, p, name, got)
+					}
+					got, _ := admit(t, switched, p, 10)
+					want, _ := admit(t, single, p, 10)
+					if got > want {
+						t.Errorf("%v -> %v -> back on %s: admitted %d, more than the %d of %v alone", p, q, name, got, want, p)
+					}
+				}
 			}
 		}
 	}

@@ -200,9 +200,9 @@ func (s *RedisStore) Decide(ctx context.Context, now time.Time, checks []StoreCh
 
 // Refund implements Store within the store's timeout: one refund.lua run
 // per shard, concurrently.
-func (s *RedisStore) Refund(ctx context.Context, at time.Time, refunds []StoreRefund) error {
+func (s *RedisStore) Refund(ctx context.Context, now, at time.Time, refunds []StoreRefund) error {
 	_, err := within(s, ctx, func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, s.refund(ctx, strconv.FormatInt(at.UnixMicro(), 10), refunds)
+		return struct{}{}, s.refund(ctx, script.Now(now), strconv.FormatInt(at.UnixMicro(), 10), refunds)
 	})
 	return err
 }
@@ -268,6 +268,6 @@ func (s *RedisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 		return script.Reply{}, err
 	}
 	return script.Parse(v, len(checks), func(i int, r script.Rule) {
-		results[i].Result, results[i].Blocked, results[i].Token = r.Result, r.Blocked, r.Token
+		results[i].Result, results[i].Blocked, results[i].Token = r.Result, r.Blocked, Token(r.Token)
 	})
 }

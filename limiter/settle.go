@@ -2,22 +2,39 @@ package limiter
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 )
+
+// ErrSettled is returned by Settle for a decision that was settled
+// already, by Settle or by Wait's give-back when its context ended: a
+// decision is settled once, and a second Settle changes nothing.
+var ErrSettled = errors.New("ratelimit: decision already settled")
 
 // Settle charges an allowed decision's rules their final costs, once they
 // are known (after the response): final[i] replaces the cost of
-// d.Results[i]. Less than the cost gives the difference back, exactly (a
-// login rule that charges every attempt and settles successes at 0 counts
-// only failures; a reservation of the most a request can use gives back
-// what it did not); more charges the difference as a further decision,
-// which the rules may deny: the returned Decision says (Allowed true when
-// nothing more was charged). Settling a denied decision changes nothing.
+// d.Results[i]. Less than the cost gives the difference back (a login rule
+// that charges every attempt and settles successes at 0 counts only
+// failures; a reservation of the most a request can use gives back what it
+// did not); more charges the difference as a further decision, which the
+// rules may deny: the returned Decision says (Allowed true when nothing
+// more was charged). Settling a denied decision changes nothing.
 //
-// Settle runs against the store that decided (the fallback, for a
+// A give-back never returns more than a decision of the final cost at the
+// original instant would have left, whatever happened since: exactly the
+// difference while the rule's state has not emptied in between; for the
+// buckets, GCRA and a queue, once the decision's own share has drained
+// away (the bucket refilled while a long response ran) or other
+// give-backs took the level below it, only what is left of it (see
+// "Settlement" in the package doc).
+//
+// A decision is settled once: copies of d share that fact, and a second
+// Settle returns ErrSettled and changes nothing. Settle
+// runs against the store that decided (the fallback, for a
 // Decision.Fallback). Like a decision, it runs once and is never retried:
-// a give-back lost to a Redis failure leaves the charge in place (stricter,
-// never looser), reported as an ErrBackend error. Settle a decision once.
+// a give-back lost to a Redis failure leaves the charge in place
+// (stricter, never looser), reported as an ErrBackend error.
 func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decision, error) {
 	if !d.Allowed {
 		return Decision{Allowed: true, At: d.At}, nil
@@ -48,15 +65,12 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 			names = append(names, checked{rule: r, algo: a})
 		}
 	}
+	if !claim(d) {
+		return Decision{}, ErrSettled
+	}
 	var err error
 	if len(refunds) > 0 {
-		store := l.store
-		if d.Fallback {
-			store = l.cfg.fallback
-		}
-		if err = store.Refund(ctx, d.At, refunds); err != nil {
-			err = backendError(err)
-		}
+		err = l.refund(ctx, d, refunds)
 	}
 	if len(extra) == 0 {
 		return Decision{Allowed: true, At: d.At}, err
@@ -66,4 +80,27 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 		err = moreErr
 	}
 	return more, err
+}
+
+// claim marks an allowed decision settled; it reports false when it was
+// already.
+func claim(d Decision) bool {
+	return len(d.Results) > 0 && atomic.CompareAndSwapUint32(&d.Results[0].settled, 0, 1)
+}
+
+// refund gives refunds of d back on the store that decided d, at the
+// limiter's clock.
+func (l *Limiter) refund(ctx context.Context, d Decision, refunds []StoreRefund) error {
+	now, err := l.now()
+	if err != nil {
+		return err
+	}
+	store := l.store
+	if d.Fallback {
+		store = l.cfg.fallback
+	}
+	if err := store.Refund(ctx, now, d.At, refunds); err != nil {
+		return backendError(err)
+	}
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 )
 
@@ -89,7 +88,7 @@ func (s *RedisStore) decideAcrossShards(ctx context.Context, now time.Time, chec
 		}
 	}
 	if !allowed {
-		s.refundGroups(ctx, at, groups)
+		s.refundGroups(ctx, script.Now(now), at, groups)
 	}
 	if err != nil {
 		return Decision{}, err
@@ -107,7 +106,7 @@ func (s *RedisStore) decideAcrossShards(ctx context.Context, now time.Time, chec
 // that fails leaves the consumption in place: stricter, never looser. The
 // refunded rules report their Remaining from before the request (a
 // queue's, like every rule's ResetAfter and NextAfter, from after it).
-func (s *RedisStore) refundGroups(ctx context.Context, at string, groups []group) {
+func (s *RedisStore) refundGroups(ctx context.Context, now, at string, groups []group) {
 	// The decision may have used up the caller's deadline; the refund gets
 	// its own, so a hung node cannot hang the request.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
@@ -124,15 +123,16 @@ func (s *RedisStore) refundGroups(ctx context.Context, at string, groups []group
 				if _, queue := c.Algorithm.(algorithms.Queue); !queue { // its slots are not counted in units
 					gr.results[i].Remaining += c.Cost
 				}
-				gr.results[i].Token = 0
+				gr.results[i].Token = Token{}
 			}
 		}
 	}
-	_ = s.refund(ctx, at, refunds)
+	_ = s.refund(ctx, now, at, refunds)
 }
 
-// refund runs refund.lua once per shard of refunds, concurrently.
-func (s *RedisStore) refund(ctx context.Context, at string, refunds []StoreRefund) error {
+// refund runs refund.lua once per shard of refunds, concurrently, at now
+// (encoded as script.Now) for a decision at the instant at (µs).
+func (s *RedisStore) refund(ctx context.Context, now, at string, refunds []StoreRefund) error {
 	checks := make([]StoreCheck, len(refunds))
 	for i, r := range refunds {
 		checks[i] = r.Check
@@ -140,7 +140,7 @@ func (s *RedisStore) refund(ctx context.Context, at string, refunds []StoreRefun
 	groups := s.shardGroups(checks)
 	keys, args := make([][]string, len(groups)), make([][]any, len(groups))
 	for g, members := range groups {
-		args[g] = append(make([]any, 0, script.ArgsHead+script.RefundArgsPerRule*len(members)), at, s.minTTL)
+		args[g] = append(make([]any, 0, script.RefundArgsHead+script.RefundArgsPerRule*len(members)), now, s.minTTL, at)
 		for _, i := range members {
 			r := refunds[i]
 			p, err := s.paramsOf(r.Check.Algorithm)
@@ -148,8 +148,7 @@ func (s *RedisStore) refund(ctx context.Context, at string, refunds []StoreRefun
 				return err
 			}
 			keys[g] = append(keys[g], r.Check.Key)
-			args[g] = append(args[g], p.Arg, r.Back,
-				model.RefundToken(r.Check.Algorithm, r.Check.Cost, r.Back, r.Token))
+			args[g] = append(args[g], p.Arg, r.Check.Cost, r.Back, r.Token.Mark, r.Token.Refunded)
 		}
 	}
 	errs := make([]error, len(groups))

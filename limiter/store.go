@@ -19,10 +19,12 @@ type Store interface {
 	// only the embedded algorithms.Result, Blocked and Token (the Limiter
 	// names the rules).
 	Decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error)
-	// Refund gives back units that Decide consumed at the instant at,
-	// exactly, whatever was decided on the keys since. Its refunds may
-	// span hash tags.
-	Refund(ctx context.Context, at time.Time, refunds []StoreRefund) error
+	// Refund gives back, at now, units that Decide consumed at the instant
+	// at, whatever was decided on the keys since: never more than a
+	// decision of the smaller cost at the instant at would have left
+	// (exactly that when nothing else happened to the keys). Its refunds
+	// may span hash tags.
+	Refund(ctx context.Context, now, at time.Time, refunds []StoreRefund) error
 	// Block writes a block of d, from now, at key (a StoreCheck's Blocks).
 	// A longer block in place is kept.
 	Block(ctx context.Context, now time.Time, key string, d time.Duration) error
@@ -56,5 +58,15 @@ type StoreRefund struct {
 	// Back is how many units to give back, 1 to Check.Cost.
 	Back int
 	// Token is the Decide result's Token for the check.
-	Token int64
+	Token Token
+}
+
+// Token is what a store needs to give back a check's consumption: the
+// store fills it in Decide (RuleResult.Token) and reads it in Refund.
+// For the Lua scripts and the memstore, Mark is the window start written
+// (fixed and sliding windows), the level or the TAT just after the
+// decision (buckets, GCRA, queue), and Refunded what had been given back
+// on the key by then.
+type Token struct {
+	Mark, Refunded int64
 }

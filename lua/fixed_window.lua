@@ -4,8 +4,8 @@
 -- first request after the last one ended; 0: aligned); cost and now come
 -- from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, next µs and the state its
--- commit needs; the commit returns the reset after it, a refund token and
--- the next after it (see lib.lua).
+-- commit needs; the commit returns the reset after it, the next after it
+-- and its token (see lib.lua).
 -- Windows are aligned to multiples of the window since the Unix epoch. A
 -- stored start before the current one means a count of zero; a stored
 -- start after it (the clock stepped back) is still the current window, so
@@ -37,21 +37,21 @@ algorithms.fw = function(key, now, cost, limit, window, anchored)
   return 1, remaining, 0, reset, reset, start, count
 end
 
--- The refund token is the window start written.
+-- The token's mark is the window start written.
 commits.fw = function(key, now, cost, limit, window, _, start, count)
   local to_end = start + window - now
   store(key, to_end, "%d:%d", start, count + cost)
-  return to_end, start, to_end
+  return to_end, to_end, start, 0
 end
 
 if refunds then
   -- A window refunded to nothing is no window: an anchored one must not
   -- keep its start.
-  refunds.fw = function(key, now, cost, token, limit, window)
+  refunds.fw = function(key, now, at, cost, back, mark)
     local s, n = load_state(key)
-    if s == token then
-      if n > cost then
-        restore(key, "%d:%d", s, n - cost)
+    if s == mark then
+      if n > back then
+        restore(key, "%d:%d", s, n - back)
       else
         call("DEL", key)
       end

@@ -57,22 +57,26 @@ end
 local algorithms = {}
 
 -- commits maps an algorithm code to its commit function, which writes the
--- state of an admitted request and returns the reset after it, a refund
--- token (see refunds) and the next after it. Plain functions given the
--- state, not closures: Lua would build a closure and its captured locals
--- on every decision.
---   commit(key, now, cost, p1, p2, p3, s1, s2, s3) -> after, token, next
+-- state of an admitted request and returns the reset after it, the next
+-- after it and the decision's token, two integers (mark, refunded; see
+-- refunds). Plain functions given the state, not closures: Lua would build
+-- a closure and its captured locals on every decision.
+--   commit(key, now, cost, p1, p2, p3, s1, s2, s3) -> after, next, mark, refunded
 local commits = {}
 
--- refunds maps an algorithm code to its refund function, which gives back
--- exactly what a commit at the same now consumed, whatever was decided on
--- the key since (used when a stack spans Redis Cluster slots):
---   refund(key, now, cost, token, p1, p2, p3)
--- token is what the commit returned (GCRA's TAT increment, the window
--- start of the fixed and sliding windows, else 0). It is
--- nil in decision scripts; refund scripts set it to a table right after
--- this file (refund_mode.lua), and the algorithm files define their
--- refunds only then.
+-- refunds maps an algorithm code to its refund function, which gives back,
+-- at now, back of the cost units that a commit at the instant `at`
+-- consumed, whatever was decided on the key since: exactly for the
+-- windows and the log, within the ledger's bound for the rules whose
+-- state drains (ledger.lua), never more than a commit of cost - back at
+-- `at` would have left:
+--   refund(key, now, at, cost, back, mark, refunded, p1, p2, p3)
+-- mark and refunded are the commit's token (the window start of the fixed
+-- and sliding windows; the level, or the TAT, after the commit and the
+-- ledger's refunded count for the draining rules; else 0). refunds is nil
+-- in decision scripts; refund scripts set it to a table right after this
+-- file (refund_mode.lua), and the algorithm files define their refunds
+-- only then.
 local refunds
 
 -- unknown is the error reply for an algorithm code no file registered.

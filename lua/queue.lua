@@ -1,12 +1,13 @@
 -- Leaky bucket as a queue (algorithms.Queue), registered as algorithms.qu.
 -- KEYS: the rule's key, a string: the queue's tail (when the last admitted
---   request's turns end) in µs. A missing key is an empty queue.
+--   request's turns end) in µs, as a TAT (ledger.lua). A missing key is an
+--   empty queue.
 -- ARGV: rate, period in µs, max delay in µs; cost and now come from
 --   stack.lua.
 -- Reply: status, remaining, retry µs (for an allowed request, its delay:
 -- how long it waits for its turn), reset µs, next µs and the state its
--- commit needs; the commit returns the reset after it, a refund token (the
--- tail's increment) and the next after it (see lib.lua).
+-- commit needs; the commit returns the reset after it, the next after it
+-- and its token (see lib.lua).
 -- A unit's turn lasts slot = ceil(period / rate) µs. A request starts at
 -- max(tail, now) and takes cost turns; it is allowed iff its last unit's
 -- turn starts within max delay, that is iff cost <= remaining, where
@@ -26,7 +27,8 @@ local function queue_next(wait, max_delay, slot)
 end
 
 algorithms.qu = function(key, now, cost, rate, period, max_delay)
-  local base = max(now, tonumber(call("GET", key)) or now)
+  local tat, tail = tat_load(key)
+  local base = max(now, tat or now)
   local wait, slot = base - now, cdiv(period, rate)
   local remaining = 0
   if wait <= max_delay then
@@ -39,18 +41,19 @@ algorithms.qu = function(key, now, cost, rate, period, max_delay)
   if cost > remaining then
     return 0, remaining, wait + (cost - 1) * slot - max_delay, wait, next
   end
-  return 1, remaining, wait, wait, next, wait
+  return 1, remaining, wait, wait, next, wait, tail
 end
 
-commits.qu = function(key, now, cost, rate, period, max_delay, wait)
+commits.qu = function(key, now, cost, rate, period, max_delay, wait, tail)
   local slot = cdiv(period, rate)
   local after = wait + cost * slot
-  call("SET", key, int(now + after), "PX", ttl_ms(after))
-  return after, cost * slot, queue_next(after, max_delay, slot)
+  local mark, refunded = tat_commit(key, now, after, tail)
+  return after, queue_next(after, max_delay, slot), mark, refunded
 end
 
 if refunds then
-  -- The tail is a TAT, given back as GCRA's (refund scripts hold every
-  -- algorithm, gcra.lua included).
-  refunds.qu = refunds.gc
+  -- The tail is a TAT; back units are back turns.
+  refunds.qu = function(key, now, at, cost, back, mark, refunded, rate, period)
+    tat_refund(key, now, at, mark, refunded, back * cdiv(period, rate))
+  end
 end

@@ -2,21 +2,28 @@
 -- second half of the consume-then-refund protocol for a stack whose keys
 -- span Redis Cluster slots (one stack.lua run per slot; if any denies, the
 -- others refund), and the settlement of a cost known after the response.
+-- Each give-back returns at most what a smaller decision at the original
+-- instant would have left (see refunds in lib.lua).
 -- KEYS[i]: the state key of rule i.
--- ARGV[1]: the now, in µs, that stack.lua reported for the consume.
+-- ARGV[1]: now in µs since the Unix epoch, or "" to read the server's TIME.
 -- ARGV[2]: the shortest TTL in ms a written key gets (as in stack.lua).
--- ARGV[ARGS_HEAD + 1 + REFUND_ARGS_PER_RULE*(i-1) ...]: rule i (as in
---   stack.lua), the units to give back, and the token stack.lua returned
---   (for GCRA, the TAT increment of those units).
+-- ARGV[3]: the instant of the decision, in µs, that stack.lua reported.
+-- ARGV[REFUND_ARGS_HEAD + 1 + REFUND_ARGS_PER_RULE*(i-1) ...]: rule i (as
+--   in stack.lua), the cost it was decided at, the units to give back, and
+--   the token stack.lua returned for it (mark, refunded).
 -- Reply: the number of rules refunded.
-local now = tonumber(ARGV[1])
+local now, err = clock()
+if not now then
+  return err
+end
+local at = tonumber(ARGV[3])
 for i = 1, #KEYS do
-  local a = ARGS_HEAD + 1 + REFUND_ARGS_PER_RULE * (i - 1)
+  local a = REFUND_ARGS_HEAD + 1 + REFUND_ARGS_PER_RULE * (i - 1)
   local r = rule(ARGV[a])
   local refund = r and refunds[r[1]]
   if refund == nil then
     return unknown(ARGV[a])
   end
-  refund(KEYS[i], now, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), r[2], r[3], r[4])
+  refund(KEYS[i], now, at, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), r[2], r[3], r[4])
 end
 return #KEYS

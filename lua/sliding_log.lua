@@ -5,8 +5,8 @@
 --   of the same microsecond stay distinct.
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, next µs and the state its
--- commit needs; the commit returns the reset after it, a refund token and
--- the next after it (see lib.lua).
+-- commit needs; the commit returns the reset after it, the next after it
+-- and its token (see lib.lua).
 -- A unit counts while now - window < time. Scores are formatted with %d:
 -- '..' would keep only 14 digits of a 16-digit timestamp. Times are read
 -- back from member names, which this file writes, not from score replies,
@@ -60,17 +60,17 @@ commits.sl = function(key, now, cost, limit, window, _, newest, next)
   if next == 0 or next > window then
     next = window
   end
-  return after, 0, next
+  return after, next, 0, 0
 end
 
 if refunds then
   -- Units of one time are interchangeable: removing the last `cost` of them
   -- keeps the numbering 1..n of the rest, so later adds stay distinct.
-  refunds.sl = function(key, now, cost)
-    local at = int(now)
+  refunds.sl = function(key, now, at, cost, back)
+    at = int(at)
     local members = call("ZRANGEBYSCORE", key, at, at)
     local gone = {}
-    for i = max(1, #members - cost + 1), #members do
+    for i = max(1, #members - back + 1), #members do
       gone[#gone + 1] = members[i]
     end
     for i = 1, #gone, 1000 do

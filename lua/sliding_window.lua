@@ -4,8 +4,8 @@
 --   in µs, its count, and the previous window's count.
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, next µs and the state its
--- commit needs; the commit returns the reset after it, a refund token and
--- the next after it (see lib.lua).
+-- commit needs; the commit returns the reset after it, the next after it
+-- and its token (see lib.lua).
 -- The estimate is floor(prev * (window - elapsed) / window) + cur. A stored
 -- start after the current window's (the clock stepped back) is still the
 -- current window: elapsed is then negative, the estimate weighs prev fully,
@@ -75,21 +75,21 @@ algorithms.sw = function(key, now, cost, limit, window)
   return 1, remaining, 0, reset, next, start, cur, prev
 end
 
--- The refund token is the window start written.
+-- The token's mark is the window start written.
 commits.sw = function(key, now, cost, limit, window, _, start, cur, prev)
   local after = sw_reset(prev, cur + cost, now - start, window)
   store(key, after, "%d:%d:%d", start, cur + cost, prev)
-  return after, start, sw_next(prev, cur + cost, now - start, window)
+  return after, sw_next(prev, cur + cost, now - start, window), start, 0
 end
 
 if refunds then
   -- The count sits in c while the window lasts, in p once the next began.
-  refunds.sw = function(key, now, cost, token, limit, window)
+  refunds.sw = function(key, now, at, cost, back, mark, _, limit, window)
     local s, c, p = load_state(key)
-    if s == token then
-      restore(key, "%d:%d:%d", s, max(0, c - cost), p)
-    elseif s == token + window then
-      restore(key, "%d:%d:%d", s, c, max(0, p - cost))
+    if s == mark then
+      restore(key, "%d:%d:%d", s, max(0, c - back), p)
+    elseif s == mark + window then
+      restore(key, "%d:%d:%d", s, c, max(0, p - back))
     end
   end
 end

@@ -12,8 +12,8 @@
 --   blocks, else the µs a denial of this rule blocks the client for (0:
 --   none).
 -- Reply: {allowed, now (REPLY_HEAD values), then per rule (REPLY_PER_RULE
---   values): status, remaining, retry, reset, next, token}. The layout
---   constants come from the Go package that assembles the script.
+--   values): status, remaining, retry, reset, next, mark, refunded}. The
+--   layout constants come from the Go package that assembles the script.
 --   allowed is 1 when every rule allowed (and their state was written),
 --   else 0 (and nothing was written). now is the time decided at, in µs.
 --   status is 1 allowed, 0 denied, -1 cost above what the rule can ever
@@ -22,8 +22,8 @@
 --   for the request's turn; 0 for the other algorithms). remaining counts
 --   after this request. retry, reset and next (until one more unit is
 --   available, 0 when none is used) are in µs (Go rounds them up to whole
---   milliseconds). token is what refund.lua needs to undo the rule's
---   commit (0 when not written).
+--   milliseconds). mark and refunded are the rule's token, what refund.lua
+--   needs to give its commit back (0 when not written).
 -- The stack's code is decide_stack (decide.lua).
 local now, err = clock()
 if not now then

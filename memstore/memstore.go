@@ -153,23 +153,25 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 		}
 		res.Result = o.Admitted
 		if c.Cost > 0 {
-			res.Token = model.Token(c.Algorithm, o.Next, c.Cost)
+			res.Token = limiter.Token(model.TokenOf(c.Algorithm, o.Next))
 			s.shards[idx[i]].put(c.Key, entry{state: o.Next, expires: t + o.TTL.Microseconds()}, t, s.maxPerShard())
 		}
 	}
 	return d, nil
 }
 
-// Refund implements limiter.Store.
-func (s *Store) Refund(_ context.Context, at time.Time, refunds []limiter.StoreRefund) error {
-	t := at.UnixMicro()
+// Refund implements limiter.Store. A zero now means time.Now().
+func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []limiter.StoreRefund) error {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	t := now.UnixMicro()
 	for _, r := range refunds {
 		i := s.shardOf(r.Check.Key)
 		locked := s.lock([]int{i})
 		sh := &s.shards[i]
 		e := sh.entries[r.Check.Key]
-		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), at, r.Back,
-			model.RefundToken(r.Check.Algorithm, r.Check.Cost, r.Back, r.Token))
+		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), now, at, r.Check.Cost, r.Back, model.Token(r.Token))
 		switch {
 		case !next.Exists:
 			delete(sh.entries, r.Check.Key)

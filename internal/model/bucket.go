@@ -21,7 +21,7 @@ func gcra(a algorithms.GCRA, s State, now time.Time, cost int) Outcome {
 	after := exact.CeilDiv(debt+need, rate)
 	q := quantities{remaining: exact.FloorDiv(max(0, limit-debt), period), retry: retry, reset: base - t,
 		next: nextUnit(debt, a.Burst, rate, period), after: after, nextAfter: nextUnit(after*rate, a.Burst, rate, period)}
-	return outcome(a.Burst, status, q, State{TAT: t + after}, cost)
+	return s.keep(outcome(a.Burst, status, q, State{TAT: t + after}, cost), t, t+after)
 }
 
 // meter is the specification of meter.lua, shared by token_bucket.lua and
@@ -49,7 +49,7 @@ func meter(s State, now time.Time, cost, size, rateInt int, periodD time.Duratio
 	status, retry := verdict(c, int64(size), level+need <= capacity, func() int64 { return exact.CeilDiv(level+need-capacity, rate) })
 	q := quantities{remaining: exact.FloorDiv(capacity-level, period), retry: retry, reset: exact.CeilDiv(level, rate),
 		next: nextUnit(level, size, rate, period), after: exact.CeilDiv(level+need, rate), nextAfter: nextUnit(level+need, size, rate, period)}
-	return outcome(size, status, q, State{Level: stored(level + need), Updated: last}, cost)
+	return s.keep(outcome(size, status, q, State{Level: stored(level + need), Updated: last}, cost), t, t+q.after)
 }
 
 // meterStored converts a meter's level to what it stores and back (its own

@@ -1,4 +1,4 @@
-// Package model holds the executable specification of the six algorithms:
+// Package model holds the executable specification of the eight algorithms:
 // pure Go functions that decide a request against a key's state at a given
 // instant, computing exactly what the Lua scripts compute. The in-process
 // store runs them, and the differential tests hold the scripts to them.
@@ -27,6 +27,8 @@ type State struct {
 	TAT int64
 	// Log is SlidingLog's admitted units, times in µs, sorted.
 	Log []int64
+	// Ledger is the draining rules' account of give-backs.
+	Ledger
 }
 
 // Status is a rule's verdict on a request.

@@ -7,20 +7,115 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 )
 
-// Token is what Refund needs to give back an admitted cost, as stack.lua
-// reports it: the window start written for the fixed and sliding windows,
-// the TAT increment for GCRA and a queue, 0 for the others. s is the state the
-// admission stored.
-func Token(alg algorithms.Algorithm, s State, cost int) int64 {
+// Token is what a give-back needs to know of the decision it gives back
+// for, as stack.lua reports it (see TokenOf).
+type Token struct {
+	// Mark is the window start written, for the fixed and sliding windows;
+	// the level just after the decision (points), for the buckets; the TAT
+	// just after it (µs), for GCRA and a queue; 0 for the others.
+	Mark int64
+	// Refunded is the state's Ledger.Refunded just after the decision.
+	Refunded int64
+}
+
+// TokenOf is the Token of a decision of cost that stored s.
+func TokenOf(alg algorithms.Algorithm, s State) Token {
 	switch a := alg.(type) {
 	case algorithms.FixedWindow, algorithms.SlidingWindow:
-		return s.Start
-	case algorithms.GCRA:
-		return gcraIncrement(a, cost)
-	case algorithms.Queue:
-		return int64(cost) * queueSlot(a)
+		return Token{Mark: s.Start}
+	case algorithms.TokenBucket:
+		return Token{Mark: meterStored(s.Level, int64(a.Capacity)*a.Period.Microseconds(), true), Refunded: s.Refunded}
+	case algorithms.LeakyBucket:
+		return Token{Mark: s.Level, Refunded: s.Refunded}
+	case algorithms.GCRA, algorithms.Queue:
+		return Token{Mark: s.TAT, Refunded: s.Refunded}
 	}
-	return 0
+	return Token{}
+}
+
+// Ledger is what the state of a draining rule (the buckets, GCRA, a queue)
+// keeps about give-backs, so that a give-back never returns more than a
+// smaller decision at the original instant would have left, whatever
+// happened since. The zero Ledger (no give-back since the state was
+// fresh) is stored as nothing.
+//
+// The bound: after a decision at instant a left the level L (in points;
+// for a TAT, its lead over a, in µs), the level at any later instant t is
+// at least L - rate*(t-a) - R, where R is what was given back on the key
+// in between: later admissions only raise it, draining lowers it by at
+// most rate per µs, give-backs by what they gave. A smaller decision would
+// have left every later level lower by the difference d, except where
+// that would go below zero: so the difference at t is min(d, the lowest
+// level since a), of which the bound is a lower bound. Exact when nothing
+// else happened; never more than exact.
+type Ledger struct {
+	// Refunded is what give-backs returned (points, or µs of TAT) since
+	// the state was fresh or since Since.
+	Refunded int64
+	// Until is an instant (µs) that no decision's Token outlives: past it
+	// every Token's bound is 0, so the Ledger starts afresh. Decisions keep
+	// the state alive until then, so Refunded is never forgotten while a
+	// Token could use it.
+	Until int64
+	// Since is when Refunded last started again from 0 because it reached
+	// MaxRefunded; decisions made at or before it get nothing back.
+	Since int64
+}
+
+// MaxRefunded bounds Ledger.Refunded: past it the count starts again, and
+// earlier decisions give nothing back. Exact in Lua's float64.
+const MaxRefunded = 1 << 52
+
+// give is how much of want (points or µs) a give-back for the decision at
+// instant at with tok may return at t: at most the bound (mark is the
+// decision's level in points, or its TAT's lead over at, draining rate
+// per µs) and the level now. A Ledger past its Until counts as fresh.
+func (l Ledger) give(t, at int64, tok Token, mark, want, level, rate int64) int64 {
+	if l.Until <= t {
+		l = Ledger{}
+	}
+	if at <= l.Since || l.Refunded < tok.Refunded {
+		return 0
+	}
+	return max(0, min(want, level, drain(mark-(l.Refunded-tok.Refunded), t-at, rate)))
+}
+
+// record accounts for a give-back of g at t from a state whose level would
+// otherwise have drained by horizon (µs).
+func (l *Ledger) record(t, g, horizon int64) {
+	if l.Until <= t {
+		*l = Ledger{}
+	}
+	l.Until = max(l.Until, horizon)
+	if l.Refunded += g; l.Refunded > MaxRefunded {
+		l.Refunded, l.Since = 0, t
+	}
+}
+
+// keep carries the Ledger of the state a decision read into the state o
+// stores (none once past Until), which drains by horizon (µs), and keeps
+// that state alive until the Ledger's Until.
+func (l Ledger) keep(o Outcome, t, horizon int64) Outcome {
+	if !o.Next.Exists || l.Until <= t {
+		return o
+	}
+	o.Next.Ledger = Ledger{Refunded: l.Refunded, Until: max(l.Until, horizon), Since: l.Since}
+	o.TTL = max(o.TTL, exact.CeilMillis(l.Until-t))
+	return o
+}
+
+// drain is a level x after dt µs of draining rate points per µs: never
+// below 0, and computed without a product above x.
+func drain(x, dt, rate int64) int64 {
+	switch {
+	case x <= 0:
+		return 0
+	case dt <= 0:
+		return x
+	case dt >= exact.CeilDiv(x, rate):
+		return 0
+	}
+	return x - dt*rate
 }
 
 // gcraIncrement is the TAT increment of an admitted cost: the cost's
@@ -30,52 +125,38 @@ func gcraIncrement(a algorithms.GCRA, cost int) int64 {
 	return exact.CeilDiv(int64(cost)*a.Period.Microseconds(), int64(a.Rate))
 }
 
-// RefundToken is the token refund.lua needs to give back back units of
-// cost admitted with token: the same token, except for GCRA, whose
-// increment for part of a cost (and a queue's) is the whole cost's less the
-// rest's.
-func RefundToken(alg algorithms.Algorithm, cost, back int, token int64) int64 {
-	if back >= cost {
-		return token
-	}
-	switch a := alg.(type) {
-	case algorithms.GCRA:
-		return token - gcraIncrement(a, cost-back)
-	case algorithms.Queue:
-		return int64(back) * queueSlot(a)
-	}
-	return token
-}
-
-// Refund is the specification of refund.lua: the state after giving back
-// back units admitted at the instant at with token (RefundToken's),
-// whatever was decided on the key since. ttl is the state's new TTL, or 0
-// to keep the old one; a state that no longer Exists is deleted.
-func Refund(alg algorithms.Algorithm, s State, at time.Time, back int, token int64) (next State, ttl time.Duration) {
+// Refund is the specification of refund.lua: the state at now after giving
+// back back of the cost units a decision at the instant at admitted with
+// tok, whatever was decided on the key since. ttl is the state's new TTL,
+// or 0 to keep the old one; a state that no longer Exists is deleted.
+//
+// The windows and the log give back exactly (their counts do not clamp);
+// the draining rules give back what their Ledger's bound allows.
+func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int, tok Token) (next State, ttl time.Duration) {
 	if !s.Exists {
 		return s, 0
 	}
-	t, b := at.UnixMicro(), int64(back)
-	switch a := alg.(type) {
+	t, a, b := now.UnixMicro(), at.UnixMicro(), int64(back)
+	switch alg := alg.(type) {
 	case algorithms.FixedWindow:
-		if s.Start == token {
+		if s.Start == tok.Mark {
 			if s.Count <= b {
 				return State{}, 0 // a window refunded to nothing is no window
 			}
 			s.Count -= b
 		}
 	case algorithms.SlidingWindow:
-		switch w := a.Window.Microseconds(); s.Start {
-		case token:
+		switch w := alg.Window.Microseconds(); s.Start {
+		case tok.Mark:
 			s.Count = max(0, s.Count-b)
-		case token + w:
+		case tok.Mark + w:
 			s.Prev = max(0, s.Prev-b)
 		}
 	case algorithms.SlidingLog, algorithms.Concurrency:
-		// Units of one time are interchangeable: drop back of those at t.
+		// Units of one time are interchangeable: drop back of those at a.
 		kept := make([]int64, 0, len(s.Log))
 		for _, u := range s.Log {
-			if u == t && b > 0 {
+			if u == a && b > 0 {
 				b--
 				continue
 			}
@@ -83,25 +164,42 @@ func Refund(alg algorithms.Algorithm, s State, at time.Time, back int, token int
 		}
 		s.Log = kept
 	case algorithms.TokenBucket:
-		s.Level = meterRefund(s.Level, b, a.Capacity, a.Period, true)
+		return meterRefund(s, t, a, b, tok, alg.Capacity, alg.Rate, alg.Period, true), 0
 	case algorithms.LeakyBucket:
-		s.Level = meterRefund(s.Level, b, a.Capacity, a.Period, false)
-	case algorithms.GCRA, algorithms.Queue:
-		back := s.TAT - token
-		if back <= t {
-			return State{}, 0
-		}
-		s.TAT = back
-		return s, max(time.Millisecond, exact.CeilMillis(back-t))
+		return meterRefund(s, t, a, b, tok, alg.Capacity, alg.Rate, alg.Period, false), 0
+	case algorithms.GCRA:
+		return tatRefund(s, t, a, gcraIncrement(alg, cost)-gcraIncrement(alg, cost-back), tok), 0
+	case algorithms.Queue:
+		return tatRefund(s, t, a, b*queueSlot(alg), tok), 0
 	}
 	return s, 0
 }
 
-// meterRefund lowers a meter's stored level (tokens for a token bucket) by
-// back units: exact, since the level drains linearly until empty.
-func meterRefund(stored, back int64, size int, periodD time.Duration, tokens bool) int64 {
-	period := periodD.Microseconds()
+// meterRefund gives back back units of a bucket at t: the level drained to
+// t, lowered by what the Ledger allows.
+func meterRefund(s State, t, at, back int64, tok Token, size, rateInt int, periodD time.Duration, tokens bool) State {
+	period, rate := periodD.Microseconds(), int64(rateInt)
 	capacity := int64(size) * period
-	level := min(capacity, max(0, meterStored(stored, capacity, tokens)))
-	return meterStored(max(0, level-back*period), capacity, tokens)
+	level, last := min(capacity, max(0, meterStored(s.Level, capacity, tokens))), s.Updated
+	if t > last {
+		level, last = drain(level, t-last, rate), t
+	}
+	g := s.Ledger.give(t, at, tok, tok.Mark, back*period, level, rate)
+	if g == 0 {
+		return s
+	}
+	s.Ledger.record(t, g, t+exact.CeilDiv(level, rate))
+	s.Level, s.Updated = meterStored(level-g, capacity, tokens), last
+	return s
+}
+
+// tatRefund moves a TAT back by what the Ledger allows of want µs at t.
+func tatRefund(s State, t, at, want int64, tok Token) State {
+	g := s.Ledger.give(t, at, tok, tok.Mark-at, want, s.TAT-t, 1)
+	if g == 0 {
+		return s
+	}
+	s.Ledger.record(t, g, s.TAT)
+	s.TAT -= g
+	return s
 }

@@ -17,16 +17,19 @@ const (
 	// ArgsPerRule is how many ARGV entries each rule takes in stack.lua: the
 	// rule (Params.Arg), the cost and the penalty (see Penalty).
 	ArgsPerRule = 3
+	// RefundArgsHead is how many ARGV entries come before the rules in
+	// refund.lua: now, the minimum TTL and the decision's instant.
+	RefundArgsHead = 3
 	// RefundArgsPerRule is how many ARGV entries each rule takes in
-	// refund.lua: the rule (Params.Arg), the units to give back and the
-	// token.
-	RefundArgsPerRule = 3
+	// refund.lua: the rule (Params.Arg), the cost decided, the units to give
+	// back and the token (mark, refunded).
+	RefundArgsPerRule = 5
 	// ReplyHead is how many reply values come before the rules: allowed and
 	// now.
 	ReplyHead = 2
 	// ReplyPerRule is how many reply values each rule has: status,
-	// remaining, retry_ms, reset_ms, next_ms and token.
-	ReplyPerRule = 6
+	// remaining, retry, reset, next and the token (mark, refunded).
+	ReplyPerRule = 7
 )
 
 // Params is a rule's fixed part of ARGV, encoded once when the rule is
@@ -38,11 +41,12 @@ type Params struct {
 	Arg any
 	// Code is the algorithm's code.
 	Code string
-	// KeySuffix ends the keys of the algorithm's state: the code, and for
-	// the algorithms whose stored state depends on a parameter (the fixed
-	// and sliding windows' window, the buckets' period), that parameter in
-	// µs ("tb1000000"), so that a limit whose window or period changes
-	// starts afresh instead of misreading its state.
+	// KeySuffix ends the keys of the algorithm's state: the code, then the
+	// parameters its stored state depends on, joined by "-" (the window of
+	// the windows and the log, in µs: "sw60000000"; the lease of a
+	// concurrency limit; a bucket's capacity, rate and period:
+	// "tb10-5-1000000"), so that a limit whose window changes starts afresh
+	// instead of misreading, trimming or giving back into its state.
 	KeySuffix string
 	// Signature identifies the algorithm and its parameters
 	// ("gc:5:1000000:10": the code and the three integer parameters).
@@ -63,8 +67,11 @@ func Encode(alg algorithms.Algorithm) (Params, error) {
 		if p, ok := a.params(alg); ok {
 			args := [3]string{strconv.FormatInt(p[0], 10), strconv.FormatInt(p[1], 10), strconv.FormatInt(p[2], 10)}
 			suffix := a.code
-			if a.scale >= 0 {
-				suffix += args[a.scale]
+			for j, i := range a.keyed {
+				if j > 0 {
+					suffix += "-"
+				}
+				suffix += args[i]
 			}
 			signature := a.code + ":" + args[0] + ":" + args[1] + ":" + args[2]
 			return Params{

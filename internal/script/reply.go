@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 )
 
 // ErrReply is wrapped when a script reply does not have the documented shape.
@@ -26,7 +27,7 @@ type Rule struct {
 	// Blocked is true when a block denied the rule.
 	Blocked bool
 	// Token is what refund.lua needs to give the rule's consumption back.
-	Token int64
+	Token model.Token
 }
 
 // blocked is the status of a rule denied by a block.
@@ -61,7 +62,7 @@ func Parse(v any, n int, set func(i int, r Rule)) (Reply, error) {
 				NextAfter:  ms(ints[4]),
 			},
 			Blocked: ints[0] == blocked,
-			Token:   ints[5],
+			Token:   model.Token{Mark: ints[5], Refunded: ints[6]},
 		}
 		// An allowed rule's retry is its delay.
 		if r.Result.Allowed {

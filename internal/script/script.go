@@ -121,8 +121,8 @@ const hashMark = "@HASH@"
 
 // header defines the layout constants for Lua.
 func header() string {
-	return fmt.Sprintf("local ARGS_HEAD, ARGS_PER_RULE, REFUND_ARGS_PER_RULE, REPLY_HEAD, REPLY_PER_RULE = %d, %d, %d, %d, %d\n",
-		ArgsHead, ArgsPerRule, RefundArgsPerRule, ReplyHead, ReplyPerRule)
+	return fmt.Sprintf("local ARGS_HEAD, ARGS_PER_RULE, REFUND_ARGS_HEAD, REFUND_ARGS_PER_RULE, REPLY_HEAD, REPLY_PER_RULE = %d, %d, %d, %d, %d, %d\n",
+		ArgsHead, ArgsPerRule, RefundArgsHead, RefundArgsPerRule, ReplyHead, ReplyPerRule)
 }
 
 // sources lists what comes before a driver: lib.lua, refund_mode.lua when

@@ -20,8 +20,8 @@ import (
 // and every file is used by some script.
 func TestEveryFileDocumentsItsInterface(t *testing.T) {
 	names, err := fs.Glob(lua.Files, "*.lua")
-	if err != nil || len(names) != 18 {
-		t.Fatalf("found %v (%v), want 18 .lua files", names, err)
+	if err != nil || len(names) != 19 {
+		t.Fatalf("found %v (%v), want 19 .lua files", names, err)
 	}
 	everything := Source(All, "stack.lua") + Source(All, "refund.lua") + Block().Source() + Delete().Source() + Functions().Source
 	for _, name := range names {
@@ -166,7 +166,7 @@ func TestReplyLayoutAgrees(t *testing.T) {
 		calls := 0
 		reply, err := Parse(v, n, func(i int, r Rule) {
 			calls++
-			if !r.Result.Allowed || r.Result.Remaining != 1 || r.Token <= 0 || r.Blocked {
+			if !r.Result.Allowed || r.Result.Remaining != 1 || r.Token.Mark <= 0 || r.Blocked {
 				t.Errorf("rule %d: %+v", i, r)
 			}
 		})
@@ -193,7 +193,7 @@ func TestMalformedRuleArgument(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "ratelimit: unknown algorithm "+arg) {
 			t.Errorf("decision with %q: %v", arg, err)
 		}
-		_, err = Refund().Run(ctx, rdb, []string{"{t}:a"}, now, MinTTL(0), arg, 1, 1)
+		_, err = Refund().Run(ctx, rdb, []string{"{t}:a"}, now, MinTTL(0), now, arg, 1, 1, 0, 0)
 		if err == nil || !strings.Contains(err.Error(), "ratelimit: unknown algorithm "+arg) {
 			t.Errorf("refund with %q: %v", arg, err)
 		}

@@ -22,19 +22,21 @@ type algorithm struct {
 	file string
 	// helpers are the helper files it uses, besides lib.lua.
 	helpers []string
-	// scale is the index of the parameter the stored state depends on (the
-	// window the windows' starts are aligned to, the period the buckets'
-	// levels are scaled by), -1 for none: keys carry its value, so that
-	// state kept under one value is never read under another.
-	scale int
+	// keyed are the indices of the parameters the stored state depends on
+	// (the window the windows' starts are aligned to and the log trims by,
+	// a concurrency limit's lease, all three of a bucket's, whose give-backs
+	// count on its capacity and rate): keys carry their values, so that
+	// state kept under one value is never read, trimmed or given back under
+	// another.
+	keyed []int
 	// params encodes a's three integer parameters; ok is false when a is
 	// another algorithm.
 	params func(a algorithms.Algorithm) (p [3]int64, ok bool)
 }
 
 // row builds a table row whose parameters come from a T.
-func row[T algorithms.Algorithm](code, file string, helpers []string, scale int, params func(T) [3]int64) algorithm {
-	return algorithm{code: code, file: file, helpers: helpers, scale: scale, params: func(a algorithms.Algorithm) ([3]int64, bool) {
+func row[T algorithms.Algorithm](code, file string, helpers []string, keyed []int, params func(T) [3]int64) algorithm {
+	return algorithm{code: code, file: file, helpers: helpers, keyed: keyed, params: func(a algorithms.Algorithm) ([3]int64, bool) {
 		t, ok := a.(T)
 		if !ok {
 			return [3]int64{}, false
@@ -45,36 +47,40 @@ func row[T algorithms.Algorithm](code, file string, helpers []string, scale int,
 
 func us(d time.Duration) int64 { return d.Microseconds() }
 
+// window and all are rows' keyed parameters: the second (a window or a
+// lease), or all three.
+var window, all = []int{1}, []int{0, 1, 2}
+
 // algorithmTable lists the algorithms; bit i of a Mask stands for row i.
 // Helper files are concatenated in the order they first appear here.
 var algorithmTable = []algorithm{
-	row("fw", "fixed_window.lua", []string{"state.lua"}, 1, func(a algorithms.FixedWindow) [3]int64 {
+	row("fw", "fixed_window.lua", []string{"state.lua"}, window, func(a algorithms.FixedWindow) [3]int64 {
 		anchored := int64(0)
 		if a.Anchored {
 			anchored = 1
 		}
 		return [3]int64{int64(a.Limit), us(a.Window), anchored}
 	}),
-	row("sl", "sliding_log.lua", nil, -1, func(a algorithms.SlidingLog) [3]int64 {
+	row("sl", "sliding_log.lua", nil, window, func(a algorithms.SlidingLog) [3]int64 {
 		return [3]int64{int64(a.Limit), us(a.Window), 0}
 	}),
-	row("sw", "sliding_window.lua", []string{"state.lua"}, 1, func(a algorithms.SlidingWindow) [3]int64 {
+	row("sw", "sliding_window.lua", []string{"state.lua"}, window, func(a algorithms.SlidingWindow) [3]int64 {
 		return [3]int64{int64(a.Limit), us(a.Window), 0}
 	}),
-	row("tb", "token_bucket.lua", []string{"state.lua", "verdict.lua", "meter.lua"}, 2, func(a algorithms.TokenBucket) [3]int64 {
+	row("tb", "token_bucket.lua", []string{"state.lua", "verdict.lua", "ledger.lua", "meter.lua"}, all, func(a algorithms.TokenBucket) [3]int64 {
 		return [3]int64{int64(a.Capacity), int64(a.Rate), us(a.Period)}
 	}),
-	row("lb", "leaky_bucket.lua", []string{"state.lua", "verdict.lua", "meter.lua"}, 2, func(a algorithms.LeakyBucket) [3]int64 {
+	row("lb", "leaky_bucket.lua", []string{"state.lua", "verdict.lua", "ledger.lua", "meter.lua"}, all, func(a algorithms.LeakyBucket) [3]int64 {
 		return [3]int64{int64(a.Capacity), int64(a.Rate), us(a.Period)}
 	}),
-	row("gc", "gcra.lua", []string{"verdict.lua"}, -1, func(a algorithms.GCRA) [3]int64 {
+	row("gc", "gcra.lua", []string{"verdict.lua", "ledger.lua"}, nil, func(a algorithms.GCRA) [3]int64 {
 		return [3]int64{int64(a.Rate), us(a.Period), int64(a.Burst)}
 	}),
-	row("qu", "queue.lua", nil, -1, func(a algorithms.Queue) [3]int64 {
+	row("qu", "queue.lua", []string{"ledger.lua"}, nil, func(a algorithms.Queue) [3]int64 {
 		return [3]int64{int64(a.Rate), us(a.Period), us(a.MaxDelay)}
 	}),
 	// A concurrency limit runs the sliding log's code under its own key.
-	row("cc", "sliding_log.lua", nil, -1, func(a algorithms.Concurrency) [3]int64 {
+	row("cc", "sliding_log.lua", nil, window, func(a algorithms.Concurrency) [3]int64 {
 		return [3]int64{int64(a.Limit), us(a.Lease), 0}
 	}),
 }

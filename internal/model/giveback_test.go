@@ -1,0 +1,146 @@
+package model_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/model"
+)
+
+// store keeps one key's state the way a store does: written when admitted,
+// forgotten past its TTL.
+type store struct {
+	alg     algorithms.Algorithm
+	st      model.State
+	expires int64
+}
+
+func (s *store) state(t int64) model.State {
+	if s.st.Exists && s.expires <= t {
+		s.st = model.State{}
+	}
+	return s.st
+}
+
+func (s *store) decide(now time.Time, cost int) (model.Outcome, bool) {
+	t := now.UnixMicro()
+	o := model.Step(s.alg, s.state(t), now, cost)
+	if o.Status == model.Allowed && cost > 0 {
+		s.st, s.expires = o.Next, t+o.TTL.Microseconds()
+	}
+	return o, o.Status == model.Allowed
+}
+
+func (s *store) refund(now, at time.Time, cost, back int, tok model.Token) {
+	t := now.UnixMicro()
+	next, ttl := model.Refund(s.alg, s.state(t), now, at, cost, back, tok)
+	switch {
+	case !next.Exists:
+		s.st = model.State{}
+	case ttl > 0:
+		s.st, s.expires = next, t+ttl.Microseconds()
+	default:
+		s.st = next
+	}
+}
+
+// decision is an admitted decision that may be settled later.
+type decision struct {
+	at          time.Time
+	cost, final int
+	tok         model.Token
+	settled     bool
+}
+
+// reference is the state the admitted decisions leave when each is charged
+// its final cost at its own instant and nothing is ever given back.
+func reference(alg algorithms.Algorithm, admitted []*decision, now time.Time) (model.State, bool) {
+	ref := &store{alg: alg}
+	for _, d := range admitted {
+		if d.final == 0 {
+			continue
+		}
+		if _, ok := ref.decide(d.at, d.final); !ok {
+			return model.State{}, false
+		}
+	}
+	return ref.state(now.UnixMicro()), true
+}
+
+// TestGiveBackNeverOverAdmits: whatever happens between a decision and
+// its give-back (time passing, the state draining to empty and clamping,
+// other decisions, other give-backs, expiry), the state never admits a
+// cost that the reference (every admitted decision charged its final cost
+// at its own instant, nothing given back) would refuse.
+func TestGiveBackNeverOverAdmits(t *testing.T) {
+	for _, alg := range propertyAlgorithms {
+		w := algorithms.PolicyOf(alg).Window.Microseconds()
+		quota := algorithms.PolicyOf(alg).Quota
+		givenBack, exactBacks := 0, 0
+		for seed := range uint64(300) {
+			rng := rand.New(rand.NewPCG(seed, 23))
+			now := time.UnixMicro(1_795_000_000_000_000 + rng.Int64N(w))
+			s := &store{alg: alg}
+			var admitted []*decision
+			for step := range 120 {
+				switch rng.IntN(5) {
+				case 0: // same instant
+				case 1:
+					now = now.Add(time.Duration(rng.Int64N(w/8+1)) * time.Microsecond)
+				case 2:
+					now = now.Add(time.Duration(rng.Int64N(w+1)) * time.Microsecond)
+				case 3:
+					now = now.Add(time.Duration(rng.Int64N(3*w+1)) * time.Microsecond)
+				}
+				if rng.IntN(3) > 0 || len(admitted) == 0 {
+					cost := 1 + rng.IntN(quota)
+					o, ok := s.decide(now, cost)
+					if ok {
+						admitted = append(admitted, &decision{at: now, cost: cost, final: cost, tok: model.TokenOf(alg, o.Next)})
+					}
+				} else {
+					d := admitted[rng.IntN(len(admitted))]
+					if d.settled {
+						continue
+					}
+					d.settled = true
+					d.final = rng.IntN(d.cost)
+					before := level(s, alg, now)
+					s.refund(now, d.at, d.cost, d.cost-d.final, d.tok)
+					if level(s, alg, now) != before {
+						givenBack++
+					}
+				}
+				ref, ok := reference(alg, admitted, now)
+				if !ok {
+					t.Fatalf("%v seed %d step %d: the reference refuses a decision it charges less", alg, seed, step)
+				}
+				for c := 1; c <= quota; c++ {
+					if model.Step(alg, s.state(now.UnixMicro()), now, c).Status == model.Allowed &&
+						model.Step(alg, ref, now, c).Status != model.Allowed {
+						t.Fatalf("%v seed %d step %d at %d: cost %d admitted after give-backs, refused had each decision cost its final cost\nstate %+v\nreference %+v",
+							alg, seed, step, now.UnixMicro(), c, s.st, ref)
+					}
+				}
+			}
+			// A lone decision settled at once gives back exactly.
+			lone := &store{alg: alg}
+			o, _ := lone.decide(now, quota)
+			lone.refund(now, now, quota, quota, model.TokenOf(alg, o.Next))
+			if got, want := model.Step(alg, lone.state(now.UnixMicro()), now, 0).Held.Remaining, quota; got != want {
+				t.Fatalf("%v: a decision of %d given back at once leaves %d remaining, want %d", alg, quota, got, want)
+			}
+			exactBacks++
+		}
+		if givenBack < 300 {
+			t.Errorf("%v: only %d give-backs changed the state", alg, givenBack)
+		}
+	}
+}
+
+// level is a comparable picture of a state at now: what a peek reports.
+func level(s *store, alg algorithms.Algorithm, now time.Time) algorithms.Result {
+	return model.Step(alg, s.state(now.UnixMicro()), now, 0).Held
+}

@@ -1,0 +1,112 @@
+-- The ledger of give-backs kept by the rules whose state drains (token and
+-- leaky buckets, GCRA, a queue), and the TAT state GCRA and the queue
+-- share; included only in scripts whose stacks use one of them. The bound
+-- it enforces is model.Ledger's: a give-back returns at most what the
+-- decision's own level (its token's mark), drained since and less what
+-- was given back on the key since, still holds, and at most the level
+-- now, so it never returns more than a smaller decision at the original
+-- instant would have left.
+-- KEYS: none of its own; the helpers take the key. ARGV: none. Reply: none.
+-- A state with a ledger ends in ":<refunded>:<until>:<since>" (points or
+-- µs): what was given back, an instant no token outlives (past it the
+-- ledger is forgotten) and when refunded last started again from 0. A
+-- state without one (nothing given back since it was fresh) has no tail.
+
+-- MAX_REFUNDED is model.MaxRefunded, 2^52.
+local MAX_REFUNDED = 4503599627370496
+
+-- ledger_read decodes a tail as of now: refunded, until and since, all 0
+-- for no tail or one past its until.
+local function ledger_read(tail, now)
+  if tail and tail ~= "" then
+    local r, u, s = match(tail, "^:(%d+):(%d+):(%d+)$")
+    u = tonumber(u)
+    if u > now then
+      return tonumber(r), u, tonumber(s)
+    end
+  end
+  return 0, 0, 0
+end
+
+-- ledger_keep is a commit's part: the tail to store, the TTL (µs) the state
+-- needs (the ledger keeps it alive until its until) and the refunded count
+-- for the token, for a state that drains after µs from now.
+local function ledger_keep(tail, now, after)
+  local r, u, s = ledger_read(tail, now)
+  if u == 0 then
+    return "", after, 0
+  end
+  u = max(u, now + after)
+  return format(":%d:%d:%d", r, u, s), u - now, r
+end
+
+-- drain is a level x after dt µs of draining rate points per µs, never
+-- below 0, computed without a product above x.
+local function drain(x, dt, rate)
+  if x <= 0 then
+    return 0
+  end
+  if dt <= 0 then
+    return x
+  end
+  if dt >= cdiv(x, rate) then
+    return 0
+  end
+  return x - dt * rate
+end
+
+-- ledger_give is how much of want a give-back for a decision at `at` with
+-- token (mark, refunded) may return at now, given the level now: mark is
+-- the decision's level in points (or its TAT's lead over at), draining
+-- rate per µs. It returns that amount and the tail to store with it.
+local function ledger_give(tail, now, at, mark, refunded, want, level, rate, horizon)
+  local r, u, s = ledger_read(tail, now)
+  if at <= s or r < refunded then
+    return 0
+  end
+  local give = min(want, level, drain(mark - (r - refunded), now - at, rate))
+  if give <= 0 then
+    return 0
+  end
+  r = r + give
+  if r > MAX_REFUNDED then
+    r, s = 0, now
+  end
+  return give, format(":%d:%d:%d", r, max(u, horizon), s)
+end
+
+-- tat_load reads a TAT state: the TAT in µs (nil for a missing key) and
+-- its ledger's tail.
+local function tat_load(key)
+  local v = call("GET", key)
+  local tat = tonumber(v)
+  if tat or not v then
+    return tat
+  end
+  local t, tail = match(v, "^(%d+)(:.*)$")
+  return tonumber(t), tail
+end
+
+-- tat_commit stores the TAT now + after, with the ledger carried, and
+-- returns the token's mark and refunded count.
+local function tat_commit(key, now, after, tail)
+  local kept, ttl, refunded = ledger_keep(tail, now, after)
+  call("SET", key, int(now + after) .. kept, "PX", ttl_ms(ttl))
+  return now + after, refunded
+end
+
+-- tat_refund moves the TAT at key back by what the ledger allows of want
+-- µs, for a decision at `at` with token (mark, refunded).
+local tat_refund
+if refunds then
+  tat_refund = function(key, now, at, mark, refunded, want)
+    local tat, tail = tat_load(key)
+    if not tat then
+      return
+    end
+    local give, kept = ledger_give(tail, now, at, mark - at, refunded, want, tat - now, 1, tat)
+    if give > 0 then
+      call("SET", key, int(tat - give) .. kept, "KEEPTTL")
+    end
+  end
+end
