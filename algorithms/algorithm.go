@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
@@ -49,9 +50,12 @@ type Policy struct {
 const ConcurrentRequests = "concurrent-requests"
 
 // PolicyOf returns the quota and window a rate-limit header advertises for
-// a; the zero Policy for nil.
+// a; the zero Policy for nil, or a nil pointer to an algorithm.
 func PolicyOf(a Algorithm) Policy {
 	if a == nil {
+		return Policy{}
+	}
+	if v := reflect.ValueOf(a); v.Kind() == reflect.Pointer && v.IsNil() {
 		return Policy{}
 	}
 	return a.policy()

@@ -154,7 +154,9 @@ func (l *Limiter) Allow(ctx context.Context, rule, identity string) (Decision, e
 
 // Decide runs the checks as one all-or-nothing decision in one store call
 // (one script run on Redis). Being limited is not an error: err is non-nil
-// for an invalid check (ErrCheck) or a store failure (ErrBackend).
+// for an invalid check (ErrCheck) or a store failure (ErrBackend). A ctx
+// that is already done decides nothing, on every store: Decide returns
+// ctx's error, not an ErrBackend.
 //
 // After 3 consecutive Redis failures spanning at least the store's timeout
 // (so a pipeline of coalesced decisions lost at once is not enough), Redis
@@ -167,6 +169,9 @@ func (l *Limiter) Allow(ctx context.Context, rule, identity string) (Decision, e
 func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error) {
 	if len(checks) == 0 {
 		return Decision{Allowed: true}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Decision{}, err
 	}
 	var buf [4]checked
 	sc, rules, err := l.prepare(checks, buf[:0])

@@ -57,7 +57,8 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 
 // Block makes a Blockable rule (or one with a Penalty) deny identity for
 // d, on every instance, whatever its algorithm says: a ban. The denials
-// report Blocked, with RetryAfter the block's time left. A longer block
+// report Blocked, with RetryAfter the longer of the block's time left and
+// the rule's own wait (when a request would be admitted). A longer block
 // already in place is kept. d is at most 10 years.
 func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Duration) error {
 	r, err := l.operand(rule, identity)

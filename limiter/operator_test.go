@@ -37,6 +37,7 @@ func operatorTable(t *testing.T, store limiter.Store, prefix string) {
 		{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Minute}, Penalty: 10 * time.Minute},
 		{Name: "api", Algorithm: algorithms.SlidingWindow{Limit: 5, Window: time.Minute}, Blockable: true},
 		{Name: "plain", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Minute, Burst: 1}},
+		{Name: "hourly", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}, Blockable: true},
 	}
 	opts := []limiter.Option{limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix), limiter.WithDenyCache(100, time.Hour)}
 	lim, err := limiter.NewWithStore(store, rules, opts...)
@@ -100,6 +101,26 @@ func operatorTable(t *testing.T, store limiter.Store, prefix string) {
 	}
 	d, err = lim.Allow(ctx, "api", "bob")
 	check("reset: counters and block gone", d, err, want{true, false, 4, 0})
+
+	// A block shorter than the rule's own wait: RetryAfter is when a
+	// request would be admitted, the longer of the two.
+	for range 3 {
+		if d, err := lim.Allow(ctx, "hourly", "eve"); err != nil || !d.Allowed {
+			t.Fatalf("hourly: %+v %v", d, err)
+		}
+	}
+	if err := admin.Block(ctx, "hourly", "eve", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	hourLeft := func() time.Duration { // to the window's end, rounded up to the ms
+		return (now.Truncate(time.Hour).Add(time.Hour).Sub(now) + time.Millisecond - 1).Truncate(time.Millisecond)
+	}
+	d, err = lim.Allow(ctx, "hourly", "eve")
+	check("blocked a minute, the hour used up", d, err, want{false, true, 0, hourLeft()})
+	now = now.Add(time.Minute)
+	uncached, _ := limiter.NewWithStore(store, rules, append(opts, limiter.WithDenyCache(0, 0))...)
+	d, err = uncached.Allow(ctx, "hourly", "eve")
+	check("block over, the hour still used up", d, err, want{false, false, 0, hourLeft()})
 
 	for _, tc := range []struct {
 		name string

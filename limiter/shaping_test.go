@@ -1,6 +1,8 @@
 package limiter_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -82,6 +84,15 @@ func queueTable(t *testing.T, store limiter.Store, prefix string) {
 		}
 		if st, _ := lim.Status(ctx, "q", "other"); st.Results[0].Remaining != 20 {
 			t.Errorf("after a denied stack the queue has %d slots, want 20", st.Results[0].Remaining)
+		}
+		// A context already done takes no turn, on every store.
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		if d, err := lim.Wait(done, limiter.Check{Rule: "q", Identity: "late", Cost: 1}); !errors.Is(err, context.Canceled) || errors.Is(err, limiter.ErrBackend) || d.Allowed {
+			t.Errorf("Wait with a cancelled context: %+v, %v; want context.Canceled and no turn", d, err)
+		}
+		if st, _ := lim.Status(ctx, "q", "late"); st.Results[0].Remaining != 21 {
+			t.Errorf("after a cancelled Wait the queue has %d slots, want 21", st.Results[0].Remaining)
 		}
 	}
 }

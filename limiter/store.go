@@ -42,7 +42,8 @@ type StoreCheck struct {
 	Cost int
 	// Blocks is the key of the rule's block for the identity, or "" when
 	// the rule takes no blocks: while a block lasts, the rule denies with
-	// Blocked set and RetryAfter the block's time left.
+	// Blocked set and RetryAfter the longer of the block's time left and
+	// the rule's own wait.
 	Blocks string
 	// Penalty, for a rule with Blocks, is how long a denial by the rule's
 	// own algorithm blocks the client (0: none).

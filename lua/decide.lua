@@ -18,8 +18,10 @@ end
 -- next (µs), then what its commit needs: the algorithm code, the cost, the
 -- three parameters and the state. It returns nil and an error reply for
 -- an unknown algorithm. A rule that takes blocks (bkey, its block key, is
--- not nil) is first checked against its block, and a denial with a
--- penalty blocks the client.
+-- not nil) is first checked against its block: a blocked client is denied,
+-- with the longer of the block's time left and the rule's own waits (it is
+-- admitted only once both allow); a denial with a penalty blocks the
+-- client.
 local function decide_rule(key, a, bkey, now)
   local r = rule(ARGV[a])
   local decide = r and algorithms[r[1]]
@@ -28,13 +30,16 @@ local function decide_rule(key, a, bkey, now)
   end
   local code, p1, p2, p3, cost = r[1], r[2], r[3], r[4], tonumber(ARGV[a + 1])
   local penalty = tonumber(ARGV[a + 2])
+  local status, remaining, retry, reset, next, s1, s2, s3 = decide(key, now, cost, p1, p2, p3)
   if bkey then
     local left = blocked(bkey, now)
     if left then
-      return -2, 0, left, left, left, code, cost
+      if retry >= 0 then
+        retry = max(retry, left)
+      end
+      return -2, 0, retry, max(reset, left), max(next, left), code, cost
     end
   end
-  local status, remaining, retry, reset, next, s1, s2, s3 = decide(key, now, cost, p1, p2, p3)
   if status == 0 and penalty and penalty > 0 then
     call("SET", bkey, int(now + penalty), "PX", ttl_ms(penalty))
     return -2, remaining, max(retry, penalty), max(reset, penalty), max(next, penalty), code, cost

@@ -125,13 +125,13 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 	blocked := blockedBuf[:0]
 	allowed := true
 	for i, c := range checks {
-		var o model.Outcome
+		o := model.Step(c.Algorithm, s.state(idx[i], c.Key, t), now, c.Cost)
 		isBlocked := false
 		if left := s.blockLeft(bidx[i], c.Blocks, t); left > 0 {
-			wait := exact.CeilMillis(left)
-			o, isBlocked = model.Outcome{Held: algorithms.Result{RetryAfter: wait, ResetAfter: wait, NextAfter: wait}}, true
+			// Admitted once both the block and the rule allow.
+			wait, h := exact.CeilMillis(left), o.Held
+			o, isBlocked = model.Outcome{Held: algorithms.Result{RetryAfter: max(h.RetryAfter, wait), ResetAfter: max(h.ResetAfter, wait), NextAfter: max(h.NextAfter, wait)}}, true
 		} else {
-			o = model.Step(c.Algorithm, s.state(idx[i], c.Key, t), now, c.Cost)
 			if o.Status == model.Denied && c.Blocks != "" && c.Penalty > 0 {
 				s.putBlock(bidx[i], c.Blocks, t, t+c.Penalty.Microseconds())
 				wait := exact.CeilMillis(c.Penalty.Microseconds())

@@ -399,6 +399,8 @@ func TestPlans(t *testing.T) {
 				return paid
 			case "broken":
 				return algorithms.FixedWindow{}
+			case "unlisted": // a plan read from a map of pointers
+				return map[string]*algorithms.FixedWindow{}["gold"]
 			}
 			return nil // the rule's Algorithm
 		}}}, clock(), middleware.WithHeaders(headers.Both),
@@ -419,7 +421,9 @@ func TestPlans(t *testing.T) {
 	if n, limit, policy := count("paid"); n != 5 || limit != "5" || policy != `"per-key";q=5;w=60` {
 		t.Errorf("paid: %d admitted, limit %q, policy %q", n, limit, policy)
 	}
-	if res := do(h, "GET", "/", "203.0.113.9:1", "X-API-Key", "broken"); res.StatusCode != 500 || len(errs) != 1 || !errors.Is(errs[0], limiter.ErrCheck) {
-		t.Errorf("invalid plan: %d, errors %v", res.StatusCode, errs)
+	for i, key := range []string{"broken", "unlisted"} {
+		if res := do(h, "GET", "/", "203.0.113.9:1", "X-API-Key", key); res.StatusCode != 500 || len(errs) != i+1 || !errors.Is(errs[i], limiter.ErrCheck) {
+			t.Errorf("invalid plan %q: %d, errors %v", key, res.StatusCode, errs)
+		}
 	}
 }

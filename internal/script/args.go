@@ -55,16 +55,18 @@ type Params struct {
 	Mask Mask
 }
 
-// Encode encodes a valid algorithm for the scripts.
+// Encode encodes a valid algorithm for the scripts. An algorithm is a
+// value: a pointer to one (nil or not) is refused before any of its
+// methods runs.
 func Encode(alg algorithms.Algorithm) (Params, error) {
 	if alg == nil {
 		return Params{}, fmt.Errorf("%w: no algorithm", algorithms.ErrInvalid)
 	}
-	if err := alg.Validate(); err != nil {
-		return Params{}, err
-	}
 	for i, a := range algorithmTable {
 		if p, ok := a.params(alg); ok {
+			if err := alg.Validate(); err != nil {
+				return Params{}, err
+			}
 			args := [3]string{strconv.FormatInt(p[0], 10), strconv.FormatInt(p[1], 10), strconv.FormatInt(p[2], 10)}
 			suffix := a.code
 			for j, i := range a.keyed {
@@ -83,7 +85,7 @@ func Encode(alg algorithms.Algorithm) (Params, error) {
 			}, nil
 		}
 	}
-	return Params{}, fmt.Errorf("%w: unsupported algorithm %T", algorithms.ErrInvalid, alg)
+	return Params{}, fmt.Errorf("%w: %T is a pointer: pass the algorithm by value", algorithms.ErrInvalid, alg)
 }
 
 // Cost returns cost ready for the argument list; the usual costs box
