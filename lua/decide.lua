@@ -34,7 +34,10 @@ local function decide_rule(key, a, bkey, now)
   if bkey then
     local left = blocked(bkey, now)
     if left then
-      if retry >= 0 then
+      -- An allowed rule's retry is its delay, not a wait.
+      if status == 1 then
+        retry = left
+      elseif status == 0 then
         retry = max(retry, left)
       end
       return -2, 0, retry, max(reset, left), max(next, left), code, cost

@@ -27,6 +27,7 @@ end
 if refunds then
   -- back of cost units take the whole cost's increment less the rest's.
   refunds.gc = function(key, now, at, cost, back, mark, refunded, rate, period)
-    tat_refund(key, now, at, mark, refunded, cdiv(cost * period, rate) - cdiv((cost - back) * period, rate))
+    local own = cdiv(cost * period, rate)
+    tat_refund(key, now, at, mark, refunded, own, own - cdiv((cost - back) * period, rate))
   end
 end

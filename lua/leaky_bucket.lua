@@ -21,7 +21,7 @@ commits.lb = function(key, now, cost, capacity, rate, period, level, last, tail)
 end
 
 if refunds then
-  refunds.lb = function(key, now, at, _, back, mark, refunded, capacity, rate, period)
-    meter_refund(key, level_as_is, now, at, back, mark, refunded, capacity, rate, period)
+  refunds.lb = function(key, now, at, cost, back, mark, refunded, capacity, rate, period)
+    meter_refund(key, level_as_is, now, at, cost, back, mark, refunded, capacity, rate, period)
   end
 end

@@ -3,7 +3,7 @@
 -- share; included only in scripts whose stacks use one of them. The bound
 -- it enforces is model.Ledger's: a give-back returns at most what the
 -- decision's own level (its token's mark), drained since and less what
--- was given back on the key since, still holds, and at most the level
+-- earlier decisions gave back since, still holds, and at most the level
 -- now, so it never returns more than a smaller decision at the original
 -- instant would have left.
 -- KEYS: none of its own; the helpers take the key. ARGV: none. Reply: none.
@@ -58,13 +58,17 @@ end
 -- ledger_give is how much of want a give-back for a decision at `at` with
 -- token (mark, refunded) may return at now, given the level now: mark is
 -- the decision's level in points (or its TAT's lead over at), draining
--- rate per µs. It returns that amount and the tail to store with it.
-local function ledger_give(tail, now, at, mark, refunded, want, level, rate, horizon)
+-- rate per µs, of which the decision added own. What was given back since
+-- counts only up to what the earlier decisions held, mark - own (see
+-- model.Ledger.give). It returns that amount and the tail to store with
+-- it.
+local function ledger_give(tail, now, at, mark, own, refunded, want, level, rate, horizon)
   local r, u, s = ledger_read(tail, now)
   if at <= s or r < refunded then
     return 0
   end
-  local give = min(want, level, drain(mark - (r - refunded), now - at, rate))
+  local earlier = min(r - refunded, max(0, mark - own))
+  local give = min(want, level, drain(mark - earlier, now - at, rate))
   if give <= 0 then
     return 0
   end
@@ -96,15 +100,16 @@ local function tat_commit(key, now, after, tail)
 end
 
 -- tat_refund moves the TAT at key back by what the ledger allows of want
--- µs, for a decision at `at` with token (mark, refunded).
+-- µs, for a decision at `at` that moved it on by own µs, with token (mark,
+-- refunded).
 local tat_refund
 if refunds then
-  tat_refund = function(key, now, at, mark, refunded, want)
+  tat_refund = function(key, now, at, mark, refunded, own, want)
     local tat, tail = tat_load(key)
     if not tat then
       return
     end
-    local give, kept = ledger_give(tail, now, at, mark - at, refunded, want, tat - now, 1, tat)
+    local give, kept = ledger_give(tail, now, at, mark - at, own, refunded, want, tat - now, 1, tat)
     if give > 0 then
       call("SET", key, int(tat - give) .. kept, "KEEPTTL")
     end

@@ -48,7 +48,7 @@ end
 -- of back units, for a decision at `at` with token (mark, refunded).
 local meter_refund
 if refunds then
-  meter_refund = function(key, to_stored, now, at, back, mark, refunded, size, rate, period)
+  meter_refund = function(key, to_stored, now, at, cost, back, mark, refunded, size, rate, period)
     local cap = size * period
     local level, last, tail = meter_load(key, to_stored, cap)
     if not level then
@@ -57,7 +57,7 @@ if refunds then
     if now > last then
       level, last = drain(level, now - last, rate), now
     end
-    local give, kept = ledger_give(tail, now, at, mark, refunded, back * period, level, rate, now + cdiv(level, rate))
+    local give, kept = ledger_give(tail, now, at, mark, cost * period, refunded, back * period, level, rate, now + cdiv(level, rate))
     if give > 0 then
       call("SET", key, format("%d:%d", to_stored(level - give, cap), last) .. kept, "KEEPTTL")
     end

@@ -54,6 +54,7 @@ end
 if refunds then
   -- The tail is a TAT; back units are back turns.
   refunds.qu = function(key, now, at, cost, back, mark, refunded, rate, period)
-    tat_refund(key, now, at, mark, refunded, back * cdiv(period, rate))
+    local slot = cdiv(period, rate)
+    tat_refund(key, now, at, mark, refunded, cost * slot, back * slot)
   end
 end

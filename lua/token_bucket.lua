@@ -20,7 +20,7 @@ commits.tb = function(key, now, cost, capacity, rate, period, level, last, tail)
 end
 
 if refunds then
-  refunds.tb = function(key, now, at, _, back, mark, refunded, capacity, rate, period)
-    meter_refund(key, tokens_to_level, now, at, back, mark, refunded, capacity, rate, period)
+  refunds.tb = function(key, now, at, cost, back, mark, refunded, capacity, rate, period)
+    meter_refund(key, tokens_to_level, now, at, cost, back, mark, refunded, capacity, rate, period)
   end
 end

@@ -79,7 +79,7 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 		w := algorithms.PolicyOf(alg).Window.Microseconds()
 		quota := algorithms.PolicyOf(alg).Quota
 		givenBack, exactBacks := 0, 0
-		for seed := range uint64(300) {
+		for seed := range uint64(3000) {
 			rng := rand.New(rand.NewPCG(seed, 23))
 			now := time.UnixMicro(1_795_000_000_000_000 + rng.Int64N(w))
 			s := &store{alg: alg}

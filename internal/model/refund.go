@@ -67,17 +67,26 @@ type Ledger struct {
 const MaxRefunded = 1 << 52
 
 // give is how much of want (points or µs) a give-back for the decision at
-// instant at with tok may return at t: at most the bound (mark is the
-// decision's level in points, or its TAT's lead over at, draining rate
-// per µs) and the level now. A Ledger past its Until counts as fresh.
-func (l Ledger) give(t, at int64, tok Token, mark, want, level, rate int64) int64 {
+// instant at with tok may return at t: at most the bound and the level
+// now. mark is the decision's level in points (or its TAT's lead over at),
+// draining rate per µs; own is what the decision itself added to it. A
+// Ledger past its Until counts as fresh.
+//
+// Of what was given back on the key since the decision, only the part
+// that came from decisions made before it can take the level below the
+// decision's own: a later decision's give-back follows its own addition.
+// That part is at most the level the earlier decisions held then, mark
+// less own (each of their give-backs kept to this same bound), so the
+// bound subtracts the smaller of the two.
+func (l Ledger) give(t, at int64, tok Token, mark, own, want, level, rate int64) int64 {
 	if l.Until <= t {
 		l = Ledger{}
 	}
 	if at <= l.Since || l.Refunded < tok.Refunded {
 		return 0
 	}
-	return max(0, min(want, level, drain(mark-(l.Refunded-tok.Refunded), t-at, rate)))
+	earlier := min(l.Refunded-tok.Refunded, max(0, mark-own))
+	return max(0, min(want, level, drain(mark-earlier, t-at, rate)))
 }
 
 // record accounts for a give-back of g at t from a state whose level would
@@ -164,27 +173,27 @@ func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int
 		}
 		s.Log = kept
 	case algorithms.TokenBucket:
-		return meterRefund(s, t, a, b, tok, alg.Capacity, alg.Rate, alg.Period, true), 0
+		return meterRefund(s, t, a, int64(cost), b, tok, alg.Capacity, alg.Rate, alg.Period, true), 0
 	case algorithms.LeakyBucket:
-		return meterRefund(s, t, a, b, tok, alg.Capacity, alg.Rate, alg.Period, false), 0
+		return meterRefund(s, t, a, int64(cost), b, tok, alg.Capacity, alg.Rate, alg.Period, false), 0
 	case algorithms.GCRA:
-		return tatRefund(s, t, a, gcraIncrement(alg, cost)-gcraIncrement(alg, cost-back), tok), 0
+		return tatRefund(s, t, a, gcraIncrement(alg, cost), gcraIncrement(alg, cost)-gcraIncrement(alg, cost-back), tok), 0
 	case algorithms.Queue:
-		return tatRefund(s, t, a, b*queueSlot(alg), tok), 0
+		return tatRefund(s, t, a, int64(cost)*queueSlot(alg), b*queueSlot(alg), tok), 0
 	}
 	return s, 0
 }
 
 // meterRefund gives back back units of a bucket at t: the level drained to
 // t, lowered by what the Ledger allows.
-func meterRefund(s State, t, at, back int64, tok Token, size, rateInt int, periodD time.Duration, tokens bool) State {
+func meterRefund(s State, t, at, cost, back int64, tok Token, size, rateInt int, periodD time.Duration, tokens bool) State {
 	period, rate := periodD.Microseconds(), int64(rateInt)
 	capacity := int64(size) * period
 	level, last := min(capacity, max(0, meterStored(s.Level, capacity, tokens))), s.Updated
 	if t > last {
 		level, last = drain(level, t-last, rate), t
 	}
-	g := s.Ledger.give(t, at, tok, tok.Mark, back*period, level, rate)
+	g := s.Ledger.give(t, at, tok, tok.Mark, cost*period, back*period, level, rate)
 	if g == 0 {
 		return s
 	}
@@ -193,9 +202,10 @@ func meterRefund(s State, t, at, back int64, tok Token, size, rateInt int, perio
 	return s
 }
 
-// tatRefund moves a TAT back by what the Ledger allows of want µs at t.
-func tatRefund(s State, t, at, want int64, tok Token) State {
-	g := s.Ledger.give(t, at, tok, tok.Mark-at, want, s.TAT-t, 1)
+// tatRefund moves a TAT back by what the Ledger allows of want µs at t,
+// for a decision that moved it on by own µs.
+func tatRefund(s State, t, at, own, want int64, tok Token) State {
+	g := s.Ledger.give(t, at, tok, tok.Mark-at, own, want, s.TAT-t, 1)
 	if g == 0 {
 		return s
 	}
