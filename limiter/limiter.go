@@ -144,6 +144,9 @@ func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		}
 		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: r.Penalty}
 	}
+	if err := declare(l); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 

@@ -66,6 +66,7 @@ import (
 // to reload the topology, so a failed-over master is left quickly.
 type RedisStore struct {
 	rdb             redis.Scripter
+	scope           redis.Scripter // the client passed in, whose server holds the state
 	timeout         time.Duration
 	minTTL          string
 	shards          sharding
@@ -94,7 +95,7 @@ func NewRedisStore(rdb redis.Scripter, opts ...Option) (*RedisStore, error) {
 	if err := cfg.apply(opts, true); err != nil {
 		return nil, err
 	}
-	s := &RedisStore{rdb: rdb, timeout: cfg.timeout, minTTL: script.MinTTL(cfg.minTTL), honoursDeadline: honoursDeadline(rdb)}
+	s := &RedisStore{rdb: rdb, scope: rdb, timeout: cfg.timeout, minTTL: script.MinTTL(cfg.minTTL), honoursDeadline: honoursDeadline(rdb)}
 	switch rdb.(type) {
 	case *redis.ClusterClient:
 		s.shards = bySlot

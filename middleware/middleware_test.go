@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -248,6 +249,51 @@ func TestLimitByIP(t *testing.T) {
 		}
 	}()
 	middleware.LimitByIP(c, 0, time.Minute)
+}
+
+// One-liners of different limits keep separate counts: 6 requests to /b
+// (100 a minute) leave /a (5 a minute) untouched. They used to share rule
+// "ip", and /b's requests filled /a's limit. Two middlewares that name one
+// rule with different algorithms on one Redis cannot be built: the error
+// names both.
+func TestSeparateLimitsDoNotShareCounters(t *testing.T) {
+	srv, c := redistest.Mini(t)
+	srv.SetTime(mwtest.Epoch)
+	a := middleware.LimitByIP(c, 5, time.Minute)(ok)
+	b := middleware.LimitByIP(c, 100, time.Minute)(ok)
+	for range 6 {
+		do(b, "GET", "/b", "203.0.113.9:1")
+	}
+	if res := do(a, "GET", "/a", "203.0.113.9:1"); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "4" {
+		t.Errorf("/a after 6 requests to /b: %d, %s remaining, want 200 and 4", res.StatusCode, res.Header.Get("X-RateLimit-Remaining"))
+	}
+
+	rule := func(alg algorithms.Algorithm) []middleware.Rule {
+		return []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: alg}}
+	}
+	first, err := middleware.New(c, rule(algorithms.SlidingWindow{Limit: 5, Window: time.Minute}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = middleware.New(c, rule(algorithms.SlidingWindow{Limit: 100, Window: time.Minute}))
+	if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), `rule "per-ip"`) ||
+		!strings.Contains(err.Error(), "SlidingWindow(100 per 1m0s)") || !strings.Contains(err.Error(), "SlidingWindow(5 per 1m0s)") {
+		t.Errorf("a second per-ip of another limit: %v, want ErrConfig naming both", err)
+	}
+	if _, err := middleware.New(c, rule(algorithms.SlidingWindow{Limit: 5, Window: time.Minute})); err != nil {
+		t.Errorf("the same rule again: %v", err)
+	}
+	store, err := limiter.NewRedisStore(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := middleware.NewWithStore(store, rule(algorithms.FixedWindow{Limit: 5, Window: time.Minute})); !errors.Is(err, ratelimit.ErrConfig) {
+		t.Errorf("another store on the same client: %v, want ErrConfig", err)
+	}
+	if _, err := middleware.New(c, rule(algorithms.FixedWindow{Limit: 5, Window: time.Minute}), middleware.WithLimiterOptions(limiter.WithPrefix("other"))); err != nil {
+		t.Errorf("under another prefix: %v", err)
+	}
+	runtime.KeepAlive(first)
 }
 
 // A dead Redis with FailClosed answers 503 with Retry-After under the

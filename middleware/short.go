@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,7 +17,14 @@ import (
 // window is invalid, like Must. Behind a proxy, or for stacks, use New
 // with keyfunc.ClientIP.
 //
+// Its rule is named after its limit, "ip-<n>-per-<window>" with the
+// window as time.Duration prints it ("ip-100-per-1m0s"):
+// one-liners of different limits keep separate counts, and one-liners of
+// the same limit share theirs, on every route and every instance, which is
+// what makes them one limit across replicas. For separate budgets per
+// route, use New with a rule name per route.
+//
 //	r.Use(middleware.LimitByIP(rdb, 100, time.Minute))
 func LimitByIP(rdb redis.Scripter, n int, window time.Duration) func(http.Handler) http.Handler {
-	return Must(rdb, []Rule{{Name: "ip", Key: keyfunc.IP(), Algorithm: algorithms.SlidingWindow{Limit: n, Window: window}}})
+	return Must(rdb, []Rule{{Name: "ip-" + strconv.Itoa(n) + "-per-" + window.String(), Key: keyfunc.IP(), Algorithm: algorithms.SlidingWindow{Limit: n, Window: window}}})
 }
