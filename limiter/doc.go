@@ -13,10 +13,12 @@
 //
 // A rule's state for an identity lives under
 //
-//	<prefix>:{<rule>:<identity>}:<algorithm code>[<window or period in µs>]
+//	<prefix>:{<rule>:<identity>}:<algorithm code>[<parameters>]
 //
-// (the fixed and sliding windows and the buckets add the parameter their
-// stored state depends on: ratelimit:{per-ip:203.0.113.9}:sw60000000). The
+// (the windows and the log add their window in µs, a concurrency limit its
+// lease, the buckets their capacity, rate and period: the parameters their
+// stored state depends on, ratelimit:{per-ip:203.0.113.9}:sw60000000,
+// ratelimit:{per-key:…}:tb10-5-1000000). The
 // braces are a Redis Cluster hash tag, so one rule and identity always
 // map to one slot. Identities are untrusted: one that is empty is an error,
 // and one longer than 64 bytes or with a byte outside [A-Za-z0-9._:@/+=-] is
@@ -29,12 +31,31 @@
 // A Check may carry its own Algorithm (a customer's plan) in place of its
 // rule's. When a client's limit changes, its state carries over where the
 // new limit can read it: counts in the same window (fixed and sliding
-// windows, sliding log: an upgrade from 2 to 5 an hour admits 3 more at
-// once, a downgrade admits nothing until the counts fall), a leaky
-// bucket's level and a token bucket's tokens with the same period (tokens
-// carry over: an empty bucket stays empty and refills at the new rate),
-// GCRA's debt, which is time (a spent hour at 2 an hour is a spent hour at
-// 5 an hour). A limit with another window or period keeps its state under
-// other keys and starts afresh, since the stored state depends on it. The
-// deny cache keys on the limit too.
+// windows, sliding log, concurrency leases: an upgrade from 2 to 5 an hour
+// admits 3 more at once, a downgrade admits nothing until the counts
+// fall), GCRA's debt and a queue's tail, which are time (a spent hour at 2
+// an hour is a spent hour at 5 an hour). A limit with another window or
+// lease, and a bucket with any other capacity, rate or period, keeps its
+// state under other keys and starts afresh, since the stored state (or, for
+// a bucket, what its give-backs may return) depends on it: a short window
+// never trims a long one's log, and switching back finds the first
+// state as it was. The deny cache keys on the limit too.
+//
+// # Settlement
+//
+// Settle gives back what a decision did not use, at most once per
+// decision (a second Settle returns ErrSettled; Wait's give-back counts).
+// A give-back never returns more than a decision of the final cost at the
+// original instant would have left, whatever happened in between. The
+// windows and the log give back exactly: their counts add up. The rules
+// whose state drains (the buckets, GCRA, a queue) give back what is left
+// of the decision's own share: its level just after the decision, drained
+// since, less what decisions made before it gave back since; that is the
+// whole difference when the state has not emptied since (a reservation
+// settled at the end of a response), and nothing once the bucket has
+// refilled past it (10 taken from a bucket of 10, 10 more after it
+// refilled, then the first settled at 0: nothing back, where subtracting
+// from the current level let 10 more in at once). Such a key keeps a
+// ledger of its give-backs (three integers) from the first give-back until
+// no decision's share can matter any more.
 package limiter

@@ -2,6 +2,7 @@ package limiter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,14 @@ import (
 // within the deny cache's maxAge on the others), whichever Limiter made it.
 var forgotten atomic.Uint64
 
+// ErrNotFound is returned by Reset and Unblock when there was nothing to
+// forget: no state (or no block) under the rule and identity named. The
+// call changed nothing; the usual cause is an identity other than the one
+// the rule's key function returns (keyfunc.Header hashes its value), or a
+// rule declared with another algorithm than the service's (see
+// middleware.LimiterRules).
+var ErrNotFound = errors.New("ratelimit: no state for this rule and identity")
+
 // forget ends an operator's call that made the store forget or change a
 // client's state: it counts it in forgotten, whether or not the store
 // succeeded (a failure may have taken effect), and wraps a store failure.
@@ -25,6 +34,16 @@ func forget(err error) error {
 		return backendError(err)
 	}
 	return nil
+}
+
+// forgetKeys deletes keys for an operator's call (see forget): deleting
+// none is ErrNotFound, naming the rule.
+func (l *Limiter) forgetKeys(ctx context.Context, rule string, keys ...string) error {
+	n, err := l.store.Delete(ctx, keys...)
+	if err = forget(err); err == nil && n == 0 {
+		err = fmt.Errorf("%w: rule %q", ErrNotFound, rule)
+	}
+	return err
 }
 
 // Status reports a rule's state for identity without consuming anything
@@ -38,7 +57,8 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // Reset forgets a rule's state for identity, and its block: the client
 // starts afresh, on every instance (within the deny cache's maxAge; at once
 // on this one). State kept under per-check algorithms (plans) has keys of
-// its own: name those algorithms too.
+// its own: name those algorithms too. When there was nothing to forget it
+// returns ErrNotFound.
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, err := l.operand(rule, identity)
 	if err != nil {
@@ -52,7 +72,7 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 		}
 		keys = append(keys, r.key(l.cfg.prefix, identity, a.suffix))
 	}
-	return forget(l.store.Delete(ctx, keys...))
+	return l.forgetKeys(ctx, rule, keys...)
 }
 
 // Block makes a Blockable rule (or one with a Penalty) deny identity for
@@ -69,7 +89,7 @@ func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Durat
 		return fmt.Errorf("%w: rule %q is not Blockable", ErrCheck, rule)
 	}
 	if d <= 0 || d > exact.MaxSpan {
-		return fmt.Errorf("%w: rule %q: block of %v outside 0 to %v", ErrCheck, rule, d, exact.MaxSpan)
+		return fmt.Errorf("%w: rule %q: a block must last more than 0 and at most 10 years, not %v", ErrCheck, rule, d)
 	}
 	now, err := l.now()
 	if err != nil {
@@ -79,13 +99,14 @@ func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Durat
 }
 
 // Unblock lifts identity's block on a rule, whether Block or a Penalty set
-// it, leaving its other state alone; like Reset, at once on this instance.
+// it, leaving its other state alone; like Reset, at once on this instance,
+// and ErrNotFound when the identity was not blocked.
 func (l *Limiter) Unblock(ctx context.Context, rule, identity string) error {
 	r, err := l.operand(rule, identity)
 	if err != nil {
 		return err
 	}
-	return forget(l.store.Delete(ctx, r.key(l.cfg.prefix, identity, blockSuffix)))
+	return l.forgetKeys(ctx, rule, r.key(l.cfg.prefix, identity, blockSuffix))
 }
 
 // operand is the rule an operator's call names, with its identity checked.

@@ -217,11 +217,18 @@ func (s *RedisStore) Block(ctx context.Context, now time.Time, key string, d tim
 }
 
 // Delete implements Store within the store's timeout (delete.lua).
-func (s *RedisStore) Delete(ctx context.Context, keys ...string) error {
-	_, err := within(s, ctx, func(ctx context.Context) (any, error) {
+func (s *RedisStore) Delete(ctx context.Context, keys ...string) (int, error) {
+	v, err := within(s, ctx, func(ctx context.Context) (any, error) {
 		return s.caller.Run(ctx, script.Delete(), keys)
 	})
-	return err
+	if err != nil {
+		return 0, err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("%w: delete replied %T", script.ErrReply, v)
+	}
+	return int(n), nil
 }
 
 func (s *RedisStore) decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {

@@ -28,8 +28,9 @@ type Store interface {
 	// Block writes a block of d, from now, at key (a StoreCheck's Blocks).
 	// A longer block in place is kept.
 	Block(ctx context.Context, now time.Time, key string, d time.Duration) error
-	// Delete forgets keys, which share one hash tag.
-	Delete(ctx context.Context, keys ...string) error
+	// Delete forgets keys, which share one hash tag, and returns how many
+	// held state.
+	Delete(ctx context.Context, keys ...string) (int, error)
 }
 
 // StoreCheck is one rule's part of a stacked decision, ready for a store.

@@ -200,17 +200,24 @@ func (s *Store) Block(_ context.Context, now time.Time, key string, d time.Durat
 	return nil
 }
 
-// Delete implements limiter.Store.
-func (s *Store) Delete(_ context.Context, keys ...string) error {
+// Delete implements limiter.Store: it counts the entries it found, expired
+// ones not yet swept included (expiry runs on the decisions' clock, which
+// Delete is not given).
+func (s *Store) Delete(_ context.Context, keys ...string) (int, error) {
 	shards := make([]int, len(keys))
 	for j, k := range keys {
 		shards[j] = s.shardOf(k)
 	}
 	defer s.unlock(s.lock(slices.Clone(shards)))
+	n := 0
 	for j, k := range keys {
-		delete(s.shards[shards[j]].entries, k)
+		entries := s.shards[shards[j]].entries
+		if _, ok := entries[k]; ok {
+			delete(entries, k)
+			n++
+		}
 	}
-	return nil
+	return n, nil
 }
 
 func (s *Store) shardOf(key string) int {

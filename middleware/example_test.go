@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -176,4 +177,36 @@ func ExampleRule_inFlight() {
 	fmt.Println(w.Code, w.Header().Get("RateLimit-Policy"))
 	// Output:
 	// 200 "in-flight";q=10;qu="concurrent-requests", "per-minute";q=100;w=60
+}
+
+// An admin endpoint or tool shares the service's rules value: its limiter
+// acts on exactly the middleware's state, and finds a client by what the
+// operator knows, here the raw API key, through the rule's Key (which
+// hashes it). Resetting by the raw key itself reaches nothing, and says so.
+func ExampleLimiterRules() {
+	rdb, stop := newRedis()
+	defer stop()
+	ctx := context.Background()
+
+	rules := []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Blockable: true,
+		Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}}
+	h := middleware.Must(rdb, rules)(http.HandlerFunc(getItem))
+
+	admin, err := limiter.New(rdb, middleware.LimiterRules(rules))
+	if err != nil {
+		panic(err)
+	}
+	client, _ := http.NewRequest(http.MethodGet, "/", nil)
+	client.Header.Set("X-API-Key", "sk-live-1234")
+	id, _ := rules[0].Key(client)
+	fmt.Println(admin.Block(ctx, "per-key", id, time.Hour))
+	fmt.Println(admin.Reset(ctx, "per-key", "sk-live-1234"))
+
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, client)
+	fmt.Println(w.Code)
+	// Output:
+	// <nil>
+	// ratelimit: no state for this rule and identity: rule "per-key"
+	// 429
 }

@@ -113,19 +113,34 @@ func build(rules []Rule, opts []Option, newLimiter func([]limiter.Rule, []limite
 			return nil, err
 		}
 	}
-	lrules := make([]limiter.Rule, len(rules))
-	for i, r := range rules {
+	for _, r := range rules {
 		if r.Key == nil {
 			return nil, fmt.Errorf("%w: rule %q: no Key function", ratelimit.ErrConfig, r.Name)
 		}
-		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Blockable: r.Blockable, Penalty: r.Penalty}
 	}
-	lim, err := newLimiter(lrules, cfg.limiterOpts)
+	lim, err := newLimiter(LimiterRules(rules), cfg.limiterOpts)
 	if err != nil {
 		return nil, err
 	}
 	m := &mw{cfg: cfg, rules: rules, lim: lim}
 	return m.wrap, nil
+}
+
+// LimiterRules returns the limiter's rules behind a middleware of rules:
+// a limiter.Limiter built on them, on the same Redis client or store and
+// with the limiter options the middleware was given (WithLimiterOptions),
+// acts on exactly the state the middleware decides on. An admin endpoint
+// or tool that shares the rules value with the service blocks, resets and
+// reports clients (limiter.Limiter.Block, Reset, Status) without
+// restating them. The identity of a client under a rule is what the
+// rule's Key returns for a request of that client: rules[i].Key(r)
+// (keyfunc.Header hashes the raw value, so pass a request carrying it).
+func LimiterRules(rules []Rule) []limiter.Rule {
+	lrules := make([]limiter.Rule, len(rules))
+	for i, r := range rules {
+		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Blockable: r.Blockable, Penalty: r.Penalty}
+	}
+	return lrules
 }
 
 // Must is New for package-level wiring: it panics on an invalid

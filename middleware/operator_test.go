@@ -1,12 +1,16 @@
 package middleware_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
@@ -135,5 +139,68 @@ func TestSettleByBytesWritten(t *testing.T) {
 		if e.Err != nil {
 			t.Errorf("event error: %v", e.Err)
 		}
+	}
+}
+
+// An operator acts on exactly the middleware's state by sharing its rules
+// value (LimiterRules) and finds a client by what it knows, the raw API
+// key, through the rule's Key: the block reaches the client. A call that
+// cannot reach the state it names says so: a reset by the raw key (the
+// state is under its hash), or by a limiter that declared the rule with
+// another algorithm (its keys end otherwise), is ErrNotFound, not ok.
+func TestOperatorReachesTheMiddlewareState(t *testing.T) {
+	for _, b := range redistest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			rules := []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Blockable: true,
+				Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}}
+			prefix := limiter.WithPrefix(fmt.Sprintf("op%d", time.Now().UnixNano()))
+			at := limiter.WithClock(func() time.Time { return mwtest.Epoch })
+			h := middleware.Must(b.Client, rules, middleware.WithLimiterOptions(prefix, at))(ok)
+			admin, err := limiter.New(b.Client, middleware.LimiterRules(rules), prefix, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := do(h, "GET", "/", "203.0.113.9:1", "X-API-Key", "the-raw-api-key"); res.StatusCode != 200 {
+				t.Fatalf("first request: %d", res.StatusCode)
+			}
+
+			client, _ := http.NewRequest("GET", "/", nil)
+			client.Header.Set("X-API-Key", "the-raw-api-key")
+			id, err := rules[0].Key(client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.Reset(ctx, "per-key", "the-raw-api-key"); !errors.Is(err, limiter.ErrNotFound) {
+				t.Errorf("reset by the raw key: %v, want ErrNotFound", err)
+			}
+			if d, err := admin.Status(ctx, "per-key", id); err != nil || d.Results[0].Remaining != 2 {
+				t.Errorf("status by the key's identity: %+v %v, want 2 remaining", d, err)
+			}
+			if err := admin.Block(ctx, "per-key", id, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if res := do(h, "GET", "/", "203.0.113.9:1", "X-API-Key", "the-raw-api-key"); res.StatusCode != 429 {
+				t.Errorf("after the block: %d, want 429", res.StatusCode)
+			}
+
+			// Another process that restates the rule by hand, with another
+			// algorithm: its reset reaches nothing, and says so.
+			other := redis.NewClient(b.Client.Options())
+			defer other.Close()
+			restated, err := limiter.New(other, []limiter.Rule{{Name: "per-key", Algorithm: algorithms.SlidingWindow{Limit: 3, Window: time.Hour}}}, prefix, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := restated.Unblock(ctx, "per-key", id); err != nil {
+				t.Errorf("unblock: %v", err) // blocks do not depend on the algorithm
+			}
+			if err := restated.Reset(ctx, "per-key", id); !errors.Is(err, limiter.ErrNotFound) {
+				t.Errorf("reset under another algorithm: %v, want ErrNotFound", err)
+			}
+			if err := admin.Reset(ctx, "per-key", id); err != nil {
+				t.Errorf("reset by the middleware's rules: %v", err)
+			}
+		})
 	}
 }
