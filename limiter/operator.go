@@ -58,7 +58,8 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // starts afresh, on every instance (within the deny cache's maxAge; at once
 // on this one). State kept under per-check algorithms (plans) has keys of
 // its own: name those algorithms too. When there was nothing to forget it
-// returns ErrNotFound.
+// returns ErrNotFound. A decision made before the Reset and settled after
+// it still gives back into the fresh state (at most its own cost).
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, err := l.operand(rule, identity)
 	if err != nil {

@@ -2,7 +2,8 @@
 // readable file per algorithm (fixed_window.lua, sliding_log.lua,
 // sliding_window.lua, token_bucket.lua, leaky_bucket.lua, gcra.lua: its
 // decision, commit and refund, and queue.lua), helper files (lib.lua
-// always; state.lua, verdict.lua and meter.lua for the algorithms that use
+// always; state.lua, verdict.lua, ledger.lua (the bound on give-backs of
+// the rules whose state drains) and meter.lua for the algorithms that use
 // them; decide.lua, the decision of one stack, for the drivers that
 // decide), and five drivers: stack.lua decides a stack of rules
 // all-or-nothing, batch.lua decides several stacks in one run (the
