@@ -3,6 +3,11 @@ package limiter
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 )
 
 // maxRawIdentity is the longest identity kept verbatim in a key.
@@ -56,6 +61,25 @@ func validRuleName(name string) bool {
 // blockSuffix ends the key of a rule's block for an identity, beside its
 // state keys (whose suffixes begin with an algorithm's code).
 const blockSuffix = "b"
+
+// resetSuffix ends the key of the mark a Reset leaves beside the state it
+// forgot: until it expires, give-backs of decisions made before the Reset
+// are void (they would give back into the fresh state).
+const resetSuffix = "r"
+
+// resetKey is the Reset mark's key beside a state key
+// (<prefix>:{<rule>:<identity>}:<suffix>; no suffix holds "}:").
+func resetKey(stateKey string) string {
+	return stateKey[:strings.LastIndex(stateKey, "}:")+2] + resetSuffix
+}
+
+// resetSpan is how long a Reset's mark lasts for a rule of algorithm alg:
+// how long after a decision its give-back can still return anything
+// (twice the policy's window: a sliding window gives back into the
+// previous window), at most exact.MaxSpan.
+func resetSpan(alg algorithms.Algorithm) time.Duration {
+	return min(exact.MaxSpan, 2*algorithms.PolicyOf(alg).Window)
+}
 
 // key is the Redis key of one rule's state for one identity, under an
 // algorithm's key suffix.

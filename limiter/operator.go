@@ -58,10 +58,18 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // starts afresh, on every instance (within the deny cache's maxAge; at once
 // on this one). State kept under per-check algorithms (plans) has keys of
 // its own: name those algorithms too. When there was nothing to forget it
-// returns ErrNotFound. A decision made before the Reset and settled after
-// it still gives back into the fresh state (at most its own cost).
+// returns ErrNotFound. Decisions made before the Reset and settled after
+// it give nothing back: Reset first leaves a mark (one more key, for twice
+// the window of the rule's own algorithm) that voids their give-backs,
+// then forgets. (A plan with a longer window than its rule's, named here,
+// is left open past the mark: a decision under it settled later than that
+// gives back into its fresh state.)
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, err := l.operand(rule, identity)
+	if err != nil {
+		return err
+	}
+	now, err := l.now()
 	if err != nil {
 		return err
 	}
@@ -72,6 +80,9 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 			return fmt.Errorf("%w: rule %q: %w", ErrCheck, rule, a.err)
 		}
 		keys = append(keys, r.key(l.cfg.prefix, identity, a.suffix))
+	}
+	if err := l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, resetSuffix), resetSpan(r.algo.alg)); err != nil {
+		return forget(err)
 	}
 	return l.forgetKeys(ctx, rule, keys...)
 }

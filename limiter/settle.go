@@ -53,7 +53,9 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 		case f < 0:
 			return Decision{}, fmt.Errorf("%w: rule %q: negative final cost %d", ErrCheck, res.Rule, f)
 		case f < c.Cost:
-			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token})
+			r := l.rules[res.Rule]
+			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token,
+				Resets: resetKey(c.Key), Span: resetSpan(r.algo.alg)})
 		case f > c.Cost:
 			r := l.rules[res.Rule]
 			a := r.algo

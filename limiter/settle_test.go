@@ -111,6 +111,25 @@ func settleTable(t *testing.T, store limiter.Store, prefix string) {
 			t.Errorf("settled twice: %s has %d remaining, want 5", rules[i].Name, r.Remaining)
 		}
 	}
+	// A decision made before a Reset gives nothing back after it: the
+	// client starts afresh, and only afresh.
+	for _, r := range rules {
+		d, err := lim.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "reset", Cost: 5})
+		if err != nil || !d.Allowed {
+			t.Fatalf("%s: %+v %v", r.Name, d, err)
+		}
+		if err := lim.Reset(ctx, r.Name, "reset"); err != nil {
+			t.Fatal(err)
+		}
+		d2, err := lim.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "reset", Cost: 5})
+		if err != nil || !d2.Allowed {
+			t.Fatalf("%s after the reset: %+v %v", r.Name, d2, err)
+		}
+		settle(d, 0)
+		if st, _ := lim.Status(ctx, r.Name, "reset"); st.Results[0].Remaining != 0 {
+			t.Errorf("%s: 5 taken, reset, 5 taken again, the first settled at 0: %d remaining, want 0", r.Name, st.Results[0].Remaining)
+		}
+	}
 	lateGiveBack(t, store, prefix)
 }
 

@@ -141,14 +141,19 @@ func (s *RedisStore) refund(ctx context.Context, now, at string, refunds []Store
 	keys, args := make([][]string, len(groups)), make([][]any, len(groups))
 	for g, members := range groups {
 		args[g] = append(make([]any, 0, script.RefundArgsHead+script.RefundArgsPerRule*len(members)), now, s.minTTL, at)
+		keys[g] = make([]string, 0, 2*len(members))
 		for _, i := range members {
 			r := refunds[i]
 			p, err := s.paramsOf(r.Check.Algorithm)
 			if err != nil {
 				return err
 			}
-			keys[g] = append(keys[g], r.Check.Key)
-			args[g] = append(args[g], p.Arg, r.Check.Cost, r.Back, r.Token.Mark, r.Token.Refunded)
+			resets, span := r.Resets, any(r.Span.Microseconds())
+			if resets == "" { // no mark to read: the state key stands in, unread
+				resets, span = r.Check.Key, ""
+			}
+			keys[g] = append(keys[g], r.Check.Key, resets)
+			args[g] = append(args[g], p.Arg, r.Check.Cost, r.Back, r.Token.Mark, r.Token.Refunded, span)
 		}
 	}
 	errs := make([]error, len(groups))

@@ -61,6 +61,14 @@ type StoreRefund struct {
 	Back int
 	// Token is the Decide result's Token for the check.
 	Token Token
+	// Resets is the key of the mark a Reset of the check's rule and
+	// identity leaves, written like a block of Span (its value is the
+	// Reset's instant plus Span), or "" for none to read: while the mark
+	// lasts, a give-back of a decision made at or before the Reset's
+	// instant gives nothing.
+	Resets string
+	// Span is the mark's duration for the check's rule.
+	Span time.Duration
 }
 
 // Token is what a store needs to give back a check's consumption: the

@@ -167,8 +167,12 @@ func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []limiter.S
 	}
 	t := now.UnixMicro()
 	for _, r := range refunds {
-		i := s.shardOf(r.Check.Key)
-		locked := s.lock([]int{i})
+		i, j := s.shardOf(r.Check.Key), s.shardOf(r.Resets)
+		locked := s.lock([]int{i, j})
+		if reset := s.state(j, r.Resets, t); r.Resets != "" && reset.Exists && at.UnixMicro() <= reset.TAT-r.Span.Microseconds() {
+			s.unlock(locked) // a Reset forgot the state since the decision
+			continue
+		}
 		sh := &s.shards[i]
 		e := sh.entries[r.Check.Key]
 		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), now, at, r.Check.Cost, r.Back, model.Token(r.Token))

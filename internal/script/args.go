@@ -22,8 +22,9 @@ const (
 	RefundArgsHead = 3
 	// RefundArgsPerRule is how many ARGV entries each rule takes in
 	// refund.lua: the rule (Params.Arg), the cost decided, the units to give
-	// back and the token (mark, refunded).
-	RefundArgsPerRule = 5
+	// back, the token (mark, refunded) and the span (µs) a Reset's mark
+	// voids the give-back within.
+	RefundArgsPerRule = 6
 	// ReplyHead is how many reply values come before the rules: allowed and
 	// now.
 	ReplyHead = 2

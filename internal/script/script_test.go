@@ -193,7 +193,7 @@ func TestMalformedRuleArgument(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "ratelimit: unknown algorithm "+arg) {
 			t.Errorf("decision with %q: %v", arg, err)
 		}
-		_, err = Refund().Run(ctx, rdb, []string{"{t}:a"}, now, MinTTL(0), now, arg, 1, 1, 0, 0)
+		_, err = Refund().Run(ctx, rdb, []string{"{t}:a", "{t}:r"}, now, MinTTL(0), now, arg, 1, 1, 0, 0, 0)
 		if err == nil || !strings.Contains(err.Error(), "ratelimit: unknown algorithm "+arg) {
 			t.Errorf("refund with %q: %v", arg, err)
 		}
