@@ -80,3 +80,5 @@ type StoreRefund struct {
 type Token struct {
 	Mark, Refunded int64
 }
+
+var _ Store = (*RedisStore)(nil)

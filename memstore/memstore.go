@@ -61,6 +61,8 @@ type shard struct {
 	nextSweep int
 }
 
+var _ limiter.Store = (*Store)(nil)
+
 type entry struct {
 	state   model.State
 	expires int64 // µs since the Unix epoch, on the decisions' clock
