@@ -77,7 +77,7 @@ type algo struct {
 func newAlgo(alg algorithms.Algorithm) *algo {
 	p, err := script.Encode(alg)
 	if err != nil {
-		return &algo{err: err}
+		return &algo{err: unprefixed(err)}
 	}
 	return &algo{alg: alg, suffix: p.KeySuffix, signature: p.Signature, policy: algorithms.PolicyOf(alg)}
 }
@@ -289,7 +289,7 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []StoreCheck) (D
 // context.DeadlineExceeded too, so callers test for one thing.
 func backendError(err error) error {
 	if isTimeout(err) && !errors.Is(err, context.DeadlineExceeded) { // a network timeout
-		return fmt.Errorf("%w: %w: %w", ErrBackend, context.DeadlineExceeded, err)
+		return fmt.Errorf("%w: %w: %w", ErrBackend, context.DeadlineExceeded, unprefixed(err))
 	}
-	return fmt.Errorf("%w: %w", ErrBackend, err)
+	return fmt.Errorf("%w: %w", ErrBackend, unprefixed(err))
 }

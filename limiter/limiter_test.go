@@ -351,7 +351,7 @@ func TestInvalidChecks(t *testing.T) {
 		{"unknown rule", []limiter.Check{{Rule: "sw", Identity: "a", Cost: 1}, {Rule: "nope", Identity: "a", Cost: 1}}, `no rule "nope"`},
 		{"no rule named", []limiter.Check{{Identity: "a", Cost: 1}}, `no rule ""`},
 		{"same key twice", []limiter.Check{{Rule: "sw", Identity: "a", Cost: 1}, {Rule: "sw", Identity: "a", Cost: 1}}, "twice"},
-		{"nil pointer plan", []limiter.Check{{Rule: "gc", Identity: "a", Cost: 1, Algorithm: (*algorithms.GCRA)(nil)}}, `rule "gc": ratelimit: invalid algorithm: *algorithms.GCRA is a pointer`},
+		{"nil pointer plan", []limiter.Check{{Rule: "gc", Identity: "a", Cost: 1, Algorithm: (*algorithms.GCRA)(nil)}}, `rule "gc": invalid algorithm: *algorithms.GCRA is a pointer`},
 		{"pointer plan", []limiter.Check{{Rule: "gc", Identity: "a", Cost: 1, Algorithm: &algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}, "*algorithms.GCRA is a pointer"},
 	} {
 		_, err := lim.Decide(ctx, tc.checks...)
@@ -382,9 +382,9 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"brace in name", c, []limiter.Rule{{Name: "a}", Algorithm: ok}}, nil, `name "a}"`},
 		{"colon in name", c, []limiter.Rule{{Name: "a:b", Algorithm: ok}}, nil, `name "a:b"`},
 		{"duplicate", c, []limiter.Rule{{Name: "a", Algorithm: ok}, {Name: "a", Algorithm: ok}}, nil, `rule "a": duplicate`},
-		{"nil algorithm", c, []limiter.Rule{{Name: "a"}}, nil, `rule "a": ratelimit: invalid algorithm: no algorithm`},
-		{"nil pointer algorithm", c, []limiter.Rule{{Name: "a", Algorithm: (*algorithms.TokenBucket)(nil)}}, nil, `rule "a": ratelimit: invalid algorithm: *algorithms.TokenBucket is a pointer`},
-		{"bad algorithm", c, []limiter.Rule{{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 0, Period: time.Second, Burst: 1}}}, nil, `rule "per-ip": ratelimit: invalid algorithm: GCRA.Rate must be positive`},
+		{"nil algorithm", c, []limiter.Rule{{Name: "a"}}, nil, `rule "a": invalid algorithm: no algorithm`},
+		{"nil pointer algorithm", c, []limiter.Rule{{Name: "a", Algorithm: (*algorithms.TokenBucket)(nil)}}, nil, `rule "a": invalid algorithm: *algorithms.TokenBucket is a pointer`},
+		{"bad algorithm", c, []limiter.Rule{{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 0, Period: time.Second, Burst: 1}}}, nil, `rule "per-ip": invalid algorithm: GCRA.Rate must be positive`},
 		{"bad prefix", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithPrefix("x{")}, "prefix"},
 		{"bad timeout", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithTimeout(0)}, "timeout"},
 		{"nil clock", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithClock(nil)}, "clock"},
