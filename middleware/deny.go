@@ -25,8 +25,9 @@ type problem struct {
 	Status int    `json:"status"`
 	Detail string `json:"detail"`
 	// ViolatedPolicies names the rules (the RateLimit-Policy members) that
-	// refused the request, as the draft defines it.
-	ViolatedPolicies []string `json:"violated-policies"`
+	// refused the request, as the draft defines it; absent from a 503,
+	// which no policy refused.
+	ViolatedPolicies []string `json:"violated-policies,omitempty"`
 	// RetryAfter, an extension, is the Retry-After header's value in
 	// seconds; absent when the request's cost exceeds a rule's limit and
 	// waiting cannot help.
@@ -67,15 +68,12 @@ func deny(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
 }
 
 // unavailable answers 503 Service Unavailable when the limiter cannot
-// decide and the policy is FailClosed: a temporary-reduced-capacity problem
-// naming the rules that could not be checked, or plain text. Retry-After is
-// set already.
-func unavailable(w http.ResponseWriter, r *http.Request, checks []limiter.Check) {
+// decide and the policy is FailClosed: a temporary-reduced-capacity problem,
+// or plain text. It lists no violated policies: none refused the request.
+// Retry-After is set already.
+func unavailable(w http.ResponseWriter, r *http.Request) {
 	p := problem{Type: temporaryReducedCapacity, Title: http.StatusText(http.StatusServiceUnavailable), Status: http.StatusServiceUnavailable,
 		Detail: "rate limiting is unavailable; retry in 1 s", RetryAfter: 1}
-	for _, c := range checks {
-		p.ViolatedPolicies = append(p.ViolatedPolicies, c.Rule)
-	}
 	p.write(w, r)
 }
 

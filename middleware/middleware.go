@@ -205,7 +205,7 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 			if name := m.cfg.headers.RetryAfter; name != "" {
 				w.Header().Set(name, "1")
 			}
-			unavailable(w, r, checks)
+			unavailable(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)
