@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -219,7 +220,8 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		m.cfg.hook(Event{Request: r, Decision: d, KeyHashes: keyHashes(checks), Shadow: shadow, Err: err,
 			Rules: ruleNames(checks), Duration: since(start)})
 	}
-	m.cfg.headers.Write(w.Header(), d)
+	shown := m.advertised(d, checks, rules)
+	m.cfg.headers.Write(w.Header(), shown)
 	if d.Allowed && d.Delay() > 0 {
 		// A queue: hold the request until its turn; a client that leaves
 		// first gives its slot back.
@@ -231,7 +233,7 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 			return
 		}
 	}
-	if d.Allowed && m.settles(d, rules) {
+	if d.Allowed && m.settles(checks, rules) {
 		m.serveSettled(w, r, next, d, checks, rules)
 		return
 	}
@@ -242,7 +244,47 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		next.ServeHTTP(w, r)
 		return
 	}
-	m.cfg.deny(w, r, d)
+	m.cfg.deny(w, r, shown)
+}
+
+// advertised is d as the response tells it: a concurrency limit's waits
+// (a refusal's RetryAfter, and NextAfter, the RateLimit field's t) at most
+// the configured one (WithConcurrencyRetryAfter). A lease comes back when
+// its request ends, which the server cannot know in advance; the oldest
+// lease's expiry that the limiter reports is only the latest it can come
+// back. A block's wait is kept. d's results are copied before a change:
+// the limiter's decision, which Hold and Settle use, is left alone.
+func (m *mw) advertised(d limiter.Decision, checks []limiter.Check, rules []int) limiter.Decision {
+	copied := false
+	for j, i := range rules {
+		res := d.Results[j]
+		if res.Blocked || !m.leases(checks[j], i) {
+			continue
+		}
+		retry, next := res.RetryAfter, min(res.NextAfter, m.cfg.leaseRetry)
+		if !res.Allowed && retry != algorithms.Never {
+			retry = min(retry, m.cfg.leaseRetry)
+		}
+		if retry == res.RetryAfter && next == res.NextAfter {
+			continue
+		}
+		if !copied {
+			d.Results, copied = slices.Clone(d.Results), true
+		}
+		d.Results[j].RetryAfter, d.Results[j].NextAfter = retry, next
+	}
+	return d
+}
+
+// leases reports whether check c of rule i takes a lease: its algorithm
+// (its Plan's, or the rule's) is a concurrency limit.
+func (m *mw) leases(c limiter.Check, i int) bool {
+	alg := c.Algorithm
+	if alg == nil {
+		alg = m.rules[i].Algorithm
+	}
+	_, ok := alg.(algorithms.Concurrency)
+	return ok
 }
 
 // check builds rule i's check for r. ok is false when the rule sits this

@@ -194,6 +194,7 @@ func TestInvalidMiddlewareConfiguration(t *testing.T) {
 		{"bad algorithm", c, []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.SlidingLog{Limit: 0, Window: time.Second}}}, nil, `rule "per-ip"`},
 		{"bad policy", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithFailurePolicy(7)}, "failure policy"},
 		{"bad status", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithKeyErrorStatus(200)}, "status"},
+		{"no concurrency retry", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithConcurrencyRetryAfter(0)}, "concurrency retry"},
 		{"bad timeout", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithLimiterOptions(limiter.WithTimeout(-1))}, "timeout"},
 		{"duplicate", c, []middleware.Rule{perIP(1), perIP(2)}, nil, "duplicate"},
 	} {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/textproto"
+	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
@@ -38,14 +39,16 @@ type config struct {
 	deny        func(http.ResponseWriter, *http.Request, limiter.Decision)
 	headers     headers.Names
 	keyStatus   int
+	leaseRetry  time.Duration
 }
 
 func defaults() config {
 	return config{
-		onError:   logError,
-		deny:      deny,
-		headers:   canonical(headers.XRateLimit),
-		keyStatus: http.StatusUnauthorized,
+		onError:    logError,
+		deny:       deny,
+		headers:    canonical(headers.XRateLimit),
+		keyStatus:  http.StatusUnauthorized,
+		leaseRetry: time.Second,
 	}
 }
 
@@ -144,6 +147,8 @@ func WithHook(fn func(Event)) Option {
 // WithDenyHandler replaces the response to a request over the limit. The
 // rate-limit headers are already set; the handler writes status and body
 // (Retry-After too is set already, unless the cost can never be admitted).
+// The decision it receives has the waits the headers sent: a concurrency
+// limit's shortened (see WithConcurrencyRetryAfter).
 func WithDenyHandler(fn func(http.ResponseWriter, *http.Request, limiter.Decision)) Option {
 	return func(c *config) error {
 		if fn == nil {
@@ -172,6 +177,27 @@ func WithKeyErrorStatus(status int) Option {
 			return fmt.Errorf("%w: key error status %d is not a 4xx or 5xx", ratelimit.ErrConfig, status)
 		}
 		c.keyStatus = status
+		return nil
+	}
+}
+
+// WithConcurrencyRetryAfter sets the wait a response advertises for a
+// concurrency limit (algorithms.Concurrency): 1 s by default. A refusal
+// sends it as Retry-After (rounded up to whole seconds) and, with the IETF
+// fields, as the rule's RateLimit t, which an admitted request that takes
+// the last slot is told too. A lease comes back when its request ends,
+// which the server cannot know in advance; the wait the limiter reports,
+// until enough of the oldest leases expire, is only the latest a slot
+// frees up (a 30 s Lease on requests of 2 s would say 30 s), so the
+// response advertises the shorter of the two. Set it near the duration of
+// a typical request. X-RateLimit-Reset is not shortened: see the package
+// documentation.
+func WithConcurrencyRetryAfter(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: concurrency retry %v is not positive", ratelimit.ErrConfig, d)
+		}
+		c.leaseRetry = d
 		return nil
 	}
 }

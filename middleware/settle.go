@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -46,11 +45,11 @@ func (r *recorder) Flush() {
 // Unwrap gives http.ResponseController the ResponseWriter.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// settles reports whether any rule of the decision settles after the
-// response: it has Settle, or it holds a lease (a Concurrency limit).
-func (m *mw) settles(d limiter.Decision, rules []int) bool {
+// settles reports whether any check of a request settles after the
+// response: its rule has Settle, or it holds a lease (a Concurrency limit).
+func (m *mw) settles(checks []limiter.Check, rules []int) bool {
 	for j, i := range rules {
-		if m.rules[i].Settle != nil || d.Results[j].Policy.Unit == algorithms.ConcurrentRequests {
+		if m.rules[i].Settle != nil || m.leases(checks[j], i) {
 			return true
 		}
 	}
@@ -76,7 +75,7 @@ func (m *mw) serveSettled(w http.ResponseWriter, r *http.Request, next http.Hand
 		final := make([]int, len(checks))
 		for j, i := range rules {
 			switch settle := m.rules[i].Settle; {
-			case d.Results[j].Policy.Unit == algorithms.ConcurrentRequests:
+			case m.leases(checks[j], i):
 				final[j] = 0
 			case settle != nil:
 				final[j] = max(0, settle(r, rec.status, rec.written))

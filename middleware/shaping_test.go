@@ -2,10 +2,12 @@ package middleware_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
@@ -195,5 +198,68 @@ func TestConcurrencyLimit(t *testing.T) {
 				t.Errorf("after a panic: %v, want every lease back (9 left while this one runs)", w.Header())
 			}
 		})
+	}
+}
+
+// A concurrency limit of 1 with a 30 s lease, its slot held by a request
+// in progress: the next one is refused with a wait a client can act on
+// (1 s by default, or the configured one), in Retry-After, the RateLimit
+// field's t and the problem body alike, also when a Plan chose the limit;
+// X-RateLimit-Reset still says when the lease expires at the latest. The
+// request holding the slot is told t=1 too, not the lease.
+func TestConcurrencyRefusalRetryAfter(t *testing.T) {
+	lease := algorithms.Concurrency{Limit: 1, Lease: 30 * time.Second}
+	expiry := strconv.FormatInt(mwtest.Epoch.Add(30*time.Second).Unix(), 10)
+	for _, tc := range []struct {
+		name  string
+		rule  middleware.Rule
+		opts  []middleware.Option
+		retry string
+	}{
+		{"default", middleware.Rule{Algorithm: lease}, nil, "1"},
+		{"configured", middleware.Rule{Algorithm: lease}, []middleware.Option{middleware.WithConcurrencyRetryAfter(5 * time.Second)}, "5"},
+		{"chosen by a plan", middleware.Rule{Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour},
+			Plan: func(*http.Request) algorithms.Algorithm { return lease }}, nil, "1"},
+	} {
+		for _, backend := range []string{"miniredis", "memstore"} {
+			rule := tc.rule
+			rule.Name, rule.Key = "in-flight", keyfunc.Constant("all")
+			opts := append([]middleware.Option{clock(), middleware.WithHeaders(headers.Both)}, tc.opts...)
+			var mw func(http.Handler) http.Handler
+			if backend == "memstore" {
+				mw = must(middleware.NewWithStore(memstore.Must(), []middleware.Rule{rule}, opts...))
+			} else {
+				_, c := redistest.Mini(t)
+				mw = middleware.Must(c, []middleware.Rule{rule}, opts...)
+			}
+			entered, release := make(chan struct{}), make(chan struct{})
+			h := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/slow" {
+					close(entered)
+					<-release
+				}
+			}))
+			holder := httptest.NewRecorder()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				h.ServeHTTP(holder, httptest.NewRequest("GET", "/slow", nil))
+			}()
+			<-entered
+			res := do(h, "GET", "/", "203.0.113.9:1", "Accept", "application/json")
+			close(release)
+			<-done
+			var p mwtest.Problem
+			err := json.NewDecoder(res.Body).Decode(&p)
+			type response struct{ status, retryAfter, rateLimit, reset string }
+			got := response{strconv.Itoa(res.StatusCode), res.Header.Get("Retry-After"), res.Header.Get("RateLimit"), res.Header.Get("X-RateLimit-Reset")}
+			want := response{"429", tc.retry, `"in-flight";r=0;t=` + tc.retry, expiry}
+			if got != want || err != nil || strconv.FormatInt(p.RetryAfter, 10) != tc.retry {
+				t.Errorf("%s on %s: refusal got %+v, retry_after %d (%v), want %+v, retry_after %s", tc.name, backend, got, p.RetryAfter, err, want, tc.retry)
+			}
+			if got, want := holder.Header().Get("RateLimit"), `"in-flight";r=0;t=`+tc.retry; got != want {
+				t.Errorf("%s on %s: the holder's RateLimit %q, want %q", tc.name, backend, got, want)
+			}
+		}
 	}
 }
