@@ -51,21 +51,38 @@ func hash(v string) string {
 
 // Context returns the request context's value for key, which must be a
 // non-empty string or a fmt.Stringer (a user ID set by an authentication
-// middleware, say).
+// middleware, say). When it is not, the error names the key's type and
+// what was found instead (no value, an empty string, a value of another
+// type), never the value.
 func Context(key any) KeyFunc {
 	return func(r *http.Request) (string, error) {
-		var s string
-		switch v := r.Context().Value(key).(type) {
+		v := r.Context().Value(key)
+		switch v := v.(type) {
 		case string:
-			s = v
+			if v != "" {
+				return v, nil
+			}
 		case fmt.Stringer:
-			s = v.String()
+			if s := v.String(); s != "" {
+				return s, nil
+			}
 		}
-		if s == "" {
-			return "", fmt.Errorf("%w: context value %v", ErrNoKey, key)
-		}
-		return s, nil
+		return "", fmt.Errorf("%w: context key %T: %s", ErrNoKey, key, unusable(v))
 	}
+}
+
+// unusable describes a context value Context cannot use by its type, never
+// its value.
+func unusable(v any) string {
+	switch v.(type) {
+	case nil:
+		return "no value"
+	case string:
+		return "an empty string"
+	case fmt.Stringer:
+		return fmt.Sprintf("a value of type %T whose String() is empty", v)
+	}
+	return fmt.Sprintf("a value of type %T, not a string or fmt.Stringer", v)
 }
 
 // FormValue returns the named form field (query or body, through

@@ -75,6 +75,36 @@ func TestMissingKeysAreErrors(t *testing.T) {
 	}
 }
 
+// A context value Context cannot use is an error that names the key's
+// type and what was found (nothing, an empty string, a value of another
+// type, a Stringer that says nothing), never the value itself.
+func TestContextErrorNamesTheTypeFound(t *testing.T) {
+	type userID int64
+	for _, tc := range []struct {
+		name  string
+		value any
+		want  string
+	}{
+		{"no value", nil, "context key keyfunc_test.userKey: no value"},
+		{"empty string", "", "context key keyfunc_test.userKey: an empty string"},
+		{"another type", userID(987654321), "context key keyfunc_test.userKey: a value of type keyfunc_test.userID, not a string or fmt.Stringer"},
+		{"empty Stringer", emptyStringer{}, "context key keyfunc_test.userKey: a value of type keyfunc_test.emptyStringer whose String() is empty"},
+	} {
+		r := request("203.0.113.9:1")
+		if tc.value != nil {
+			r = r.WithContext(context.WithValue(r.Context(), userKey{}, tc.value))
+		}
+		got, err := keyfunc.Context(userKey{})(r)
+		if !errors.Is(err, keyfunc.ErrNoKey) || got != "" || !strings.HasSuffix(err.Error(), tc.want) || strings.Contains(err.Error(), "987654321") {
+			t.Errorf("%s: got %q, %v, want ErrNoKey ending %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+type emptyStringer struct{}
+
+func (emptyStringer) String() string { return "" }
+
 func TestRoute(t *testing.T) {
 	capture := func(got *string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -303,7 +303,7 @@ func (m *mw) check(i int, r *http.Request) (c limiter.Check, ok bool, status int
 		if rule.Optional {
 			return c, false, 0, nil
 		}
-		return c, false, m.cfg.keyStatus, fmt.Errorf("rule %q: %w", rule.Name, err)
+		return c, false, m.cfg.keyStatus, &keyError{rule: rule.Name, err: err}
 	}
 	cost := 1
 	if rule.Cost != nil {
@@ -318,10 +318,14 @@ func (m *mw) check(i int, r *http.Request) (c limiter.Check, ok bool, status int
 	return c, true, 0, nil
 }
 
-// identity runs fn, turning an empty identity into keyfunc.ErrNoKey.
+// identity runs fn, turning an empty identity, and any failure of fn's
+// own, into keyfunc.ErrNoKey.
 func identity(fn keyfunc.KeyFunc, r *http.Request) (string, error) {
 	id, err := fn(r)
-	if err == nil && id == "" {
+	switch {
+	case err != nil && !errors.Is(err, keyfunc.ErrNoKey):
+		err = fmt.Errorf("%w: %w", keyfunc.ErrNoKey, err)
+	case err == nil && id == "":
 		err = fmt.Errorf("%w: key function returned an empty identity", keyfunc.ErrNoKey)
 	}
 	return id, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"slices"
 	"strings"
@@ -362,8 +363,8 @@ func TestNilRedisClient(t *testing.T) {
 	}
 }
 
-// The default error handler logs client errors (no identity) at Debug and
-// Redis failures at Error, without the raw path.
+// The default error handler logs a request without an identity at Warn
+// and Redis failures at Error, without the raw path.
 func TestDefaultErrorLogLevels(t *testing.T) {
 	var logged []slog.Record
 	prev := slog.Default()
@@ -381,7 +382,7 @@ func TestDefaultErrorLogLevels(t *testing.T) {
 	for _, r := range logged {
 		got = append(got, r.Level.String()+" "+r.Message)
 	}
-	want := []string{"DEBUG rate limit: request rejected", "ERROR rate limit decision failed", "ERROR rate limit decision failed",
+	want := []string{"WARN rate limit: request without an identity rejected", "ERROR rate limit decision failed", "ERROR rate limit decision failed",
 		"ERROR rate limit backend down", "ERROR rate limit decision failed"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("logged %q, want %q", got, want)
@@ -393,6 +394,67 @@ func TestDefaultErrorLogLevels(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// A context value of the wrong type (an authentication middleware that
+// stores a numeric user ID, a key function that wants a string) is logged
+// at Warn: the rule, and the type found, not the value. A key function's
+// own error, not an ErrNoKey, is a request without an identity too.
+func TestKeyFunctionFailuresAreLogged(t *testing.T) {
+	type userKey struct{}
+	type userID int64
+	var logged []slog.Record
+	prev := slog.Default()
+	slog.SetDefault(slog.New(recordHandler{&logged}))
+	defer slog.SetDefault(prev)
+	_, c := redistest.Mini(t)
+	var events []middleware.Event
+	h := middleware.Must(c, []middleware.Rule{
+		{Name: "per-user", Key: keyfunc.Context(userKey{}), Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}},
+		{Name: "per-token", Key: func(*http.Request) (string, error) { return "", errors.New("token expired") },
+			Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}, Skip: func(r *http.Request) bool { return r.URL.Path != "/token" }},
+	}, middleware.WithHook(func(e middleware.Event) { events = append(events, e) }))(ok)
+	for _, path := range []string{"/", "/token"} {
+		r := httptest.NewRequest("GET", path, nil)
+		r = r.WithContext(context.WithValue(r.Context(), userKey{}, userID(987654321)))
+		if path == "/token" {
+			r = r.WithContext(context.WithValue(r.Context(), userKey{}, "alice"))
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusUnauthorized {
+			t.Errorf("%s: %d, want 401", path, w.Code)
+		}
+	}
+	type line struct{ level, msg, rule, err string }
+	var got []line
+	for _, r := range logged {
+		l := line{level: r.Level.String(), msg: r.Message}
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "rule":
+				l.rule = a.Value.String()
+			case "error":
+				l.err = a.Value.String()
+			}
+			if strings.Contains(a.Value.String(), "987654321") {
+				t.Errorf("log attribute %s carries the context value: %s", a.Key, a.Value)
+			}
+			return true
+		})
+		got = append(got, l)
+	}
+	want := []line{
+		{"WARN", "rate limit: request without an identity rejected", "per-user",
+			`rule "per-user": ratelimit: request has no key: context key middleware_test.userKey: a value of type middleware_test.userID, not a string or fmt.Stringer`},
+		{"WARN", "rate limit: request without an identity rejected", "per-token", `rule "per-token": ratelimit: request has no key: token expired`},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("logged %+v, want %+v", got, want)
+	}
+	if len(events) != 2 || !errors.Is(events[1].Err, keyfunc.ErrNoKey) || !slices.Equal(events[1].Rules, []string{"per-token"}) {
+		t.Errorf("events %+v, want the second a per-token ErrNoKey", events)
 	}
 }
 

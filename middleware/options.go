@@ -1,16 +1,13 @@
 package middleware
 
 import (
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/textproto"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -44,7 +41,7 @@ type config struct {
 
 func defaults() config {
 	return config{
-		onError:    logError,
+		onError:    newErrorLog(time.Now).handle,
 		deny:       deny,
 		headers:    canonical(headers.XRateLimit),
 		keyStatus:  http.StatusUnauthorized,
@@ -77,12 +74,14 @@ func WithFailurePolicy(p FailurePolicy) Option {
 }
 
 // WithErrorHandler receives every Redis failure (wrapping
-// limiter.ErrBackend) and every key function failure, whatever the policy.
-// The default logs them with slog.Default(): Redis failures at level Error,
-// requests without an identity or with a bad cost (client errors) at
-// Debug, and decisions skipped while Redis is marked down
-// (limiter.ErrUnavailable) not at all: the limiter logs when Redis goes
-// down and comes back.
+// limiter.ErrBackend) and every key function failure (wrapping
+// keyfunc.ErrNoKey, naming the rule), whatever the policy. The default
+// logs them with slog.Default(): Redis failures at level Error; requests
+// without an identity at Warn, with the rule, at most one line per rule a
+// minute, each counting the lines left out since the rule's last one
+// ("suppressed"); requests with a bad cost (the client's error) at Debug;
+// and decisions skipped while Redis is marked down (limiter.ErrUnavailable)
+// not at all: the limiter logs when Redis goes down and comes back.
 func WithErrorHandler(fn func(*http.Request, error)) Option {
 	return func(c *config) error {
 		if fn == nil {
@@ -91,22 +90,6 @@ func WithErrorHandler(fn func(*http.Request, error)) Option {
 		c.onError = fn
 		return nil
 	}
-}
-
-// logError is the default error handler. A request that carries no
-// identity or a bad cost is the client's error and logs at Debug; a Redis
-// failure logs at Error. The raw path is left out: it can hold an identity
-// (the route pattern is kept).
-func logError(r *http.Request, err error) {
-	level, msg := slog.LevelError, "rate limit decision failed"
-	switch {
-	case errors.Is(err, limiter.ErrUnavailable):
-		return // Redis is marked down: the limiter logs the transitions
-	case errors.Is(err, keyfunc.ErrNoKey), errors.Is(err, ErrBadCost):
-		level, msg = slog.LevelDebug, "rate limit: request rejected"
-	}
-	slog.Default().LogAttrs(r.Context(), level, msg,
-		slog.String("method", r.Method), slog.String("route", r.Pattern), slog.Any("error", err))
 }
 
 // WithShadowMode decides and sets headers but never blocks: a request over
