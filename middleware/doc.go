@@ -49,4 +49,11 @@
 // with Retry-After: 1. Either way the error goes to the error handler (slog
 // by default), never to the client. limiter.WithFallback (through WithLimiterOptions) instead decides
 // with an in-process store while Redis is away.
+//
+// A client that hangs up while its request is decided cancels the
+// decision; that is not a failure of Redis. The request is neither served
+// (whatever the policy: its client is gone; it is answered 503, which
+// nobody reads) nor logged, and the hook sees Event.Err context.Canceled,
+// which the metrics modules count as the outcome canceled, not as a
+// backend error.
 package middleware

@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -75,7 +76,9 @@ type Event struct {
 	Shadow bool
 	// Err is the failure, if any: a key function's, or Redis's (wrapping
 	// limiter.ErrBackend). Decision is then empty, unless the fallback store
-	// decided (Decision.Fallback).
+	// decided (Decision.Fallback). It is context.Canceled, and no
+	// ErrBackend, when the request's client went away before its decision
+	// was made: not a failure of Redis.
 	Err error
 	// Rules names the rules the request was checked against (or, for a
 	// key function's failure, the rule whose key failed), also when
@@ -198,6 +201,16 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	d, err := m.lim.Decide(r.Context(), checks...)
 	if errors.Is(err, limiter.ErrCheck) { // an invalid Plan
 		m.reject(w, Event{Request: r, Err: err, Rules: ruleNames(checks)}, http.StatusInternalServerError)
+		return
+	}
+	if err != nil && !d.Fallback && errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client went away while its request was decided: not a
+		// failure of Redis, and nobody to serve. 503, as for a client
+		// that gives up its turn in a queue below; nobody reads it.
+		if m.cfg.hook != nil {
+			m.cfg.hook(Event{Request: r, Err: r.Context().Err(), Rules: ruleNames(checks), Duration: since(start)})
+		}
+		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 		return
 	}
 	if err != nil && !d.Fallback {

@@ -81,7 +81,9 @@ func WithFailurePolicy(p FailurePolicy) Option {
 // minute, each counting the lines left out since the rule's last one
 // ("suppressed"); requests with a bad cost (the client's error) at Debug;
 // and decisions skipped while Redis is marked down (limiter.ErrUnavailable)
-// not at all: the limiter logs when Redis goes down and comes back.
+// not at all: the limiter logs when Redis goes down and comes back. A
+// decision cut short because the request's client went away is not a
+// failure and does not come here (the hook sees it).
 func WithErrorHandler(fn func(*http.Request, error)) Option {
 	return func(c *config) error {
 		if fn == nil {

@@ -18,7 +18,8 @@
 // "ratelimit.decide", covers the decision (it is recorded when the
 // decision returns, with its start time) and carries ratelimit.rules,
 // ratelimit.outcome, ratelimit.cached and ratelimit.fallback; a Redis
-// failure sets its status to Error.
+// failure sets its status to Error (a request without an identity, or
+// whose client went away, does not).
 package otelhook
 
 import (
@@ -101,7 +102,7 @@ func (r *Recorder) Hook(e middleware.Event) {
 		attribute.String("ratelimit.outcome", outcome),
 		attribute.Bool("ratelimit.cached", e.Decision.Cached),
 		attribute.Bool("ratelimit.fallback", e.Decision.Fallback))
-	if e.Err != nil && outcome != "no_identity" {
+	if e.Err != nil && outcome != "no_identity" && outcome != "canceled" {
 		span.SetStatus(codes.Error, observe.Cause(e.Err))
 	}
 	span.End(trace.WithTimestamp(end))

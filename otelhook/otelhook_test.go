@@ -130,3 +130,42 @@ func attrs(set attribute.Set) string {
 	}
 	return out + "}"
 }
+
+// A request whose client went away before its decision (the middleware's
+// event carries context.Canceled) is counted as canceled: its span is not
+// in error, and no backend error or state is recorded.
+func TestCanceledIsNoError(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	spans := tracetest.NewSpanRecorder()
+	rec, err := otelhook.New(otelhook.Options{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Hook(middleware.Event{Request: httptest.NewRequest(http.MethodGet, "/", nil), Err: context.Canceled, Rules: []string{"per-ip"}})
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch data := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range data.DataPoints {
+					got = append(got, m.Name+attrs(p.Attributes))
+				}
+			case metricdata.Gauge[int64]:
+				for _, p := range data.DataPoints {
+					got = append(got, m.Name+attrs(p.Attributes))
+				}
+			}
+		}
+	}
+	if want := []string{"ratelimit.decisions{outcome=canceled,rule=per-ip}"}; len(got) != 1 || got[0] != want[0] {
+		t.Errorf("recorded %v, want %v", got, want)
+	}
+	if ended := spans.Ended(); len(ended) != 1 || ended[0].Status().Code == codes.Error {
+		t.Errorf("spans %v, want one, not in error", ended)
+	}
+}

@@ -41,6 +41,13 @@ func Visit(e middleware.Event, s Sink) string {
 			s.Decision(rule, "no_identity")
 		}
 		return "no_identity"
+	case errors.Is(e.Err, context.Canceled) && !d.Fallback:
+		// The client went away before its decision: Redis is not at fault.
+		for _, rule := range e.Rules {
+			s.Decision(rule, "canceled")
+		}
+		s.Duration(e.Duration, "canceled")
+		return "canceled"
 	case e.Err != nil && !d.Fallback:
 		for _, rule := range e.Rules {
 			s.Decision(rule, "error")

@@ -1,0 +1,82 @@
+package middleware_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/observe"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+)
+
+// hanging is a store whose decisions wait for their context to end, like
+// a Redis call cut short; entered receives each decision as it starts.
+type hanging struct {
+	limiter.Store
+	entered chan struct{}
+}
+
+func (s hanging) Decide(ctx context.Context, _ time.Time, _ []limiter.StoreCheck) (limiter.Decision, error) {
+	s.entered <- struct{}{}
+	<-ctx.Done()
+	return limiter.Decision{}, ctx.Err()
+}
+
+// sink records what observe makes of an event, as the metrics hooks do.
+type sink struct{ got []string }
+
+func (s *sink) Decision(rule, outcome string)      { s.got = append(s.got, "decision "+rule+" "+outcome) }
+func (s *sink) Duration(_ time.Duration, o string) { s.got = append(s.got, "duration "+o) }
+func (s *sink) BackendError(cause string)          { s.got = append(s.got, "backend error "+cause) }
+func (s *sink) State(state string)                 { s.got = append(s.got, "state "+state) }
+
+// A client that hangs up while its request is decided is not a Redis
+// failure, whatever the failure policy: nothing is logged, the hook sees
+// context.Canceled and not an ErrBackend, the metrics count the outcome
+// canceled (no backend error, no state change), and the handler does not
+// run for a client that is gone.
+func TestClientCancellationIsNotABackendFailure(t *testing.T) {
+	var logged []slog.Record
+	prev := slog.Default()
+	slog.SetDefault(slog.New(recordHandler{&logged}))
+	defer slog.SetDefault(prev)
+	for _, policy := range []middleware.FailurePolicy{middleware.FailOpen, middleware.FailClosed} {
+		logged = nil
+		store := hanging{Store: memstore.Must(), entered: make(chan struct{}, 1)}
+		var events []middleware.Event
+		served := false
+		h := must(middleware.NewWithStore(store, []middleware.Rule{perIP(10)}, middleware.WithFailurePolicy(policy),
+			middleware.WithHook(func(e middleware.Event) { events = append(events, e) })))(
+			http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }))
+		ctx, cancel := context.WithCancel(context.Background())
+		r := httptest.NewRequest("GET", "/", nil).WithContext(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.ServeHTTP(httptest.NewRecorder(), r)
+		}()
+		<-store.entered
+		cancel()
+		<-done
+
+		if served || len(logged) != 0 || len(events) != 1 {
+			t.Fatalf("policy %d: served %v, logged %d lines, %d events; want not served, nothing logged, 1 event", policy, served, len(logged), len(events))
+		}
+		e := events[0]
+		if !errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, limiter.ErrBackend) || !slices.Equal(e.Rules, []string{"per-ip"}) {
+			t.Errorf("policy %d: event error %v, rules %v; want context.Canceled, not ErrBackend, for per-ip", policy, e.Err, e.Rules)
+		}
+		var s sink
+		outcome := observe.Visit(e, &s)
+		if want := []string{"decision per-ip canceled", "duration canceled"}; outcome != "canceled" || !slices.Equal(s.got, want) {
+			t.Errorf("policy %d: metrics %q %q, want %q %q", policy, outcome, s.got, "canceled", want)
+		}
+	}
+}
