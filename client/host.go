@@ -1,0 +1,82 @@
+package client
+
+import (
+	"net/http"
+	"time"
+)
+
+// host is what a Transport knows of one host's limits.
+type host struct {
+	next time.Time     // no request before this
+	gap  time.Duration // spacing once no quota is left (from RateLimit-Policy)
+	left int           // quota left, as reported less what was sent since; -1 unknown
+	sent int64         // requests reserved so far
+}
+
+// reserve returns when the next request to addr may go, and takes its
+// place: a unit of the quota left, or a slot gap after the previous one.
+// seq numbers the request among those reserved for addr.
+func (t *Transport) reserve(addr string) (at time.Time, seq int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.host(addr)
+	at = later(time.Now(), h.next)
+	switch {
+	case h.left > 0:
+		h.left--
+	case h.left == 0:
+		h.next = at.Add(h.gap)
+	}
+	h.sent++
+	return at, h.sent
+}
+
+func (t *Transport) host(addr string) *host {
+	if t.hosts == nil {
+		t.hosts = make(map[string]*host)
+	}
+	h := t.hosts[addr]
+	if h == nil {
+		h = &host{left: -1}
+		t.hosts[addr] = h
+	}
+	return h
+}
+
+// observe learns the host's limits from the response to request seq. The
+// quota it reports was left right after that request: the requests
+// reserved since take their share of it. refused is true for a 429, or a
+// 503 that says how long to wait; wait is how long.
+func (t *Transport) observe(addr string, seq int64, res *http.Response) (wait time.Duration, refused bool) {
+	now := time.Now()
+	l := read(res.Header, now)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.host(addr)
+	if l.gap > 0 {
+		h.gap = l.gap
+	}
+	if l.left >= 0 {
+		h.left = max(0, l.left-int(h.sent-seq))
+	}
+	wait = l.wait
+	if retryAfter, ok := parseRetryAfter(res.Header.Get("Retry-After"), now); ok {
+		wait = max(wait, retryAfter)
+	}
+	refused = res.StatusCode == http.StatusTooManyRequests ||
+		(res.StatusCode == http.StatusServiceUnavailable && res.Header.Get("Retry-After") != "")
+	if refused {
+		h.left = 0
+	}
+	if h.left == 0 || refused {
+		h.next = later(h.next, now.Add(wait))
+	}
+	return wait, refused
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
