@@ -55,19 +55,22 @@ type Transport struct {
 
 	mu    sync.Mutex
 	hosts map[string]*host
+	clock clock
 }
 
 // RoundTrip sends req, waiting and retrying as the host's limits require.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	deadline := time.Now().Add(orDefault(t.MaxWait, defaultMaxWait))
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+	now := t.clock.Now()
+	deadline := now.Add(orDefault(t.MaxWait, defaultMaxWait))
+	if d, ok := ctx.Deadline(); ok {
+		// The context's deadline is on the real clock.
+		deadline = earlier(deadline, now.Add(time.Until(d)))
 	}
 	attempts := orDefault(t.MaxAttempts, defaultMaxAttempts)
 	for attempt := 1; ; attempt++ {
 		at, seq := t.reserve(req.URL.Host)
-		if err := sleepUntil(ctx, at, deadline); err != nil {
+		if err := t.clock.sleepUntil(ctx, at, deadline); err != nil {
 			return nil, err
 		}
 		send := req
@@ -82,7 +85,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		wait, refused := t.observe(req.URL.Host, seq, res)
-		if !refused || attempt >= attempts || !retryable(req, res.StatusCode) || time.Now().Add(wait).After(deadline) {
+		if !refused || attempt >= attempts || !retryable(req, res.StatusCode) || t.clock.Now().Add(wait).After(deadline) {
 			return res, nil
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))

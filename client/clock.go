@@ -6,15 +6,25 @@ import (
 	"time"
 )
 
-// sleepUntil waits until at, unless ctx ends first, or at is past the
-// deadline (then it does not wait at all).
-func sleepUntil(ctx context.Context, at, deadline time.Time) error {
-	d := time.Until(at)
-	if d <= 0 {
-		return ctx.Err()
+// clock is the time a Transport reads and waits on: the real one, unless a
+// test set its own (export_test.go).
+type clock struct {
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Now is the current time.
+func (c clock) Now() time.Time {
+	if c.now != nil {
+		return c.now()
 	}
-	if at.After(deadline) {
-		return fmt.Errorf("client: rate limited for %v, past the deadline or MaxWait: %w", d.Round(time.Millisecond), context.DeadlineExceeded)
+	return time.Now()
+}
+
+// Sleep waits d, unless ctx ends first.
+func (c clock) Sleep(ctx context.Context, d time.Duration) error {
+	if c.sleep != nil {
+		return c.sleep(ctx, d)
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -24,4 +34,17 @@ func sleepUntil(ctx context.Context, at, deadline time.Time) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// sleepUntil waits until at, unless ctx ends first, or at is past the
+// deadline (then it does not wait at all).
+func (c clock) sleepUntil(ctx context.Context, at, deadline time.Time) error {
+	d := at.Sub(c.Now())
+	if d <= 0 {
+		return ctx.Err()
+	}
+	if at.After(deadline) {
+		return fmt.Errorf("client: rate limited for %v, past the deadline or MaxWait: %w", d.Round(time.Millisecond), context.DeadlineExceeded)
+	}
+	return c.Sleep(ctx, d)
 }

@@ -20,7 +20,7 @@ func (t *Transport) reserve(addr string) (at time.Time, seq int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.host(addr)
-	at = later(time.Now(), h.next)
+	at = later(t.clock.Now(), h.next)
 	switch {
 	case h.left > 0:
 		h.left--
@@ -48,7 +48,7 @@ func (t *Transport) host(addr string) *host {
 // reserved since take their share of it. refused is true for a 429, or a
 // 503 that says how long to wait; wait is how long.
 func (t *Transport) observe(addr string, seq int64, res *http.Response) (wait time.Duration, refused bool) {
-	now := time.Now()
+	now := t.clock.Now()
 	l := read(res.Header, now)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -76,6 +76,13 @@ func (t *Transport) observe(addr string, seq int64, res *http.Response) (wait ti
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
 		return a
 	}
 	return b
