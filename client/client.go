@@ -33,7 +33,10 @@ const (
 // once none is left they wait until the host said more is available
 // (RateLimit "t", X-RateLimit-Reset, Retry-After), then go one by one,
 // spaced by the host's sustained rate (RateLimit-Policy "w"/"q", the most
-// restrictive policy).
+// restrictive policy), until a response reports quota left again. A wait
+// the host rounded up to whole seconds is not lost: the quota it regained
+// meanwhile goes at once, so a client that keeps sending gets the rate
+// the host advertises.
 //
 // Retries: a 429, or a 503 with a wait, is sent again once the wait has
 // passed, up to MaxAttempts sends, when the request can be replayed (no

@@ -7,25 +7,29 @@ import (
 
 // host is what a Transport knows of one host's limits.
 type host struct {
-	next time.Time     // no request before this
-	gap  time.Duration // spacing once no quota is left (from RateLimit-Policy)
-	left int           // quota left, as reported less what was sent since; -1 unknown
-	sent int64         // requests reserved so far
+	until time.Time     // the host said no more quota before this
+	slot  time.Time     // while none is known to be left, the next request's turn
+	gap   time.Duration // between turns: the sustained rate (RateLimit-Policy)
+	left  int           // quota left, as reported less what was sent since; -1 unknown
+	sent  int64         // requests reserved so far
+	seen  int64         // the latest request whose response was read
 }
 
 // reserve returns when the next request to addr may go, and takes its
-// place: a unit of the quota left, or a slot gap after the previous one.
-// seq numbers the request among those reserved for addr.
+// place: a unit of the quota left, or, while none is known to be left, a
+// turn gap after the previous one. seq numbers the request among those
+// reserved for addr.
 func (t *Transport) reserve(addr string) (at time.Time, seq int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.host(addr)
-	at = later(t.clock.Now(), h.next)
+	at = later(t.clock.Now(), h.until)
 	switch {
 	case h.left > 0:
 		h.left--
 	case h.left == 0:
-		h.next = at.Add(h.gap)
+		at = later(at, h.slot)
+		h.slot = at.Add(h.gap)
 	}
 	h.sent++
 	return at, h.sent
@@ -45,31 +49,42 @@ func (t *Transport) host(addr string) *host {
 
 // observe learns the host's limits from the response to request seq. The
 // quota it reports was left right after that request: the requests
-// reserved since take their share of it. refused is true for a 429, or a
-// 503 that says how long to wait; wait is how long.
+// reserved since take their share of it. Quota left lifts any wait and
+// the turns (the host has said it can take a request now); none left
+// holds requests until the host said more is available, then gives them
+// turns. A response to an earlier request than one already read tells
+// nothing newer. refused is true for a 429, or a 503 that says how long
+// to wait; wait is how long.
 func (t *Transport) observe(addr string, seq int64, res *http.Response) (wait time.Duration, refused bool) {
 	now := t.clock.Now()
 	l := read(res.Header, now)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	h := t.host(addr)
-	if l.gap > 0 {
-		h.gap = l.gap
-	}
-	if l.left >= 0 {
-		h.left = max(0, l.left-int(h.sent-seq))
-	}
 	wait = l.wait
 	if retryAfter, ok := parseRetryAfter(res.Header.Get("Retry-After"), now); ok {
 		wait = max(wait, retryAfter)
 	}
 	refused = res.StatusCode == http.StatusTooManyRequests ||
 		(res.StatusCode == http.StatusServiceUnavailable && res.Header.Get("Retry-After") != "")
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.host(addr)
+	if l.gap > 0 {
+		h.gap = l.gap
+	}
+	if seq < h.seen {
+		return wait, refused
+	}
+	h.seen = seq
+	if l.left >= 0 {
+		h.left = max(0, l.left-int(h.sent-seq))
+	}
 	if refused {
 		h.left = 0
 	}
-	if h.left == 0 || refused {
-		h.next = later(h.next, now.Add(wait))
+	switch {
+	case h.left > 0:
+		h.until, h.slot = time.Time{}, time.Time{}
+	case h.left == 0:
+		h.until = later(h.until, now.Add(wait))
 	}
 	return wait, refused
 }
