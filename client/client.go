@@ -41,11 +41,14 @@ const (
 // Retries: a 429, or a 503 with a wait, is sent again once the wait has
 // passed, up to MaxAttempts sends, when the request can be replayed (no
 // body, or a GetBody) and is safe to send again (a 429 means the server
-// refused it; a 503 is retried for idempotent methods only). Waits honour
-// the request's context and never run past its deadline or MaxWait: a
-// request that would have to wait longer gets the last response (or, when
-// pacing holds it before its first send, an error wrapping
-// context.DeadlineExceeded).
+// refused it; a 503 is retried for idempotent methods only).
+//
+// Waits honour the request's context and never run past its deadline or
+// MaxWait. When the wait before a retry would, RoundTrip returns the
+// response that refused the request, the 429 or 503 itself with its body
+// unread, and a nil error. A request its host is known to refuse until
+// past them (a wait the host gave an earlier request) is not sent:
+// RoundTrip returns an error wrapping ErrWaitTooLong at once.
 type Transport struct {
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
@@ -64,16 +67,31 @@ type Transport struct {
 // RoundTrip sends req, waiting and retrying as the host's limits require.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	now := t.clock.Now()
-	deadline := now.Add(orDefault(t.MaxWait, defaultMaxWait))
+	addr := req.URL.Host
+	start := t.clock.Now()
+	maxWait := orDefault(t.MaxWait, defaultMaxWait)
+	deadline, byContext := start.Add(maxWait), false
 	if d, ok := ctx.Deadline(); ok {
 		// The context's deadline is on the real clock.
-		deadline = earlier(deadline, now.Add(time.Until(d)))
+		if d := start.Add(time.Until(d)); d.Before(deadline) {
+			deadline, byContext = d, true
+		}
 	}
 	attempts := orDefault(t.MaxAttempts, defaultMaxAttempts)
+	var res *http.Response
 	for attempt := 1; ; attempt++ {
-		at, seq := t.reserve(req.URL.Host)
-		if err := t.clock.sleepUntil(ctx, at, deadline); err != nil {
+		at, seq, ok := t.reserve(addr, deadline)
+		if !ok {
+			if res != nil {
+				return res, nil
+			}
+			return nil, tooLong(addr, at.Sub(start), maxWait, byContext)
+		}
+		if res != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+			res.Body.Close()
+		}
+		if err := t.clock.sleepUntil(ctx, at); err != nil {
 			return nil, err
 		}
 		send := req
@@ -83,16 +101,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		res, err := t.base().RoundTrip(send)
+		answer, err := t.base().RoundTrip(send)
 		if err != nil {
 			return nil, err
 		}
-		wait, refused := t.observe(req.URL.Host, seq, res)
-		if !refused || attempt >= attempts || !retryable(req, res.StatusCode) || t.clock.Now().Add(wait).After(deadline) {
+		res = answer
+		if !t.observe(addr, seq, res) || attempt >= attempts || !retryable(req, res.StatusCode) {
 			return res, nil
 		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
-		res.Body.Close()
 	}
 }
 

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -36,15 +35,11 @@ func (c clock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// sleepUntil waits until at, unless ctx ends first, or at is past the
-// deadline (then it does not wait at all).
-func (c clock) sleepUntil(ctx context.Context, at, deadline time.Time) error {
+// sleepUntil waits until at, unless ctx ends first.
+func (c clock) sleepUntil(ctx context.Context, at time.Time) error {
 	d := at.Sub(c.Now())
 	if d <= 0 {
 		return ctx.Err()
-	}
-	if at.After(deadline) {
-		return fmt.Errorf("client: rate limited for %v, past the deadline or MaxWait: %w", d.Round(time.Millisecond), context.DeadlineExceeded)
 	}
 	return c.Sleep(ctx, d)
 }

@@ -18,21 +18,27 @@ type host struct {
 // reserve returns when the next request to addr may go, and takes its
 // place: a unit of the quota left, or, while none is known to be left, a
 // turn gap after the previous one. seq numbers the request among those
-// reserved for addr.
-func (t *Transport) reserve(addr string) (at time.Time, seq int64) {
+// reserved for addr. When at is past the deadline, ok is false and
+// nothing is taken.
+func (t *Transport) reserve(addr string, deadline time.Time) (at time.Time, seq int64, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.host(addr)
 	at = later(t.clock.Now(), h.until)
+	if h.left == 0 {
+		at = later(at, h.slot)
+	}
+	if at.After(deadline) {
+		return at, 0, false
+	}
 	switch {
 	case h.left > 0:
 		h.left--
 	case h.left == 0:
-		at = later(at, h.slot)
 		h.slot = at.Add(h.gap)
 	}
 	h.sent++
-	return at, h.sent
+	return at, h.sent, true
 }
 
 func (t *Transport) host(addr string) *host {
@@ -54,11 +60,11 @@ func (t *Transport) host(addr string) *host {
 // holds requests until the host said more is available, then gives them
 // turns. A response to an earlier request than one already read tells
 // nothing newer. refused is true for a 429, or a 503 that says how long
-// to wait; wait is how long.
-func (t *Transport) observe(addr string, seq int64, res *http.Response) (wait time.Duration, refused bool) {
+// to wait.
+func (t *Transport) observe(addr string, seq int64, res *http.Response) (refused bool) {
 	now := t.clock.Now()
 	l := read(res.Header, now)
-	wait = l.wait
+	wait := l.wait
 	if retryAfter, ok := parseRetryAfter(res.Header.Get("Retry-After"), now); ok {
 		wait = max(wait, retryAfter)
 	}
@@ -71,7 +77,7 @@ func (t *Transport) observe(addr string, seq int64, res *http.Response) (wait ti
 		h.gap = l.gap
 	}
 	if seq < h.seen {
-		return wait, refused
+		return refused
 	}
 	h.seen = seq
 	if l.left >= 0 {
@@ -86,18 +92,11 @@ func (t *Transport) observe(addr string, seq int64, res *http.Response) (wait ti
 	case h.left == 0:
 		h.until = later(h.until, now.Add(wait))
 	}
-	return wait, refused
+	return refused
 }
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
 		return a
 	}
 	return b

@@ -28,7 +28,7 @@ func rewind(req *http.Request) (*http.Request, error) {
 	if req.GetBody != nil {
 		body, err := req.GetBody()
 		if err != nil {
-			return nil, fmt.Errorf("client: replaying the body: %w", err)
+			return nil, fmt.Errorf("ratelimit: replaying the request body: %w", err)
 		}
 		r.Body = body
 	}
