@@ -58,18 +58,21 @@ func (t *Transport) host(addr string) *host {
 // reserved since take their share of it. Quota left lifts any wait and
 // the turns (the host has said it can take a request now); none left
 // holds requests until the host said more is available, then gives them
-// turns. A response to an earlier request than one already read tells
-// nothing newer. refused is true for a 429, or a 503 that says how long
-// to wait.
+// turns. A refusal's Retry-After is when a retry can succeed: it is the
+// wait, whatever RateLimit "t" or X-RateLimit-Reset say (the time until
+// a policy's quota is back, which a retry need not wait for), and the
+// retry's turn unless other requests hold turns already. A response to
+// an earlier request than one already read tells nothing newer. refused
+// is true for a 429, or a 503 that says how long to wait.
 func (t *Transport) observe(addr string, seq int64, res *http.Response) (refused bool) {
 	now := t.clock.Now()
 	l := read(res.Header, now)
-	wait := l.wait
-	if retryAfter, ok := parseRetryAfter(res.Header.Get("Retry-After"), now); ok {
-		wait = max(wait, retryAfter)
-	}
 	refused = res.StatusCode == http.StatusTooManyRequests ||
 		(res.StatusCode == http.StatusServiceUnavailable && res.Header.Get("Retry-After") != "")
+	wait := l.wait
+	if retryAfter, ok := parseRetryAfter(res.Header.Get("Retry-After"), now); ok && refused {
+		wait = retryAfter
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.host(addr)
@@ -83,10 +86,14 @@ func (t *Transport) observe(addr string, seq int64, res *http.Response) (refused
 	if l.left >= 0 {
 		h.left = max(0, l.left-int(h.sent-seq))
 	}
-	if refused {
-		h.left = 0
-	}
 	switch {
+	case refused:
+		h.left, h.until = 0, now.Add(wait)
+		if h.sent == seq {
+			// No request holds a turn after this one's: the retry goes
+			// when the host said, not a turn later.
+			h.slot = time.Time{}
+		}
 	case h.left > 0:
 		h.until, h.slot = time.Time{}, time.Time{}
 	case h.left == 0:
