@@ -38,10 +38,12 @@ const (
 // meanwhile goes at once, so a client that keeps sending gets the rate
 // the host advertises.
 //
-// Retries: a 429, or a 503 with a wait, is sent again once the wait has
-// passed, up to MaxAttempts sends, when the request can be replayed (no
-// body, or a GetBody) and is safe to send again (a 429 means the server
-// refused it; a 503 is retried for idempotent methods only).
+// Retries: a 429, or a 503 with a wait, is sent again once its
+// Retry-After has passed (a longer RateLimit "t" or X-RateLimit-Reset,
+// which say when a policy's quota is back, is the wait only without one),
+// up to MaxAttempts sends, when the request can be replayed (no body, or
+// a GetBody) and is safe to send again (a 429 means the server refused
+// it; a 503 is retried for idempotent methods only).
 //
 // Waits honour the request's context and never run past its deadline or
 // MaxWait. When the wait before a retry would, RoundTrip returns the
