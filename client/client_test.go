@@ -166,7 +166,7 @@ func TestReadsEveryForm(t *testing.T) {
 		// The wait (1 s or more) is beyond MaxWait: a held request fails at
 		// once instead of sleeping.
 		_, err := c.Get(srv.URL)
-		if held := errors.Is(err, context.DeadlineExceeded); held != tc.waits || (err != nil && !held) {
+		if held := errors.Is(err, client.ErrWaitTooLong); held != tc.waits || (err != nil && !held) {
 			t.Errorf("%s: second request: %v, want held back %v", tc.name, err, tc.waits)
 		}
 		srv.Close()

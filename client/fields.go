@@ -1,0 +1,87 @@
+package client
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/sf"
+)
+
+// limits is what one response says.
+type limits struct {
+	left int           // least quota left over the policies; -1 unknown
+	wait time.Duration // until more quota, for a policy with none left
+	gap  time.Duration // the most restrictive policy's window per unit
+}
+
+// read reads the RateLimit fields, or else the X-RateLimit ones.
+func read(h http.Header, now time.Time) limits {
+	l := limits{left: -1}
+	for _, field := range h.Values("RateLimit-Policy") {
+		for _, m := range sf.Members(field) {
+			q, okQ := intParam(m, "q")
+			w, okW := intParam(m, "w")
+			if okQ && okW && q > 0 {
+				l.gap = max(l.gap, time.Duration(w)*time.Second/time.Duration(q))
+			}
+		}
+	}
+	for _, field := range h.Values("RateLimit") {
+		for _, m := range sf.Members(field) {
+			r, ok := intParam(m, "r")
+			if !ok {
+				continue
+			}
+			if l.left < 0 || int(r) < l.left {
+				l.left = int(r)
+			}
+			if s, ok := intParam(m, "t"); ok && r == 0 {
+				l.wait = max(l.wait, time.Duration(s)*time.Second)
+			}
+		}
+	}
+	if l.left >= 0 {
+		return l
+	}
+	if r, err := strconv.Atoi(h.Get("X-RateLimit-Remaining")); err == nil && r >= 0 {
+		l.left = r
+		if reset, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil && r == 0 {
+			l.wait = resetWait(reset, now)
+		}
+	}
+	return l
+}
+
+// resetWait reads X-RateLimit-Reset, which servers send as Unix epoch
+// seconds (GitHub, httprate, this module) or as seconds from now: a value
+// past 2001 is taken for an epoch.
+func resetWait(v int64, now time.Time) time.Duration {
+	if v > 1_000_000_000 {
+		return max(0, time.Unix(v, 0).Sub(now))
+	}
+	return time.Duration(max(0, v)) * time.Second
+}
+
+func intParam(member, key string) (int64, bool) {
+	v, ok := sf.Param(member, key)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// parseRetryAfter reads Retry-After: delay seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(max(0, s)) * time.Second, true
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(0, at.Sub(now)), true
+	}
+	return 0, false
+}
