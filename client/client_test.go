@@ -23,16 +23,20 @@ import (
 // server is a loopback server behind our middleware: GCRA, 5 per second,
 // burst 5, for everyone; refused counts its 429s.
 func server(t *testing.T) (url string, refused *atomic.Int64) {
+	return limitedServer(t, algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, middleware.WithHeaders(headers.Both))
+}
+
+// limitedServer serves "ok" behind one rule of alg for everyone, on the
+// memstore, and counts the requests it refuses.
+func limitedServer(t *testing.T, alg algorithms.Algorithm, opts ...middleware.Option) (url string, refused *atomic.Int64) {
 	t.Helper()
 	refused = &atomic.Int64{}
-	mw, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{{Name: "api", Key: keyfunc.Constant("all"),
-		Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}}},
-		middleware.WithHeaders(headers.Both),
-		middleware.WithHook(func(e middleware.Event) {
-			if !e.Decision.Allowed {
-				refused.Add(1)
-			}
-		}))
+	opts = append(opts, middleware.WithHook(func(e middleware.Event) {
+		if !e.Decision.Allowed {
+			refused.Add(1)
+		}
+	}))
+	mw, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{{Name: "api", Key: keyfunc.Constant("all"), Algorithm: alg}}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

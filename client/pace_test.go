@@ -4,17 +4,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
-	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
@@ -37,27 +33,14 @@ func TestPacesAtTheAdvertisedRate(t *testing.T) {
 	} {
 		t.Run(alg.String(), func(t *testing.T) {
 			clk := newFakeClock()
-			var refused atomic.Int64
-			mw, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{{Name: "api", Key: keyfunc.Constant("all"), Algorithm: alg}},
-				middleware.WithHeaders(headers.IETF),
-				middleware.WithLimiterOptions(limiter.WithClock(clk.Now)),
-				middleware.WithHook(func(e middleware.Event) {
-					if !e.Decision.Allowed {
-						refused.Add(1)
-					}
-				}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })))
-			defer srv.Close()
+			url, refused := limitedServer(t, alg, middleware.WithHeaders(headers.IETF), middleware.WithLimiterOptions(limiter.WithClock(clk.Now)))
 			c := &http.Client{Transport: clk.transport()}
 
 			const n = 20
 			start := clk.Now()
 			var log strings.Builder
 			for range n {
-				res, err := c.Get(srv.URL)
+				res, err := c.Get(url)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -3,13 +3,13 @@ package middleware_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit/internal/logtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/observe"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
@@ -43,12 +43,9 @@ func (s *sink) State(state string)                 { s.got = append(s.got, "stat
 // canceled (no backend error, no state change), and the handler does not
 // run for a client that is gone.
 func TestClientCancellationIsNotABackendFailure(t *testing.T) {
-	var logged []slog.Record
-	prev := slog.Default()
-	slog.SetDefault(slog.New(recordHandler{&logged}))
-	defer slog.SetDefault(prev)
+	rec := logtest.Capture(t)
 	for _, policy := range []middleware.FailurePolicy{middleware.FailOpen, middleware.FailClosed} {
-		logged = nil
+		rec.Reset()
 		store := hanging{Store: memstore.Must(), entered: make(chan struct{}, 1)}
 		var events []middleware.Event
 		served := false
@@ -66,8 +63,8 @@ func TestClientCancellationIsNotABackendFailure(t *testing.T) {
 		cancel()
 		<-done
 
-		if served || len(logged) != 0 || len(events) != 1 {
-			t.Fatalf("policy %d: served %v, logged %d lines, %d events; want not served, nothing logged, 1 event", policy, served, len(logged), len(events))
+		if served || len(rec.Records()) != 0 || len(events) != 1 {
+			t.Fatalf("policy %d: served %v, logged %d lines, %d events; want not served, nothing logged, 1 event", policy, served, len(rec.Records()), len(events))
 		}
 		e := events[0]
 		if !errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, limiter.ErrBackend) || !slices.Equal(e.Rules, []string{"per-ip"}) {

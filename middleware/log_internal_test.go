@@ -1,7 +1,6 @@
 package middleware
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit/internal/logtest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
@@ -17,10 +17,7 @@ import (
 // logs one line per rule a minute; the next line counts those left out. A
 // rule's silence does not silence another's.
 func TestKeyFailureLogIsBounded(t *testing.T) {
-	var records []slog.Record
-	prev := slog.Default()
-	slog.SetDefault(slog.New(logRecorder{&records}))
-	defer slog.SetDefault(prev)
+	rec := logtest.Capture(t)
 	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	var now time.Time
 	log := newErrorLog(func() time.Time { return now })
@@ -42,20 +39,11 @@ func TestKeyFailureLogIsBounded(t *testing.T) {
 		{time.Minute, "per-key"}, {time.Minute + time.Second, "per-key"}, {3 * time.Minute, "per-key"},
 	} {
 		now = start.Add(step.at)
-		n := len(records)
+		n := len(rec.Records())
 		log.handle(httptest.NewRequest("GET", "/", nil), fail(step.rule))
-		for _, r := range records[n:] {
-			l := line{at: step.at, level: r.Level}
-			r.Attrs(func(a slog.Attr) bool {
-				switch a.Key {
-				case "rule":
-					l.rule = a.Value.String()
-				case "suppressed":
-					l.suppressed = a.Value.Int64()
-				}
-				return true
-			})
-			got = append(got, l)
+		for _, r := range rec.Records()[n:] {
+			attrs := logtest.Attrs(r)
+			got = append(got, line{at: step.at, level: r.Level, rule: attrs["rule"].String(), suppressed: attrs["suppressed"].Int64()})
 		}
 	}
 	want := []line{
@@ -71,13 +59,3 @@ func TestKeyFailureLogIsBounded(t *testing.T) {
 		t.Errorf("key error %q", fail("r"))
 	}
 }
-
-type logRecorder struct{ out *[]slog.Record }
-
-func (h logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h logRecorder) Handle(_ context.Context, r slog.Record) error {
-	*h.out = append(*h.out, r)
-	return nil
-}
-func (h logRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h logRecorder) WithGroup(string) slog.Handler      { return h }

@@ -18,6 +18,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
+	"github.com/seed-bff0c9e1/ratelimit/internal/logtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
@@ -366,10 +367,7 @@ func TestNilRedisClient(t *testing.T) {
 // The default error handler logs a request without an identity at Warn
 // and Redis failures at Error, without the raw path.
 func TestDefaultErrorLogLevels(t *testing.T) {
-	var logged []slog.Record
-	prev := slog.Default()
-	slog.SetDefault(slog.New(recordHandler{&logged}))
-	defer slog.SetDefault(prev)
+	rec := logtest.Capture(t)
 	srv, c := redistest.Mini(t)
 	h := middleware.Must(c, []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"),
 		Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}})(ok)
@@ -379,7 +377,7 @@ func TestDefaultErrorLogLevels(t *testing.T) {
 		do(h, "GET", "/users/alice", "203.0.113.9:1", "X-API-Key", "k")
 	}
 	var got []string
-	for _, r := range logged {
+	for _, r := range rec.Records() {
 		got = append(got, r.Level.String()+" "+r.Message)
 	}
 	want := []string{"WARN rate limit: request without an identity rejected", "ERROR rate limit decision failed", "ERROR rate limit decision failed",
@@ -387,7 +385,7 @@ func TestDefaultErrorLogLevels(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("logged %q, want %q", got, want)
 	}
-	for _, r := range logged {
+	for _, r := range rec.Records() {
 		r.Attrs(func(a slog.Attr) bool {
 			if strings.Contains(a.Value.String(), "alice") {
 				t.Errorf("log attribute %s carries the raw path: %s", a.Key, a.Value)
@@ -404,10 +402,7 @@ func TestDefaultErrorLogLevels(t *testing.T) {
 func TestKeyFunctionFailuresAreLogged(t *testing.T) {
 	type userKey struct{}
 	type userID int64
-	var logged []slog.Record
-	prev := slog.Default()
-	slog.SetDefault(slog.New(recordHandler{&logged}))
-	defer slog.SetDefault(prev)
+	rec := logtest.Capture(t)
 	_, c := redistest.Mini(t)
 	var events []middleware.Event
 	h := middleware.Must(c, []middleware.Rule{
@@ -429,20 +424,14 @@ func TestKeyFunctionFailuresAreLogged(t *testing.T) {
 	}
 	type line struct{ level, msg, rule, err string }
 	var got []line
-	for _, r := range logged {
-		l := line{level: r.Level.String(), msg: r.Message}
-		r.Attrs(func(a slog.Attr) bool {
-			switch a.Key {
-			case "rule":
-				l.rule = a.Value.String()
-			case "error":
-				l.err = a.Value.String()
+	for _, r := range rec.Records() {
+		attrs := logtest.Attrs(r)
+		for key, v := range attrs {
+			if strings.Contains(v.String(), "987654321") {
+				t.Errorf("log attribute %s carries the context value: %s", key, v)
 			}
-			if strings.Contains(a.Value.String(), "987654321") {
-				t.Errorf("log attribute %s carries the context value: %s", a.Key, a.Value)
-			}
-			return true
-		})
+		}
+		l := line{level: r.Level.String(), msg: r.Message, rule: attrs["rule"].String(), err: attrs["error"].String()}
 		got = append(got, l)
 	}
 	want := []line{
@@ -457,16 +446,6 @@ func TestKeyFunctionFailuresAreLogged(t *testing.T) {
 		t.Errorf("events %+v, want the second a per-token ErrNoKey", events)
 	}
 }
-
-type recordHandler struct{ out *[]slog.Record }
-
-func (h recordHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
-	*h.out = append(*h.out, r)
-	return nil
-}
-func (h recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h recordHandler) WithGroup(string) slog.Handler      { return h }
 
 // An outer middleware (2 a minute) around an inner one (100 a minute): the
 // response describes both, and the headers say the outer is the one about
