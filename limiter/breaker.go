@@ -100,6 +100,14 @@ func isTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
+// dialFailed reports whether err is, or carries as its cause, a failed
+// dial: nothing to talk to.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	var de *dialError
+	return errors.As(err, &de) || (errors.As(err, &op) && op.Op == "dial")
+}
+
 // skip answers a decision while the store is down.
 func (b *breaker) skip(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
 	if b.fallback != nil {

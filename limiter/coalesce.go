@@ -39,6 +39,7 @@ type coalescer struct {
 	link    // everything but Process goes to the client as it is
 	timeout time.Duration
 	expiry  expiries
+	dials   *dialWatch // nil: calls wait for a connection until their deadline
 
 	mu       sync.Mutex
 	inflight int     // calls and senders holding a slot
@@ -61,8 +62,8 @@ type call struct {
 // splits pipelines further).
 const maxInFlight = 2
 
-func newCoalescer(l link, timeout time.Duration) *coalescer {
-	return &coalescer{link: l, timeout: timeout}
+func newCoalescer(l link, timeout time.Duration, dials *dialWatch) *coalescer {
+	return &coalescer{link: l, timeout: timeout, dials: dials}
 }
 
 // link is how a coalescer reaches Redis.
@@ -102,9 +103,9 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	if c.inflight < maxInFlight && len(c.queue) == 0 {
 		c.inflight++
 		c.mu.Unlock()
-		ctx, cancel := context.WithDeadline(ctx, c.deadlineOf(ctx))
-		err := c.link.Process(ctx, cmd)
-		cancel()
+		bc := c.dials.bind(ctx, c.deadlineOf(ctx))
+		err := bc.ended(c.link.Process(bc.ctx, cmd))
+		bc.release()
 		c.mu.Lock()
 		if len(c.queue) == 0 {
 			c.inflight--
@@ -200,9 +201,11 @@ func (c *coalescer) pipeline(batch []*call) {
 			last = b.deadline
 		}
 	}
-	// A caller giving up must not cancel the others.
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(batch[0].ctx), last)
-	defer cancel()
+	// A caller giving up must not cancel the others; a failed dial ends
+	// them all.
+	bc := c.dials.bind(context.WithoutCancel(batch[0].ctx), last)
+	defer bc.release()
+	ctx := bc.ctx
 	cmds := make([]redis.Cmder, len(batch))
 	for i, b := range batch {
 		cmds[i] = b.cmd
@@ -212,6 +215,11 @@ func (c *coalescer) pipeline(batch []*call) {
 		cmds = append(cmds, merged.Cmd)
 	}
 	c.link.all(ctx, cmds)
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil {
+			cmd.SetErr(bc.ended(err))
+		}
+	}
 	if merged != nil {
 		merged.Answer()
 	}
