@@ -52,6 +52,7 @@ type call struct {
 	deadline time.Time
 	cmd      redis.Cmder
 	done     chan struct{} // closed once answered
+	trip     *roundTrip    // set before done is closed when a pipeline of several failed it
 }
 
 // maxInFlight is how many calls or pipelines may be in flight at once.
@@ -122,6 +123,9 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	var err error
 	select {
 	case <-k.done:
+		if err := cmd.Err(); err != nil && k.trip != nil {
+			return &sharedFailure{err, k.trip} // counted once by the breaker
+		}
 		return cmd.Err()
 	case <-ctx.Done():
 		err = ctx.Err()
@@ -223,7 +227,14 @@ func (c *coalescer) pipeline(batch []*call) {
 	if merged != nil {
 		merged.Answer()
 	}
+	var trip *roundTrip // one failure for the breaker, however many calls it failed
 	for _, b := range batch {
+		if len(batch) > 1 && b.cmd.Err() != nil {
+			if trip == nil {
+				trip = &roundTrip{}
+			}
+			b.trip = trip
+		}
 		close(b.done)
 	}
 }
