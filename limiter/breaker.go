@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -18,27 +20,38 @@ import (
 // transitions are logged, not each decision.
 var ErrUnavailable = errors.New("ratelimit: backend marked down")
 
-// tripAfter is how many consecutive failures mark the store down (timeouts
-// once they have gone on for the store's timeout): one slow call among
-// successes (a pause, a slow command), or one lost pipeline of coalesced
-// decisions, must not turn every request away for a retry interval.
+// tripAfter is how many failures in a row mark the store down: one slow
+// call or lost connection among successes must not turn every request away
+// for a retry interval. Failures are counted once per round trip (the
+// decisions of a coalesced pipeline that failed together are one failure),
+// and a success resets the count.
 const tripAfter = 3
 
-// breaker marks the store down after tripAfter consecutive failures, for
-// retry: meanwhile decisions go to the fallback store, or fail at once with
+// breaker marks the store down on evidence that Redis is down, for retry:
+// meanwhile decisions go to the fallback store, or fail at once with
 // ErrUnavailable; then one decision at a time probes the store, and the
-// first success brings all decisions back. Transitions are logged with slog.Default():
-// down (with the cause) at Error, back up (with how long and how many
-// decisions were answered without Redis) at Info.
+// first success brings all decisions back. Transitions are logged with
+// slog.Default(): down (with the cause) at Error, back up (with how long
+// and how many decisions were answered without Redis) at Info.
+//
+// The evidence is tripAfter round trips failed in a row. A failed dial
+// (nothing listens, the host is unreachable: see dialWatch), an error
+// reply or any other failure trips it at the third; timeouts and
+// connections lost in use only once such failures, with no success in
+// between, have gone on for span: one event (a pause, a CLIENT KILL)
+// fails every call in flight at the same instant, and the next call, on a
+// new connection, succeeds. A decision that its caller gave up (its
+// context cancelled or past its deadline) says nothing of Redis and is not
+// counted.
 type breaker struct {
 	store, fallback decider // fallback nil: fail fast while down
 	retry           time.Duration
 	downUntil       atomic.Int64  // Unix nanoseconds; 0 while up
 	probing         atomic.Bool   // one decision at a time probes a down store
 	skipped         atomic.Int64  // decisions answered without the store while down
-	failures        atomic.Int32  // consecutive failures while up
+	failures        atomic.Int32  // round trips failed in a row while up
 	firstFailure    atomic.Int64  // Unix nanoseconds of the first of them
-	span            time.Duration // how long failures must go on to trip (the store's timeout)
+	span            time.Duration // how long timeouts and lost connections must go on to trip (the store's timeout)
 
 	mu    sync.Mutex // guards the transition's facts
 	since time.Time
@@ -54,7 +67,8 @@ type decider interface {
 // decision, or the fallback's with Fallback set (and the store's failure,
 // nil when the store was skipped), or an ErrUnavailable error.
 func (b *breaker) decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
-	if until := b.downUntil.Load(); until != 0 {
+	until := b.downUntil.Load()
+	if until != 0 {
 		if time.Now().UnixNano() < until || !b.probing.CompareAndSwap(false, true) {
 			b.skipped.Add(1)
 			return b.skip(ctx, now, checks)
@@ -70,8 +84,13 @@ func (b *breaker) decide(ctx context.Context, now time.Time, checks []StoreCheck
 	case ctx.Err() != nil:
 		return Decision{}, err // the caller gave up: says nothing of Redis
 	}
-	if b.fail(isTimeout(err)) || b.downUntil.Load() != 0 {
-		b.down(ctx, err) // tripped, or a probe failed
+	switch {
+	case until != 0 && b.downUntil.CompareAndSwap(until, time.Now().Add(b.retry).UnixNano()):
+		b.mu.Lock() // the probe failed: still down, retry later
+		b.cause = err
+		b.mu.Unlock()
+	case b.fail(err):
+		b.trip(ctx, err)
 	}
 	if b.fallback == nil {
 		return Decision{}, err
@@ -79,25 +98,71 @@ func (b *breaker) decide(ctx context.Context, now time.Time, checks []StoreCheck
 	return b.fall(ctx, now, checks, err)
 }
 
-// fail counts a failure and reports whether the store is to be marked
-// down: tripAfter consecutive failures and, when this one is a timeout,
-// the first of them at least span ago. A pipeline of coalesced decisions
-// lost together times out all of them at one instant: one slow moment,
-// not an outage, until the timeouts go on for span. Other failures (a
-// refused connection) trip at once.
-func (b *breaker) fail(timeout bool) bool {
+// fail counts a failure, once per round trip, and reports whether it is
+// the evidence that marks the store down: tripAfter failures in a row and,
+// when this one is weak (a timeout, a lost connection), the first of them
+// at least span ago.
+func (b *breaker) fail(err error) bool {
+	if !firstOfRoundTrip(err) {
+		return false
+	}
 	now := time.Now().UnixNano()
 	n := b.failures.Add(1)
 	if n == 1 {
 		b.firstFailure.Store(now)
 	}
-	return n >= tripAfter && (!timeout || now-b.firstFailure.Load() >= int64(b.span))
+	return n >= tripAfter && (!weak(err) || now-b.firstFailure.Load() >= int64(b.span))
 }
 
 // isTimeout reports whether err is a deadline or a network timeout.
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// weak reports a failure that one event fails every call in flight with
+// while Redis is up: a timeout (a pause, a slow command), or a connection
+// lost in use (CLIENT KILL, an idle timeout, a restarted proxy). A failed
+// dial, even one that the call waited for until its deadline, is not weak.
+func weak(err error) bool {
+	return !dialFailed(err) && (isTimeout(err) || connectionLost(err))
+}
+
+// dialFailed reports whether err is, or carries as its cause, a failed
+// dial: nothing to talk to.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	var de *dialError
+	return errors.As(err, &de) || (errors.As(err, &op) && op.Op == "dial")
+}
+
+// connectionLost reports whether err says an established connection was
+// closed or broken.
+func connectionLost(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || (errors.As(err, &op) && op.Op != "dial")
+}
+
+// roundTrip is one round trip to Redis that carried several decisions (a
+// coalesced pipeline): when it fails, the breaker counts it once.
+type roundTrip struct{ counted atomic.Bool }
+
+// sharedFailure is the error of a decision that failed in a round trip
+// shared with others; it reads as the error itself.
+type sharedFailure struct {
+	error
+	trip *roundTrip
+}
+
+func (e *sharedFailure) Unwrap() error { return e.error }
+
+// firstOfRoundTrip reports whether err is the first failure of its round
+// trip that the breaker sees: always, for a decision that had its round
+// trip to itself.
+func firstOfRoundTrip(err error) bool {
+	var sf *sharedFailure
+	return !errors.As(err, &sf) || sf.trip.counted.CompareAndSwap(false, true)
 }
 
 // skip answers a decision while the store is down.
@@ -122,16 +187,14 @@ func (b *breaker) fall(ctx context.Context, now time.Time, checks []StoreCheck, 
 	return d, cause
 }
 
-// down marks the store down for retry, logging the transition from up.
-func (b *breaker) down(ctx context.Context, err error) {
-	wasUp := b.downUntil.Swap(time.Now().Add(b.retry).UnixNano()) == 0
-	b.mu.Lock()
-	b.cause = err
-	if wasUp {
-		b.since = time.Now()
-	}
-	b.mu.Unlock()
-	if wasUp {
+// trip marks the store down for retry, unless it is already: a call sent
+// before the store was marked down that fails afterwards does not put the
+// retry off.
+func (b *breaker) trip(ctx context.Context, err error) {
+	if b.downUntil.CompareAndSwap(0, time.Now().Add(b.retry).UnixNano()) {
+		b.mu.Lock()
+		b.cause, b.since = err, time.Now()
+		b.mu.Unlock()
 		slog.Default().LogAttrs(ctx, slog.LevelError, "rate limit backend down",
 			slog.Any("error", err), slog.Duration("retry", b.retry), slog.Bool("fallback", b.fallback != nil))
 	}

@@ -39,6 +39,7 @@ type coalescer struct {
 	link    // everything but Process goes to the client as it is
 	timeout time.Duration
 	expiry  expiries
+	dials   *dialWatch // nil: calls wait for a connection until their deadline
 
 	mu       sync.Mutex
 	inflight int     // calls and senders holding a slot
@@ -51,6 +52,7 @@ type call struct {
 	deadline time.Time
 	cmd      redis.Cmder
 	done     chan struct{} // closed once answered
+	trip     *roundTrip    // set before done is closed when a pipeline of several failed it
 }
 
 // maxInFlight is how many calls or pipelines may be in flight at once.
@@ -61,8 +63,8 @@ type call struct {
 // splits pipelines further).
 const maxInFlight = 2
 
-func newCoalescer(l link, timeout time.Duration) *coalescer {
-	return &coalescer{link: l, timeout: timeout}
+func newCoalescer(l link, timeout time.Duration, dials *dialWatch) *coalescer {
+	return &coalescer{link: l, timeout: timeout, dials: dials}
 }
 
 // link is how a coalescer reaches Redis.
@@ -102,9 +104,9 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	if c.inflight < maxInFlight && len(c.queue) == 0 {
 		c.inflight++
 		c.mu.Unlock()
-		ctx, cancel := context.WithDeadline(ctx, c.deadlineOf(ctx))
-		err := c.link.Process(ctx, cmd)
-		cancel()
+		bc := c.dials.bind(ctx, c.deadlineOf(ctx))
+		err := bc.ended(c.link.Process(bc.ctx, cmd))
+		bc.release()
 		c.mu.Lock()
 		if len(c.queue) == 0 {
 			c.inflight--
@@ -121,6 +123,9 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	var err error
 	select {
 	case <-k.done:
+		if err := cmd.Err(); err != nil && k.trip != nil {
+			return &sharedFailure{err, k.trip} // counted once by the breaker
+		}
 		return cmd.Err()
 	case <-ctx.Done():
 		err = ctx.Err()
@@ -200,9 +205,11 @@ func (c *coalescer) pipeline(batch []*call) {
 			last = b.deadline
 		}
 	}
-	// A caller giving up must not cancel the others.
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(batch[0].ctx), last)
-	defer cancel()
+	// A caller giving up must not cancel the others; a failed dial ends
+	// them all.
+	bc := c.dials.bind(context.WithoutCancel(batch[0].ctx), last)
+	defer bc.release()
+	ctx := bc.ctx
 	cmds := make([]redis.Cmder, len(batch))
 	for i, b := range batch {
 		cmds[i] = b.cmd
@@ -212,10 +219,22 @@ func (c *coalescer) pipeline(batch []*call) {
 		cmds = append(cmds, merged.Cmd)
 	}
 	c.link.all(ctx, cmds)
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil {
+			cmd.SetErr(bc.ended(err))
+		}
+	}
 	if merged != nil {
 		merged.Answer()
 	}
+	var trip *roundTrip // one failure for the breaker, however many calls it failed
 	for _, b := range batch {
+		if len(batch) > 1 && b.cmd.Err() != nil {
+			if trip == nil {
+				trip = &roundTrip{}
+			}
+			b.trip = trip
+		}
 		close(b.done)
 	}
 }

@@ -20,7 +20,7 @@ func TestCoalescerNeverStalls(t *testing.T) {
 	s := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: s.Client.Options().Addr})
 	defer rdb.Close()
-	c := newCoalescer(client{rdb}, time.Second)
+	c := newCoalescer(client{rdb}, time.Second, nil)
 	var wg sync.WaitGroup
 	for g := range 32 {
 		wg.Go(func() {

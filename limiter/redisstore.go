@@ -2,10 +2,13 @@ package limiter
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -53,6 +56,15 @@ import (
 // return at their deadline); other clients without ContextTimeoutEnabled
 // get a guard goroutine per call.
 //
+// On a *redis.Client for one server, the store adds a dial hook to the
+// client (its pool dials with the client's own hooks): go-redis redials a
+// refused address in the background until the call's deadline, and the
+// call would see only the timeout. When a dial fails (connection refused,
+// host unreachable), the store's calls in flight fail at once with the
+// dial's error, and a call that timed out while the latest dial had failed
+// carries that dial's error as its cause (still context.DeadlineExceeded
+// to errors.Is).
+//
 // On Redis Cluster (a *redis.ClusterClient, or any client with WithCluster)
 // checks are grouped by hash slot, and on a *redis.Ring by hash tag (a Ring
 // runs a script on its first key's shard). Each group is one atomic script
@@ -73,6 +85,7 @@ type RedisStore struct {
 	honoursDeadline bool
 	caller          *script.Caller // functions or scripts
 	params          sync.Map       // algorithms.Algorithm -> script.Params, encoded once
+	dials           *dialWatch     // nil unless the client is one server's *redis.Client
 }
 
 // sharding says how a client spreads keys over servers.
@@ -107,18 +120,21 @@ func NewRedisStore(rdb redis.Scripter, opts ...Option) (*RedisStore, error) {
 	}
 	switch c := rdb.(type) {
 	case *redis.Client:
+		if s.shards == oneServer {
+			s.dials = watchDials(c) // on c itself: its pool dials through c's hooks, not the clone's
+		}
 		if !s.honoursDeadline {
 			c = c.WithTimeout(cfg.timeout)
 		}
 		s.rdb, s.honoursDeadline = c, true
 		if !cfg.alone {
-			s.rdb = newCoalescer(client{c}, cfg.timeout)
+			s.rdb = newCoalescer(client{c}, cfg.timeout, s.dials)
 		}
 	case *redis.AutoPipeliner:
 		if d := deferredFace(c); d != nil {
 			s.rdb, s.honoursDeadline = d, true
 			if !cfg.alone && s.shards == oneServer {
-				s.rdb = newCoalescer(d, cfg.timeout)
+				s.rdb = newCoalescer(d, cfg.timeout, nil) // no dial hook: a hooked client's AutoPipeliner runs its hooks per batch
 			}
 		}
 	}
@@ -167,11 +183,14 @@ type outcome[T any] struct {
 // with the context's error while f finishes in the background, bounded by
 // the client's own timeouts.
 func within[T any](s *RedisStore, ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	if s.honoursDeadline {
+		b := s.dials.bind(ctx, time.Now().Add(s.timeout))
+		defer b.release()
+		v, err := f(b.ctx)
+		return v, s.dials.cause(b.ended(err))
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if s.honoursDeadline {
-		return f(ctx)
-	}
 	done := make(chan outcome[T], 1)
 	go func() {
 		v, err := f(ctx)
@@ -189,12 +208,14 @@ func within[T any](s *RedisStore, ctx context.Context, f func(context.Context) (
 // Decide implements Store within the store's timeout.
 func (s *RedisStore) Decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
 	if _, ok := s.rdb.(*coalescer); ok { // the hot path: the coalescer enforces the deadline, no timer
-		return s.decide(context.WithValue(ctx, deadlineKey{}, time.Now().Add(s.timeout)), now, checks)
+		d, err := s.decide(context.WithValue(ctx, deadlineKey{}, time.Now().Add(s.timeout)), now, checks)
+		return d, s.dials.cause(err)
 	}
 	if s.honoursDeadline { // without within's closure
-		ctx, cancel := context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-		return s.decide(ctx, now, checks)
+		b := s.dials.bind(ctx, time.Now().Add(s.timeout))
+		defer b.release()
+		d, err := s.decide(b.ctx, now, checks)
+		return d, s.dials.cause(b.ended(err))
 	}
 	return within(s, ctx, func(ctx context.Context) (Decision, error) { return s.decide(ctx, now, checks) })
 }
@@ -278,4 +299,128 @@ func (s *RedisStore) run(ctx context.Context, now string, checks []StoreCheck, r
 	return script.Parse(v, len(checks), func(i int, r script.Rule) {
 		results[i].Result, results[i].Blocked, results[i].Token = r.Result, r.Blocked, Token(r.Token)
 	})
+}
+
+// dialWatch is a dial hook on the client a store was given, for the
+// failures that its pool's dials meet. go-redis dials in the background,
+// with that client's dialer and hooks (not those of the store's
+// timeout-wrapped clone), redialling a refused address until the call's
+// deadline: the call sees only "context deadline exceeded". The watch keeps
+// the latest dial's failure, the cause of such a timeout (see cause),
+// and when a dial fails it ends at once the store's calls in flight (see
+// bind): they would wait for a connection until their deadline, and
+// nothing listens.
+type dialWatch struct {
+	failed atomic.Pointer[dialError] // the latest dial's failure; nil once a dial succeeded since
+	epoch  atomic.Pointer[epoch]     // ended by the next failed dial
+}
+
+// epoch is what calls in flight wait on: its context ends, with the
+// dialError as its cause, at the next failed dial.
+type epoch struct {
+	ctx context.Context
+	end context.CancelCauseFunc
+}
+
+// dialError is the failure of a dial of the store's client: the cause of
+// the failures it leads to.
+type dialError struct{ err error }
+
+func (e *dialError) Error() string { return e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }
+
+// watchDials adds a dialWatch to c's hooks. It sees every dial of c's pool,
+// which the store's calls share with the application's.
+func watchDials(c *redis.Client) *dialWatch {
+	w := &dialWatch{}
+	w.newEpoch()
+	c.AddHook(w)
+	return w
+}
+
+func (w *dialWatch) newEpoch() *epoch {
+	ctx, end := context.WithCancelCause(context.Background())
+	return w.epoch.Swap(&epoch{ctx, end})
+}
+
+// DialHook records each dial's outcome. A dial that gave up because its own
+// context ended (a caller's deadline, the pool's dial timeout) is no news
+// of the server.
+func (w *dialWatch) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		switch {
+		case err == nil:
+			if w.failed.Load() != nil {
+				w.failed.Store(nil)
+			}
+		case ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+			de := &dialError{err}
+			w.failed.Store(de)
+			w.newEpoch().end(de)
+		}
+		return conn, err
+	}
+}
+
+func (w *dialWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (w *dialWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// bound is a call's context from bind.
+type bound struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	stop   func() bool // nil without a watch
+	epoch  *epoch
+}
+
+// bind returns ctx with deadline, ended as well by the next failed dial.
+// w may be nil (a client not watched): then only the deadline applies.
+func (w *dialWatch) bind(ctx context.Context, deadline time.Time) bound {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	if w == nil {
+		return bound{ctx: ctx, cancel: cancel}
+	}
+	e := w.epoch.Load()
+	return bound{ctx: ctx, cancel: cancel, stop: context.AfterFunc(e.ctx, cancel), epoch: e}
+}
+
+// release frees the context.
+func (b bound) release() {
+	if b.stop != nil {
+		b.stop()
+	}
+	b.cancel()
+}
+
+// ended returns err, the error of the call made with b, or the failed dial
+// that ended the call.
+func (b bound) ended(err error) error {
+	if b.epoch != nil && errors.Is(err, context.Canceled) && b.epoch.ctx.Err() != nil {
+		return context.Cause(b.epoch.ctx)
+	}
+	return err
+}
+
+// cause returns err, a store call's failure, with the latest dial's
+// failure as its cause when err is a timeout and no dial has succeeded
+// since: the call waited for a connection that could not be made. The
+// result is still context.DeadlineExceeded to errors.Is.
+func (w *dialWatch) cause(err error) error {
+	if w == nil || err == nil || !isTimeout(err) || dialFailed(err) {
+		return err
+	}
+	if de := w.failed.Load(); de != nil {
+		return withDialCause(de, err)
+	}
+	return err
+}
+
+// withDialCause is err, a timeout, with the failed dial as its cause, and
+// reads so: "dial tcp 127.0.0.1:6379: connect: connection refused (context
+// deadline exceeded)".
+func withDialCause(de *dialError, err error) error {
+	return fmt.Errorf("%w (%w)", de, err)
 }
