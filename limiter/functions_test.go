@@ -1,6 +1,7 @@
 package limiter_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +107,35 @@ func TestBatchAfterFunctionFlush(t *testing.T) {
 	}
 	if admitted != 150 {
 		t.Errorf("admitted %d of 192, want exactly 150", admitted)
+	}
+}
+
+// An ACL that refuses the limiter's keys fails its decisions (ErrBackend,
+// NOPERM) but does not turn functions off: once the ACL is fixed, every
+// decision is an FCALL, none an EVALSHA.
+func TestKeysRefusedKeepFunctions(t *testing.T) {
+	s := redistest.Start(t)
+	if err := s.Client.Do(ctx, "ACL", "SETUSER", "app", "on", ">pw", "+@all", "~other:*").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, Username: "app", Password: "pw"})
+	defer rdb.Close()
+	lim, err := limiter.New(rdb, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}}, limiter.WithDenyCache(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lim.Allow(ctx, "r", "x"); !errors.Is(err, limiter.ErrBackend) || !strings.Contains(err.Error(), "NOPERM") {
+		t.Fatalf("keys refused: %v, want ErrBackend with NOPERM", err)
+	}
+	if err := s.Client.Do(ctx, "ACL", "SETUSER", "app", "allkeys").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if d, err := lim.Allow(ctx, "r", "x"); err != nil || d.Results[0].Remaining != 9-i {
+			t.Fatalf("decision %d once the ACL allows the keys: %+v %v", i, d, err)
+		}
+	}
+	if got := calls(t, s.Client, "evalsha") + calls(t, s.Client, "eval"); got != 0 {
+		t.Errorf("%d script runs once the ACL was fixed, want none (functions)", got)
 	}
 }

@@ -161,9 +161,10 @@ func (l *Limiter) Allow(ctx context.Context, rule, identity string) (Decision, e
 // that is already done decides nothing, on every store: Decide returns
 // ctx's error, not an ErrBackend.
 //
-// After 3 consecutive Redis failures spanning at least the store's timeout
-// (so a pipeline of coalesced decisions lost at once is not enough), Redis
-// is marked down for the retry interval (see WithRetryInterval): decisions
+// Once failures show that Redis is down (3 round trips in a row that
+// failed, a failed dial counting at once, timeouts and connections lost in
+// use only once they have gone on for the store's timeout), Redis is
+// marked down for the retry interval (see WithRetryInterval): decisions
 // then fail at once with ErrUnavailable instead of waiting for the
 // timeout. With WithFallback they go to the
 // fallback store instead, and a Redis failure is returned together with

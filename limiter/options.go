@@ -129,8 +129,9 @@ func WithFallback(store Store) Option {
 	}}
 }
 
-// WithRetryInterval sets how long Redis is left alone once 3 consecutive
-// calls failed (default 1 s; one failure among successes does not count).
+// WithRetryInterval sets how long Redis is left alone once failures show
+// that it is down (default 1 s; see Limiter.Decide for what counts: one
+// failure among successes, one slow call or one lost connection do not).
 // Meanwhile decisions fail at once with ErrUnavailable, or go to the
 // fallback store (WithFallback), instead of each waiting for the timeout;
 // then one decision at a time probes Redis, and the first success brings

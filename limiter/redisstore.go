@@ -24,11 +24,13 @@ import (
 // loaded on first use and again after "Function not found" (a restart,
 // FUNCTION FLUSH), on every master of a cluster: its helpers are created
 // once, not on every run. Where functions are not available (Redis 6,
-// miniredis, an ACL without FUNCTION) the store runs them as scripts
-// (EVALSHA, or EVAL after NOSCRIPT) from the first such answer on; see
-// WithRedisFunctions. The library's name carries a hash of its code, so two
-// versions of an application never replace each other's during a rolling
-// deploy (each leaves its library behind: FUNCTION DELETE removes one).
+// miniredis, an ACL refusing FCALL or FUNCTION) the store runs them as
+// scripts (EVALSHA, or EVAL after NOSCRIPT) from the first such answer on,
+// and tries functions again a minute later; an ACL refusing the keys is an
+// error, not a reason to switch. See WithRedisFunctions. The library's
+// name carries a hash of its code, so two versions of an application never
+// replace each other's during a rolling deploy (each leaves its library
+// behind: FUNCTION DELETE removes one).
 //
 // On a *redis.Client, decisions are coalesced: one made while fewer than
 // two are in flight goes straight to Redis; those that arrive meanwhile
@@ -338,6 +340,7 @@ func watchDials(c *redis.Client) *dialWatch {
 	return w
 }
 
+// newEpoch starts a new epoch and returns the one it replaces.
 func (w *dialWatch) newEpoch() *epoch {
 	ctx, end := context.WithCancelCause(context.Background())
 	return w.epoch.Swap(&epoch{ctx, end})
@@ -363,7 +366,10 @@ func (w *dialWatch) DialHook(next redis.DialHook) redis.DialHook {
 	}
 }
 
+// ProcessHook leaves commands as they are.
 func (w *dialWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+// ProcessPipelineHook leaves pipelines as they are.
 func (w *dialWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -15,7 +16,8 @@ type Mode int32
 const (
 	// Auto calls the Library's functions (FCALL) and, where the server has
 	// none (Redis before 7, miniredis, an ACL without FUNCTION or FCALL),
-	// runs the scripts with EVALSHA from then on.
+	// runs the scripts with EVALSHA, trying functions again once every
+	// FunctionsRetry.
 	Auto Mode = iota
 	// OnlyFunctions calls the Library's functions only.
 	OnlyFunctions
@@ -30,23 +32,33 @@ const (
 	useScripts
 )
 
+// FunctionsRetry is how long a Caller in Auto mode runs scripts, after an
+// answer that said functions are unavailable, before it tries them again
+// (the ACL may have been fixed, the server upgraded).
+const FunctionsRetry = time.Minute
+
 // Caller runs the scripts on a client: as functions of the Library where
 // the server has them, which spares Redis creating every helper again on
 // each run, else with EVALSHA. It loads the Library lazily, on the first
 // call and again after "Function not found" (a restart, FUNCTION FLUSH, a
 // node that never had it), on every master of a cluster or shard of a
-// ring, and falls back to scripts once, for good, when the server cannot
-// run functions. A call that may have run is never sent again: a call is
-// retried only after an error that says it did not run.
+// ring. It falls back to scripts only on an answer that says functions
+// are unavailable (an unknown command, an ACL refusing FCALL or FUNCTION:
+// not one refusing keys, which scripts are refused as well), and tries
+// functions again after FunctionsRetry. A call that may have run is never
+// sent again: a call is retried only after an error that says it did not
+// run.
 type Caller struct {
-	rdb    redis.Scripter
-	forced Mode
-	state  atomic.Int32
+	rdb     redis.Scripter
+	forced  Mode
+	state   atomic.Int32
+	retry   time.Duration // how long scripts run before functions are tried again: FunctionsRetry
+	retryAt atomic.Int64  // while on scripts: when to try functions again (Unix nanoseconds)
 }
 
 // NewCaller returns a Caller on rdb in mode.
 func NewCaller(rdb redis.Scripter, mode Mode) *Caller {
-	c := &Caller{rdb: rdb, forced: mode}
+	c := &Caller{rdb: rdb, forced: mode, retry: FunctionsRetry}
 	switch mode {
 	case OnlyFunctions:
 		c.state.Store(useFunctions)
@@ -58,7 +70,7 @@ func NewCaller(rdb redis.Scripter, mode Mode) *Caller {
 
 // Run runs s with keys and args.
 func (c *Caller) Run(ctx context.Context, s *Script, keys []string, args ...any) (any, error) {
-	if c.state.Load() == useScripts {
+	if c.state.Load() == useScripts && !c.retrying() {
 		return s.Run(ctx, c.rdb, keys, args...)
 	}
 	lib := Functions()
@@ -72,26 +84,46 @@ func (c *Caller) Run(ctx context.Context, s *Script, keys []string, args ...any)
 	}
 	switch {
 	case err == nil:
-		c.state.CompareAndSwap(undecided, useFunctions)
+		if c.state.Load() != useFunctions { // the first call, or the one that tried functions again
+			c.state.Store(useFunctions)
+		}
 		return v, nil
 	case c.forced == Auto && unsupported(err):
-		// The server cannot run functions (nothing ran): scripts from now on.
+		// The server cannot run functions (nothing ran): scripts until
+		// retryAt.
+		c.retryAt.Store(time.Now().Add(c.retry).UnixNano())
 		c.state.Store(useScripts)
 		return s.Run(ctx, c.rdb, keys, args...)
 	}
 	return v, Clean(err)
 }
 
+// retrying reports whether this call, on scripts, is the one that tries
+// functions again: the first once retryAt has passed (it puts retryAt off
+// for the others).
+func (c *Caller) retrying() bool {
+	if c.forced != Auto {
+		return false
+	}
+	at := c.retryAt.Load()
+	now := time.Now().UnixNano()
+	return now >= at && c.retryAt.CompareAndSwap(at, now+int64(c.retry))
+}
+
 // unsupported reports an error that says the server cannot run or load
-// functions: an unknown command, a refused permission.
+// functions: an unknown command or subcommand, or an ACL that refuses
+// FCALL or FUNCTION (NOPERM naming the command). An ACL that refuses the
+// keys says nothing of functions: scripts would be refused them as well.
 func unsupported(err error) bool {
 	var reply redis.Error
 	if !errors.As(err, &reply) {
 		return false
 	}
 	msg := strings.ToLower(reply.Error())
-	return strings.HasPrefix(msg, "err unknown command") || strings.HasPrefix(msg, "noperm") ||
-		strings.HasPrefix(msg, "err unknown subcommand")
+	if strings.HasPrefix(msg, "noperm") {
+		return strings.Contains(msg, "'fcall") || strings.Contains(msg, "'function")
+	}
+	return strings.HasPrefix(msg, "err unknown command") || strings.HasPrefix(msg, "err unknown subcommand")
 }
 
 // load loads the library where the client sends commands: on every master
