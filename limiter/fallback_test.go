@@ -116,7 +116,7 @@ func TestFailFastWhileRedisIsDown(t *testing.T) {
 	if n := calls.n.Load() - before; n != 0 {
 		t.Errorf("%d Redis calls while marked down, want none", n)
 	}
-	t.Logf("Redis refused: the first 3 requests at most %v each (the timeout), the next 100 at most %v each", first, worst)
+	t.Logf("Redis refused: the first 3 requests at most %v each (a refused dial ends them at once), the next 100 at most %v each", first, worst)
 
 	s.Restart(t)
 	time.Sleep(350 * time.Millisecond) // past the retry interval
