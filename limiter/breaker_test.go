@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/logtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 )
 
@@ -44,20 +44,8 @@ func (f *flaky) Decide(context.Context, time.Time, []StoreCheck) (Decision, erro
 func TestBreakerTripsOnConsecutiveFailures(t *testing.T) {
 	store := &flaky{fail: map[int]bool{2: true, 4: true, 5: true, 7: true, 8: true, 9: true}}
 	b := &breaker{store: store, retry: time.Hour}
-	var got []string
-	for range 11 {
-		_, err := b.decide(context.Background(), time.Time{}, nil)
-		switch {
-		case errors.Is(err, ErrUnavailable):
-			got = append(got, "skipped")
-		case err != nil:
-			got = append(got, "failed")
-		default:
-			got = append(got, "ok")
-		}
-	}
 	want := "ok failed ok failed failed ok failed failed failed skipped skipped"
-	if g := strings.Join(got, " "); g != want {
+	if g := outcomes(b, 11); g != want {
 		t.Errorf("got %s\nwant %s", g, want)
 	}
 	if store.n != 9 {
@@ -296,46 +284,18 @@ func TestDialWatch(t *testing.T) {
 	}
 }
 
-// captured records what the breaker logs.
-type captured struct {
-	mu      sync.Mutex
-	records []slog.Record
-}
-
-func (h *captured) Enabled(context.Context, slog.Level) bool { return true }
-func (h *captured) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	h.records = append(h.records, r)
-	h.mu.Unlock()
-	return nil
-}
-func (h *captured) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *captured) WithGroup(string) slog.Handler      { return h }
-
-// count is how many records say msg, and their "error" attributes.
-func (h *captured) count(msg string) (n int, errs []string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, r := range h.records {
+// logCount is how many of rec's records say msg, and their "error"
+// attributes.
+func logCount(rec *logtest.Recorder, msg string) (n int, errs []string) {
+	for _, r := range rec.Records() {
 		if r.Message == msg {
 			n++
-			r.Attrs(func(a slog.Attr) bool {
-				if a.Key == "error" {
-					errs = append(errs, a.Value.String())
-				}
-				return true
-			})
+			if e, ok := logtest.Attrs(r)["error"]; ok {
+				errs = append(errs, e.String())
+			}
 		}
 	}
 	return n, errs
-}
-
-func captureLog(t *testing.T) *captured {
-	h := &captured{}
-	prev := slog.Default()
-	slog.SetDefault(slog.New(h))
-	t.Cleanup(func() { slog.SetDefault(prev) })
-	return h
 }
 
 // Redis refusing connections: go-redis redials until the call's deadline,
@@ -344,7 +304,7 @@ func captureLog(t *testing.T) *captured {
 // identity.
 func TestRefusedConnectionIsTheCause(t *testing.T) {
 	for _, coalesce := range []bool{true, false} {
-		logged := captureLog(t)
+		logged := logtest.Capture(t)
 		s := redistest.Start(t)
 		rdb := redis.NewClient(&redis.Options{Addr: s.Addr}) // go-redis's defaults
 		defer rdb.Close()
@@ -363,7 +323,7 @@ func TestRefusedConnectionIsTheCause(t *testing.T) {
 				t.Errorf("coalescing %v, decision %d with Redis refusing connections: %v, want ErrBackend with the refusal", coalesce, i, err)
 			}
 		}
-		if n, errs := logged.count("rate limit backend down"); n != 1 || !strings.Contains(errs[0], "connection refused") {
+		if n, errs := logCount(logged, "rate limit backend down"); n != 1 || !strings.Contains(errs[0], "connection refused") {
 			t.Errorf("coalescing %v: logged %d down transitions, errors %q; want one, caused by the refused connection", coalesce, n, errs)
 		}
 	}
@@ -374,7 +334,7 @@ func TestRefusedConnectionIsTheCause(t *testing.T) {
 // decisions in flight, the next ones redial and succeed, and Redis is
 // never marked down; the limit holds.
 func TestClientKillKeepsRedisUp(t *testing.T) {
-	logged := captureLog(t)
+	logged := logtest.Capture(t)
 	s := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr})
 	defer rdb.Close()
@@ -412,8 +372,8 @@ func TestClientKillKeepsRedisUp(t *testing.T) {
 	time.Sleep(250 * time.Millisecond)
 	stop.Store(true)
 	wg.Wait()
-	down, causes := logged.count("rate limit backend down")
-	up, _ := logged.count("rate limit backend up")
+	down, causes := logCount(logged, "rate limit backend down")
+	up, _ := logCount(logged, "rate limit backend up")
 	t.Logf("%d CLIENT KILLs: admitted %d (limit 100), denied %d, failed %d, turned away as down %d; marked down %d times, up %d",
 		kills, admitted.Load(), denied.Load(), failed.Load(), unavailable.Load(), down, up)
 	if failed.Load() == 0 {
