@@ -46,18 +46,16 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	var extra []StoreCheck
 	var names []checked
 	for i, res := range d.Results {
-		c, f := res.check, final[i]
+		c, f, r := res.check, final[i], l.rules[res.Rule]
 		switch {
 		case c.Key == "":
 			return Decision{}, fmt.Errorf("%w: rule %q: not decided by this Limiter", ErrCheck, res.Rule)
 		case f < 0:
 			return Decision{}, fmt.Errorf("%w: rule %q: negative final cost %d", ErrCheck, res.Rule, f)
 		case f < c.Cost:
-			r := l.rules[res.Rule]
 			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token,
 				Resets: resetKey(c.Key), Span: resetSpan(r.algo.alg)})
 		case f > c.Cost:
-			r := l.rules[res.Rule]
 			a := r.algo
 			if c.signature != a.signature {
 				a = l.algoOf(c.Algorithm) // a per-check algorithm, cached

@@ -169,9 +169,16 @@ func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []limiter.S
 	}
 	t := now.UnixMicro()
 	for _, r := range refunds {
-		i, j := s.shardOf(r.Check.Key), s.shardOf(r.Resets)
-		locked := s.lock([]int{i, j})
-		if reset := s.state(j, r.Resets, t); r.Resets != "" && reset.Exists && at.UnixMicro() <= reset.TAT-r.Span.Microseconds() {
+		var buf [2]int
+		i, j := s.shardOf(r.Check.Key), -1 // j: the Reset mark's shard, if any
+		held := append(buf[:0], i)
+		if r.Resets != "" {
+			j = s.shardOf(r.Resets)
+			held = append(held, j)
+		}
+		locked := s.lock(held)
+		// A mark is a block ending its Span after the Reset's instant.
+		if left := s.blockLeft(j, r.Resets, t); left > 0 && at.UnixMicro() <= t+left-r.Span.Microseconds() {
 			s.unlock(locked) // a Reset forgot the state since the decision
 			continue
 		}
