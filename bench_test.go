@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
@@ -41,20 +42,16 @@ func gcraRule() []middleware.Rule {
 
 func BenchmarkMiddlewareRedis(b *testing.B) {
 	s := redistest.Start(b)
-	benchMiddleware(b, middleware.Must(s.Client, gcraRule()))
+	benchMiddleware(b, limit(b, s.Client, gcraRule(), stack{}))
 }
 
 func BenchmarkMiddlewareRedisContextTimeouts(b *testing.B) {
 	s := redistest.Start(b)
 	c := redis.NewClient(&redis.Options{Addr: s.Addr, ContextTimeoutEnabled: true})
 	b.Cleanup(func() { c.Close() })
-	benchMiddleware(b, middleware.Must(c, gcraRule()))
+	benchMiddleware(b, limit(b, c, gcraRule(), stack{}))
 }
 
 func BenchmarkMiddlewareMemstore(b *testing.B) {
-	mw, err := middleware.NewWithStore(memstore.Must(), gcraRule())
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchMiddleware(b, mw)
+	benchMiddleware(b, mwtest.Limit(b, memstore.Must(), gcraRule(), nil))
 }

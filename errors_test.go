@@ -14,6 +14,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // An error that wraps another of this module's errors says "ratelimit:"
@@ -24,12 +25,16 @@ func TestErrorsSayThePrefixOnce(t *testing.T) {
 	valid := algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}
 	invalid := algorithms.GCRA{Rate: 1, Period: time.Second}
 	rules := []limiter.Rule{{Name: "per-ip", Algorithm: valid}}
-	local, err := limiter.NewWithStore(memstore.Must(), rules)
+	local, err := limiter.New(memstore.Must(), rules)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv, c := redistest.Mini(t)
-	remote, err := limiter.New(c, rules)
+	store, err := redisstore.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := limiter.New(store, rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +45,7 @@ func TestErrorsSayThePrefixOnce(t *testing.T) {
 	}
 
 	_, badRule := middleware.New(c, []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: invalid}})
-	_, badPlan := local.Decide(ctx, limiter.Check{Rule: "per-ip", Identity: "203.0.113.9", Cost: 1, Algorithm: invalid})
+	_, badPlan := local.Decide(ctx, limiter.Check{Rule: "per-ip", Identity: "203.0.113.9", Cost: 1, Plan: invalid})
 	badReset := local.Reset(ctx, "per-ip", "203.0.113.9", invalid)
 	for _, tc := range []struct {
 		name string

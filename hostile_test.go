@@ -15,6 +15,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 type idKey struct{}
@@ -31,9 +32,9 @@ var hostileIdentities = []string{
 // with one intact hash tag on a real Redis, and the empty one is rejected.
 func TestHostileIdentitiesThroughHTTP(t *testing.T) {
 	s := redistest.Start(t)
-	h := middleware.Must(s.Client, []middleware.Rule{{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1},
+	h := limit(t, s.Client, []middleware.Rule{{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1},
 		Key: func(r *http.Request) (string, error) { return r.Context().Value(idKey{}).(string), nil }}},
-		middleware.WithErrorHandler(func(*http.Request, error) {}))(ok)
+		stack{MW: []middleware.Option{middleware.WithErrorHandler(func(*http.Request, error) {})}})(ok)
 	for _, id := range hostileIdentities {
 		for i, want := range []int{200, 429} {
 			if id == "" {
@@ -101,7 +102,11 @@ func TestRotatingIdentitiesAreBoundedByTTL(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()
 	base := redistest.UsedMemory(t, s.Client)
-	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 10, Window: time.Second}}})
+	store, err := redisstore.New(s.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := limiter.New(store, []limiter.Rule{{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 10, Window: time.Second}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +150,7 @@ func TestSoak(t *testing.T) {
 		t.Skip("set RATELIMIT_SOAK=1 for the 60 s soak test")
 	}
 	s := redistest.Start(t)
-	h := middleware.Must(s.Client, []middleware.Rule{perIP(1000)})(ok)
+	h := limit(t, s.Client, []middleware.Rule{perIP(1000)}, stack{})(ok)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range 8 {

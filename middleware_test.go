@@ -19,21 +19,13 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
-)
-
-// The helpers shared with the middleware package's own tests.
-var (
-	clock = mwtest.Clock
-	ok    = mwtest.OK
-	do    = mwtest.Do
-	body  = mwtest.Body
-	perIP = mwtest.PerIP
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 func TestStatusAndHeaders(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			mw := middleware.Must(b.Client, []middleware.Rule{perIP(2)}, clock(), middleware.WithLimiterOptions(limiter.WithPrefix("hdr")))
+			mw := limit(t, b.Client, []middleware.Rule{perIP(2)}, stack{Lim: []limiter.Option{at(), limiter.WithPrefix("hdr")}})
 			h := mw(ok)
 			for i, want := range []struct {
 				status              int
@@ -81,10 +73,10 @@ func TestStatusAndHeaders(t *testing.T) {
 
 func TestStackedRulesAreAllOrNothing(t *testing.T) {
 	_, c := redistest.Mini(t)
-	mw := middleware.Must(c, []middleware.Rule{
+	mw := limit(t, c, []middleware.Rule{
 		{Name: "per-user", Key: keyfunc.Header("X-User"), Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}},
 		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.SlidingWindow{Limit: 3, Window: time.Hour}},
-	}, clock())
+	}, stack{Lim: []limiter.Option{at()}})
 	h := mw(ok)
 	for i, step := range []struct {
 		user   string
@@ -114,48 +106,51 @@ func TestStackedRulesAreAllOrNothing(t *testing.T) {
 
 func TestFailurePolicies(t *testing.T) {
 	for _, tc := range []struct {
-		policy middleware.FailurePolicy
+		policy string
+		opts   []middleware.Option
 		status int
-	}{{middleware.FailOpen, 200}, {middleware.FailClosed, 503}} {
+	}{{"fail open", nil, 200}, {"fail closed", []middleware.Option{middleware.WithFailClosed()}, 503}} {
 		s := redistest.Start(t)
 		var mu sync.Mutex
 		var errs []error
-		mw := middleware.Must(s.Client, []middleware.Rule{perIP(100)},
-			middleware.WithFailurePolicy(tc.policy),
-			middleware.WithLimiterOptions(limiter.WithTimeout(200*time.Millisecond), limiter.WithRetryInterval(100*time.Millisecond)),
-			middleware.WithErrorHandler(func(r *http.Request, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }))
+		mw := limit(t, s.Client, []middleware.Rule{perIP(100)}, stack{
+			Store: []redisstore.Option{redisstore.WithTimeout(200 * time.Millisecond)},
+			Lim:   []limiter.Option{limiter.WithRetryInterval(100 * time.Millisecond)},
+			MW: append(tc.opts,
+				middleware.WithErrorHandler(func(r *http.Request, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() })),
+		})
 		h := mw(ok)
 		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "99" {
-			t.Fatalf("policy %d, Redis up: %d %v", tc.policy, res.StatusCode, res.Header)
+			t.Fatalf("%s, Redis up: %d %v", tc.policy, res.StatusCode, res.Header)
 		}
 		s.Stop()
 		res := do(h, "GET", "/", "203.0.113.9:1")
 		got := body(t, res)
 		if res.StatusCode != tc.status {
-			t.Errorf("policy %d, Redis down: status %d, want %d", tc.policy, res.StatusCode, tc.status)
+			t.Errorf("%s, Redis down: status %d, want %d", tc.policy, res.StatusCode, tc.status)
 		}
 		if res.Header.Get("X-RateLimit-Remaining") != "" || strings.Contains(got, "refused") || strings.Contains(got, "dial") {
-			t.Errorf("policy %d: Redis down leaked state or the error: %v %q", tc.policy, res.Header, got)
+			t.Errorf("%s: Redis down leaked state or the error: %v %q", tc.policy, res.Header, got)
 		}
-		if tc.policy == middleware.FailClosed && res.Header.Get("Retry-After") != "1" {
+		if tc.status == 503 && res.Header.Get("Retry-After") != "1" {
 			t.Errorf("fail closed: Retry-After %q, want 1", res.Header.Get("Retry-After"))
 		}
 		// Two more failures mark Redis down: the next request follows the
 		// policy without trying Redis.
 		for range 3 {
 			if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != tc.status {
-				t.Errorf("policy %d, Redis down or marked down: status %d, want %d", tc.policy, res.StatusCode, tc.status)
+				t.Errorf("%s, Redis down or marked down: status %d, want %d", tc.policy, res.StatusCode, tc.status)
 			}
 		}
 		mu.Lock()
 		if len(errs) != 4 || !errors.Is(errs[2], limiter.ErrBackend) || errors.Is(errs[2], limiter.ErrUnavailable) || !errors.Is(errs[3], limiter.ErrUnavailable) {
-			t.Errorf("policy %d: error handler got %v, want 3 Redis failures, then ErrUnavailable", tc.policy, errs)
+			t.Errorf("%s: error handler got %v, want 3 Redis failures, then ErrUnavailable", tc.policy, errs)
 		}
 		mu.Unlock()
 		s.Restart(t)
 		time.Sleep(150 * time.Millisecond) // past the retry interval: the next request probes
 		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "99" {
-			t.Errorf("policy %d, Redis back (empty, no scripts): %d remaining %q", tc.policy, res.StatusCode, res.Header.Get("X-RateLimit-Remaining"))
+			t.Errorf("%s, Redis back (empty, no scripts): %d remaining %q", tc.policy, res.StatusCode, res.Header.Get("X-RateLimit-Remaining"))
 		}
 	}
 }
@@ -163,14 +158,14 @@ func TestFailurePolicies(t *testing.T) {
 func TestChiRoutingAndNesting(t *testing.T) {
 	_, c := redistest.Mini(t)
 	r := chi.NewRouter()
-	r.Use(middleware.Must(c, []middleware.Rule{{Name: "global", Key: keyfunc.Constant("all"),
-		Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}}, clock()))
+	r.Use(limit(t, c, []middleware.Rule{{Name: "global", Key: keyfunc.Constant("all"),
+		Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}}, stack{Lim: []limiter.Option{at()}}))
 	r.Route("/api", func(r chi.Router) {
 		// Route() sees the full pattern only after routing: inline with r.With.
-		perRoute := middleware.Must(c, []middleware.Rule{{Name: "per-route", Key: keyfunc.Join(keyfunc.Route(), keyfunc.IP()),
-			Algorithm: algorithms.SlidingLog{Limit: 2, Window: time.Minute}}}, clock())
-		strict := middleware.Must(c, []middleware.Rule{{Name: "strict", Key: keyfunc.IP(),
-			Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}}}, clock())
+		perRoute := limit(t, c, []middleware.Rule{{Name: "per-route", Key: keyfunc.Join(keyfunc.Route(), keyfunc.IP()),
+			Algorithm: algorithms.SlidingLog{Limit: 2, Window: time.Minute}}}, stack{Lim: []limiter.Option{at()}})
+		strict := limit(t, c, []middleware.Rule{{Name: "strict", Key: keyfunc.IP(),
+			Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}}}, stack{Lim: []limiter.Option{at()}})
 		r.With(perRoute).Get("/items/{id}", ok)
 		r.With(perRoute, strict).Post("/items", ok)
 	})
@@ -201,9 +196,10 @@ func TestChiRoutingAndNesting(t *testing.T) {
 func TestFallbackStore(t *testing.T) {
 	s := redistest.Start(t)
 	var errs []error
-	h := middleware.Must(s.Client, []middleware.Rule{perIP(2)},
-		middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(time.Minute)),
-		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
+	h := limit(t, s.Client, []middleware.Rule{perIP(2)}, stack{
+		Lim: []limiter.Option{limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(time.Minute)},
+		MW:  []middleware.Option{middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) })},
+	})(ok)
 	if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Remaining") != "1" {
 		t.Fatalf("Redis up: %d %v", res.StatusCode, res.Header)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // The fault tests drive a real HTTP server over loopback with a bounded
@@ -139,19 +140,20 @@ func count(samples []sample, phase string) tally {
 	return a
 }
 
-func faultServer(t *testing.T, s *redistest.Server, opts ...middleware.Option) (*httptest.Server, *atomic.Int64) {
+func faultServer(t *testing.T, s *redistest.Server, st stack) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var reported atomic.Int64
 	// No deny cache: denied clients would be answered locally and never
 	// reach the broken Redis.
-	opts = append([]middleware.Option{middleware.WithLimiterOptions(limiter.WithTimeout(faultTimeout)), middleware.WithLimiterOptions(limiter.WithDenyCache(0, 0)),
-		middleware.WithErrorHandler(func(_ *http.Request, err error) {
-			if errors.Is(err, limiter.ErrBackend) {
-				reported.Add(1)
-			}
-		})}, opts...)
-	mw := middleware.Must(s.Client, []middleware.Rule{{Name: "per-client", Key: keyfunc.Header("X-Client"),
-		Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute}}}, opts...)
+	st.Store = append([]redisstore.Option{redisstore.WithTimeout(faultTimeout)}, st.Store...)
+	st.Lim = append([]limiter.Option{limiter.WithDenyCache(0, 0)}, st.Lim...)
+	st.MW = append([]middleware.Option{middleware.WithErrorHandler(func(_ *http.Request, err error) {
+		if errors.Is(err, limiter.ErrBackend) {
+			reported.Add(1)
+		}
+	})}, st.MW...)
+	mw := limit(t, s.Client, []middleware.Rule{{Name: "per-client", Key: keyfunc.Header("X-Client"),
+		Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute}}}, st)
 	srv := httptest.NewServer(mw(ok))
 	t.Cleanup(srv.Close)
 	return srv, &reported
@@ -160,15 +162,15 @@ func faultServer(t *testing.T, s *redistest.Server, opts ...middleware.Option) (
 func TestRedisKilledUnderLoad(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opt  middleware.Option
+		st   stack
 	}{
-		{"fail open", middleware.WithFailurePolicy(middleware.FailOpen)},
-		{"fail closed", middleware.WithFailurePolicy(middleware.FailClosed)},
-		{"in-process fallback", middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(200*time.Millisecond))},
+		{"fail open", stack{}},
+		{"fail closed", stack{MW: []middleware.Option{middleware.WithFailClosed()}}},
+		{"in-process fallback", stack{Lim: []limiter.Option{limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(200 * time.Millisecond)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := redistest.Start(t)
-			srv, reported := faultServer(t, s, tc.opt)
+			srv, reported := faultServer(t, s, tc.st)
 			ph := &phases{cur: "before"}
 			samples := drive(t, srv.URL, ph, func() {
 				time.Sleep(500 * time.Millisecond)
@@ -224,7 +226,7 @@ func TestRedisKilledUnderLoad(t *testing.T) {
 
 func TestScriptFlushUnderLoad(t *testing.T) {
 	s := redistest.Start(t)
-	srv, reported := faultServer(t, s, middleware.WithFailurePolicy(middleware.FailClosed))
+	srv, reported := faultServer(t, s, stack{MW: []middleware.Option{middleware.WithFailClosed()}})
 	ph := &phases{cur: "flushing"}
 	flushes := 0
 	samples := drive(t, srv.URL, ph, func() {
@@ -244,7 +246,7 @@ func TestScriptFlushUnderLoad(t *testing.T) {
 
 func TestSlowRedis(t *testing.T) {
 	s := redistest.Start(t)
-	srv, reported := faultServer(t, s, middleware.WithFailurePolicy(middleware.FailClosed))
+	srv, reported := faultServer(t, s, stack{MW: []middleware.Option{middleware.WithFailClosed()}})
 	ph := &phases{cur: "before"}
 	samples := drive(t, srv.URL, ph, func() {
 		time.Sleep(300 * time.Millisecond)
@@ -287,15 +289,18 @@ func TestRedisMemoryFull(t *testing.T) {
 			}
 		}
 	}
-	for _, policy := range []middleware.FailurePolicy{middleware.FailOpen, middleware.FailClosed} {
+	for _, tc := range []struct {
+		policy string
+		opts   []middleware.Option
+		want   int
+	}{{"fail open", nil, 200}, {"fail closed", []middleware.Option{middleware.WithFailClosed()}, 503}} {
 		var errs []error
-		h := middleware.Must(s.Client, []middleware.Rule{perIP(5)}, middleware.WithFailurePolicy(policy),
-			middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
+		h := limit(t, s.Client, []middleware.Rule{perIP(5)}, stack{MW: append(tc.opts,
+			middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))})(ok)
 		res := do(h, "GET", "/", "203.0.113.9:1")
-		want := map[middleware.FailurePolicy]int{middleware.FailOpen: 200, middleware.FailClosed: 503}[policy]
-		if res.StatusCode != want || len(errs) != 1 || !errors.Is(errs[0], limiter.ErrBackend) {
-			t.Errorf("policy %d with Redis full: status %d, errors %v; want %d and one ErrBackend", policy, res.StatusCode, errs, want)
+		if res.StatusCode != tc.want || len(errs) != 1 || !errors.Is(errs[0], limiter.ErrBackend) {
+			t.Errorf("%s with Redis full: status %d, errors %v; want %d and one ErrBackend", tc.policy, res.StatusCode, errs, tc.want)
 		}
-		t.Logf("policy %d with Redis full: status %d, error reported: %v", policy, res.StatusCode, errs)
+		t.Logf("%s with Redis full: status %d, error reported: %v", tc.policy, res.StatusCode, errs)
 	}
 }

@@ -42,12 +42,12 @@ type Policy struct {
 	Quota  int
 	Window time.Duration
 	// Unit is the draft's quota unit: "" for requests (the default),
-	// ConcurrentRequests for Concurrency.
+	// "concurrent-requests" for Concurrency.
 	Unit string
 }
 
-// ConcurrentRequests is the quota unit of requests in flight.
-const ConcurrentRequests = "concurrent-requests"
+// concurrentRequests is the quota unit of requests in flight.
+const concurrentRequests = "concurrent-requests"
 
 // PolicyOf returns the quota and window a rate-limit header advertises for
 // a; the zero Policy for nil, or a nil pointer to an algorithm.
@@ -86,10 +86,6 @@ type Result struct {
 	// served: a Queue's wait, 0 for the other algorithms.
 	Delay time.Duration
 }
-
-// Impossible reports whether the request was denied because its cost exceeds
-// what the rule can ever admit.
-func (r Result) Impossible() bool { return r.RetryAfter == Never }
 
 // validateQuantity checks a count that must be positive.
 func validateQuantity(algo, field string, v int) error {

@@ -78,7 +78,7 @@ func TestStringAndPolicy(t *testing.T) {
 		{algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 10}, "GCRA(5 per 1s, burst 10)", algorithms.Policy{Quota: 10, Window: 2 * time.Second}},
 		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}, "Queue(10 per 1s, max delay 2s)", algorithms.Policy{Quota: 21, Window: 2100 * time.Millisecond}},
 		{algorithms.Queue{Rate: 3, Period: time.Second, MaxDelay: time.Second}, "Queue(3 per 1s, max delay 1s)", algorithms.Policy{Quota: 3, Window: 1000002 * time.Microsecond}},
-		{algorithms.Concurrency{Limit: 10, Lease: 30 * time.Second}, "Concurrency(10 in flight, lease 30s)", algorithms.Policy{Quota: 10, Window: 30 * time.Second, Unit: algorithms.ConcurrentRequests}},
+		{algorithms.Concurrency{Limit: 10, Lease: 30 * time.Second}, "Concurrency(10 in flight, lease 30s)", algorithms.Policy{Quota: 10, Window: 30 * time.Second, Unit: "concurrent-requests"}},
 	} {
 		if got := tc.alg.String(); got != tc.str {
 			t.Errorf("String() = %q, want %q", got, tc.str)

@@ -34,5 +34,5 @@ func (a Concurrency) String() string {
 
 // policy is Limit concurrent requests.
 func (a Concurrency) policy() Policy {
-	return Policy{Quota: a.Limit, Window: a.Lease, Unit: ConcurrentRequests}
+	return Policy{Quota: a.Limit, Window: a.Lease, Unit: concurrentRequests}
 }

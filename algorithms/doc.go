@@ -1,9 +1,13 @@
-// Package algorithms defines the six rate-limiting algorithms as plain value
-// types, the Result of a decision, and exact reference models of each.
+// Package algorithms defines the eight rate-limiting algorithms as plain
+// value types (fixed window, sliding log, sliding window counter, token
+// bucket, leaky bucket, GCRA, queue and concurrency), and the Result of a
+// decision.
 //
 // The types carry configuration only: they hold no state and do no I/O. A
-// store (the Redis scripts in package lua, driven by package limiter) keeps
-// the state and applies the semantics written on each type. Every type has
+// store keeps the state and applies the semantics written on each type:
+// the Redis scripts in package lua (package redisstore runs them), or the
+// exact Go models of each algorithm that the in-process memstore runs and
+// the Lua scripts are tested against. Every type has
 // Validate, which names the offending field, and String, which is stable and
 // human-readable.
 //

@@ -15,7 +15,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/client"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
+	"github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
@@ -23,12 +25,12 @@ import (
 // server is a loopback server behind our middleware: GCRA, 5 per second,
 // burst 5, for everyone; refused counts its 429s.
 func server(t *testing.T) (url string, refused *atomic.Int64) {
-	return limitedServer(t, algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, middleware.WithHeaders(headers.Both))
+	return limitedServer(t, algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, nil, middleware.WithHeaders(headers.Both))
 }
 
 // limitedServer serves "ok" behind one rule of alg for everyone, on the
 // memstore, and counts the requests it refuses.
-func limitedServer(t *testing.T, alg algorithms.Algorithm, opts ...middleware.Option) (url string, refused *atomic.Int64) {
+func limitedServer(t *testing.T, alg algorithms.Algorithm, lopts []limiter.Option, opts ...middleware.Option) (url string, refused *atomic.Int64) {
 	t.Helper()
 	refused = &atomic.Int64{}
 	opts = append(opts, middleware.WithHook(func(e middleware.Event) {
@@ -36,10 +38,7 @@ func limitedServer(t *testing.T, alg algorithms.Algorithm, opts ...middleware.Op
 			refused.Add(1)
 		}
 	}))
-	mw, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{{Name: "api", Key: keyfunc.Constant("all"), Algorithm: alg}}, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mw := mwtest.Limit(t, memstore.Must(), []middleware.Rule{{Name: "api", Key: keyfunc.Constant("all"), Algorithm: alg}}, lopts, opts...)
 	srv := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })))
 	t.Cleanup(srv.Close)
 	return srv.URL, refused

@@ -11,6 +11,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/client"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
@@ -19,9 +20,11 @@ import (
 // 3 and gets 3 answers: the third waits until the server said quota is
 // back (t=1), instead of being refused; by then 2 units came back.
 func ExampleTransport() {
-	limit, _ := middleware.NewWithStore(memstore.Must(), []middleware.Rule{
+	rules := []middleware.Rule{
 		{Name: "api", Key: keyfunc.IP(), Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}},
-	}, middleware.WithHeaders(headers.IETF))
+	}
+	lim, _ := limiter.New(memstore.Must(), middleware.LimiterRules(rules))
+	limit, _ := middleware.NewWithLimiter(lim, rules, middleware.WithHeaders(headers.IETF))
 	api := httptest.NewServer(limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")
 	})))

@@ -33,7 +33,7 @@ func TestPacesAtTheAdvertisedRate(t *testing.T) {
 	} {
 		t.Run(alg.String(), func(t *testing.T) {
 			clk := newFakeClock()
-			url, refused := limitedServer(t, alg, middleware.WithHeaders(headers.IETF), middleware.WithLimiterOptions(limiter.WithClock(clk.Now)))
+			url, refused := limitedServer(t, alg, []limiter.Option{limiter.WithClock(clk.Now)}, middleware.WithHeaders(headers.IETF))
 			c := &http.Client{Transport: clk.transport()}
 
 			const n = 20

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 )
 
 // ErrUnavailable is wrapped (with ErrBackend) by the error of a decision
@@ -35,7 +34,7 @@ const tripAfter = 3
 // and how many decisions were answered without Redis) at Info.
 //
 // The evidence is tripAfter round trips failed in a row. A failed dial
-// (nothing listens, the host is unreachable: see dialWatch), an error
+// (nothing listens, the host is unreachable: see the Redis store), an error
 // reply or any other failure trips it at the third; timeouts and
 // connections lost in use only once such failures, with no success in
 // between, have gone on for span: one event (a pause, a CLIENT KILL)
@@ -103,7 +102,7 @@ func (b *breaker) decide(ctx context.Context, now time.Time, checks []StoreCheck
 // when this one is weak (a timeout, a lost connection), the first of them
 // at least span ago.
 func (b *breaker) fail(err error) bool {
-	if !firstOfRoundTrip(err) {
+	if !fault.FirstOfRoundTrip(err) {
 		return false
 	}
 	now := time.Now().UnixNano()
@@ -111,58 +110,7 @@ func (b *breaker) fail(err error) bool {
 	if n == 1 {
 		b.firstFailure.Store(now)
 	}
-	return n >= tripAfter && (!weak(err) || now-b.firstFailure.Load() >= int64(b.span))
-}
-
-// isTimeout reports whether err is a deadline or a network timeout.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
-}
-
-// weak reports a failure that one event fails every call in flight with
-// while Redis is up: a timeout (a pause, a slow command), or a connection
-// lost in use (CLIENT KILL, an idle timeout, a restarted proxy). A failed
-// dial, even one that the call waited for until its deadline, is not weak.
-func weak(err error) bool {
-	return !dialFailed(err) && (isTimeout(err) || connectionLost(err))
-}
-
-// dialFailed reports whether err is, or carries as its cause, a failed
-// dial: nothing to talk to.
-func dialFailed(err error) bool {
-	var op *net.OpError
-	var de *dialError
-	return errors.As(err, &de) || (errors.As(err, &op) && op.Op == "dial")
-}
-
-// connectionLost reports whether err says an established connection was
-// closed or broken.
-func connectionLost(err error) bool {
-	var op *net.OpError
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || (errors.As(err, &op) && op.Op != "dial")
-}
-
-// roundTrip is one round trip to Redis that carried several decisions (a
-// coalesced pipeline): when it fails, the breaker counts it once.
-type roundTrip struct{ counted atomic.Bool }
-
-// sharedFailure is the error of a decision that failed in a round trip
-// shared with others; it reads as the error itself.
-type sharedFailure struct {
-	error
-	trip *roundTrip
-}
-
-func (e *sharedFailure) Unwrap() error { return e.error }
-
-// firstOfRoundTrip reports whether err is the first failure of its round
-// trip that the breaker sees: always, for a decision that had its round
-// trip to itself.
-func firstOfRoundTrip(err error) bool {
-	var sf *sharedFailure
-	return !errors.As(err, &sf) || sf.trip.counted.CompareAndSwap(false, true)
+	return n >= tripAfter && (!fault.Weak(err) || now-b.firstFailure.Load() >= int64(b.span))
 }
 
 // skip answers a decision while the store is down.

@@ -7,17 +7,12 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/internal/logtest"
-	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 )
 
 // flaky fails the calls whose numbers are in fail, with err (a refused
@@ -127,9 +122,9 @@ func TestBreakerLostConnectionsAreNotAnOutage(t *testing.T) {
 
 // A failed dial is evidence at once, even with a span of an hour: a lost
 // connection and then two failed dials (or two timeouts that waited for a
-// connection whose dial failed, see dialWatch.cause) mark Redis down.
+// connection whose dial failed, see transport.DialWatch.Cause) mark Redis down.
 func TestBreakerTripsOnFailedDials(t *testing.T) {
-	waited := withDialCause(&dialError{refused}, context.DeadlineExceeded)
+	waited := fault.WithDialCause(&fault.DialError{Err: refused}, context.DeadlineExceeded)
 	for _, err := range []error{refused, waited} {
 		b := &breaker{store: &scripted{errs: map[int]error{1: io.EOF, 2: err, 3: err}}, retry: time.Hour, span: time.Hour}
 		if got, want := outcomes(b, 5), "failed failed failed skipped skipped"; got != want {
@@ -143,13 +138,13 @@ func TestBreakerTripsOnFailedDials(t *testing.T) {
 // count.
 func TestBreakerCountsARoundTripOnce(t *testing.T) {
 	loading := errors.New("LOADING Redis is loading the dataset in memory")
-	one, two := &roundTrip{}, &roundTrip{}
+	one, two := &fault.RoundTrip{}, &fault.RoundTrip{}
 	errs := map[int]error{}
 	for i := range 20 {
-		errs[i+1] = &sharedFailure{loading, one}
+		errs[i+1] = fault.Shared(loading, one)
 	}
 	for i := range 20 {
-		errs[21+i] = &sharedFailure{loading, two}
+		errs[21+i] = fault.Shared(loading, two)
 	}
 	errs[41] = loading // a third round trip
 	b := &breaker{store: &scripted{errs: errs}, retry: time.Hour, span: time.Hour}
@@ -238,151 +233,5 @@ func TestBreakerIgnoresCallersGivingUp(t *testing.T) {
 		if b.downUntil.Load() != until || b.probing.Load() {
 			t.Errorf("%v: a probe given up moved the retry (%d, was %d) or kept the probe slot", ctx.Err(), b.downUntil.Load(), until)
 		}
-	}
-}
-
-// A dial that fails ends the calls in flight at once with its error; a
-// timeout while no dial has succeeded since carries it as its cause (and
-// is still a timeout); a dial that gave up with its own context, or one
-// that succeeded, is not held against Redis.
-func TestDialWatch(t *testing.T) {
-	w := &dialWatch{}
-	w.newEpoch()
-	dial := func(ctx context.Context, err error) {
-		_, _ = w.DialHook(func(context.Context, string, string) (net.Conn, error) { return nil, err })(ctx, "tcp", "127.0.0.1:1")
-	}
-	inFlight := w.bind(context.Background(), time.Now().Add(time.Hour))
-	defer inFlight.release()
-	dial(context.Background(), refused)
-	<-inFlight.ctx.Done()
-	if err := inFlight.ended(context.Canceled); !errors.Is(err, syscall.ECONNREFUSED) || err.Error() != refused.Error() {
-		t.Errorf("a call ended by the failed dial: %v", err)
-	}
-
-	later := w.bind(context.Background(), time.Now().Add(time.Hour))
-	defer later.release()
-	if later.ctx.Err() != nil {
-		t.Fatal("a call made after the failed dial was ended by it")
-	}
-	err := w.cause(context.DeadlineExceeded)
-	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, syscall.ECONNREFUSED) || !strings.HasPrefix(err.Error(), refused.Error()) {
-		t.Errorf("a timeout after the failed dial: %v", err)
-	}
-	if err := w.cause(io.EOF); err != io.EOF {
-		t.Errorf("EOF became %v", err)
-	}
-
-	gaveUp, cancel := context.WithCancel(context.Background())
-	cancel()
-	dial(gaveUp, &net.OpError{Op: "dial", Net: "tcp", Err: context.Canceled})
-	if later.ctx.Err() != nil {
-		t.Error("a dial that gave up with its context ended the calls in flight")
-	}
-	dial(context.Background(), nil)
-	if err := w.cause(context.DeadlineExceeded); err != context.DeadlineExceeded {
-		t.Errorf("a timeout after a successful dial: %v", err)
-	}
-}
-
-// logCount is how many of rec's records say msg, and their "error"
-// attributes.
-func logCount(rec *logtest.Recorder, msg string) (n int, errs []string) {
-	for _, r := range rec.Records() {
-		if r.Message == msg {
-			n++
-			if e, ok := logtest.Attrs(r)["error"]; ok {
-				errs = append(errs, e.String())
-			}
-		}
-	}
-	return n, errs
-}
-
-// Redis refusing connections: go-redis redials until the call's deadline,
-// but the decisions fail with the refusal (at once), which the breaker
-// logs as the cause when it marks Redis down; no error carries the
-// identity.
-func TestRefusedConnectionIsTheCause(t *testing.T) {
-	for _, coalesce := range []bool{true, false} {
-		logged := logtest.Capture(t)
-		s := redistest.Start(t)
-		rdb := redis.NewClient(&redis.Options{Addr: s.Addr}) // go-redis's defaults
-		defer rdb.Close()
-		lim, err := New(rdb, []Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}},
-			WithDenyCache(0, 0), WithCoalescing(coalesce))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lim.Allow(context.Background(), "r", "alice@example.com"); err != nil {
-			t.Fatal(err)
-		}
-		s.Stop()
-		for i := range tripAfter {
-			_, err := lim.Allow(context.Background(), "r", "alice@example.com")
-			if !errors.Is(err, ErrBackend) || !errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "alice") {
-				t.Errorf("coalescing %v, decision %d with Redis refusing connections: %v, want ErrBackend with the refusal", coalesce, i, err)
-			}
-		}
-		if n, errs := logCount(logged, "rate limit backend down"); n != 1 || !strings.Contains(errs[0], "connection refused") {
-			t.Errorf("coalescing %v: logged %d down transitions, errors %q; want one, caused by the refused connection", coalesce, n, errs)
-		}
-	}
-}
-
-// CLIENT KILL of a healthy Redis, 5 times 250 ms apart, under 64
-// goroutines deciding for one client (deny cache off): each kill fails the
-// decisions in flight, the next ones redial and succeed, and Redis is
-// never marked down; the limit holds.
-func TestClientKillKeepsRedisUp(t *testing.T) {
-	logged := logtest.Capture(t)
-	s := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr})
-	defer rdb.Close()
-	lim, err := New(rdb, []Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}}, WithDenyCache(0, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var admitted, denied, failed, unavailable atomic.Int64
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for range 64 {
-		wg.Go(func() {
-			for n := 0; n < 100_000 && !stop.Load(); n++ {
-				d, err := lim.Allow(context.Background(), "r", "one")
-				switch {
-				case errors.Is(err, ErrUnavailable):
-					unavailable.Add(1)
-				case err != nil:
-					failed.Add(1)
-				case d.Allowed:
-					admitted.Add(1)
-				default:
-					denied.Add(1)
-				}
-			}
-		})
-	}
-	kills := 5
-	for range kills {
-		time.Sleep(250 * time.Millisecond)
-		if err := s.Client.Do(context.Background(), "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
-			t.Error(err)
-		}
-	}
-	time.Sleep(250 * time.Millisecond)
-	stop.Store(true)
-	wg.Wait()
-	down, causes := logCount(logged, "rate limit backend down")
-	up, _ := logCount(logged, "rate limit backend up")
-	t.Logf("%d CLIENT KILLs: admitted %d (limit 100), denied %d, failed %d, turned away as down %d; marked down %d times, up %d",
-		kills, admitted.Load(), denied.Load(), failed.Load(), unavailable.Load(), down, up)
-	if failed.Load() == 0 {
-		t.Fatal("no decision was in flight at a kill: the test proves nothing")
-	}
-	if down != 0 || unavailable.Load() != 0 {
-		t.Errorf("Redis, up all along, was marked down %d times (causes %q), turning %d decisions away", down, causes, unavailable.Load())
-	}
-	if admitted.Load() > 100 {
-		t.Errorf("admitted %d, limit 100", admitted.Load())
 	}
 }

@@ -1,8 +1,6 @@
 package limiter_test
 
 import (
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // TestCluster runs the behaviour tables, the all-or-nothing stacks, the
@@ -43,11 +42,11 @@ func TestCluster(t *testing.T) {
 		name string
 		rdb  redis.Scripter
 	}{{"cluster client", c.Client}, {"autopipeliner", ap}, {"async autopipeliner", async}} {
-		store := mustStore(limiter.NewRedisStore(client.rdb, limiter.WithCluster(), limiter.WithMinTTL(time.Hour), limiter.WithTimeout(5*time.Second)))
+		store := mustStore(redisstore.New(client.rdb, redisstore.WithCluster(), redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(5*time.Second)))
 
 		t.Run(client.name+"/stack across slots is all-or-nothing", func(t *testing.T) {
 			rules := append(ruletest.Six(10), limiter.Rule{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}})
-			lim, err := limiter.NewWithStore(store, rules, fixedClock(bases[0]), limiter.WithPrefix("stack-"+client.name[:4]))
+			lim, err := limiter.New(store, rules, fixedClock(bases[0]), limiter.WithPrefix("stack-"+client.name[:4]))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,12 +74,12 @@ func TestCluster(t *testing.T) {
 
 		t.Run(client.name+"/64 goroutines admit exactly the limit", func(t *testing.T) {
 			for i, r := range ruletest.Six(100) {
-				lim, err := limiter.NewWithStore(store, []limiter.Rule{r}, fixedClock(bases[0].Add(time.Duration(i)*time.Minute)),
+				lim, err := limiter.New(store, []limiter.Rule{r}, fixedClock(bases[0].Add(time.Duration(i)*time.Minute)),
 					limiter.WithPrefix("hot-"+client.name[:4]))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, r.Name, "hot") }); got != 100 {
+				if got := ruletest.Hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, r.Name, "hot") }); got != 100 {
 					t.Errorf("%s: admitted %d, want 100", r.Name, got)
 				}
 			}
@@ -92,11 +91,11 @@ func TestCluster(t *testing.T) {
 				{Name: "b", Algorithm: algorithms.SlidingLog{Limit: 50, Window: time.Hour}},
 				{Name: "c", Algorithm: algorithms.TokenBucket{Capacity: 1000, Rate: 1, Period: time.Hour}},
 			}
-			lim, err := limiter.NewWithStore(store, rules, fixedClock(bases[0]), limiter.WithPrefix("mix-"+client.name[:4]))
+			lim, err := limiter.New(store, rules, fixedClock(bases[0]), limiter.WithPrefix("mix-"+client.name[:4]))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Decide(ctx, ruletest.Checks(rules, "x", 1)...) }); got != 50 {
+			if got := ruletest.Hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Decide(ctx, ruletest.Checks(rules, "x", 1)...) }); got != 50 {
 				t.Errorf("admitted %d stacks, want exactly the binding limit 50", got)
 			}
 			// Everything the 270 denied stacks consumed was given back.
@@ -106,27 +105,4 @@ func TestCluster(t *testing.T) {
 			}
 		})
 	}
-}
-
-// hammer runs goroutines*each decisions and returns how many were allowed.
-func hammer(t *testing.T, goroutines, each int, decide func() (limiter.Decision, error)) int64 {
-	t.Helper()
-	var admitted atomic.Int64
-	var wg sync.WaitGroup
-	for range goroutines {
-		wg.Go(func() {
-			for range each {
-				d, err := decide()
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if d.Allowed {
-					admitted.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return admitted.Load()
 }

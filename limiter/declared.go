@@ -25,7 +25,7 @@ type declaration struct {
 
 // declared is a declaration's algorithm and how many live limiters made it.
 type declared struct {
-	signature string
+	params    string
 	algorithm string
 	limiters  int
 }
@@ -50,7 +50,7 @@ func declare(l *Limiter) error {
 	declarations.Lock()
 	defer declarations.Unlock()
 	for _, k := range keys {
-		if d := declarations.m[k]; d != nil && d.signature != l.rules[k.rule].algo.signature {
+		if d := declarations.m[k]; d != nil && d.params != l.rules[k.rule].algo.params {
 			return fmt.Errorf("%w: rule %q is %v here and %s in another limiter on the same store and prefix: they would share its counters; give one of them another name",
 				ratelimit.ErrConfig, k.rule, l.rules[k.rule].algo.alg, d.algorithm)
 		}
@@ -59,7 +59,7 @@ func declare(l *Limiter) error {
 		d := declarations.m[k]
 		if d == nil {
 			r := l.rules[k.rule]
-			d = &declared{signature: r.algo.signature, algorithm: r.algo.alg.String()}
+			d = &declared{params: r.algo.params, algorithm: r.algo.alg.String()}
 			declarations.m[k] = d
 		}
 		d.limiters++
@@ -81,15 +81,15 @@ func release(keys []declaration) {
 	}
 }
 
-// scopeOf is what a store's state is known to be shared by: the Redis
-// client a RedisStore was given (two stores on one client share it), or
-// the store itself; nil when that cannot be a map key. Two clients of one
-// server are two scopes: a server's address may be another server's in
-// a later test, or after a restart.
+// scopeOf is what a store's state is known to be shared by: a Remote
+// store's Client (two Redis stores on one client share it), or the store
+// itself; nil when that cannot be a map key. Two clients of one server are
+// two scopes: a server's address may be another server's in a later test,
+// or after a restart.
 func scopeOf(store Store) any {
 	var scope any = store
-	if s, ok := store.(*RedisStore); ok {
-		scope = s.scope
+	if r, ok := store.(Remote); ok {
+		scope = r.Client()
 	}
 	if t := reflect.TypeOf(scope); t == nil || !t.Comparable() {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
@@ -46,17 +47,52 @@ type stackID [2]uint64
 type denial struct {
 	at, until time.Time
 	results   []RuleResult
-	epoch     uint64 // forgotten when it was put
+	changes   uint64 // operatorChanges when its request was sent
+}
+
+// operatorChanges counts the Resets, Blocks and Unblocks made in this
+// process, by any Limiter: a denial cached before the latest one is not
+// trusted, so an operator's call takes effect at once on the instance
+// that made it (and within the deny cache's maxAge on the others).
+var operatorChanges atomic.Uint64
+
+// operatorChanged counts an operator's call in operatorChanges.
+func operatorChanged() { operatorChanges.Add(1) }
+
+// ticket is what caching a stack's denial needs: the stack, when its
+// request was sent, and operatorChanges then. ok is false for a stack
+// that is not cached.
+type ticket struct {
+	id      stackID
+	sent    time.Time
+	changes uint64
+	ok      bool
+}
+
+// lookup returns the cached denial of checks at now (the passed-in
+// clock's time, or zero for the local clock), Cached set, or the ticket
+// to cache the store's answer with.
+func (c *denyCache) lookup(checks []StoreCheck, now time.Time) (Decision, ticket) {
+	id, ok := c.stackOf(checks)
+	if !ok {
+		return Decision{}, ticket{}
+	}
+	t := ticket{id: id, sent: now, changes: operatorChanges.Load(), ok: true}
+	if t.sent.IsZero() {
+		t.sent = time.Now()
+	}
+	d, _ := c.get(id, t.sent)
+	return d, t
 }
 
 func newDenyCache(size int, maxAge time.Duration) *denyCache {
 	return &denyCache{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, max: max(1, size/16), maxAge: maxAge}
 }
 
-// signature identifies a stack by its keys and costs. ok is false for
+// stackOf identifies a stack by its keys, algorithms and costs. ok is false for
 // stacks that are not cached: any cost of 0, or a Concurrency rule (leases
 // come back when requests end, long before the wait it reports).
-func (c *denyCache) signature(checks []StoreCheck) (stackID, bool) {
+func (c *denyCache) stackOf(checks []StoreCheck) (stackID, bool) {
 	var id stackID
 	for i, seed := range c.seeds {
 		var h maphash.Hash
@@ -66,7 +102,7 @@ func (c *denyCache) signature(checks []StoreCheck) (stackID, bool) {
 				return stackID{}, false
 			}
 			h.WriteString(ch.Key)
-			h.WriteString(ch.signature)
+			h.WriteString(ch.params)
 			var cost [9]byte
 			for j := range 8 {
 				cost[j] = byte(uint64(ch.Cost) >> (8 * j))
@@ -78,18 +114,18 @@ func (c *denyCache) signature(checks []StoreCheck) (stackID, bool) {
 	return id, true
 }
 
-func (c *denyCache) shard(sig stackID) *denyShard {
-	return &c.shards[sig[0]%uint64(len(c.shards))]
+func (c *denyCache) shard(id stackID) *denyShard {
+	return &c.shards[id[0]%uint64(len(c.shards))]
 }
 
-// get returns the cached denial of sig at now, with its waits shortened by
+// get returns the cached denial of id at now, with its waits shortened by
 // the time since.
-func (c *denyCache) get(sig stackID, now time.Time) (Decision, bool) {
-	sh := c.shard(sig)
+func (c *denyCache) get(id stackID, now time.Time) (Decision, bool) {
+	sh := c.shard(id)
 	sh.mu.Lock()
-	d, ok := sh.entries[sig]
-	if ok && (!now.Before(d.until) || d.epoch != forgotten.Load()) {
-		delete(sh.entries, sig)
+	d, ok := sh.entries[id]
+	if ok && (!now.Before(d.until) || d.changes != operatorChanges.Load()) {
+		delete(sh.entries, id)
 		ok = false
 	}
 	sh.mu.Unlock()
@@ -117,14 +153,14 @@ func shorten(wait, elapsed time.Duration) time.Duration {
 	return (left + time.Millisecond - 1).Truncate(time.Millisecond)
 }
 
-// put remembers a denial answered for a request sent at sent, when the
-// count of Resets and Unblocks was epoch.
-func (c *denyCache) put(sig stackID, sent time.Time, epoch uint64, d Decision) {
+// put remembers d, the store's denial of t's stack.
+func (c *denyCache) put(t ticket, d Decision) {
+	id, sent := t.id, t.sent
 	wait := d.RetryAfter()
 	if wait <= time.Millisecond || wait == algorithms.Never {
 		return
 	}
-	sh := c.shard(sig)
+	sh := c.shard(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.entries == nil {
@@ -144,6 +180,6 @@ func (c *denyCache) put(sig stackID, sent time.Time, epoch uint64, d Decision) {
 		}
 	}
 	// A copy: the caller owns d.Results and may change it.
-	sh.entries[sig] = denial{at: sent, until: sent.Add(min(wait-time.Millisecond, c.maxAge)), results: slices.Clone(d.Results),
-		epoch: epoch}
+	sh.entries[id] = denial{at: sent, until: sent.Add(min(wait-time.Millisecond, c.maxAge)), results: slices.Clone(d.Results),
+		changes: t.changes}
 }

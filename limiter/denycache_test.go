@@ -9,7 +9,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 func TestDenyCacheAnswersWithoutRedis(t *testing.T) {
@@ -17,7 +19,7 @@ func TestDenyCacheAnswersWithoutRedis(t *testing.T) {
 	calls := &counter{}
 	s.Client.AddHook(calls)
 	now := bases[0]
-	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}},
+	lim, err := ruletest.Build(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}},
 		limiter.WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func TestDenyCacheAnswersWithoutRedis(t *testing.T) {
 	if d, _ := lim.Allow(ctx, "r", "a"); !d.Allowed {
 		t.Errorf("after the wait: %+v, want allowed", d)
 	}
-	if _, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}},
+	if _, err := ruletest.Build(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}},
 		limiter.WithDenyCache(-1, 0)); !errors.Is(err, ratelimit.ErrConfig) {
 		t.Errorf("negative size: %v", err)
 	}
@@ -67,7 +69,7 @@ func TestDenyCacheStalenessIsBounded(t *testing.T) {
 	rules := []limiter.Rule{{Name: "daily", Algorithm: algorithms.GCRA{Rate: 1, Period: 24 * time.Hour, Burst: 1}}}
 	var instances []*limiter.Limiter
 	for range 2 {
-		lim, err := limiter.New(s.Client, rules, limiter.WithClock(func() time.Time { return now }), limiter.WithMinTTL(48*time.Hour),
+		lim, err := ruletest.Build(s.Client, rules, limiter.WithClock(func() time.Time { return now }), redisstore.WithMinTTL(48*time.Hour),
 			limiter.WithDenyCache(100, 500*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
@@ -108,8 +110,8 @@ func TestDenyCacheStalenessIsBounded(t *testing.T) {
 func TestFullDenyCacheReplacesEntries(t *testing.T) {
 	_, c := redistest.Mini(t)
 	now := bases[0]
-	lim, err := limiter.New(c, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}}},
-		limiter.WithClock(func() time.Time { return now }), limiter.WithMinTTL(time.Hour), limiter.WithDenyCache(16, time.Minute))
+	lim, err := ruletest.Build(c, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}}},
+		limiter.WithClock(func() time.Time { return now }), redisstore.WithMinTTL(time.Hour), limiter.WithDenyCache(16, time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,19 @@
 // Package limiter decides rate limits for any kind of request (HTTP, gRPC,
-// job workers) against Redis. The middleware package is a thin HTTP layer
-// over it.
+// job workers) against a Store: Redis (package redisstore), or the
+// in-process memstore. The middleware package is a thin HTTP layer over
+// it.
 //
 // A Limiter holds named rules. Each call to Decide checks a stack of rules,
-// each Check naming its rule, for given identities in one Lua script run:
-// one round trip to Redis, and all-or-nothing, so a request denied by one
-// rule consumes nothing of the others. Allow is Decide for one rule at
-// cost 1. By default the script reads the Redis server's TIME, so every app
-// server decides on one clock.
+// each Check naming its rule, for given identities in one store call (one
+// Lua script run on Redis: one round trip), all-or-nothing, so a request
+// denied by one rule consumes nothing of the others. Allow is Decide for
+// one rule at cost 1. By default the Redis store reads the server's TIME,
+// so every app server decides on one clock.
+//
+// The package holds the decision API and what protects callers from a
+// Remote store's failures: the breaker that marks a store down
+// (WithRetryInterval, WithFallback) and the deny cache (WithDenyCache).
+// Stores implement Store; they know nothing of rules, only of keys.
 //
 // # Keys
 //
@@ -26,10 +32,10 @@
 // identity can end the hash tag, collide with another, or make a key long.
 // Rule names are restricted to [A-Za-z0-9._-].
 //
-// # Limits per request
+// # Plans
 //
-// A Check may carry its own Algorithm (a customer's plan) in place of its
-// rule's. When a client's limit changes, its state carries over where the
+// A Check may carry a Plan, an algorithm in place of its rule's: the limit
+// of a customer's plan. When a client's plan changes, its state carries over where the
 // new limit can read it: counts in the same window (fixed and sliding
 // windows, sliding log, concurrency leases: an upgrade from 2 to 5 an hour
 // admits 3 more at once, a downgrade admits nothing until the counts

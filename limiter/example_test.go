@@ -10,25 +10,31 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
-// newRedis starts an in-process Redis whose TIME is fixed, standing in for
-// redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}).
-func newRedis() (*redis.Client, func()) {
+// newRedis starts an in-process Redis whose TIME is fixed, and returns the
+// Redis store on it, standing in for
+// redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})).
+func newRedis() (*redisstore.Store, func()) {
 	srv, _ := miniredis.Run()
 	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	return rdb, func() { rdb.Close(); srv.Close() }
+	store, err := redisstore.New(rdb)
+	if err != nil {
+		panic(err)
+	}
+	return store, func() { rdb.Close(); srv.Close() }
 }
 
 // A per-user GCRA stacked with a global fixed window, decided in one round
 // trip. The third request is denied by the per-user rule, and consumes
 // nothing of the global one.
 func Example() {
-	rdb, stop := newRedis()
+	store, stop := newRedis()
 	defer stop()
 
-	lim, err := limiter.New(rdb, []limiter.Rule{
+	lim, err := limiter.New(store, []limiter.Rule{
 		{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 2}},
 		{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Minute}},
 	})
@@ -54,10 +60,10 @@ func Example() {
 // A cost above what the rule can ever admit is denied with RetryAfter set to
 // algorithms.Never; a cost of 0 peeks.
 func ExampleLimiter_Decide() {
-	rdb, stop := newRedis()
+	store, stop := newRedis()
 	defer stop()
 
-	lim, _ := limiter.New(rdb, []limiter.Rule{
+	lim, _ := limiter.New(store, []limiter.Rule{
 		{Name: "uploads", Algorithm: algorithms.TokenBucket{Capacity: 100, Rate: 10, Period: time.Second}},
 	}, limiter.WithClock(func() time.Time { return time.Unix(1_800_000_000, 0) }))
 
@@ -67,23 +73,23 @@ func ExampleLimiter_Decide() {
 			panic(err)
 		}
 		r := d.Results[0]
-		fmt.Printf("cost %3d: allowed=%v remaining=%d impossible=%v retry=%v\n", cost, r.Allowed, r.Remaining, r.Impossible(), r.RetryAfter == algorithms.Never)
+		fmt.Printf("cost %3d: allowed=%v remaining=%d impossible=%v\n", cost, r.Allowed, r.Remaining, r.RetryAfter == algorithms.Never)
 	}
 	// Output:
-	// cost  60: allowed=true remaining=40 impossible=false retry=false
-	// cost  60: allowed=false remaining=40 impossible=false retry=false
-	// cost   0: allowed=true remaining=40 impossible=false retry=false
-	// cost 101: allowed=false remaining=40 impossible=true retry=true
+	// cost  60: allowed=true remaining=40 impossible=false
+	// cost  60: allowed=false remaining=40 impossible=false
+	// cost   0: allowed=true remaining=40 impossible=false
+	// cost 101: allowed=false remaining=40 impossible=true
 }
 
 // One rule, cost 1: a job worker that waits when its tenant is over the
 // limit.
 func ExampleLimiter_Allow() {
-	rdb, stop := newRedis()
+	store, stop := newRedis()
 	defer stop()
 	ctx := context.Background()
 
-	lim, err := limiter.New(rdb, []limiter.Rule{
+	lim, err := limiter.New(store, []limiter.Rule{
 		{Name: "per-tenant", Algorithm: algorithms.TokenBucket{Capacity: 2, Rate: 1, Period: time.Second}},
 	})
 	if err != nil {
@@ -115,11 +121,11 @@ func ExampleLimiter_Allow() {
 // Operator controls: a ban on every instance, lifted; a client's state
 // forgotten; a quota page that consumes nothing.
 func ExampleLimiter_Block() {
-	rdb, stop := newRedis()
+	store, stop := newRedis()
 	defer stop()
 	ctx := context.Background()
 
-	admin, err := limiter.New(rdb, []limiter.Rule{
+	admin, err := limiter.New(store, []limiter.Rule{
 		{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}, Blockable: true},
 	})
 	if err != nil {
@@ -157,11 +163,11 @@ func ExampleLimiter_Block() {
 // Settlement: reserve the most a request can cost, then charge what it
 // used once known (tokens generated, say); the rest is given back exactly.
 func ExampleLimiter_Settle() {
-	rdb, stop := newRedis()
+	store, stop := newRedis()
 	defer stop()
 	ctx := context.Background()
 
-	lim, err := limiter.New(rdb, []limiter.Rule{
+	lim, err := limiter.New(store, []limiter.Rule{
 		{Name: "tokens", Algorithm: algorithms.TokenBucket{Capacity: 10_000, Rate: 1_000, Period: time.Minute}},
 	})
 	if err != nil {
@@ -187,11 +193,11 @@ func ExampleLimiter_Settle() {
 // (10 a second), each waiting for its turn; past a 2 s wait they are
 // refused.
 func ExampleLimiter_Wait() {
-	rdb, stop := newRedis()
+	store, stop := newRedis()
 	defer stop()
 	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-	lim, err := limiter.New(rdb, []limiter.Rule{
+	lim, err := limiter.New(store, []limiter.Rule{
 		{Name: "export", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}},
 	}, limiter.WithClock(func() time.Time { return start })) // the jobs arrive together
 	if err != nil {

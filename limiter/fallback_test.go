@@ -12,8 +12,10 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // counter counts the commands a client sends.
@@ -31,8 +33,8 @@ func TestFallbackWhileRedisIsDown(t *testing.T) {
 	s := redistest.Start(t)
 	calls := &counter{}
 	s.Client.AddHook(calls)
-	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 4, Window: time.Hour}}},
-		limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(300*time.Millisecond), limiter.WithTimeout(time.Second))
+	lim, err := ruletest.Build(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 4, Window: time.Hour}}},
+		limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(300*time.Millisecond), redisstore.WithTimeout(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestFallbackOptions(t *testing.T) {
 	_, c := redistest.Mini(t)
 	rules := []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}
 	for _, opt := range []limiter.Option{limiter.WithFallback(nil), limiter.WithRetryInterval(-time.Second), limiter.WithRetryInterval(0)} {
-		if _, err := limiter.New(c, rules, opt); !errors.Is(err, ratelimit.ErrConfig) {
+		if _, err := ruletest.Build(c, rules, opt); !errors.Is(err, ratelimit.ErrConfig) {
 			t.Errorf("got %v, want ErrConfig", err)
 		}
 	}
@@ -85,8 +87,8 @@ func TestFailFastWhileRedisIsDown(t *testing.T) {
 	s := redistest.Start(t)
 	calls := &counter{}
 	s.Client.AddHook(calls)
-	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}},
-		limiter.WithTimeout(100*time.Millisecond), limiter.WithRetryInterval(300*time.Millisecond))
+	lim, err := ruletest.Build(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}},
+		redisstore.WithTimeout(100*time.Millisecond), limiter.WithRetryInterval(300*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

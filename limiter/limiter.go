@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	algodesc "github.com/seed-bff0c9e1/ratelimit/internal/algo"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
-	"github.com/seed-bff0c9e1/ratelimit/internal/script"
+	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
+	"github.com/seed-bff0c9e1/ratelimit/internal/options"
 )
 
 // Rule is a named limit. Name appears in keys and headers: 1 to 64 bytes of
@@ -39,12 +40,12 @@ type Check struct {
 	Identity string
 	// Cost is the request's weight: 0 peeks without consuming.
 	Cost int
-	// Algorithm, when set, replaces the rule's algorithm for this check:
+	// Plan, when set, replaces the rule's algorithm for this check:
 	// the limit of a customer's plan, say. It is validated on first use
 	// (an invalid one is an ErrCheck naming the rule) and remembered by
-	// value. See "Limits per request" in the package doc for what happens
+	// value. See "Plans" in the package doc for what happens
 	// to a client's state when its limit changes.
-	Algorithm algorithms.Algorithm
+	Plan algorithms.Algorithm
 }
 
 // Limiter decides stacks of rules against a Store. It is safe for
@@ -54,7 +55,8 @@ type Limiter struct {
 	breaker *breaker   // nil for in-process stores
 	denied  *denyCache // nil when off
 	rules   map[string]*rule
-	algos   sync.Map // algorithms.Algorithm -> *algo, for per-check algorithms
+	given   []Rule   // as New was given them
+	algos   sync.Map // algorithms.Algorithm -> *algo, for plans
 	cfg     config
 }
 
@@ -67,22 +69,22 @@ type rule struct {
 
 // algo is a validated algorithm and what the limiter derives from it once.
 type algo struct {
-	alg       algorithms.Algorithm
-	suffix    string // ends its keys
-	signature string // its parameters, for the deny cache
-	policy    algorithms.Policy
-	err       error // invalid: the reason
+	alg    algorithms.Algorithm
+	suffix string // ends its keys
+	params string // identifies it and its parameters (deny cache, settlement, declarations)
+	policy algorithms.Policy
+	err    error // invalid: the reason
 }
 
 func newAlgo(alg algorithms.Algorithm) *algo {
-	p, err := script.Encode(alg)
+	d, err := algodesc.Describe(alg)
 	if err != nil {
 		return &algo{err: unprefixed(err)}
 	}
-	return &algo{alg: alg, suffix: p.KeySuffix, signature: p.Signature, policy: algorithms.PolicyOf(alg)}
+	return &algo{alg: alg, suffix: d.KeySuffix, params: d.Params, policy: algorithms.PolicyOf(alg)}
 }
 
-// algoOf is a per-check algorithm, validated once per value.
+// algoOf is a plan, validated once per value.
 func (l *Limiter) algoOf(alg algorithms.Algorithm) *algo {
 	if a, ok := l.algos.Load(alg); ok {
 		return a.(*algo)
@@ -91,41 +93,30 @@ func (l *Limiter) algoOf(alg algorithms.Algorithm) *algo {
 	return a.(*algo)
 }
 
-// New returns a Limiter on Redis: NewWithStore on NewRedisStore(rdb), each
-// given its options. It validates the rules and options and does not touch
-// Redis: the script is loaded on first use, so a limiter starts while Redis
-// is down. rdb may be a *redis.Client, *redis.ClusterClient, *redis.Ring,
-// a failover client or an AutoPipeliner.
-func New(rdb redis.Scripter, rules []Rule, opts ...Option) (*Limiter, error) {
-	storeOpts, limiterOpts := split(opts)
-	store, err := NewRedisStore(rdb, storeOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return NewWithStore(store, rules, limiterOpts...)
-}
-
-// NewWithStore returns a Limiter on any Store, such as a RedisStore or the
-// in-process memstore.
-func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
+// New returns a Limiter that decides rules on store: a Redis store
+// (package redisstore), the in-process memstore, or any other Store. It
+// validates the rules and options and does not touch the store, so a
+// limiter on Redis starts while Redis is down. A Remote store gets a
+// breaker (see WithRetryInterval) and a deny cache (see WithDenyCache).
+func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	if store == nil {
 		return nil, fmt.Errorf("%w: nil store", ratelimit.ErrConfig)
 	}
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("%w: no rules", ratelimit.ErrConfig)
 	}
-	l := &Limiter{store: store, cfg: defaults(), rules: make(map[string]*rule, len(rules))}
-	if err := l.cfg.apply(opts, false); err != nil {
+	l := &Limiter{store: store, cfg: defaults(), rules: make(map[string]*rule, len(rules)), given: slices.Clone(rules)}
+	if err := options.Apply(&l.cfg, opts); err != nil {
 		return nil, err
 	}
-	_, redis := store.(*RedisStore)
-	if (redis || l.cfg.denySet) && l.cfg.denyCache > 0 {
+	remote, isRemote := store.(Remote)
+	if (isRemote || l.cfg.denySet) && l.cfg.denyCache > 0 {
 		l.denied = newDenyCache(l.cfg.denyCache, l.cfg.denyAge)
 	}
-	if redis || l.cfg.fallback != nil {
+	if isRemote || l.cfg.fallback != nil {
 		l.breaker = &breaker{store: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
-		if rs, ok := store.(*RedisStore); ok {
-			l.breaker.span = rs.timeout
+		if isRemote {
+			l.breaker.span = remote.Timeout()
 		}
 	}
 	for i, r := range rules {
@@ -149,6 +140,9 @@ func NewWithStore(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	}
 	return l, nil
 }
+
+// Rules returns the limiter's rules, as New was given them.
+func (l *Limiter) Rules() []Rule { return slices.Clone(l.given) }
 
 // Allow decides a request of cost 1 against one rule.
 func (l *Limiter) Allow(ctx context.Context, rule, identity string) (Decision, error) {
@@ -194,19 +188,11 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []StoreCheck, rules []che
 	}
 	// A stack that Redis denied is denied again locally until its wait is
 	// over (see WithDenyCache).
-	var sig stackID
-	var sent time.Time
-	var epoch uint64
-	cacheable := false
+	var t ticket
 	if l.denied != nil {
-		if sig, cacheable = l.denied.signature(sc); cacheable {
-			epoch = forgotten.Load()
-			if sent = now; sent.IsZero() {
-				sent = time.Now()
-			}
-			if d, ok := l.denied.get(sig, sent); ok {
-				return d, nil
-			}
+		var d Decision
+		if d, t = l.denied.lookup(sc, now); d.Cached {
+			return d, nil
 		}
 	}
 	d, err := l.decide(ctx, now, sc)
@@ -220,8 +206,8 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []StoreCheck, rules []che
 		res := &d.Results[i]
 		res.Rule, res.Policy, res.Limit, res.check = r.rule.name, r.algo.policy, r.algo.policy.Quota, sc[i]
 	}
-	if cacheable && !d.Allowed && !d.Fallback {
-		l.denied.put(sig, sent, epoch, d)
+	if t.ok && !d.Allowed && !d.Fallback {
+		l.denied.put(t, d)
 	}
 	return d, err
 }
@@ -241,8 +227,8 @@ func (l *Limiter) prepare(checks []Check, out []checked) ([]StoreCheck, []checke
 			return nil, nil, fmt.Errorf("%w: no rule %q", ErrCheck, c.Rule)
 		}
 		a := r.algo
-		if c.Algorithm != nil {
-			if a = l.algoOf(c.Algorithm); a.err != nil {
+		if c.Plan != nil {
+			if a = l.algoOf(c.Plan); a.err != nil {
 				return nil, nil, fmt.Errorf("%w: rule %q: %w", ErrCheck, r.name, a.err)
 			}
 		}
@@ -252,7 +238,7 @@ func (l *Limiter) prepare(checks []Check, out []checked) ([]StoreCheck, []checke
 		if c.Cost < 0 {
 			return nil, nil, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
 		}
-		sc[i] = StoreCheck{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Cost: c.Cost, signature: a.signature}
+		sc[i] = StoreCheck{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Cost: c.Cost, params: a.params}
 		if r.blockable {
 			sc[i].Blocks, sc[i].Penalty = r.key(l.cfg.prefix, c.Identity, blockSuffix), r.penalty
 		}
@@ -289,7 +275,7 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []StoreCheck) (D
 // backendError wraps a store failure in ErrBackend, and network timeouts in
 // context.DeadlineExceeded too, so callers test for one thing.
 func backendError(err error) error {
-	if isTimeout(err) && !errors.Is(err, context.DeadlineExceeded) { // a network timeout
+	if fault.IsTimeout(err) && !errors.Is(err, context.DeadlineExceeded) { // a network timeout
 		return fmt.Errorf("%w: %w: %w", ErrBackend, context.DeadlineExceeded, unprefixed(err))
 	}
 	return fmt.Errorf("%w: %w", ErrBackend, unprefixed(err))

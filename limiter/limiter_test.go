@@ -17,15 +17,15 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
-	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 var ctx = context.Background()
 
 // exactnessTimeout is for tests that count admissions under contention, not
 // latency: a slow moment on a loaded machine must not fail them.
-var exactnessTimeout = limiter.WithTimeout(5 * time.Second)
+var exactnessTimeout = redisstore.WithTimeout(5 * time.Second)
 
 func must(l *limiter.Limiter, err error) *limiter.Limiter {
 	if err != nil {
@@ -42,7 +42,7 @@ func TestStackIsAllOrNothing(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			rules := append(ruletest.Six(10), limiter.Rule{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}})
-			lim, err := limiter.New(b.Client, rules, fixedClock(bases[0]), limiter.WithPrefix("stack"))
+			lim, err := ruletest.Build(b.Client, rules, fixedClock(bases[0]), limiter.WithPrefix("stack"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func TestDeniedRequestChangesNothing(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			for _, r := range ruletest.Six(3) {
-				lim, err := limiter.New(b.Client, []limiter.Rule{r}, fixedClock(bases[1]), limiter.WithPrefix("deny"))
+				lim, err := ruletest.Build(b.Client, []limiter.Rule{r}, fixedClock(bases[1]), limiter.WithPrefix("deny"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -93,7 +93,7 @@ func TestDeniedRequestChangesNothing(t *testing.T) {
 						t.Fatalf("%s: fill: %v %v", r.Name, d, err)
 					}
 				}
-				key := fmt.Sprintf("deny:{%s:x}:%s", r.Name, keySuffix(r.Algorithm))
+				key := fmt.Sprintf("deny:{%s:x}:%s", r.Name, ruletest.KeySuffix(r.Algorithm))
 				before, ttlBefore := snapshot(t, b.Client, key)
 				for _, cost := range []int{1, 2, 4} {
 					if d, err := lim.Decide(ctx, limiter.Check{Rule: r.Name, Identity: "x", Cost: cost}); err != nil || d.Allowed {
@@ -136,7 +136,7 @@ func snapshot(t *testing.T, c *redis.Client, key string) (string, time.Duration)
 func TestEveryKeyHasABoundedTTL(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			lim, err := limiter.New(b.Client, ruletest.Six(5), limiter.WithPrefix("ttl"))
+			lim, err := ruletest.Build(b.Client, ruletest.Six(5), limiter.WithPrefix("ttl"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +145,7 @@ func TestEveryKeyHasABoundedTTL(t *testing.T) {
 				t.Fatalf("%+v %v", d, err)
 			}
 			for i, r := range d.Results {
-				key := fmt.Sprintf("ttl:{%s:a}:%s", r.Rule, keySuffix(ruletest.Six(5)[i].Algorithm))
+				key := fmt.Sprintf("ttl:{%s:a}:%s", r.Rule, ruletest.KeySuffix(ruletest.Six(5)[i].Algorithm))
 				ttl, err := b.Client.PTTL(ctx, key).Result()
 				if err != nil {
 					t.Fatal(err)
@@ -162,7 +162,7 @@ func TestServerTimeIsTheDefaultClock(t *testing.T) {
 	m, c := redistest.Mini(t)
 	// The deny cache counts on the local clock, which does not follow
 	// miniredis's SetTime.
-	lim, err := limiter.New(c, []limiter.Rule{{Name: "r", Algorithm: algorithms.SlidingLog{Limit: 2, Window: time.Second}}}, limiter.WithDenyCache(0, 0))
+	lim, err := ruletest.Build(c, []limiter.Rule{{Name: "r", Algorithm: algorithms.SlidingLog{Limit: 2, Window: time.Second}}}, limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestServerTimeIsTheDefaultClock(t *testing.T) {
 
 func TestRealRedisTime(t *testing.T) {
 	s := redistest.Start(t)
-	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "g", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 3}}})
+	lim, err := ruletest.Build(s.Client, []limiter.Rule{{Name: "g", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 3}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
 	s := redistest.Start(t)
 	for i, r := range ruletest.Six(100) {
 		t.Run(r.Name, func(t *testing.T) {
-			lim, err := limiter.New(s.Client, []limiter.Rule{r}, fixedClock(bases[0].Add(time.Duration(i)*time.Minute)), exactnessTimeout)
+			lim, err := ruletest.Build(s.Client, []limiter.Rule{r}, fixedClock(bases[0].Add(time.Duration(i)*time.Minute)), exactnessTimeout)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,7 +249,7 @@ func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
 
 func TestScriptCacheFlushIsTransparent(t *testing.T) {
 	s := redistest.Start(t)
-	lim, err := limiter.New(s.Client, ruletest.Six(5))
+	lim, err := ruletest.Build(s.Client, ruletest.Six(5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestBackendFailures(t *testing.T) {
 
 	t.Run("stopped", func(t *testing.T) {
 		s := redistest.Start(t)
-		lim, err := limiter.New(s.Client, rules)
+		lim, err := ruletest.Build(s.Client, rules)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,10 +316,10 @@ func TestBackendFailures(t *testing.T) {
 			c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), ContextTimeoutEnabled: honours})
 			t.Cleanup(func() { c.Close() })
 			for _, lim := range []*limiter.Limiter{
-				must(limiter.New(c, rules, limiter.WithTimeout(50*time.Millisecond))),
-				must(limiter.NewWithStore(mustStore(limiter.NewRedisStore(c, limiter.WithTimeout(50*time.Millisecond))), rules)),
-				must(limiter.New(ap, rules, limiter.WithTimeout(50*time.Millisecond))),
-				must(limiter.New(async, rules, limiter.WithTimeout(50*time.Millisecond))),
+				must(ruletest.Build(c, rules, redisstore.WithTimeout(50*time.Millisecond))),
+				must(limiter.New(mustStore(redisstore.New(c, redisstore.WithTimeout(50*time.Millisecond))), rules)),
+				must(ruletest.Build(ap, rules, redisstore.WithTimeout(50*time.Millisecond))),
+				must(ruletest.Build(async, rules, redisstore.WithTimeout(50*time.Millisecond))),
 			} {
 				start := time.Now()
 				_, err := lim.Allow(ctx, "r", "a")
@@ -337,7 +337,7 @@ func TestBackendFailures(t *testing.T) {
 
 func TestInvalidChecks(t *testing.T) {
 	_, c := redistest.Mini(t)
-	lim, err := limiter.New(c, ruletest.Six(3))
+	lim, err := ruletest.Build(c, ruletest.Six(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,8 +351,8 @@ func TestInvalidChecks(t *testing.T) {
 		{"unknown rule", []limiter.Check{{Rule: "sw", Identity: "a", Cost: 1}, {Rule: "nope", Identity: "a", Cost: 1}}, `no rule "nope"`},
 		{"no rule named", []limiter.Check{{Identity: "a", Cost: 1}}, `no rule ""`},
 		{"same key twice", []limiter.Check{{Rule: "sw", Identity: "a", Cost: 1}, {Rule: "sw", Identity: "a", Cost: 1}}, "twice"},
-		{"nil pointer plan", []limiter.Check{{Rule: "gc", Identity: "a", Cost: 1, Algorithm: (*algorithms.GCRA)(nil)}}, `rule "gc": invalid algorithm: *algorithms.GCRA is a pointer`},
-		{"pointer plan", []limiter.Check{{Rule: "gc", Identity: "a", Cost: 1, Algorithm: &algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}, "*algorithms.GCRA is a pointer"},
+		{"nil pointer plan", []limiter.Check{{Rule: "gc", Identity: "a", Cost: 1, Plan: (*algorithms.GCRA)(nil)}}, `rule "gc": invalid algorithm: *algorithms.GCRA is a pointer`},
+		{"pointer plan", []limiter.Check{{Rule: "gc", Identity: "a", Cost: 1, Plan: &algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}, "*algorithms.GCRA is a pointer"},
 	} {
 		_, err := lim.Decide(ctx, tc.checks...)
 		if !errors.Is(err, limiter.ErrCheck) || !strings.Contains(err.Error(), tc.want) {
@@ -371,12 +371,12 @@ func TestInvalidConfiguration(t *testing.T) {
 		name  string
 		rdb   redis.Scripter
 		rules []limiter.Rule
-		opts  []limiter.Option
+		opts  []any
 		want  string
 	}{
 		{"nil client", nil, []limiter.Rule{{Name: "a", Algorithm: ok}}, nil, "nil Redis client"},
 		{"nil *redis.Client", (*redis.Client)(nil), []limiter.Rule{{Name: "a", Algorithm: ok}}, nil, "nil Redis client"},
-		{"zero option", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{{}}, "zero Option"},
+		{"zero option", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []any{limiter.Option(nil)}, "nil Option"},
 		{"no rules", c, nil, nil, "no rules"},
 		{"empty name", c, []limiter.Rule{{Algorithm: ok}}, nil, `name ""`},
 		{"brace in name", c, []limiter.Rule{{Name: "a}", Algorithm: ok}}, nil, `name "a}"`},
@@ -385,40 +385,14 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"nil algorithm", c, []limiter.Rule{{Name: "a"}}, nil, `rule "a": invalid algorithm: no algorithm`},
 		{"nil pointer algorithm", c, []limiter.Rule{{Name: "a", Algorithm: (*algorithms.TokenBucket)(nil)}}, nil, `rule "a": invalid algorithm: *algorithms.TokenBucket is a pointer`},
 		{"bad algorithm", c, []limiter.Rule{{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 0, Period: time.Second, Burst: 1}}}, nil, `rule "per-ip": invalid algorithm: GCRA.Rate must be positive`},
-		{"bad prefix", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithPrefix("x{")}, "prefix"},
-		{"bad timeout", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithTimeout(0)}, "timeout"},
-		{"nil clock", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithClock(nil)}, "clock"},
-		{"negative min TTL", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []limiter.Option{limiter.WithMinTTL(-1)}, "WithMinTTL: negative"},
+		{"bad prefix", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []any{limiter.WithPrefix("x{")}, "prefix"},
+		{"bad timeout", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []any{redisstore.WithTimeout(0)}, "timeout"},
+		{"nil clock", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []any{limiter.WithClock(nil)}, "clock"},
+		{"negative min TTL", c, []limiter.Rule{{Name: "a", Algorithm: ok}}, []any{redisstore.WithMinTTL(-1)}, "WithMinTTL: negative"},
 	} {
-		_, err := limiter.New(tc.rdb, tc.rules, tc.opts...)
+		_, err := ruletest.Build(tc.rdb, tc.rules, tc.opts...)
 		if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want ErrConfig mentioning %q", tc.name, err, tc.want)
 		}
 	}
-	// Store options belong to the store, limiter options to the limiter.
-	store := mustStore(limiter.NewRedisStore(c))
-	rules := []limiter.Rule{{Name: "a", Algorithm: ok}}
-	if _, err := limiter.NewWithStore(store, rules, limiter.WithTimeout(time.Second)); !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), "WithTimeout configures the Redis store") {
-		t.Errorf("NewWithStore with a store option: %v", err)
-	}
-	if _, err := limiter.NewRedisStore(c, limiter.WithPrefix("p")); !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), "WithPrefix configures a Limiter") {
-		t.Errorf("NewRedisStore with a limiter option: %v", err)
-	}
-}
-
-func mustStore(s *limiter.RedisStore, err error) *limiter.RedisStore {
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-
-// keySuffix is how the keys of alg's state end: its code, and the period
-// for the buckets.
-func keySuffix(alg algorithms.Algorithm) string {
-	p, err := script.Encode(alg)
-	if err != nil {
-		panic(err)
-	}
-	return p.KeySuffix
 }

@@ -4,18 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 )
-
-// forgotten counts the Resets, Blocks and Unblocks made in this process: a
-// deny cache entry older than the last one is not trusted, so an
-// operator's call takes effect at once on the instance that made it (and
-// within the deny cache's maxAge on the others), whichever Limiter made it.
-var forgotten atomic.Uint64
 
 // ErrNotFound is returned by Reset and Unblock when there was nothing to
 // forget: no state (or no block) under the rule and identity named. The
@@ -25,22 +18,23 @@ var forgotten atomic.Uint64
 // middleware.LimiterRules).
 var ErrNotFound = errors.New("ratelimit: no state for this rule and identity")
 
-// forget ends an operator's call that made the store forget or change a
-// client's state: it counts it in forgotten, whether or not the store
-// succeeded (a failure may have taken effect), and wraps a store failure.
-func forget(err error) error {
-	forgotten.Add(1)
+// changed ends an operator's call that made the store forget or change a
+// client's state: it tells the deny caches (see operatorChanged), whether
+// or not the store succeeded (a failure may have taken effect), and wraps
+// a store failure.
+func changed(err error) error {
+	operatorChanged()
 	if err != nil {
 		return backendError(err)
 	}
 	return nil
 }
 
-// forgetKeys deletes keys for an operator's call (see forget): deleting
+// deleteKeys deletes keys for an operator's call (see changed): deleting
 // none is ErrNotFound, naming the rule.
-func (l *Limiter) forgetKeys(ctx context.Context, rule string, keys ...string) error {
+func (l *Limiter) deleteKeys(ctx context.Context, rule string, keys ...string) error {
 	n, err := l.store.Delete(ctx, keys...)
-	if err = forget(err); err == nil && n == 0 {
+	if err = changed(err); err == nil && n == 0 {
 		err = fmt.Errorf("%w: rule %q", ErrNotFound, rule)
 	}
 	return err
@@ -48,15 +42,15 @@ func (l *Limiter) forgetKeys(ctx context.Context, rule string, keys ...string) e
 
 // Status reports a rule's state for identity without consuming anything
 // (a check of cost 0): the quota page of an account. A blocked client
-// reports Blocked. For a per-check algorithm (a plan), Decide a Check of
-// cost 0 with that Algorithm.
+// reports Blocked. For a plan, Decide a Check of cost 0 with that
+// Plan.
 func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, error) {
 	return l.Decide(ctx, Check{Rule: rule, Identity: identity})
 }
 
 // Reset forgets a rule's state for identity, and its block: the client
 // starts afresh, on every instance (within the deny cache's maxAge; at once
-// on this one). State kept under per-check algorithms (plans) has keys of
+// on this one). State kept under plans has keys of
 // its own: name those algorithms too. When there was nothing to forget it
 // returns ErrNotFound. Decisions made before the Reset and settled after
 // it give nothing back: Reset first leaves a mark (one more key, for twice
@@ -82,9 +76,9 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 		keys = append(keys, r.key(l.cfg.prefix, identity, a.suffix))
 	}
 	if err := l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, resetSuffix), resetSpan(r.algo.alg)); err != nil {
-		return forget(err)
+		return changed(err)
 	}
-	return l.forgetKeys(ctx, rule, keys...)
+	return l.deleteKeys(ctx, rule, keys...)
 }
 
 // Block makes a Blockable rule (or one with a Penalty) deny identity for
@@ -107,7 +101,7 @@ func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Durat
 	if err != nil {
 		return err
 	}
-	return forget(l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), d))
+	return changed(l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), d))
 }
 
 // Unblock lifts identity's block on a rule, whether Block or a Penalty set
@@ -118,7 +112,7 @@ func (l *Limiter) Unblock(ctx context.Context, rule, identity string) error {
 	if err != nil {
 		return err
 	}
-	return l.forgetKeys(ctx, rule, r.key(l.cfg.prefix, identity, blockSuffix))
+	return l.deleteKeys(ctx, rule, r.key(l.cfg.prefix, identity, blockSuffix))
 }
 
 // operand is the rule an operator's call names, with its identity checked.

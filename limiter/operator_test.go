@@ -10,6 +10,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // everyStore returns a fresh store of each kind the tests run on: the
@@ -17,7 +18,7 @@ import (
 func everyStore(t *testing.T) map[string]limiter.Store {
 	stores := map[string]limiter.Store{"memstore": memstore.Must()}
 	for _, b := range redistest.Backends(t) {
-		stores[b.Name] = mustStore(limiter.NewRedisStore(b.Client, limiter.WithMinTTL(time.Hour)))
+		stores[b.Name] = mustStore(redisstore.New(b.Client, redisstore.WithMinTTL(time.Hour)))
 	}
 	return stores
 }
@@ -40,12 +41,12 @@ func operatorTable(t *testing.T, store limiter.Store, prefix string) {
 		{Name: "hourly", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}, Blockable: true},
 	}
 	opts := []limiter.Option{limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix), limiter.WithDenyCache(100, time.Hour)}
-	lim, err := limiter.NewWithStore(store, rules, opts...)
+	lim, err := limiter.New(store, rules, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Another instance: its Unblock and Reset reach lim's deny cache at once.
-	admin, _ := limiter.NewWithStore(store, rules, opts...)
+	admin, _ := limiter.New(store, rules, opts...)
 	type want struct {
 		allowed, blocked bool
 		remaining        int
@@ -118,7 +119,7 @@ func operatorTable(t *testing.T, store limiter.Store, prefix string) {
 	d, err = lim.Allow(ctx, "hourly", "eve")
 	check("blocked a minute, the hour used up", d, err, want{false, true, 0, hourLeft()})
 	now = now.Add(time.Minute)
-	uncached, _ := limiter.NewWithStore(store, rules, append(opts, limiter.WithDenyCache(0, 0))...)
+	uncached, _ := limiter.New(store, rules, append(opts, limiter.WithDenyCache(0, 0))...)
 	d, err = uncached.Allow(ctx, "hourly", "eve")
 	check("block over, the hour still used up", d, err, want{false, false, 0, hourLeft()})
 

@@ -9,8 +9,10 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // planStores are the stores a plan test runs on: the memstore and every
@@ -21,7 +23,7 @@ func planStores(t *testing.T) map[string]func(t *testing.T) limiter.Store {
 	}
 	for _, b := range redistest.Backends(t) {
 		stores[b.Name] = func(t *testing.T) limiter.Store {
-			return mustStore(limiter.NewRedisStore(b.Client, limiter.WithMinTTL(time.Hour)))
+			return mustStore(redisstore.New(b.Client, redisstore.WithMinTTL(time.Hour)))
 		}
 	}
 	return stores
@@ -30,7 +32,7 @@ func planStores(t *testing.T) map[string]func(t *testing.T) limiter.Store {
 // planLimiter is a limiter with one rule "api" on store, at the clock
 // *now, and a deny cache of denyCache entries.
 func planLimiter(t *testing.T, store limiter.Store, alg algorithms.Algorithm, now *time.Time, denyCache int) *limiter.Limiter {
-	lim, err := limiter.NewWithStore(store, []limiter.Rule{{Name: "api", Algorithm: alg}},
+	lim, err := limiter.New(store, []limiter.Rule{{Name: "api", Algorithm: alg}},
 		limiter.WithClock(func() time.Time { return *now }), limiter.WithPrefix(fmt.Sprintf("plan%d", time.Now().UnixNano())),
 		limiter.WithDenyCache(denyCache, time.Hour))
 	if err != nil {
@@ -44,7 +46,7 @@ func planLimiter(t *testing.T, store limiter.Store, alg algorithms.Algorithm, no
 func admit(t *testing.T, lim *limiter.Limiter, alg algorithms.Algorithm, n int) (admitted int, last limiter.Decision) {
 	t.Helper()
 	for range n {
-		d, err := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "acme", Cost: 1, Algorithm: alg})
+		d, err := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "acme", Cost: 1, Plan: alg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,20 +157,20 @@ func TestPlanSwitchKeepsState(t *testing.T) {
 // the rule; the deny cache never answers one plan with another's denial.
 func TestPerCheckAlgorithmErrorsAndDenyCache(t *testing.T) {
 	_, c := redistest.Mini(t)
-	lim := must(limiter.New(c, []limiter.Rule{{Name: "api", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}},
-		limiter.WithClock(func() time.Time { return bases[0] }), limiter.WithMinTTL(time.Hour)))
-	_, err := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "a", Cost: 1, Algorithm: algorithms.GCRA{}})
+	lim := must(ruletest.Build(c, []limiter.Rule{{Name: "api", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}},
+		limiter.WithClock(func() time.Time { return bases[0] }), redisstore.WithMinTTL(time.Hour)))
+	_, err := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "a", Cost: 1, Plan: algorithms.GCRA{}})
 	if !errors.Is(err, limiter.ErrCheck) || !errors.Is(err, algorithms.ErrInvalid) || !strings.Contains(err.Error(), `rule "api"`) {
 		t.Errorf("invalid plan: %v, want ErrCheck naming the rule and the field", err)
 	}
 	free := algorithms.FixedWindow{Limit: 1, Window: time.Hour}
 	paid := algorithms.FixedWindow{Limit: 3, Window: time.Hour}
 	for i, want := range []bool{true, false, false} { // the third is the deny cache's
-		if d, _ := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "a", Cost: 1, Algorithm: free}); d.Allowed != want || d.Cached != (i == 2) {
+		if d, _ := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "a", Cost: 1, Plan: free}); d.Allowed != want || d.Cached != (i == 2) {
 			t.Fatalf("free request %d: %+v", i, d)
 		}
 	}
-	if d, _ := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "a", Cost: 1, Algorithm: paid}); !d.Allowed || d.Cached {
+	if d, _ := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "a", Cost: 1, Plan: paid}); !d.Allowed || d.Cached {
 		t.Errorf("paid request after free denials: %+v, want Redis to admit it", d)
 	}
 }

@@ -28,7 +28,7 @@ func TestRing(t *testing.T) {
 	})
 
 	rules := append(ruletest.Six(10), limiter.Rule{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}})
-	stack, err := limiter.New(ring, rules, fixedClock(bases[0]), limiter.WithPrefix("ring"), exactnessTimeout)
+	stack, err := ruletest.Build(ring, rules, fixedClock(bases[0]), limiter.WithPrefix("ring"), exactnessTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestRing(t *testing.T) {
 	// Each rule alone, through the same Ring, sees the two admitted stacks
 	// and none of the denied ones.
 	for _, r := range rules[:6] {
-		alone, err := limiter.New(ring, []limiter.Rule{r}, fixedClock(bases[0]), limiter.WithPrefix("ring"))
+		alone, err := ruletest.Build(ring, []limiter.Rule{r}, fixedClock(bases[0]), limiter.WithPrefix("ring"))
 		if err != nil {
 			t.Fatal(err)
 		}

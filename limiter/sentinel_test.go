@@ -15,11 +15,11 @@ import (
 // state that was replicated.
 func TestSentinel(t *testing.T) {
 	s := redistest.StartSentinel(t)
-	lim, err := limiter.New(s.Client, ruletest.Six(100)[5:], fixedClock(bases[0]), exactnessTimeout) // GCRA, burst 100
+	lim, err := ruletest.Build(s.Client, ruletest.Six(100)[5:], fixedClock(bases[0]), exactnessTimeout) // GCRA, burst 100
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, "gc", "hot") }); got != 100 {
+	if got := ruletest.Hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, "gc", "hot") }); got != 100 {
 		t.Fatalf("admitted %d, want 100", got)
 	}
 	// WAIT makes the replica hold the state before the switch.

@@ -57,8 +57,8 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 				Resets: resetKey(c.Key), Span: resetSpan(r.algo.alg)})
 		case f > c.Cost:
 			a := r.algo
-			if c.signature != a.signature {
-				a = l.algoOf(c.Algorithm) // a per-check algorithm, cached
+			if c.params != a.params {
+				a = l.algoOf(c.Algorithm) // a plan, cached
 			}
 			c.Cost = f - c.Cost
 			extra = append(extra, c)

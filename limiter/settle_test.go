@@ -25,7 +25,7 @@ func TestSettle(t *testing.T) {
 func settleTable(t *testing.T, store limiter.Store, prefix string) {
 	now := bases[1]
 	rules := ruletest.Six(5)
-	lim, err := limiter.NewWithStore(store, rules, limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix))
+	lim, err := limiter.New(store, rules, limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func lateGiveBack(t *testing.T, store limiter.Store, prefix string) {
 			taken, get int // taken before the settlement, admitted after it
 		}{{0, 0, 10}, {10 * time.Second, 10, 0}, {5 * time.Second, 5, 5}, {7 * time.Second, 7, 3}} {
 			now := bases[0]
-			lim, err := limiter.NewWithStore(store, []limiter.Rule{{Name: "late", Algorithm: alg}},
+			lim, err := limiter.New(store, []limiter.Rule{{Name: "late", Algorithm: alg}},
 				limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(fmt.Sprintf("%s-late%d", prefix, time.Now().UnixNano())),
 				limiter.WithDenyCache(0, 0))
 			if err != nil {

@@ -29,7 +29,7 @@ func queueTable(t *testing.T, store limiter.Store, prefix string) {
 			{Name: "q", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}},
 			{Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}},
 		}
-		lim, err := limiter.NewWithStore(store, rules, limiter.WithClock(func() time.Time { return now }),
+		lim, err := limiter.New(store, rules, limiter.WithClock(func() time.Time { return now }),
 			limiter.WithPrefix(fmt.Sprintf("%s-%d", prefix, base.Year())), limiter.WithDenyCache(0, 0))
 		if err != nil {
 			t.Fatal(err)
@@ -108,7 +108,7 @@ func TestConcurrency(t *testing.T) {
 // expires after the 30 s lease.
 func concurrencyTable(t *testing.T, store limiter.Store, prefix string) {
 	now := bases[1]
-	lim, err := limiter.NewWithStore(store, []limiter.Rule{{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, Lease: 30 * time.Second}}},
+	lim, err := limiter.New(store, []limiter.Rule{{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, Lease: 30 * time.Second}}},
 		limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix), limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func concurrencyTable(t *testing.T, store limiter.Store, prefix string) {
 	for i := range 10 {
 		now = now.Add(time.Millisecond)
 		d, err := lim.Allow(ctx, "in-flight", "key")
-		if err != nil || !d.Allowed || d.Results[0].Remaining != 9-i || d.Results[0].Policy.Unit != algorithms.ConcurrentRequests {
+		if err != nil || !d.Allowed || d.Results[0].Remaining != 9-i || d.Results[0].Policy.Unit != "concurrent-requests" {
 			t.Fatalf("lease %d: %+v %v", i, d, err)
 		}
 		leases = append(leases, d)

@@ -11,6 +11,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // bases are the instants the tables run from: today, and one far enough in
@@ -137,7 +138,7 @@ func TestStepTables(t *testing.T) {
 func runTable(t *testing.T, rdb redis.Scripter, base time.Time, alg algorithms.Algorithm, steps []step) {
 	t.Helper()
 	now := base
-	lim, err := limiter.NewWithStore(mustStore(limiter.NewRedisStore(rdb, limiter.WithMinTTL(time.Hour))), []limiter.Rule{{Name: "r", Algorithm: alg}},
+	lim, err := limiter.New(mustStore(redisstore.New(rdb, redisstore.WithMinTTL(time.Hour))), []limiter.Rule{{Name: "r", Algorithm: alg}},
 		limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(fmt.Sprintf("t%d", time.Now().UnixNano())))
 	if err != nil {
 		t.Fatal(err)

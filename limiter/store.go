@@ -8,10 +8,10 @@ import (
 )
 
 // Store keeps rate-limit state and decides stacks of checks atomically.
-// RedisStore runs the Lua scripts; package memstore keeps state in process
-// with the algorithms' Go models. Both give the same results for the same
-// inputs. A zero now, wherever a method takes one, means the store's own
-// clock (Redis TIME for Redis).
+// Package redisstore runs the Lua scripts on Redis; package memstore keeps
+// state in process with the algorithms' Go models. Both give the same
+// results for the same inputs. A zero now, wherever a method takes one,
+// means the store's own clock (Redis TIME for Redis).
 type Store interface {
 	// Decide checks every entry of checks and, only if all allow, consumes
 	// their costs. It returns whether the stack was allowed, the instant it
@@ -49,8 +49,9 @@ type StoreCheck struct {
 	// Penalty, for a rule with Blocks, is how long a denial by the rule's
 	// own algorithm blocks the client (0: none).
 	Penalty time.Duration
-	// signature identifies the algorithm's parameters, for the deny cache.
-	signature string
+	// params identifies the algorithm and its parameters (set by the
+	// Limiter).
+	params string
 }
 
 // StoreRefund gives back part or all of an admitted check's cost.
@@ -81,4 +82,19 @@ type Token struct {
 	Mark, Refunded int64
 }
 
-var _ Store = (*RedisStore)(nil)
+// Remote is a Store whose state is on a server it calls over a network,
+// such as Redis (package redisstore). A Limiter puts a breaker in front of
+// it (see WithRetryInterval) and, by default, a deny cache (see
+// WithDenyCache).
+type Remote interface {
+	Store
+	// Timeout is the longest one of its calls takes: timeouts and lost
+	// connections mark the store down only once they have gone on that
+	// long (see Limiter.Decide).
+	Timeout() time.Duration
+	// Client is what holds the store's state, as a comparable value (the
+	// Redis client a Redis store was given): stores with equal Clients
+	// share state, so limiters on them may not declare one rule with
+	// different algorithms (see New).
+	Client() any
+}

@@ -13,9 +13,10 @@
 // forgets a client's keys.
 //
 // Each file opens with a comment naming its KEYS, ARGV and reply. The files
-// are not scripts on their own: the limiter assembles, for each set of
-// algorithms a stack uses, one script of the helpers, those algorithms and
-// a driver, and runs it with EVALSHA (EVAL after NOSCRIPT). To read or run
+// are not scripts on their own: the Redis store (package redisstore)
+// assembles, for each set of algorithms a stack uses, one script of the
+// helpers, those algorithms and a driver, and runs it with EVALSHA (EVAL
+// after NOSCRIPT), or loads them all as one library of Redis functions. To read or run
 // the script for a set:
 //
 //	go run ./internal/cmd/luascript gc fw > /tmp/stack.lua
@@ -24,7 +25,9 @@ package lua
 
 import "embed"
 
-// Files are the Lua sources, embedded.
+// Files are the Lua sources, embedded: what the Redis store runs, exported
+// because Go embeds files only from a package's own directory and the
+// sources live here, where a reader finds them.
 //
 //go:embed *.lua
 var Files embed.FS

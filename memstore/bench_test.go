@@ -35,7 +35,7 @@ func next(i *int) string { *i = (*i + 7919) % benchKeys; return keyNames[*i] }
 var seq atomic.Int64
 
 func BenchmarkMemstoreGCRA(b *testing.B) {
-	lim, err := limiter.NewWithStore(memstore.Must(), []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}})
+	lim, err := limiter.New(memstore.Must(), []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func BenchmarkMemstoreGCRA(b *testing.B) {
 }
 
 func BenchmarkMemstoreStackOf3(b *testing.B) {
-	lim, err := limiter.NewWithStore(memstore.Must(), []limiter.Rule{
+	lim, err := limiter.New(memstore.Must(), []limiter.Rule{
 		{Name: "ip", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}},
 		{Name: "user", Algorithm: algorithms.TokenBucket{Capacity: 1_000_000, Rate: 1_000_000, Period: time.Second}},
 		{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1 << 30, Window: time.Second}},

@@ -10,9 +10,11 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // FuzzConfig builds any algorithm from arbitrary numbers. An invalid one
@@ -45,14 +47,14 @@ func FuzzConfig(f *testing.F) {
 		clock := limiter.WithClock(func() time.Time { return now })
 		prefix := limiter.WithPrefix(fmt.Sprintf("cfg%d", runs.Add(1)))
 		rules := []limiter.Rule{{Name: "r", Algorithm: alg}}
-		lua, err := limiter.New(rdb, rules, limiter.WithMinTTL(time.Hour), clock, prefix)
+		lua, err := limiter.New(mwtest.RedisStore(t, rdb, redisstore.WithMinTTL(time.Hour)), rules, clock, prefix)
 		if err != nil {
 			if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), `rule "r"`) || !strings.Contains(err.Error(), ".") {
 				t.Fatalf("%#v: error %v does not name the rule and field", alg, err)
 			}
 			return
 		}
-		model, err := limiter.NewWithStore(memstore.Must(), rules, clock, prefix)
+		model, err := limiter.New(memstore.Must(), rules, clock, prefix)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,10 +13,12 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 var (
@@ -229,7 +231,7 @@ func randomChecks(rng *rand.Rand, rules, plans []limiter.Rule) []limiter.Check {
 		}
 		checks[i] = limiter.Check{Rule: rules[r].Name, Identity: string(rune('a' + rng.IntN(3))), Cost: cost}
 		if rng.IntN(3) == 0 {
-			checks[i].Algorithm = plans[r].Algorithm
+			checks[i].Plan = plans[r].Algorithm
 			checks[i].Cost = min(cost, algorithms.PolicyOf(plans[r].Algorithm).Quota+1)
 		}
 	}
@@ -263,18 +265,19 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 	clock := limiter.WithClock(func() time.Time { return now })
 	// A fresh prefix per run: the fuzzer may run a seed twice on one server.
 	prefix := limiter.WithPrefix(fmt.Sprintf("diff%d", runs.Add(1)))
-	opts := []limiter.Option{limiter.WithMinTTL(time.Hour), limiter.WithTimeout(5 * time.Second), clock, prefix, limiter.WithDenyCache(0, 0)}
+	storeOpts := []redisstore.Option{redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(5 * time.Second)}
 	if cluster {
-		opts = append(opts, limiter.WithCluster())
+		storeOpts = append(storeOpts, redisstore.WithCluster())
 	}
+	opts := []limiter.Option{clock, prefix, limiter.WithDenyCache(0, 0)}
 	if len(denyCache) > 0 && denyCache[0] {
 		opts = append(opts, limiter.WithDenyCache(10_000, time.Hour))
 	}
-	lua, err := limiter.New(rdb, rules, opts...)
+	lua, err := limiter.New(mwtest.RedisStore(t, rdb, storeOpts...), rules, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	model, err := limiter.NewWithStore(memstore.Must(), rules, clock, prefix)
+	model, err := limiter.New(memstore.Must(), rules, clock, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,11 +366,11 @@ func TestClockStepBack(t *testing.T) {
 				now := boundary.Add(time.Millisecond)
 				clock := limiter.WithClock(func() time.Time { return now })
 				prefix := limiter.WithPrefix(fmt.Sprintf("back%d", runs.Add(1)))
-				lua, err := limiter.New(rdb, []limiter.Rule{r}, clock, prefix, limiter.WithMinTTL(time.Hour), limiter.WithDenyCache(0, 0))
+				lua, err := limiter.New(mwtest.RedisStore(t, rdb, redisstore.WithMinTTL(time.Hour)), []limiter.Rule{r}, clock, prefix, limiter.WithDenyCache(0, 0))
 				if err != nil {
 					t.Fatal(err)
 				}
-				model, err := limiter.NewWithStore(memstore.Must(), []limiter.Rule{r}, clock, prefix)
+				model, err := limiter.New(memstore.Must(), []limiter.Rule{r}, clock, prefix)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -21,10 +21,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
+	"github.com/seed-bff0c9e1/ratelimit/internal/options"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -41,7 +41,7 @@ type Option func(*Store) error
 func WithMaxKeys(n int) Option {
 	return func(s *Store) error {
 		if n < 1 {
-			return fmt.Errorf("%w: memstore max keys must be positive, got %d", ratelimit.ErrConfig, n)
+			return fmt.Errorf("WithMaxKeys: max keys must be positive, got %d", n)
 		}
 		s.maxKeys = n
 		return nil
@@ -71,10 +71,8 @@ type entry struct {
 // New returns an empty Store.
 func New(opts ...Option) (*Store, error) {
 	s := &Store{seed: maphash.MakeSeed(), maxKeys: defaultMaxKeys}
-	for _, opt := range opts {
-		if err := opt(s); err != nil {
-			return nil, err
-		}
+	if err := options.Apply(s, opts); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -88,9 +86,9 @@ func Must(opts ...Option) *Store {
 	return s
 }
 
-// Len returns the number of entries held, expired ones not yet swept
+// size returns the number of entries held, expired ones not yet swept
 // included.
-func (s *Store) Len() int {
+func (s *Store) size() int {
 	n := 0
 	for i := range s.shards {
 		sh := &s.shards[i]

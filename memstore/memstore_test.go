@@ -17,7 +17,7 @@ import (
 
 func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
 	for _, r := range ruletest.Six(100) {
-		lim, err := limiter.NewWithStore(memstore.Must(), []limiter.Rule{r})
+		lim, err := limiter.New(memstore.Must(), []limiter.Rule{r})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestConcurrentRequestsAdmitExactlyTheLimit(t *testing.T) {
 // stacks in opposite orders must neither deadlock nor over-admit.
 func TestStacksAcrossShards(t *testing.T) {
 	rules := ruletest.Six(50)
-	lim, err := limiter.NewWithStore(memstore.Must(), rules)
+	lim, err := limiter.New(memstore.Must(), rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestStacksAcrossShards(t *testing.T) {
 func TestMemoryIsBounded(t *testing.T) {
 	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	store := memstore.Must(memstore.WithMaxKeys(1000))
-	lim, err := limiter.NewWithStore(store, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 1}}},
+	lim, err := limiter.New(store, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 1}}},
 		limiter.WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
@@ -47,7 +48,7 @@ func deny(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
 	for _, res := range d.Results {
 		if !res.Allowed {
 			p.ViolatedPolicies = append(p.ViolatedPolicies, res.Rule)
-			impossible = impossible || res.Impossible()
+			impossible = impossible || res.RetryAfter == algorithms.Never
 		}
 		if res.Blocked {
 			p.Blocked = append(p.Blocked, res.Rule)
@@ -68,7 +69,7 @@ func deny(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
 }
 
 // unavailable answers 503 Service Unavailable when the limiter cannot
-// decide and the policy is FailClosed: a temporary-reduced-capacity problem,
+// decide under WithFailClosed: a temporary-reduced-capacity problem,
 // or plain text. It lists no violated policies: none refused the request.
 // Retry-After is set already.
 func unavailable(w http.ResponseWriter, r *http.Request) {

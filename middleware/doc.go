@@ -14,8 +14,15 @@
 // client accepts JSON. WithDenyHandler replaces that response (the headers,
 // Retry-After included, are set before it runs).
 //
-// The shortest form is LimitByIP(rdb, 100, time.Minute); New takes a stack
-// of Rules.
+// The constructors go from short to complete, each adding one idea:
+// LimitByIP(rdb, 100, time.Minute) limits by client IP; New(rdb, rules)
+// takes a stack of Rules; NewWithLimiter(lim, rules) runs them on a
+// limiter of your own (another store, a key prefix, a fallback store).
+//
+// Two ways leave limiting out: WithExempt (ExemptIPs builds one) takes
+// whole requests out; a Rule's Skip leaves one rule out of a request. A
+// Rule's Optional is about identities: a request without one sits that
+// rule out instead of being rejected.
 //
 // # Requests in flight
 //
@@ -38,17 +45,19 @@
 // IPs come from the TCP peer unless you configure trusted proxies (package
 // keyfunc). A key function that finds no identity never yields a shared
 // empty bucket: the request is rejected (401 by default), unless the rule
-// has a Fallback key function or is Optional.
+// has an AltKey or is Optional.
 //
 // # Failure
 //
-// Each Redis call is bounded by a timeout (100 ms by default; set it with
-// WithLimiterOptions(limiter.WithTimeout(d))). When Redis fails or times
-// out, the policy decides: FailOpen (the default) lets the request through
-// without rate-limit headers, FailClosed answers 503 Service Unavailable
-// with Retry-After: 1. Either way the error goes to the error handler (slog
-// by default), never to the client. limiter.WithFallback (through WithLimiterOptions) instead decides
-// with an in-process store while Redis is away.
+// Each Redis call is bounded by the store's timeout (100 ms by default:
+// give NewWithLimiter a limiter on a redisstore.New with
+// redisstore.WithTimeout to change it). When Redis fails or times out, the
+// request goes through without rate-limit headers (an outage of Redis does
+// not become an outage of the service), or, with WithFailClosed, is
+// answered 503 Service Unavailable with Retry-After: 1. Either way the
+// error goes to the error handler (slog by default), never to the client.
+// A limiter with limiter.WithFallback instead decides with an in-process
+// store while Redis is away.
 //
 // A client that hangs up while its request is decided cancels the
 // decision; that is not a failure of Redis. The request is neither served

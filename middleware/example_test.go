@@ -17,6 +17,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // newRedis starts an in-process Redis whose TIME is fixed, standing in for
@@ -47,12 +48,15 @@ func Example() {
 	rdb, stop := newRedis()
 	defer stop()
 
-	limit := middleware.Must(rdb, []middleware.Rule{
+	limit, err := middleware.New(rdb, []middleware.Rule{
 		{Name: "per-ip", Key: keyfunc.IP(),
 			Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Minute}},
 		{Name: "global", Key: keyfunc.Constant("all"),
 			Algorithm: algorithms.GCRA{Rate: 5000, Period: time.Second, Burst: 10000}},
 	})
+	if err != nil {
+		panic(err) // an invalid rule, named
+	}
 
 	r := chi.NewRouter()
 	r.Route("/api", func(r chi.Router) {
@@ -81,13 +85,50 @@ func ExampleLimitByIP() {
 	// 200 remaining=98 retry-after=""
 }
 
+// A limiter of your own, built piece by piece, each with its own options:
+// the Redis store with a timeout, the limiter with a fallback store while
+// Redis is away, the middleware with its error handler. Here Redis is down
+// from the start, so the in-process fallback decides.
+func ExampleNewWithLimiter() {
+	rdb, stop := newRedis()
+	stop() // Redis is down from the start
+
+	rules := []middleware.Rule{
+		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.GCRA{Rate: 1, Period: time.Minute, Burst: 1}},
+	}
+	store, err := redisstore.New(rdb, redisstore.WithTimeout(50*time.Millisecond))
+	if err != nil {
+		panic(err)
+	}
+	lim, err := limiter.New(store, middleware.LimiterRules(rules), limiter.WithFallback(memstore.Must()))
+	if err != nil {
+		panic(err)
+	}
+	limit, err := middleware.NewWithLimiter(lim, rules,
+		middleware.WithErrorHandler(func(*http.Request, error) {})) // a real service logs it
+	if err != nil {
+		panic(err)
+	}
+
+	get(limit(http.HandlerFunc(getItem)), "/items/1", 2)
+	// Output:
+	// 200 remaining=0 retry-after=""
+	// 429 remaining=0 retry-after="60"
+}
+
 // In tests (or a single instance), the in-process memstore needs no Redis.
-// Passing a clock fixes the instants decisions are made at.
-func ExampleNewWithStore() {
+// Passing a clock to the limiter fixes the instants decisions are made at.
+func ExampleNewWithLimiter_memstore() {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	limit, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{
+	rules := []middleware.Rule{
 		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}},
-	}, middleware.WithLimiterOptions(limiter.WithClock(func() time.Time { return now })))
+	}
+	lim, err := limiter.New(memstore.Must(), middleware.LimiterRules(rules),
+		limiter.WithClock(func() time.Time { return now }))
+	if err != nil {
+		panic(err)
+	}
+	limit, err := middleware.NewWithLimiter(lim, rules)
 	if err != nil {
 		panic(err)
 	}
@@ -102,27 +143,6 @@ func ExampleNewWithStore() {
 	// 200 remaining=0 retry-after=""
 }
 
-// While Redis is away, decide in process instead of failing open or closed.
-func ExampleWithLimiterOptions() {
-	rdb, stop := newRedis()
-	stop() // Redis is down from the start
-
-	limit := middleware.Must(rdb, []middleware.Rule{
-		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.GCRA{Rate: 1, Period: time.Minute, Burst: 1}},
-	},
-		middleware.WithLimiterOptions(
-			limiter.WithTimeout(50*time.Millisecond),
-			limiter.WithFallback(memstore.Must()),
-		),
-		middleware.WithErrorHandler(func(*http.Request, error) {}), // a real service logs it
-	)
-
-	get(limit(http.HandlerFunc(getItem)), "/items/1", 2)
-	// Output:
-	// 200 remaining=0 retry-after=""
-	// 429 remaining=0 retry-after="60"
-}
-
 // A login rule that counts only failed attempts: the cost is settled after
 // the response, 1 for a 401 and 0 otherwise; once 3 failures are spent,
 // the client is blocked for 15 minutes.
@@ -130,7 +150,7 @@ func ExampleRule_settle() {
 	rdb, stop := newRedis()
 	defer stop()
 
-	loginLimit := middleware.Must(rdb, []middleware.Rule{{
+	loginLimit, err := middleware.New(rdb, []middleware.Rule{{
 		Name: "login", Key: keyfunc.IP(),
 		Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Minute},
 		Settle: func(_ *http.Request, status int, _ int64) int {
@@ -141,6 +161,9 @@ func ExampleRule_settle() {
 		},
 		Penalty: 15 * time.Minute,
 	}})
+	if err != nil {
+		panic(err)
+	}
 	wrongPassword := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "wrong password", http.StatusUnauthorized)
 	})
@@ -165,10 +188,13 @@ func ExampleRule_inFlight() {
 	rdb, stop := newRedis()
 	defer stop()
 
-	limit := middleware.Must(rdb, []middleware.Rule{
+	limit, err := middleware.New(rdb, []middleware.Rule{
 		{Name: "in-flight", Key: keyfunc.IP(), Algorithm: algorithms.Concurrency{Limit: 10, Lease: time.Minute}},
 		{Name: "per-minute", Key: keyfunc.IP(), Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}},
 	}, middleware.WithHeaders(headers.IETF))
+	if err != nil {
+		panic(err)
+	}
 	h := limit(http.HandlerFunc(getItem))
 
 	r := httptest.NewRequest(http.MethodGet, "/report", nil)
@@ -190,9 +216,17 @@ func ExampleLimiterRules() {
 
 	rules := []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Blockable: true,
 		Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}}
-	h := middleware.Must(rdb, rules)(http.HandlerFunc(getItem))
+	store, err := redisstore.New(rdb) // the service's store, or another on the same client
+	if err != nil {
+		panic(err)
+	}
+	limit, err := middleware.New(rdb, rules)
+	if err != nil {
+		panic(err)
+	}
+	h := limit(http.HandlerFunc(getItem))
 
-	admin, err := limiter.New(rdb, middleware.LimiterRules(rules))
+	admin, err := limiter.New(store, middleware.LimiterRules(rules))
 	if err != nil {
 		panic(err)
 	}

@@ -47,14 +47,11 @@ func TestHeadersPerAlgorithm(t *testing.T) {
 	} {
 		for _, backend := range []string{"miniredis", "memstore"} {
 			rules := []middleware.Rule{{Name: "r", Key: keyfunc.IP(), Algorithm: tc.alg}}
-			opts := []middleware.Option{clock(), middleware.WithHeaders(headers.Both)}
-			var mw func(next http.Handler) http.Handler
-			if backend == "memstore" {
-				mw = must(middleware.NewWithStore(memstore.Must(), rules, opts...))
-			} else {
-				_, c := redistest.Mini(t)
-				mw = middleware.Must(c, rules, opts...)
+			var store any = memstore.Must()
+			if backend == "miniredis" {
+				_, store = redistest.Mini(t)
 			}
+			mw := mwtest.New(t, store, rules, clock(), middleware.WithHeaders(headers.Both))
 			h := mw(ok)
 			for i := 1; i <= 11; i++ {
 				res := do(h, "GET", "/", "203.0.113.9:1")
@@ -75,13 +72,6 @@ func TestHeadersPerAlgorithm(t *testing.T) {
 	}
 }
 
-func must(mw func(http.Handler) http.Handler, err error) func(http.Handler) http.Handler {
-	if err != nil {
-		panic(err)
-	}
-	return mw
-}
-
 // An anchored fixed window opens at the client's first request (12:00:45)
 // and lasts a whole window, where an aligned one ends at 12:01:00.
 func TestAnchoredWindowHeaders(t *testing.T) {
@@ -90,9 +80,9 @@ func TestAnchoredWindowHeaders(t *testing.T) {
 		anchored    bool
 		retry, next string
 	}{{false, "15", `"r";r=0;t=15`}, {true, "60", `"r";r=0;t=60`}} {
-		mw := must(middleware.NewWithStore(memstore.Must(), []middleware.Rule{{Name: "r", Key: keyfunc.IP(),
+		mw := mwtest.New(t, memstore.Must(), []middleware.Rule{{Name: "r", Key: keyfunc.IP(),
 			Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Minute, Anchored: tc.anchored}}},
-			middleware.WithHeaders(headers.Both), middleware.WithLimiterOptions(limiter.WithClock(func() time.Time { return at }))))
+			middleware.WithHeaders(headers.Both), limiter.WithClock(func() time.Time { return at }))
 		h := mw(ok)
 		for range 10 {
 			do(h, "GET", "/", "203.0.113.9:1")

@@ -14,8 +14,10 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/options"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // ErrBadCost is reported (to the error handler) when a rule's Cost returns
@@ -43,10 +45,10 @@ type Rule struct {
 	Cost func(*http.Request) int
 	// Skip, when it returns true, leaves the rule out for that request.
 	Skip func(*http.Request) bool
-	// Fallback supplies the identity when Key fails (an API key rule that
-	// falls back to the client IP, say).
-	Fallback keyfunc.KeyFunc
-	// Optional makes a request for which Key and Fallback find no identity
+	// AltKey supplies the identity when Key finds none (an API key rule
+	// that counts requests without a key by client IP, say).
+	AltKey keyfunc.KeyFunc
+	// Optional makes a request for which Key and AltKey find no identity
 	// sit this rule out. By default such a request is rejected with the key
 	// error status (401, see WithKeyErrorStatus).
 	Optional bool
@@ -87,44 +89,74 @@ type Event struct {
 	// Duration is how long the decision took (0 for a key function's
 	// failure, which is not decided).
 	Duration time.Duration
+	// Outcome names what happened to the request, for metrics: "allowed",
+	// "denied", "cached_denied" (the deny cache answered),
+	// "shadow_allowed", "fallback_allowed" and "fallback_denied" (the
+	// fallback store decided), "error" (Redis failed, or a Plan was
+	// invalid; the failure policy applied), "no_identity" (a key function
+	// found none, or a Cost was negative), "canceled" (the client went
+	// away before its decision). RuleOutcome says it per rule.
+	Outcome string
+	// Cause classifies Err when Redis failed (whether or not the fallback
+	// decided): "unavailable" (skipped while Redis is marked down),
+	// "timeout", "reply" (Redis answered an error), "network", "other";
+	// "" otherwise.
+	Cause string
+	// Backend is the state of Redis the event shows: "up", "down",
+	// "fallback" (the fallback store decided), or "" when it shows none (a
+	// denial from the deny cache, a request without an identity, a client
+	// gone).
+	Backend string
 }
 
 // New returns a middleware that decides rules as one stacked decision per
-// request. rdb may be any redis.Scripter: *redis.Client,
-// *redis.ClusterClient, *redis.Ring, a failover client or an AutoPipeliner.
-// Invalid rules or options are an error (wrapping ratelimit.ErrConfig)
-// naming the rule.
+// request, on Redis with every default: NewWithLimiter on a limiter.New of
+// LimiterRules(rules) on a redisstore.New(rdb). rdb may be any
+// redis.Scripter: *redis.Client, *redis.ClusterClient, *redis.Ring, a
+// failover client or an AutoPipeliner. Invalid rules or options are an
+// error (wrapping ratelimit.ErrConfig) naming the rule.
 func New(rdb redis.Scripter, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
-	return build(rules, opts, func(lr []limiter.Rule, lo []limiter.Option) (*limiter.Limiter, error) {
-		return limiter.New(rdb, lr, lo...)
-	})
-}
-
-// NewWithStore is New on any limiter.Store, such as the in-process
-// memstore for a single-instance service or for tests.
-func NewWithStore(store limiter.Store, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
-	return build(rules, opts, func(lr []limiter.Rule, lo []limiter.Option) (*limiter.Limiter, error) {
-		return limiter.NewWithStore(store, lr, lo...)
-	})
-}
-
-// build validates rules and options and makes the middleware on the
-// limiter newLimiter returns.
-func build(rules []Rule, opts []Option, newLimiter func([]limiter.Rule, []limiter.Option) (*limiter.Limiter, error)) (func(http.Handler) http.Handler, error) {
-	cfg := defaults()
-	for _, opt := range opts {
-		if err := opt(&cfg); err != nil {
-			return nil, err
-		}
-	}
-	for _, r := range rules {
-		if r.Key == nil {
-			return nil, fmt.Errorf("%w: rule %q: no Key function", ratelimit.ErrConfig, r.Name)
-		}
-	}
-	lim, err := newLimiter(LimiterRules(rules), cfg.limiterOpts)
+	store, err := redisstore.New(rdb)
 	if err != nil {
 		return nil, err
+	}
+	lim, err := limiter.New(store, LimiterRules(rules))
+	if err != nil {
+		return nil, err
+	}
+	return NewWithLimiter(lim, rules, opts...)
+}
+
+// NewWithLimiter is New on a limiter of your own: on another store (the
+// in-process memstore, a Redis store with its options), or with limiter
+// options (a key prefix, a fallback store, the deny cache). lim must have
+// every rule of rules, as LimiterRules(rules) gives them:
+//
+//	lim, err := limiter.New(store, middleware.LimiterRules(rules), limiter.WithPrefix("api"))
+//	...
+//	limit, err := middleware.NewWithLimiter(lim, rules)
+func NewWithLimiter(lim *limiter.Limiter, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
+	if lim == nil {
+		return nil, fmt.Errorf("%w: nil limiter", ratelimit.ErrConfig)
+	}
+	cfg := defaults()
+	if err := options.Apply(&cfg, opts); err != nil {
+		return nil, err
+	}
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("%w: no rules", ratelimit.ErrConfig)
+	}
+	have := make(map[string]limiter.Rule)
+	for _, r := range lim.Rules() {
+		have[r.Name] = r
+	}
+	for i, r := range LimiterRules(rules) {
+		if rules[i].Key == nil {
+			return nil, fmt.Errorf("%w: rule %q: no Key function", ratelimit.ErrConfig, r.Name)
+		}
+		if got, ok := have[r.Name]; !ok || got != r {
+			return nil, fmt.Errorf("%w: rule %q: the limiter has no such rule (build it with LimiterRules)", ratelimit.ErrConfig, r.Name)
+		}
 	}
 	m := &mw{cfg: cfg, rules: rules, lim: lim}
 	return m.wrap, nil
@@ -132,8 +164,8 @@ func build(rules []Rule, opts []Option, newLimiter func([]limiter.Rule, []limite
 
 // LimiterRules returns the limiter's rules behind a middleware of rules:
 // a limiter.Limiter built on them, on the same Redis client or store and
-// with the limiter options the middleware was given (WithLimiterOptions),
-// acts on exactly the state the middleware decides on. An admin endpoint
+// with the same limiter options, acts on exactly the state the middleware
+// decides on (NewWithLimiter takes such a limiter). An admin endpoint
 // or tool that shares the rules value with the service blocks, resets and
 // reports clients (limiter.Limiter.Block, Reset, Status) without
 // restating them. The identity of a client under a rule is what the
@@ -145,16 +177,6 @@ func LimiterRules(rules []Rule) []limiter.Rule {
 		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Blockable: r.Blockable, Penalty: r.Penalty}
 	}
 	return lrules
-}
-
-// Must is New for package-level wiring: it panics on an invalid
-// configuration.
-func Must(rdb redis.Scripter, rules []Rule, opts ...Option) func(http.Handler) http.Handler {
-	m, err := New(rdb, rules, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return m
 }
 
 type mw struct {
@@ -169,26 +191,19 @@ func (m *mw) wrap(next http.Handler) http.Handler {
 	})
 }
 
+// serve limits one request in four steps: build its checks, decide them,
+// respond (headers, then the handler or the denial), and settle after the
+// handler what settles.
 func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
-	for _, exempt := range m.cfg.exempt {
-		if exempt(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
+	if m.exempt(r) {
+		next.ServeHTTP(w, r)
+		return
 	}
-	checks := make([]limiter.Check, 0, len(m.rules))
 	var buf [4]int
-	rules := buf[:0] // the rule of each check
-	for i := range m.rules {
-		c, ok, status, err := m.check(i, r)
-		if err != nil {
-			m.reject(w, Event{Request: r, Err: err, Rules: []string{m.rules[i].Name}}, status)
-			return
-		}
-		if ok {
-			checks = append(checks, c)
-			rules = append(rules, i)
-		}
+	checks, rules, status, e := m.checks(r, buf[:0])
+	if e.Err != nil {
+		m.reject(w, e, status)
+		return
 	}
 	if len(checks) == 0 {
 		next.ServeHTTP(w, r)
@@ -199,38 +214,78 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		start = time.Now()
 	}
 	d, err := m.lim.Decide(r.Context(), checks...)
-	if errors.Is(err, limiter.ErrCheck) { // an invalid Plan
-		m.reject(w, Event{Request: r, Err: err, Rules: ruleNames(checks)}, http.StatusInternalServerError)
-		return
-	}
-	if err != nil && !d.Fallback && errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		// The client went away while its request was decided: not a
-		// failure of Redis, and nobody to serve. 503, as for a client
-		// that gives up its turn in a queue below; nobody reads it.
-		if m.cfg.hook != nil {
-			m.cfg.hook(Event{Request: r, Err: r.Context().Err(), Rules: ruleNames(checks), Duration: since(start)})
-		}
-		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
-		return
-	}
 	if err != nil && !d.Fallback {
-		m.fail(Event{Request: r, Err: err, Rules: ruleNames(checks), Duration: since(start)})
-		if m.cfg.failure == FailClosed {
-			if name := m.cfg.headers.RetryAfter; name != "" {
-				w.Header().Set(name, "1")
-			}
-			unavailable(w, r)
-			return
-		}
-		next.ServeHTTP(w, r)
+		m.undecided(w, r, next, err, checks, start)
 		return
 	}
 	if err != nil {
 		m.cfg.onError(r, err) // Redis failed; the fallback decided
 	}
+	m.respond(w, r, next, d, err, checks, rules, start)
+}
+
+// exempt reports whether an exemption (WithExempt) takes r out of limiting.
+func (m *mw) exempt(r *http.Request) bool {
+	for _, exempt := range m.cfg.exempt {
+		if exempt(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// checks builds r's checks, appending the index of each one's rule to
+// rules. A request that cannot be decided gets the event to report and the
+// status to answer.
+func (m *mw) checks(r *http.Request, rules []int) ([]limiter.Check, []int, int, Event) {
+	checks := make([]limiter.Check, 0, len(m.rules))
+	for i := range m.rules {
+		c, ok, status, err := m.check(i, r)
+		if err != nil {
+			return nil, nil, status, Event{Request: r, Err: err, Rules: []string{m.rules[i].Name}}
+		}
+		if ok {
+			checks = append(checks, c)
+			rules = append(rules, i)
+		}
+	}
+	return checks, rules, 0, Event{}
+}
+
+// undecided answers a request whose checks were not decided: an invalid
+// Plan (500), a client gone (nobody to serve), or a Redis failure, which
+// the failure policy answers.
+func (m *mw) undecided(w http.ResponseWriter, r *http.Request, next http.Handler, err error, checks []limiter.Check, start time.Time) {
+	switch {
+	case errors.Is(err, limiter.ErrCheck): // an invalid Plan
+		m.reject(w, Event{Request: r, Err: err, Rules: ruleNames(checks)}, http.StatusInternalServerError)
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client went away while its request was decided: not a
+		// failure of Redis, and nobody to serve. 503, as for a client
+		// that gives up its turn in a queue; nobody reads it.
+		m.report(Event{Request: r, Err: r.Context().Err(), Rules: ruleNames(checks), Duration: since(start)})
+		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+	default:
+		m.fail(Event{Request: r, Err: err, Rules: ruleNames(checks), Duration: since(start)})
+		if !m.cfg.failClosed {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if name := m.cfg.headers.RetryAfter; name != "" {
+			w.Header().Set(name, "1")
+		}
+		unavailable(w, r)
+	}
+}
+
+// respond answers a decided request: it reports the decision, sets the
+// headers, holds a queued request until its turn, then serves it (settling
+// after the handler what settles) or denies it. err is a Redis failure
+// the fallback store decided despite.
+func (m *mw) respond(w http.ResponseWriter, r *http.Request, next http.Handler, d limiter.Decision, err error, checks []limiter.Check, rules []int, start time.Time) {
 	shadow := !d.Allowed && m.cfg.shadow
 	if m.cfg.hook != nil {
-		m.cfg.hook(Event{Request: r, Decision: d, KeyHashes: keyHashes(checks), Shadow: shadow, Err: err,
+		m.report(Event{Request: r, Decision: d, KeyHashes: keyHashes(checks), Shadow: shadow, Err: err,
 			Rules: ruleNames(checks), Duration: since(start)})
 	}
 	shown := m.advertised(d, checks, rules)
@@ -246,18 +301,19 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 			return
 		}
 	}
-	if d.Allowed && m.settles(checks, rules) {
+	switch {
+	case d.Allowed && m.settles(checks, rules):
 		m.serveSettled(w, r, next, d, checks, rules)
-		return
-	}
-	if d.Allowed || shadow {
-		if shadow && m.cfg.headers.RetryAfter != "" {
+	case d.Allowed:
+		next.ServeHTTP(w, r)
+	case shadow:
+		if m.cfg.headers.RetryAfter != "" {
 			w.Header().Del(m.cfg.headers.RetryAfter) // the request goes through
 		}
 		next.ServeHTTP(w, r)
-		return
+	default:
+		m.cfg.deny(w, r, shown)
 	}
-	m.cfg.deny(w, r, shown)
 }
 
 // advertised is d as the response tells it: a concurrency limit's waits
@@ -292,7 +348,7 @@ func (m *mw) advertised(d limiter.Decision, checks []limiter.Check, rules []int)
 // leases reports whether check c of rule i takes a lease: its algorithm
 // (its Plan's, or the rule's) is a concurrency limit.
 func (m *mw) leases(c limiter.Check, i int) bool {
-	alg := c.Algorithm
+	alg := c.Plan
 	if alg == nil {
 		alg = m.rules[i].Algorithm
 	}
@@ -309,8 +365,8 @@ func (m *mw) check(i int, r *http.Request) (c limiter.Check, ok bool, status int
 		return c, false, 0, nil
 	}
 	id, err := identity(rule.Key, r)
-	if err != nil && rule.Fallback != nil {
-		id, err = identity(rule.Fallback, r)
+	if err != nil && rule.AltKey != nil {
+		id, err = identity(rule.AltKey, r)
 	}
 	if err != nil {
 		if rule.Optional {
@@ -326,7 +382,7 @@ func (m *mw) check(i int, r *http.Request) (c limiter.Check, ok bool, status int
 	}
 	c = limiter.Check{Rule: rule.Name, Identity: id, Cost: cost}
 	if rule.Plan != nil {
-		c.Algorithm = rule.Plan(r)
+		c.Plan = rule.Plan(r)
 	}
 	return c, true, 0, nil
 }
@@ -354,9 +410,7 @@ func (m *mw) reject(w http.ResponseWriter, e Event, status int) {
 // fail reports a failure to the error handler and the hook.
 func (m *mw) fail(e Event) {
 	m.cfg.onError(e.Request, e.Err)
-	if m.cfg.hook != nil {
-		m.cfg.hook(e)
-	}
+	m.report(e)
 }
 
 func ruleNames(checks []limiter.Check) []string {

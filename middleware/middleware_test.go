@@ -25,10 +25,11 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 var (
-	clock = mwtest.Clock
+	clock = mwtest.At
 	ok    = mwtest.OK
 	do    = mwtest.Do
 	perIP = mwtest.PerIP
@@ -37,7 +38,7 @@ var (
 func TestShadowMode(t *testing.T) {
 	_, c := redistest.Mini(t)
 	var events []middleware.Event
-	mw := middleware.Must(c, []middleware.Rule{perIP(1)}, clock(), middleware.WithShadowMode(),
+	mw := mwtest.New(t, c, []middleware.Rule{perIP(1)}, clock(), middleware.WithShadowMode(),
 		middleware.WithHook(func(e middleware.Event) { events = append(events, e) }))
 	h := mw(ok)
 	for i := range 3 {
@@ -60,7 +61,7 @@ func TestExemptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := middleware.Must(c, []middleware.Rule{perIP(1)}, clock(), middleware.WithExempt(allow))(ok)
+	h := mwtest.New(t, c, []middleware.Rule{perIP(1)}, clock(), middleware.WithExempt(allow))(ok)
 	for _, remote := range []string{"10.1.2.3:1", "[2001:db8::1]:1"} {
 		for range 3 {
 			if res := do(h, "GET", "/", remote); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Limit") != "" {
@@ -83,7 +84,7 @@ func TestExemptions(t *testing.T) {
 func TestKeyFunctionFailures(t *testing.T) {
 	_, c := redistest.Mini(t)
 	apiKey := func(optional bool, fallback keyfunc.KeyFunc) middleware.Rule {
-		return middleware.Rule{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Fallback: fallback, Optional: optional,
+		return middleware.Rule{Name: "per-key", Key: keyfunc.Header("X-API-Key"), AltKey: fallback, Optional: optional,
 			Algorithm: algorithms.TokenBucket{Capacity: 1, Rate: 1, Period: time.Hour}}
 	}
 	var errs []error
@@ -91,21 +92,21 @@ func TestKeyFunctionFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		rule    middleware.Rule
-		opts    []middleware.Option
+		opts    []any
 		first   int
 		second  int
 		handled int
 	}{
 		{"reject", apiKey(false, nil), nil, 401, 401, 2},
-		{"reject with 429", apiKey(false, nil), []middleware.Option{middleware.WithKeyErrorStatus(429)}, 429, 429, 2},
+		{"reject with 429", apiKey(false, nil), []any{middleware.WithKeyErrorStatus(429)}, 429, 429, 2},
 		{"skip", apiKey(true, nil), nil, 200, 200, 0},
 		{"fall back to IP", apiKey(false, keyfunc.IP()), nil, 200, 429, 0},
 		{"empty identity is a failure", middleware.Rule{Name: "per-key", Key: func(*http.Request) (string, error) { return "", nil },
 			Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}}, nil, 401, 401, 2},
 	} {
 		errs = nil
-		opts := append([]middleware.Option{clock(), onErr, middleware.WithLimiterOptions(limiter.WithPrefix(strings.ReplaceAll(tc.name, " ", "-")))}, tc.opts...)
-		h := middleware.Must(c, []middleware.Rule{tc.rule}, opts...)(ok)
+		opts := append([]any{clock(), onErr, limiter.WithPrefix(strings.ReplaceAll(tc.name, " ", "-"))}, tc.opts...)
+		h := mwtest.New(t, c, []middleware.Rule{tc.rule}, opts...)(ok)
 		first := do(h, "GET", "/", "203.0.113.9:1").StatusCode
 		second := do(h, "GET", "/", "203.0.113.9:1").StatusCode
 		if first != tc.first || second != tc.second || len(errs) != tc.handled {
@@ -132,7 +133,7 @@ func TestCosts(t *testing.T) {
 		return n
 	}
 	var errs []error
-	h := middleware.Must(c, []middleware.Rule{{Name: "batch", Key: keyfunc.IP(), Cost: cost,
+	h := mwtest.New(t, c, []middleware.Rule{{Name: "batch", Key: keyfunc.IP(), Cost: cost,
 		Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}}}, clock(),
 		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
 	for i, step := range []struct {
@@ -160,7 +161,7 @@ func TestCosts(t *testing.T) {
 func TestIETFHeadersAndCustomDenyHandler(t *testing.T) {
 	_, c := redistest.Mini(t)
 	var denied limiter.Decision
-	h := middleware.Must(c, []middleware.Rule{
+	h := mwtest.New(t, c, []middleware.Rule{
 		perIP(2),
 		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}},
 	}, clock(), middleware.WithHeaders(headers.IETF), middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
@@ -194,10 +195,11 @@ func TestInvalidMiddlewareConfiguration(t *testing.T) {
 	}{
 		{"no key", c, []middleware.Rule{{Name: "a", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}, nil, `rule "a": no Key`},
 		{"bad algorithm", c, []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.SlidingLog{Limit: 0, Window: time.Second}}}, nil, `rule "per-ip"`},
-		{"bad policy", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithFailurePolicy(7)}, "failure policy"},
 		{"bad status", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithKeyErrorStatus(200)}, "status"},
 		{"no concurrency retry", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithConcurrencyRetryAfter(0)}, "concurrency retry"},
-		{"bad timeout", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithLimiterOptions(limiter.WithTimeout(-1))}, "timeout"},
+		{"nil option", c, []middleware.Rule{perIP(1)}, []middleware.Option{nil}, "nil Option"},
+		{"no rules", c, nil, nil, "no rules"},
+		{"no client", nil, []middleware.Rule{perIP(1)}, nil, "nil Redis client"},
 		{"duplicate", c, []middleware.Rule{perIP(1), perIP(2)}, nil, "duplicate"},
 	} {
 		_, err := middleware.New(tc.rdb, tc.rules, tc.opts...)
@@ -205,20 +207,55 @@ func TestInvalidMiddlewareConfiguration(t *testing.T) {
 			t.Errorf("%s: got %v, want ErrConfig mentioning %q", tc.name, err, tc.want)
 		}
 	}
+	if _, err := mwtest.Build(c, []middleware.Rule{perIP(1)}, redisstore.WithTimeout(-1)); !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), "timeout") {
+		t.Errorf("bad timeout: got %v, want ErrConfig mentioning the timeout", err)
+	}
 	defer func() {
 		if recover() == nil {
-			t.Error("Must did not panic on an invalid rule")
+			t.Error("LimitByIP did not panic on an invalid limit")
 		}
 	}()
-	middleware.Must(c, nil)
+	middleware.LimitByIP(c, 0, time.Minute)
+}
+
+// NewWithLimiter takes a limiter that has each of the middleware's rules,
+// as LimiterRules gives them; anything else is an ErrConfig naming the
+// rule, at construction.
+func TestNewWithLimiterChecksTheRules(t *testing.T) {
+	rules := []middleware.Rule{perIP(1), {Name: "per-key", Key: keyfunc.Header("X-API-Key"), Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}
+	newLimiter := func(rules []limiter.Rule) *limiter.Limiter {
+		lim, err := limiter.New(memstore.Must(), rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lim
+	}
+	other := middleware.LimiterRules(rules)
+	other[1].Algorithm = algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 1}
+	blockable := middleware.LimiterRules(rules)
+	blockable[0].Blockable = true
+	more := append(middleware.LimiterRules(rules), limiter.Rule{Name: "extra", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}})
+	for _, tc := range []struct {
+		name string
+		lim  *limiter.Limiter
+		want string // "" for no error
+	}{
+		{"its rules", newLimiter(middleware.LimiterRules(rules)), ""},
+		{"more rules", newLimiter(more), ""},
+		{"a rule missing", newLimiter(middleware.LimiterRules(rules[:1])), `rule "per-key": the limiter has no such rule`},
+		{"another algorithm", newLimiter(other), `rule "per-key": the limiter has no such rule`},
+		{"not blockable", newLimiter(blockable), `rule "per-ip": the limiter has no such rule`},
+		{"no limiter", nil, "nil limiter"},
+	} {
+		_, err := middleware.NewWithLimiter(tc.lim, rules)
+		if got := err != nil; got != (tc.want != "") || (err != nil && (!errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.want))) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
 }
 
 func TestInProcessStore(t *testing.T) {
-	mw, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{perIP(1)}, clock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := mw(ok)
+	h := mwtest.New(t, memstore.Must(), []middleware.Rule{perIP(1)}, clock())(ok)
 	for i, want := range []int{200, 429} {
 		if res := do(h, "GET", "/", "203.0.113.9:1"); res.StatusCode != want || res.Header.Get("Retry-After") != map[int]string{200: "", 429: "60"}[want] {
 			t.Errorf("request %d: %d %v, want %d", i, res.StatusCode, res.Header, want)
@@ -286,14 +323,14 @@ func TestSeparateLimitsDoNotShareCounters(t *testing.T) {
 	if _, err := middleware.New(c, rule(algorithms.SlidingWindow{Limit: 5, Window: time.Minute})); err != nil {
 		t.Errorf("the same rule again: %v", err)
 	}
-	store, err := limiter.NewRedisStore(c)
+	store, err := redisstore.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := middleware.NewWithStore(store, rule(algorithms.FixedWindow{Limit: 5, Window: time.Minute})); !errors.Is(err, ratelimit.ErrConfig) {
+	if _, err := limiter.New(store, middleware.LimiterRules(rule(algorithms.FixedWindow{Limit: 5, Window: time.Minute}))); !errors.Is(err, ratelimit.ErrConfig) {
 		t.Errorf("another store on the same client: %v, want ErrConfig", err)
 	}
-	if _, err := middleware.New(c, rule(algorithms.FixedWindow{Limit: 5, Window: time.Minute}), middleware.WithLimiterOptions(limiter.WithPrefix("other"))); err != nil {
+	if _, err := mwtest.Build(c, rule(algorithms.FixedWindow{Limit: 5, Window: time.Minute}), limiter.WithPrefix("other")); err != nil {
 		t.Errorf("under another prefix: %v", err)
 	}
 	runtime.KeepAlive(first)
@@ -304,10 +341,10 @@ func TestSeparateLimitsDoNotShareCounters(t *testing.T) {
 func TestRetryAfterNamesAndCustomDenyHandler(t *testing.T) {
 	names := headers.Names{Remaining: "Quota-Left", RetryAfter: "X-Retry-In"}
 	srv, c := redistest.Mini(t)
-	closed := middleware.Must(c, []middleware.Rule{perIP(1)}, middleware.WithHeaders(names),
-		middleware.WithFailurePolicy(middleware.FailClosed), middleware.WithErrorHandler(func(*http.Request, error) {}))(ok)
-	custom := middleware.Must(c, []middleware.Rule{perIP(1)}, clock(), middleware.WithHeaders(names),
-		middleware.WithLimiterOptions(limiter.WithPrefix("custom")),
+	closed := mwtest.New(t, c, []middleware.Rule{perIP(1)}, middleware.WithHeaders(names),
+		middleware.WithFailClosed(), middleware.WithErrorHandler(func(*http.Request, error) {}))(ok)
+	custom := mwtest.New(t, c, []middleware.Rule{perIP(1)}, clock(), middleware.WithHeaders(names),
+		limiter.WithPrefix("custom"),
 		middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
 			w.WriteHeader(http.StatusTeapot)
 		}))(ok)
@@ -338,8 +375,8 @@ func TestFallbackEvent(t *testing.T) {
 	srv, c := redistest.Mini(t)
 	var events []middleware.Event
 	var errs []error
-	h := middleware.Must(c, []middleware.Rule{perIP(3)},
-		middleware.WithLimiterOptions(limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(time.Minute)),
+	h := mwtest.New(t, c, []middleware.Rule{perIP(3)},
+		limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(time.Minute),
 		middleware.WithHook(func(e middleware.Event) { events = append(events, e) }),
 		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
 	srv.Close()
@@ -369,7 +406,7 @@ func TestNilRedisClient(t *testing.T) {
 func TestDefaultErrorLogLevels(t *testing.T) {
 	rec := logtest.Capture(t)
 	srv, c := redistest.Mini(t)
-	h := middleware.Must(c, []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"),
+	h := mwtest.New(t, c, []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"),
 		Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}})(ok)
 	do(h, "GET", "/users/alice", "203.0.113.9:1")
 	srv.Close()
@@ -405,7 +442,7 @@ func TestKeyFunctionFailuresAreLogged(t *testing.T) {
 	rec := logtest.Capture(t)
 	_, c := redistest.Mini(t)
 	var events []middleware.Event
-	h := middleware.Must(c, []middleware.Rule{
+	h := mwtest.New(t, c, []middleware.Rule{
 		{Name: "per-user", Key: keyfunc.Context(userKey{}), Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}},
 		{Name: "per-token", Key: func(*http.Request) (string, error) { return "", errors.New("token expired") },
 			Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}, Skip: func(r *http.Request) bool { return r.URL.Path != "/token" }},
@@ -455,8 +492,8 @@ func TestNestedLimiters(t *testing.T) {
 	rule := func(name string, limit int) middleware.Rule {
 		return middleware.Rule{Name: name, Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Minute}}
 	}
-	outer := middleware.Must(c, []middleware.Rule{rule("outer", 2)}, clock(), middleware.WithHeaders(headers.Both))
-	inner := middleware.Must(c, []middleware.Rule{rule("inner", 100)}, clock(), middleware.WithHeaders(headers.Both))
+	outer := mwtest.New(t, c, []middleware.Rule{rule("outer", 2)}, clock(), middleware.WithHeaders(headers.Both))
+	inner := mwtest.New(t, c, []middleware.Rule{rule("inner", 100)}, clock(), middleware.WithHeaders(headers.Both))
 	h := outer(inner(ok))
 	do(h, "GET", "/", "203.0.113.9:1")
 	res := do(h, "GET", "/", "203.0.113.9:1")
@@ -483,7 +520,7 @@ func TestPlans(t *testing.T) {
 	free := algorithms.FixedWindow{Limit: 2, Window: time.Minute}
 	paid := algorithms.FixedWindow{Limit: 5, Window: time.Minute}
 	var errs []error
-	h := middleware.Must(c, []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Algorithm: free,
+	h := mwtest.New(t, c, []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Algorithm: free,
 		Plan: func(r *http.Request) algorithms.Algorithm {
 			switch r.Header.Get("X-API-Key") {
 			case "paid":

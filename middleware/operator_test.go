@@ -48,8 +48,8 @@ func TestLoginCountsOnlyFailures(t *testing.T) {
 				},
 				Penalty: 15 * time.Minute,
 			}
-			h := middleware.Must(b.Client, []middleware.Rule{rule}, clock(), middleware.WithHeaders(headers.Both),
-				middleware.WithLimiterOptions(limiter.WithPrefix(fmt.Sprintf("login%d", time.Now().UnixNano()))))(login)
+			h := mwtest.New(t, b.Client, []middleware.Rule{rule}, clock(), middleware.WithHeaders(headers.Both),
+				limiter.WithPrefix(fmt.Sprintf("login%d", time.Now().UnixNano())))(login)
 			for i := range 50 {
 				if res := do(h, "POST", "/login", "203.0.113.7:1", "Password", "secret"); res.StatusCode != 200 {
 					t.Fatalf("successful login %d: %d", i, res.StatusCode)
@@ -84,8 +84,8 @@ func TestLoginCountsOnlyFailures(t *testing.T) {
 func TestBlockThroughTheMiddleware(t *testing.T) {
 	_, c := redistest.Mini(t)
 	rule := middleware.Rule{Name: "api", Key: keyfunc.IP(), Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, Blockable: true}
-	h := middleware.Must(c, []middleware.Rule{rule}, clock())(ok)
-	admin, err := limiter.New(c, []limiter.Rule{{Name: "api", Algorithm: rule.Algorithm, Blockable: true}},
+	h := mwtest.New(t, c, []middleware.Rule{rule}, clock())(ok)
+	admin, err := limiter.New(mwtest.RedisStore(t, c), []limiter.Rule{{Name: "api", Algorithm: rule.Algorithm, Blockable: true}},
 		limiter.WithClock(func() time.Time { return mwtest.Epoch }))
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestSettleByBytesWritten(t *testing.T) {
 		Settle: func(_ *http.Request, _ int, written int64) int { return int(written) },
 	}
 	var events []middleware.Event
-	h := middleware.Must(c, []middleware.Rule{rule}, clock(), middleware.WithHook(func(e middleware.Event) { events = append(events, e) }))(
+	h := mwtest.New(t, c, []middleware.Rule{rule}, clock(), middleware.WithHook(func(e middleware.Event) { events = append(events, e) }))(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(make([]byte, 30))
 			http.NewResponseController(w).Flush() // streaming still works
@@ -156,8 +156,8 @@ func TestOperatorReachesTheMiddlewareState(t *testing.T) {
 				Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}}
 			prefix := limiter.WithPrefix(fmt.Sprintf("op%d", time.Now().UnixNano()))
 			at := limiter.WithClock(func() time.Time { return mwtest.Epoch })
-			h := middleware.Must(b.Client, rules, middleware.WithLimiterOptions(prefix, at))(ok)
-			admin, err := limiter.New(b.Client, middleware.LimiterRules(rules), prefix, at)
+			h := mwtest.New(t, b.Client, rules, prefix, at)(ok)
+			admin, err := limiter.New(mwtest.RedisStore(t, b.Client), middleware.LimiterRules(rules), prefix, at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func TestOperatorReachesTheMiddlewareState(t *testing.T) {
 			// algorithm: its reset reaches nothing, and says so.
 			other := redis.NewClient(b.Client.Options())
 			defer other.Close()
-			restated, err := limiter.New(other, []limiter.Rule{{Name: "per-key", Algorithm: algorithms.SlidingWindow{Limit: 3, Window: time.Hour}}}, prefix, at)
+			restated, err := limiter.New(mwtest.RedisStore(t, other), []limiter.Rule{{Name: "per-key", Algorithm: algorithms.SlidingWindow{Limit: 3, Window: time.Hour}}}, prefix, at)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,32 +11,19 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
-// FailurePolicy says what happens to a request when Redis fails or times
-// out.
-type FailurePolicy int
-
-const (
-	// FailOpen lets the request through (the default): an outage of Redis
-	// does not become an outage of the service.
-	FailOpen FailurePolicy = iota
-	// FailClosed answers 503 Service Unavailable with Retry-After: 1.
-	FailClosed
-)
-
 // Option configures a middleware.
 type Option func(*config) error
 
 type config struct {
-	limiterOpts []limiter.Option
-	failure     FailurePolicy
-	onError     func(*http.Request, error)
-	shadow      bool
-	exempt      []func(*http.Request) bool
-	hook        func(Event)
-	deny        func(http.ResponseWriter, *http.Request, limiter.Decision)
-	headers     headers.Names
-	keyStatus   int
-	leaseRetry  time.Duration
+	failClosed bool
+	onError    func(*http.Request, error)
+	shadow     bool
+	exempt     []func(*http.Request) bool
+	hook       func(Event)
+	deny       func(http.ResponseWriter, *http.Request, limiter.Decision)
+	headers    headers.Names
+	keyStatus  int
+	leaseRetry time.Duration
 }
 
 func defaults() config {
@@ -49,26 +36,14 @@ func defaults() config {
 	}
 }
 
-// WithLimiterOptions configures the limiter under the middleware: the key
-// prefix (limiter.WithPrefix), the Redis timeout (limiter.WithTimeout), a
-// fallback store while Redis is away (limiter.WithFallback), the deny
-// cache (limiter.WithDenyCache), a clock for tests (limiter.WithClock),
-// and the Redis store's options. Middlewares with the same prefix and rule
-// name share counters.
-func WithLimiterOptions(opts ...limiter.Option) Option {
+// WithFailClosed answers a request that Redis failed to decide (an error,
+// a timeout, Redis marked down) with 503 Service Unavailable and
+// Retry-After: 1. By default such a request goes through, without
+// rate-limit headers: an outage of Redis does not become an outage of the
+// service. Either way the error goes to the error handler.
+func WithFailClosed() Option {
 	return func(c *config) error {
-		c.limiterOpts = append(c.limiterOpts, opts...)
-		return nil
-	}
-}
-
-// WithFailurePolicy chooses FailOpen (default) or FailClosed.
-func WithFailurePolicy(p FailurePolicy) Option {
-	return func(c *config) error {
-		if p != FailOpen && p != FailClosed {
-			return fmt.Errorf("%w: unknown failure policy %d", ratelimit.ErrConfig, p)
-		}
-		c.failure = p
+		c.failClosed = true
 		return nil
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // queued sends n requests at once through a queue of 10 a second with
@@ -65,9 +66,10 @@ func TestQueueShapesABurst(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			// A timeout the race detector cannot reach, failing closed: a
 			// request let through on a timeout would skip its turn.
-			prefix := middleware.WithLimiterOptions(limiter.WithPrefix(fmt.Sprintf("shape%d", time.Now().UnixNano())), limiter.WithTimeout(10*time.Second))
-			closed := middleware.WithFailurePolicy(middleware.FailClosed)
-			h := middleware.Must(b.Client, []middleware.Rule{queueRule(10 * time.Second)}, prefix, closed)(stamp)
+			slow := redisstore.WithTimeout(10 * time.Second)
+			prefix := limiter.WithPrefix(fmt.Sprintf("shape%d", time.Now().UnixNano()))
+			closed := middleware.WithFailClosed()
+			h := mwtest.New(t, b.Client, []middleware.Rule{queueRule(10 * time.Second)}, prefix, slow, closed)(stamp)
 			start, served, statuses, _ := queued(t, h, 50)
 			if slices.ContainsFunc(statuses, func(s int) bool { return s != 200 }) {
 				t.Fatalf("statuses %v, want all 200", statuses)
@@ -83,8 +85,8 @@ func TestQueueShapesABurst(t *testing.T) {
 			}
 			t.Logf("%s: 50 served over %v, each at or after its turn, at most %v after it", b.Name, served[49].Sub(served[0]), late)
 
-			prefix = middleware.WithLimiterOptions(limiter.WithPrefix(fmt.Sprintf("shape%d", time.Now().UnixNano())), limiter.WithTimeout(10*time.Second))
-			h = middleware.Must(b.Client, []middleware.Rule{queueRule(2 * time.Second)}, prefix, closed)(stamp)
+			prefix = limiter.WithPrefix(fmt.Sprintf("shape%d", time.Now().UnixNano()))
+			h = mwtest.New(t, b.Client, []middleware.Rule{queueRule(2 * time.Second)}, prefix, slow, closed)(stamp)
 			_, _, statuses, retry := queued(t, h, 50)
 			ok, refused := 0, 0
 			for i, s := range statuses {
@@ -110,8 +112,8 @@ func TestQueueShapesABurst(t *testing.T) {
 func TestQueueGivesUpTurns(t *testing.T) {
 	_, c := redistest.Mini(t)
 	var decided atomic.Int32
-	h := middleware.Must(c, []middleware.Rule{queueRule(10 * time.Second)}, clock(), middleware.WithFailurePolicy(middleware.FailClosed),
-		middleware.WithLimiterOptions(limiter.WithTimeout(10*time.Second)), middleware.WithHook(func(middleware.Event) { decided.Add(1) }))(stamp)
+	h := mwtest.New(t, c, []middleware.Rule{queueRule(10 * time.Second)}, clock(), middleware.WithFailClosed(),
+		redisstore.WithTimeout(10*time.Second), middleware.WithHook(func(middleware.Event) { decided.Add(1) }))(stamp)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	codes := make([]int, 10)
@@ -136,7 +138,7 @@ func TestQueueGivesUpTurns(t *testing.T) {
 	if want := []int{200, 200, 200, 200, 200, 503, 503, 503, 503, 503}; !slices.Equal(codes, want) {
 		t.Errorf("statuses %v, want %v", codes, want)
 	}
-	admin, _ := limiter.New(c, []limiter.Rule{{Name: "export", Algorithm: queueRule(10 * time.Second).Algorithm}},
+	admin, _ := limiter.New(mwtest.RedisStore(t, c), []limiter.Rule{{Name: "export", Algorithm: queueRule(10 * time.Second).Algorithm}},
 		limiter.WithClock(func() time.Time { return mwtest.Epoch }))
 	d, err := admin.Status(t.Context(), "export", "all")
 	if err != nil || d.Results[0].Delay != 500*time.Millisecond {
@@ -154,9 +156,9 @@ func TestConcurrencyLimit(t *testing.T) {
 			var running, peak atomic.Int32
 			// Fail closed, with a timeout the race detector cannot reach: a
 			// request let through on a Redis timeout would hold no lease.
-			h := middleware.Must(b.Client, []middleware.Rule{rule}, middleware.WithHeaders(headers.Both),
-				middleware.WithFailurePolicy(middleware.FailClosed),
-				middleware.WithLimiterOptions(limiter.WithPrefix(fmt.Sprintf("conc%d", time.Now().UnixNano())), limiter.WithTimeout(10*time.Second)))(
+			h := mwtest.New(t, b.Client, []middleware.Rule{rule}, middleware.WithHeaders(headers.Both),
+				middleware.WithFailClosed(),
+				limiter.WithPrefix(fmt.Sprintf("conc%d", time.Now().UnixNano())), redisstore.WithTimeout(10*time.Second))(
 				http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					n := running.Add(1)
 					defer running.Add(-1)
@@ -213,25 +215,22 @@ func TestConcurrencyRefusalRetryAfter(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		rule  middleware.Rule
-		opts  []middleware.Option
+		opts  []any
 		retry string
 	}{
 		{"default", middleware.Rule{Algorithm: lease}, nil, "1"},
-		{"configured", middleware.Rule{Algorithm: lease}, []middleware.Option{middleware.WithConcurrencyRetryAfter(5 * time.Second)}, "5"},
+		{"configured", middleware.Rule{Algorithm: lease}, []any{middleware.WithConcurrencyRetryAfter(5 * time.Second)}, "5"},
 		{"chosen by a plan", middleware.Rule{Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour},
 			Plan: func(*http.Request) algorithms.Algorithm { return lease }}, nil, "1"},
 	} {
 		for _, backend := range []string{"miniredis", "memstore"} {
 			rule := tc.rule
 			rule.Name, rule.Key = "in-flight", keyfunc.Constant("all")
-			opts := append([]middleware.Option{clock(), middleware.WithHeaders(headers.Both)}, tc.opts...)
-			var mw func(http.Handler) http.Handler
-			if backend == "memstore" {
-				mw = must(middleware.NewWithStore(memstore.Must(), []middleware.Rule{rule}, opts...))
-			} else {
-				_, c := redistest.Mini(t)
-				mw = middleware.Must(c, []middleware.Rule{rule}, opts...)
+			var store any = memstore.Must()
+			if backend == "miniredis" {
+				_, store = redistest.Mini(t)
 			}
+			mw := mwtest.New(t, store, []middleware.Rule{rule}, append([]any{clock(), middleware.WithHeaders(headers.Both)}, tc.opts...)...)
 			entered, release := make(chan struct{}), make(chan struct{})
 			h := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/slow" {

@@ -14,7 +14,7 @@ import (
 // LimitByIP is the one-line form: at most n requests per window per client
 // IP (the TCP peer, IPv6 grouped by /64; see keyfunc.IP), as a sliding
 // window counter on Redis, with every default of New. It panics when n or
-// window is invalid, like Must. Behind a proxy, or for stacks, use New
+// window is invalid. Behind a proxy, or for stacks, use New
 // with keyfunc.ClientIP.
 //
 // Its rule is named after its limit, "ip-<n>-per-<window>" with the
@@ -26,5 +26,9 @@ import (
 //
 //	r.Use(middleware.LimitByIP(rdb, 100, time.Minute))
 func LimitByIP(rdb redis.Scripter, n int, window time.Duration) func(http.Handler) http.Handler {
-	return Must(rdb, []Rule{{Name: "ip-" + strconv.Itoa(n) + "-per-" + window.String(), Key: keyfunc.IP(), Algorithm: algorithms.SlidingWindow{Limit: n, Window: window}}})
+	limit, err := New(rdb, []Rule{{Name: "ip-" + strconv.Itoa(n) + "-per-" + window.String(), Key: keyfunc.IP(), Algorithm: algorithms.SlidingWindow{Limit: n, Window: window}}})
+	if err != nil {
+		panic(err)
+	}
+	return limit
 }

@@ -5,7 +5,7 @@
 // download it.
 //
 //	hook, err := otelhook.New(otelhook.Options{})
-//	limit := middleware.Must(rdb, rules, middleware.WithHook(hook.Hook))
+//	limit, err := middleware.New(rdb, rules, middleware.WithHook(hook.Hook))
 //
 // Instruments (meter "github.com/seed-bff0c9e1/ratelimit"):
 //
@@ -32,7 +32,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/seed-bff0c9e1/ratelimit/internal/observe"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
@@ -96,42 +95,37 @@ func (r *Recorder) Hook(e middleware.Event) {
 	}
 	end := time.Now()
 	_, span := r.tracer.Start(ctx, "ratelimit.decide", trace.WithTimestamp(end.Add(-e.Duration)))
-	outcome := observe.Visit(e, sink{r, ctx})
+	for i, rule := range e.Rules {
+		r.decisions.Add(ctx, 1, metric.WithAttributes(attribute.String("rule", rule), attribute.String("outcome", e.RuleOutcome(i))))
+	}
+	if e.Outcome != "no_identity" { // not decided: no duration
+		r.duration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attribute.String("outcome", e.Outcome)))
+	}
+	if e.Cause != "" {
+		r.errors.Add(ctx, 1, metric.WithAttributes(attribute.String("cause", e.Cause)))
+		span.SetStatus(codes.Error, e.Cause)
+	}
+	if e.Backend != "" {
+		r.setState(ctx, e.Backend)
+	}
 	span.SetAttributes(
 		attribute.StringSlice("ratelimit.rules", e.Rules),
-		attribute.String("ratelimit.outcome", outcome),
+		attribute.String("ratelimit.outcome", e.Outcome),
 		attribute.Bool("ratelimit.cached", e.Decision.Cached),
 		attribute.Bool("ratelimit.fallback", e.Decision.Fallback))
-	if e.Err != nil && outcome != "no_identity" && outcome != "canceled" {
-		span.SetStatus(codes.Error, observe.Cause(e.Err))
-	}
 	span.End(trace.WithTimestamp(end))
 }
 
-// sink records what an event means in the recorder's instruments.
-type sink struct {
-	r   *Recorder
-	ctx context.Context
-}
+// states are the backend's states, the gauge's attribute values.
+var states = []string{"up", "down", "fallback"}
 
-func (s sink) Decision(rule, outcome string) {
-	s.r.decisions.Add(s.ctx, 1, metric.WithAttributes(attribute.String("rule", rule), attribute.String("outcome", outcome)))
-}
-
-func (s sink) Duration(d time.Duration, outcome string) {
-	s.r.duration.Record(s.ctx, d.Seconds(), metric.WithAttributes(attribute.String("outcome", outcome)))
-}
-
-func (s sink) BackendError(cause string) {
-	s.r.errors.Add(s.ctx, 1, metric.WithAttributes(attribute.String("cause", cause)))
-}
-
-func (s sink) State(state string) {
-	for _, st := range observe.States {
+// setState records 1 for state and 0 for the others.
+func (r *Recorder) setState(ctx context.Context, state string) {
+	for _, st := range states {
 		v := int64(0)
 		if st == state {
 			v = 1
 		}
-		s.r.state.Record(s.ctx, v, metric.WithAttributes(attribute.String("state", st)))
+		r.state.Record(ctx, v, metric.WithAttributes(attribute.String("state", st)))
 	}
 }

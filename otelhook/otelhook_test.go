@@ -22,6 +22,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 	"github.com/seed-bff0c9e1/ratelimit/otelhook"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // 2 admitted, 1 denied, then Redis goes away and 1 request fails on it:
@@ -38,10 +39,20 @@ func TestInstrumentsAndSpans(t *testing.T) {
 	srv := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
-	h := middleware.Must(rdb, []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}},
-		middleware.WithHook(rec.Hook), middleware.WithErrorHandler(func(*http.Request, error) {}),
-		middleware.WithLimiterOptions(limiter.WithTimeout(50*time.Millisecond), limiter.WithDenyCache(0, 0)))(
-		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	store, err := redisstore.New(rdb, redisstore.WithTimeout(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}}
+	lim, err := limiter.New(store, middleware.LimiterRules(rules), limiter.WithDenyCache(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, err := middleware.NewWithLimiter(lim, rules, middleware.WithHook(rec.Hook), middleware.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 
 	parent, request := tp.Tracer("test").Start(context.Background(), "request")
 	send := func() {
@@ -142,7 +153,8 @@ func TestCanceledIsNoError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec.Hook(middleware.Event{Request: httptest.NewRequest(http.MethodGet, "/", nil), Err: context.Canceled, Rules: []string{"per-ip"}})
+	rec.Hook(middleware.Event{Request: httptest.NewRequest(http.MethodGet, "/", nil), Err: context.Canceled, Rules: []string{"per-ip"},
+		Outcome: "canceled"}) // as the middleware classifies it (middleware.TestClientCancellationIsNotABackendFailure)
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 	"github.com/seed-bff0c9e1/ratelimit/prommetrics"
@@ -28,9 +29,14 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	limit, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{
+	rules := []middleware.Rule{
 		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute}},
-	}, middleware.WithHook(metrics.Hook))
+	}
+	lim, err := limiter.New(memstore.Must(), middleware.LimiterRules(rules)) // or a Redis store
+	if err != nil {
+		panic(err)
+	}
+	limit, err := middleware.NewWithLimiter(lim, rules, middleware.WithHook(metrics.Hook))
 	if err != nil {
 		panic(err)
 	}

@@ -3,7 +3,7 @@
 // not use Prometheus never download its client library.
 //
 //	c, err := prommetrics.New(prometheus.DefaultRegisterer, prommetrics.Options{})
-//	limit := middleware.Must(rdb, rules, middleware.WithHook(c.Hook))
+//	limit, err := middleware.New(rdb, rules, middleware.WithHook(c.Hook))
 //
 // The series (names prefixed with Options.Namespace, "ratelimit" by
 // default):
@@ -34,11 +34,8 @@
 package prommetrics
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/seed-bff0c9e1/ratelimit/internal/observe"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
@@ -100,37 +97,33 @@ func (c *Collector) Hook(e middleware.Event) {
 	if c.route && e.Request != nil {
 		route = e.Request.Pattern
 	}
-	observe.Visit(e, sink{c, route})
-}
-
-// sink records what an event means in the collector's series.
-type sink struct {
-	c     *Collector
-	route string
-}
-
-func (s sink) Decision(rule, outcome string) {
-	if s.c.route {
-		s.c.decisions.WithLabelValues(rule, outcome, s.route).Inc()
-		return
+	for i, rule := range e.Rules {
+		c.decisions.WithLabelValues(c.labels(route, rule, e.RuleOutcome(i))...).Inc()
 	}
-	s.c.decisions.WithLabelValues(rule, outcome).Inc()
-}
-
-func (s sink) Duration(d time.Duration, outcome string) {
-	if s.c.route {
-		s.c.duration.WithLabelValues(outcome, s.route).Observe(d.Seconds())
-		return
+	if e.Outcome != "no_identity" { // not decided: no duration
+		c.duration.WithLabelValues(c.labels(route, e.Outcome)...).Observe(e.Duration.Seconds())
 	}
-	s.c.duration.WithLabelValues(outcome).Observe(d.Seconds())
+	if e.Cause != "" {
+		c.errors.WithLabelValues(e.Cause).Inc()
+	}
+	if e.Backend != "" {
+		c.setState(e.Backend)
+	}
 }
 
-func (s sink) BackendError(cause string) { s.c.errors.WithLabelValues(cause).Inc() }
+// labels are values, with the route last when the collector has it.
+func (c *Collector) labels(route string, values ...string) []string {
+	if c.route {
+		return append(values, route)
+	}
+	return values
+}
 
-func (s sink) State(state string) { s.c.setState(state) }
+// states are the backend's states, the gauge's label values.
+var states = []string{"up", "down", "fallback"}
 
 func (c *Collector) setState(state string) {
-	for _, s := range observe.States {
+	for _, s := range states {
 		v := 0.0
 		if s == state {
 			v = 1

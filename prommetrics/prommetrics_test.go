@@ -20,6 +20,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 	"github.com/seed-bff0c9e1/ratelimit/prommetrics"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // A scripted sequence through a real HTTP server, then a scrape of
@@ -35,10 +36,20 @@ func TestScrape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limit := middleware.Must(rdb, []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"),
-		Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}},
-		middleware.WithHook(c.Hook), middleware.WithErrorHandler(func(*http.Request, error) {}),
-		middleware.WithLimiterOptions(limiter.WithTimeout(50*time.Millisecond)))
+	store, err := redisstore.New(rdb, redisstore.WithTimeout(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"),
+		Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}}
+	lim, err := limiter.New(store, middleware.LimiterRules(rules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, err := middleware.NewWithLimiter(lim, rules, middleware.WithHook(c.Hook), middleware.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/api", limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

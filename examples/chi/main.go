@@ -14,12 +14,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/examples/internal/demo"
-	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 func main() { demo.Main("chi", newHandler) }
 
-func newHandler(rdb redis.Scripter, opts ...middleware.Option) (http.Handler, error) {
+func newHandler(rdb redis.Scripter, opts ...limiter.Option) (http.Handler, error) {
 	limits, err := demo.NewLimits(rdb, opts...)
 	if err != nil {
 		return nil, err

@@ -64,3 +64,17 @@ func Attrs(r slog.Record) map[string]slog.Value {
 	})
 	return attrs
 }
+
+// Count is how many of rec's records say msg, and their "error"
+// attributes.
+func Count(rec *Recorder, msg string) (n int, errs []string) {
+	for _, r := range rec.Records() {
+		if r.Message == msg {
+			n++
+			if e, ok := Attrs(r)["error"]; ok {
+				errs = append(errs, e.String())
+			}
+		}
+	}
+	return n, errs
+}

@@ -3,25 +3,118 @@
 package mwtest
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // Epoch is the instant Clock decides at.
 var Epoch = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-// Clock makes a middleware decide at Epoch.
-func Clock() middleware.Option {
-	return middleware.WithLimiterOptions(limiter.WithClock(func() time.Time { return Epoch }))
+// At makes a limiter decide at Epoch.
+func At() limiter.Option {
+	return limiter.WithClock(func() time.Time { return Epoch })
+}
+
+// Stack is what a service on Redis configures, piece by piece: the Redis
+// store's options, the limiter's and the middleware's.
+type Stack struct {
+	Store []redisstore.Option
+	Lim   []limiter.Option
+	MW    []middleware.Option
+}
+
+// RedisStore is a Redis store on rdb with opts. It fails t on an error.
+func RedisStore(t testing.TB, rdb redis.Scripter, opts ...redisstore.Option) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.New(rdb, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// OnRedis is New on rdb with the options of s.
+func OnRedis(t testing.TB, rdb redis.Scripter, rules []middleware.Rule, s Stack) func(http.Handler) http.Handler {
+	t.Helper()
+	return New(t, rdb, rules, s.options()...)
+}
+
+// Limit is New on store with limiter options lopts and middleware options
+// opts.
+func Limit(t testing.TB, store limiter.Store, rules []middleware.Rule, lopts []limiter.Option, opts ...middleware.Option) func(http.Handler) http.Handler {
+	t.Helper()
+	return New(t, store, rules, Stack{Lim: lopts, MW: opts}.options()...)
+}
+
+// options lists s's options for New.
+func (s Stack) options() []any {
+	var opts []any
+	for _, o := range s.Store {
+		opts = append(opts, o)
+	}
+	for _, o := range s.Lim {
+		opts = append(opts, o)
+	}
+	for _, o := range s.MW {
+		opts = append(opts, o)
+	}
+	return opts
+}
+
+// New builds the middleware of rules on backend (a limiter.Store, or a
+// redis.Scripter put in a Redis store) and gives each option to the piece
+// it configures: a redisstore.Option to the store, a limiter.Option to the
+// limiter, a middleware.Option to the middleware. It fails t on an error.
+func New(t testing.TB, backend any, rules []middleware.Rule, opts ...any) func(http.Handler) http.Handler {
+	t.Helper()
+	mw, err := Build(backend, rules, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mw
+}
+
+// Build is New returning its error.
+func Build(backend any, rules []middleware.Rule, opts ...any) (func(http.Handler) http.Handler, error) {
+	var s Stack
+	for _, o := range opts {
+		switch o := o.(type) {
+		case redisstore.Option:
+			s.Store = append(s.Store, o)
+		case limiter.Option:
+			s.Lim = append(s.Lim, o)
+		case middleware.Option:
+			s.MW = append(s.MW, o)
+		default:
+			return nil, fmt.Errorf("mwtest: %T is not an option", o)
+		}
+	}
+	store, ok := backend.(limiter.Store)
+	if !ok {
+		rs, err := redisstore.New(backend.(redis.Scripter), s.Store...)
+		if err != nil {
+			return nil, err
+		}
+		store = rs
+	}
+	lim, err := limiter.New(store, middleware.LimiterRules(rules), s.Lim...)
+	if err != nil {
+		return nil, err
+	}
+	return middleware.NewWithLimiter(lim, rules, s.MW...)
 }
 
 // OK answers "ok".
@@ -73,11 +166,8 @@ func BenchHook(b *testing.B, hook func(middleware.Event)) {
 			if name == "with-hook" {
 				opts = append(opts, middleware.WithHook(hook))
 			}
-			mw, err := middleware.NewWithStore(memstore.Must(), []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(),
-				Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}}, opts...)
-			if err != nil {
-				b.Fatal(err)
-			}
+			mw := Limit(b, memstore.Must(), []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(),
+				Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}}, nil, opts...)
 			h := mw(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 			r := httptest.NewRequest(http.MethodGet, "/", nil)
 			w := httptest.NewRecorder()

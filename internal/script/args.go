@@ -1,11 +1,11 @@
 package script
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 )
 
 // The layout of ARGV and of the reply, named once here; every assembled
@@ -33,60 +33,25 @@ const (
 	ReplyPerRule = 7
 )
 
-// Params is a rule's fixed part of ARGV, encoded once when the rule is
-// built.
+// Params is a rule's fixed part of ARGV, encoded once per algorithm value
+// by the store that runs the scripts.
 type Params struct {
-	// Arg is the rule's argument to the scripts: Signature, as a value
-	// ready for the client's argument list (so a call boxes nothing). The
-	// function library decodes each rule once and keeps it.
+	// Arg is the rule's argument to the scripts: the algorithm's
+	// algo.Desc.Params, as a value ready for the client's argument list (so
+	// a call boxes nothing). The function library decodes each rule once
+	// and keeps it.
 	Arg any
-	// Code is the algorithm's code.
-	Code string
-	// KeySuffix ends the keys of the algorithm's state: the code, then the
-	// parameters its stored state depends on, joined by "-" (the window of
-	// the windows and the log, in µs: "sw60000000"; the lease of a
-	// concurrency limit; a bucket's capacity, rate and period:
-	// "tb10-5-1000000"), so that a limit whose window changes starts afresh
-	// instead of misreading, trimming or giving back into its state.
-	KeySuffix string
-	// Signature identifies the algorithm and its parameters
-	// ("gc:5:1000000:10": the code and the three integer parameters).
-	Signature string
 	// Mask is the algorithm's bit, to pick the script for a stack.
 	Mask Mask
 }
 
-// Encode encodes a valid algorithm for the scripts. An algorithm is a
-// value: a pointer to one (nil or not) is refused before any of its
-// methods runs.
+// Encode encodes a valid algorithm for the scripts (see algo.Describe).
 func Encode(alg algorithms.Algorithm) (Params, error) {
-	if alg == nil {
-		return Params{}, fmt.Errorf("%w: no algorithm", algorithms.ErrInvalid)
+	d, err := algo.Describe(alg)
+	if err != nil {
+		return Params{}, err
 	}
-	for i, a := range algorithmTable {
-		if p, ok := a.params(alg); ok {
-			if err := alg.Validate(); err != nil {
-				return Params{}, err
-			}
-			args := [3]string{strconv.FormatInt(p[0], 10), strconv.FormatInt(p[1], 10), strconv.FormatInt(p[2], 10)}
-			suffix := a.code
-			for j, i := range a.keyed {
-				if j > 0 {
-					suffix += "-"
-				}
-				suffix += args[i]
-			}
-			signature := a.code + ":" + args[0] + ":" + args[1] + ":" + args[2]
-			return Params{
-				Arg:       signature,
-				Code:      a.code,
-				KeySuffix: suffix,
-				Signature: signature,
-				Mask:      1 << i,
-			}, nil
-		}
-	}
-	return Params{}, fmt.Errorf("%w: %T is a pointer: pass the algorithm by value", algorithms.ErrInvalid, alg)
+	return Params{Arg: d.Params, Mask: 1 << d.Index}, nil
 }
 
 // Cost returns cost ready for the argument list; the usual costs box

@@ -24,7 +24,7 @@ type Batch struct {
 // not merge, in order; b is nil, and rest all of cmds, when fewer than two
 // could be merged.
 func MergeStacks(ctx context.Context, cmds []redis.Cmder) (b *Batch, rest []redis.Cmder) {
-	lib := Functions()
+	lib := Library()
 	stack := lib.FunctionName("stack.lua")
 	var head [2]any
 	var members []redis.Cmder
@@ -62,12 +62,12 @@ func MergeStacks(ctx context.Context, cmds []redis.Cmder) (b *Batch, rest []redi
 		all = append(all, len(rules)/ArgsPerRule)
 		all = append(all, rules...)
 	}
-	return &Batch{Cmd: once{redis.NewCmd(ctx, all...)}, members: members}, rest
+	return &Batch{Cmd: noRetry{redis.NewCmd(ctx, all...)}, members: members}, rest
 }
 
 // Answer gives each merged call its own reply, or error, from the batch's.
 func (b *Batch) Answer() {
-	v, err := b.Cmd.(once).Result()
+	v, err := b.Cmd.(noRetry).Result()
 	replies, ok := v.([]any)
 	if err == nil && (!ok || len(replies) != len(b.members)) {
 		err = ErrReply

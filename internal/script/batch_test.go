@@ -27,7 +27,7 @@ type stackCall struct {
 func TestBatchDecidesEachStackAsAlone(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()
-	lib := Functions()
+	lib := Library()
 	if err := s.Client.FunctionLoad(ctx, lib.Source).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestBatchDecidesEachStackAsAlone(t *testing.T) {
 		var cmds []redis.Cmder
 		for _, st := range stacks("batch:") {
 			args := append([]any{"fcall", lib.FunctionName("stack.lua"), len(st.keys)}, toAny(st.keys)...)
-			cmds = append(cmds, once{redis.NewCmd(ctx, append(append(args, now, "1"), st.rules...)...)})
+			cmds = append(cmds, noRetry{redis.NewCmd(ctx, append(append(args, now, "1"), st.rules...)...)})
 		}
 		b, rest := MergeStacks(ctx, cmds)
 		if b == nil || len(rest) != 0 {
@@ -82,7 +82,7 @@ func TestBatchDecidesEachStackAsAlone(t *testing.T) {
 		b.Answer()
 		got = nil
 		for _, c := range cmds {
-			v, err := c.(once).Result()
+			v, err := c.(noRetry).Result()
 			got = append(got, replyOrErr(v, err))
 		}
 		batched = append(batched, got)
@@ -120,11 +120,11 @@ func replyOrErr(v any, err error) any {
 // order, and merges nothing when fewer than two calls qualify.
 func TestMergeStacks(t *testing.T) {
 	ctx := context.Background()
-	lib := Functions()
+	lib := Library()
 	stack, batch := lib.FunctionName("stack.lua"), lib.FunctionName("batch.lua")
 	call := func(now string, keys []any, rules ...any) redis.Cmder {
 		args := append([]any{"fcall", stack, len(keys)}, keys...)
-		return once{redis.NewCmd(ctx, append(append(args, now, "1"), rules...)...)}
+		return noRetry{redis.NewCmd(ctx, append(append(args, now, "1"), rules...)...)}
 	}
 	a := call("", []any{"k1"}, "gc:1:1000000:1", 1, "")
 	get := redis.NewCmd(ctx, "get", "x")
@@ -158,10 +158,10 @@ func TestMergeStacks(t *testing.T) {
 func TestBatchWithoutLibrary(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()
-	stack := Functions().FunctionName("stack.lua")
+	stack := Library().FunctionName("stack.lua")
 	var cmds []redis.Cmder
 	for _, k := range []string{"{a}", "{b}", "{c}"} {
-		cmds = append(cmds, once{redis.NewCmd(ctx, "fcall", stack, 1, k, "", "1", "gc:1:1000000:1", 1, "")})
+		cmds = append(cmds, noRetry{redis.NewCmd(ctx, "fcall", stack, 1, k, "", "1", "gc:1:1000000:1", 1, "")})
 	}
 	b, _ := MergeStacks(ctx, cmds)
 	_ = s.Client.Process(ctx, b.Cmd)

@@ -73,7 +73,7 @@ func (c *Caller) Run(ctx context.Context, s *Script, keys []string, args ...any)
 	if c.state.Load() == useScripts && !c.retrying() {
 		return s.Run(ctx, c.rdb, keys, args...)
 	}
-	lib := Functions()
+	lib := Library()
 	fn := lib.FunctionName(s.driver)
 	v, err := run(ctx, c.rdb, "fcall", fn, keys, args)
 	if err != nil && redis.HasErrorPrefix(err, "Function not found") {
@@ -129,7 +129,7 @@ func unsupported(err error) bool {
 // load loads the library where the client sends commands: on every master
 // of a cluster, every shard of a ring, else the one server. A library
 // already there is fine.
-func (c *Caller) load(ctx context.Context, lib *Library) error {
+func (c *Caller) load(ctx context.Context, lib *FunctionLibrary) error {
 	loadOn := func(ctx context.Context, rdb *redis.Client) error {
 		return loaded(rdb.FunctionLoad(ctx, lib.Source).Err())
 	}

@@ -33,15 +33,15 @@ type processor interface {
 	Process(ctx context.Context, cmd redis.Cmder) error
 }
 
-// once is a command go-redis never sends a second time once it was
+// noRetry is a command go-redis never sends a second time once it was
 // written: a script whose reply was lost may have run, and running it
 // again would decide (and consume) twice. go-redis still re-sends it when
 // it was never written (a dial failure, a closed connection), which is
 // safe.
-type once struct{ *redis.Cmd }
+type noRetry struct{ *redis.Cmd }
 
 // NoRetry tells go-redis not to retry the command after it was written.
-func (once) NoRetry() bool { return true }
+func (noRetry) NoRetry() bool { return true }
 
 // Run runs s with EVALSHA, and with EVAL when the server answers NOSCRIPT
 // (after a restart, a failover or SCRIPT FLUSH; the script did not run),
@@ -79,7 +79,7 @@ func run(ctx context.Context, rdb redis.Scripter, verb, script string, keys []st
 	if len(keys) == 0 {
 		cmd.SetFirstKeyPos(0)
 	}
-	if err := p.Process(ctx, once{cmd}); err != nil {
+	if err := p.Process(ctx, noRetry{cmd}); err != nil {
 		return nil, err // cmd may still be in a coalesced batch: not read
 	}
 	return cmd.Result()

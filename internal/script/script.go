@@ -1,3 +1,7 @@
+// Package script assembles the Redis scripts from the Lua sources in package
+// lua and the algorithm table of package algo, encodes their arguments,
+// decodes their replies and runs them (as functions of one library where
+// the server has them, as scripts elsewhere).
 package script
 
 import (
@@ -9,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 	"github.com/seed-bff0c9e1/ratelimit/lua"
 )
 
@@ -16,17 +21,17 @@ import (
 type Mask uint8
 
 // All is the set of every algorithm.
-var All = Mask(1<<len(algorithmTable) - 1)
+var All = Mask(1<<len(algo.Table) - 1)
 
 // MaskOf is the set of the algorithms with these codes; ok is false for an
 // unknown code.
 func MaskOf(codes ...string) (m Mask, ok bool) {
 	for _, code := range codes {
 		i := 0
-		for i < len(algorithmTable) && algorithmTable[i].code != code {
+		for i < len(algo.Table) && algo.Table[i].Code != code {
 			i++
 		}
-		if i == len(algorithmTable) {
+		if i == len(algo.Table) {
 			return 0, false
 		}
 		m |= 1 << i
@@ -45,9 +50,9 @@ func init() {
 	}
 }
 
-// Decision returns the decision script (stack.lua) for stacks whose
+// Stack returns the decision script (stack.lua) for stacks whose
 // algorithms are in m.
-func Decision(m Mask) *Script { return decisions[m&All]() }
+func Stack(m Mask) *Script { return decisions[m&All]() }
 
 // Refund returns the refund script (refund.lua) for every algorithm.
 var Refund = sync.OnceValue(func() *Script { return newScript(Source(All, "refund.lua"), "refund.lua") })
@@ -77,21 +82,21 @@ func Source(m Mask, driver string) string {
 	return b.String()
 }
 
-// Library is the Redis function library of every algorithm: the helpers
+// FunctionLibrary is the Redis function library of every algorithm: the helpers
 // and algorithms are created once, when it loads, and each driver is a
 // function (see FunctionName). Its name and its functions' end with a hash
 // of its code, so two versions of an application, during a rolling deploy,
 // never replace each other's.
-type Library struct {
+type FunctionLibrary struct {
 	Name, Source string
 	functions    map[string]string // driver -> its function's name
 }
 
 // FunctionName is the library's function for a driver ("stack.lua").
-func (l *Library) FunctionName(driver string) string { return l.functions[driver] }
+func (l *FunctionLibrary) FunctionName(driver string) string { return l.functions[driver] }
 
-// Functions returns the library.
-var Functions = sync.OnceValue(func() *Library {
+// Library returns the function library of every algorithm.
+var Library = sync.OnceValue(func() *FunctionLibrary {
 	var body strings.Builder
 	body.WriteString(header())
 	writeFiles(&body, sources(All, true, true))
@@ -102,7 +107,7 @@ var Functions = sync.OnceValue(func() *Library {
 	}
 	sum := sha1.Sum([]byte(body.String()))
 	hash := hex.EncodeToString(sum[:6])
-	l := &Library{Name: "ratelimit_" + hash, functions: map[string]string{}}
+	l := &FunctionLibrary{Name: "ratelimit_" + hash, functions: map[string]string{}}
 	l.Source = "#!lua name=" + l.Name + "\n" + strings.ReplaceAll(body.String(), hashMark, hash)
 	for _, d := range drivers {
 		l.functions[d] = functionName(d, hash)
@@ -134,14 +139,14 @@ func sources(m Mask, refund, decide bool) []string {
 		names = append(names, "refund_mode.lua")
 	}
 	var files []string
-	for i, a := range algorithmTable {
+	for i, a := range algo.Table {
 		if m&(1<<i) == 0 {
 			continue
 		}
-		if !slices.Contains(files, a.file) {
-			files = append(files, a.file)
+		if !slices.Contains(files, a.File) {
+			files = append(files, a.File)
 		}
-		for _, h := range a.helpers {
+		for _, h := range a.Helpers {
 			if !slices.Contains(names, h) {
 				names = append(names, h)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 	"github.com/seed-bff0c9e1/ratelimit/lua"
 )
 
@@ -23,7 +24,7 @@ func TestEveryFileDocumentsItsInterface(t *testing.T) {
 	if err != nil || len(names) != 19 {
 		t.Fatalf("found %v (%v), want 19 .lua files", names, err)
 	}
-	everything := Source(All, "stack.lua") + Source(All, "refund.lua") + Block().Source() + Delete().Source() + Functions().Source
+	everything := Source(All, "stack.lua") + Source(All, "refund.lua") + Block().Source() + Delete().Source() + Library().Source
 	for _, name := range names {
 		src, err := fs.ReadFile(lua.Files, name)
 		if err != nil {
@@ -61,16 +62,16 @@ func TestEveryScriptLoads(t *testing.T) {
 	seen := map[string]string{} // hash -> the files of its set
 	for i := 0; i <= int(All); i++ {
 		m := Mask(i)
-		s := Decision(m)
+		s := Stack(m)
 		if err := rdb.ScriptLoad(context.Background(), s.Source()).Err(); err != nil {
 			t.Fatalf("mask %08b: %v", m, err)
 		}
 		// Two sets share a script only when they need the same files (a
 		// concurrency limit runs the sliding log's file).
 		var files []string
-		for j, a := range algorithmTable {
-			if m&(1<<j) != 0 && !slices.Contains(files, a.file) {
-				files = append(files, a.file)
+		for j, a := range algo.Table {
+			if m&(1<<j) != 0 && !slices.Contains(files, a.File) {
+				files = append(files, a.File)
 			}
 		}
 		slices.Sort(files)
@@ -109,8 +110,8 @@ func TestMasks(t *testing.T) {
 			t.Errorf("MaskOf(%v) = %06b, %v; want %06b, %v", tc.codes, got, ok, tc.want, tc.ok)
 		}
 	}
-	if len(algorithmTable) > 8 {
-		t.Fatalf("%d algorithms do not fit a Mask", len(algorithmTable))
+	if len(algo.Table) > 8 {
+		t.Fatalf("%d algorithms do not fit a Mask", len(algo.Table))
 	}
 }
 
@@ -134,10 +135,11 @@ func TestTableRows(t *testing.T) {
 		if got, want := p.Mask, Mask(1<<i); got != want {
 			t.Errorf("%v: mask %08b, want %08b", alg, got, want)
 		}
-		src, _ := fs.ReadFile(lua.Files, algorithmTable[i].file)
-		if !strings.Contains(string(src), fmt.Sprintf("algorithms.%s = function", p.Code)) &&
-			!strings.Contains(string(src), fmt.Sprintf("algorithms.%s, commits.%s = ", p.Code, p.Code)) {
-			t.Errorf("%s does not register algorithms.%s", algorithmTable[i].file, p.Code)
+		row := algo.Table[i]
+		src, _ := fs.ReadFile(lua.Files, row.File)
+		if !strings.Contains(string(src), fmt.Sprintf("algorithms.%s = function", row.Code)) &&
+			!strings.Contains(string(src), fmt.Sprintf("algorithms.%s, commits.%s = ", row.Code, row.Code)) {
+			t.Errorf("%s does not register algorithms.%s", row.File, row.Code)
 		}
 	}
 	if _, err := Encode(algorithms.GCRA{}); err == nil {
@@ -159,7 +161,7 @@ func TestReplyLayoutAgrees(t *testing.T) {
 			keys[i] = fmt.Sprintf("{t}:%d:%d", n, i)
 			args = append(args, gc.Arg, Cost(1), NoBlocks)
 		}
-		v, err := Decision(gc.Mask).Run(context.Background(), rdb, keys, args...)
+		v, err := Stack(gc.Mask).Run(context.Background(), rdb, keys, args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +191,7 @@ func TestMalformedRuleArgument(t *testing.T) {
 	ctx := context.Background()
 	now := Now(time.UnixMicro(1_795_000_000_000_000))
 	for _, arg := range []string{"xx:1:2:3", "gc:1:2", "gc:1:-2:3", "gc", ""} {
-		_, err := Decision(All).Run(ctx, rdb, []string{"{t}:a"}, now, MinTTL(0), arg, Cost(1), NoBlocks)
+		_, err := Stack(All).Run(ctx, rdb, []string{"{t}:a"}, now, MinTTL(0), arg, Cost(1), NoBlocks)
 		if err == nil || !strings.Contains(err.Error(), "ratelimit: unknown algorithm "+arg) {
 			t.Errorf("decision with %q: %v", arg, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // decideFunc decides one request for key: allowed, or an error.
@@ -40,13 +41,19 @@ type env struct {
 	ap  *redis.AutoPipeliner
 }
 
-func ours(name string, alg func(q quota) algorithms.Algorithm, pipelined bool, opts ...limiter.Option) contender {
+// ours is our limiter on Redis (the AutoPipeliner when pipelined), with
+// the store's options and the limiter's.
+func ours(name string, alg func(q quota) algorithms.Algorithm, pipelined bool, storeOpts []redisstore.Option, opts ...limiter.Option) contender {
 	return contender{name: name, redis: true, build: func(e *env, q quota) (decideFunc, error) {
 		var rdb redis.Scripter = e.rdb
 		if pipelined {
 			rdb = e.ap
 		}
-		return allowFunc(limiter.New(rdb, []limiter.Rule{{Name: "r", Algorithm: alg(q)}}, append([]limiter.Option{limiter.WithPrefix(name)}, opts...)...))
+		store, err := redisstore.New(rdb, storeOpts...)
+		if err != nil {
+			return nil, err
+		}
+		return allowFunc(limiter.New(store, []limiter.Rule{{Name: "r", Algorithm: alg(q)}}, append([]limiter.Option{limiter.WithPrefix(name)}, opts...)...))
 	}}
 }
 
@@ -80,21 +87,21 @@ func contenders() []contender {
 	noCache := limiter.WithDenyCache(0, 0)
 	return []contender{
 		{name: "raw EVALSHA (INCR)", redis: true, build: rawEvalSha(false)},
-		ours("ours gcra", gcra, false),
-		ours("ours fixed window", fw, false),
-		ours("ours sliding window", sw, false),
-		ours("ours sliding log", sl, false),
-		ours("ours token bucket", tb, false),
-		ours("ours leaky bucket", lb, false),
-		ours("ours gcra, no deny cache", gcra, false, noCache),
-		ours("ours gcra, scripts", gcra, false, limiter.WithRedisFunctions(false)),
-		ours("ours gcra, one by one", gcra, false, limiter.WithRedisFunctions(false), limiter.WithCoalescing(false)),
+		ours("ours gcra", gcra, false, nil),
+		ours("ours fixed window", fw, false, nil),
+		ours("ours sliding window", sw, false, nil),
+		ours("ours sliding log", sl, false, nil),
+		ours("ours token bucket", tb, false, nil),
+		ours("ours leaky bucket", lb, false, nil),
+		ours("ours gcra, no deny cache", gcra, false, nil, noCache),
+		ours("ours gcra, scripts", gcra, false, []redisstore.Option{redisstore.WithFunctions(false)}),
+		ours("ours gcra, one by one", gcra, false, []redisstore.Option{redisstore.WithFunctions(false), redisstore.WithCoalescing(false)}),
 		{name: "ours stack of 3", redis: true, build: stackOf3},
 		{name: "redis_rate (gcra)", redis: true, build: redisRate(false)},
 		{name: "ulule (fixed window)", redis: true, build: ululeLimiter},
 		{name: "throttled (gcra)", redis: true, build: throttledLimiter},
 		{name: "raw EVALSHA, autopipelined", redis: true, build: rawEvalSha(true)},
-		ours("ours gcra, autopipelined", gcra, true),
+		ours("ours gcra, autopipelined", gcra, true, nil),
 		{name: "redis_rate, autopipelined", redis: true, build: redisRate(true)},
 		{name: "ours memstore (gcra)", build: memGCRA},
 		{name: "httprate in memory", build: httprateLocal},
@@ -115,7 +122,11 @@ func rawEvalSha(pipelined bool) func(e *env, q quota) (decideFunc, error) {
 }
 
 func stackOf3(e *env, q quota) (decideFunc, error) {
-	lim, err := limiter.New(e.rdb, []limiter.Rule{
+	store, err := redisstore.New(e.rdb)
+	if err != nil {
+		return nil, err
+	}
+	lim, err := limiter.New(store, []limiter.Rule{
 		{Name: "per-ip", Algorithm: gcra(q)},
 		{Name: "per-user", Algorithm: algorithms.TokenBucket{Capacity: q.limit, Rate: q.limit, Period: q.period}},
 		{Name: "per-route", Algorithm: algorithms.FixedWindow{Limit: q.limit, Window: q.period}},
@@ -196,7 +207,7 @@ func throttledLimiter(e *env, q quota) (decideFunc, error) {
 }
 
 func memGCRA(_ *env, q quota) (decideFunc, error) {
-	return allowFunc(limiter.NewWithStore(memstore.Must(), []limiter.Rule{{Name: "r", Algorithm: gcra(q)}}))
+	return allowFunc(limiter.New(memstore.Must(), []limiter.Rule{{Name: "r", Algorithm: gcra(q)}}))
 }
 
 // httprateLocal is httprate's in-memory sliding window counter, checked and

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +17,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // Redis connects to REDIS_URL (e.g. redis://127.0.0.1:6379/0) when it is
@@ -52,10 +55,11 @@ type Limits struct {
 	Reports func(http.Handler) http.Handler
 }
 
-// NewLimits builds the examples' limits. TRUSTED_PROXIES (comma-separated
-// CIDRs) makes the client IP come from forwarding headers set by those
-// proxies; without it the TCP peer is the client.
-func NewLimits(rdb redis.Scripter, opts ...middleware.Option) (Limits, error) {
+// NewLimits builds the examples' limits: one limiter on rdb with opts
+// holds the rules of all three. TRUSTED_PROXIES (comma-separated CIDRs)
+// makes the client IP come from forwarding headers set by those proxies;
+// without it the TCP peer is the client.
+func NewLimits(rdb redis.Scripter, opts ...limiter.Option) (Limits, error) {
 	var proxies []string
 	if v := os.Getenv("TRUSTED_PROXIES"); v != "" {
 		proxies = strings.Split(v, ",")
@@ -64,24 +68,33 @@ func NewLimits(rdb redis.Scripter, opts ...middleware.Option) (Limits, error) {
 	if err != nil {
 		return Limits{}, err
 	}
-	var l Limits
-	l.API, err = middleware.New(rdb, []middleware.Rule{
+	api := []middleware.Rule{
 		{Name: "per-ip", Key: ip, Algorithm: algorithms.SlidingWindow{Limit: 20, Window: time.Minute}},
 		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Minute}},
-	}, opts...)
-	if err != nil {
-		return Limits{}, err
 	}
-	l.Login, err = middleware.New(rdb, []middleware.Rule{
+	login := []middleware.Rule{
 		{Name: "login", Key: keyfunc.Join(ip, keyfunc.FormValue("username")), Algorithm: algorithms.SlidingLog{Limit: 5, Window: 15 * time.Minute},
-			Fallback: ip},
-	}, append([]middleware.Option{middleware.WithHeaders(headers.Both)}, opts...)...)
+			AltKey: ip},
+	}
+	reports := []middleware.Rule{
+		{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}},
+	}
+	store, err := redisstore.New(rdb)
 	if err != nil {
 		return Limits{}, err
 	}
-	l.Reports, err = middleware.New(rdb, []middleware.Rule{
-		{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}},
-	}, opts...)
+	lim, err := limiter.New(store, middleware.LimiterRules(slices.Concat(api, login, reports)), opts...)
+	if err != nil {
+		return Limits{}, err
+	}
+	var l Limits
+	if l.API, err = middleware.NewWithLimiter(lim, api); err != nil {
+		return Limits{}, err
+	}
+	if l.Login, err = middleware.NewWithLimiter(lim, login, middleware.WithHeaders(headers.Both)); err != nil {
+		return Limits{}, err
+	}
+	l.Reports, err = middleware.NewWithLimiter(lim, reports)
 	return l, err
 }
 

@@ -14,14 +14,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // Main runs an example: it connects to Redis (see Redis), builds the
 // server's handler with newHandler, listens on -addr (default
 // 127.0.0.1:8080, or ADDR), prints the curl lines to try, and stops cleanly
 // on SIGINT or SIGTERM.
-func Main(name string, newHandler func(redis.Scripter, ...middleware.Option) (http.Handler, error)) {
+func Main(name string, newHandler func(redis.Scripter, ...limiter.Option) (http.Handler, error)) {
 	def := os.Getenv("ADDR")
 	if def == "" {
 		def = "127.0.0.1:8080"

@@ -16,19 +16,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
-	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
 // Run builds the example's handler on a fresh miniredis with a fixed clock
 // and checks each of its three limits.
-func Run(t *testing.T, newHandler func(redis.Scripter, ...middleware.Option) (http.Handler, error)) {
+func Run(t *testing.T, newHandler func(redis.Scripter, ...limiter.Option) (http.Handler, error)) {
 	t.Helper()
 	t.Setenv("TRUSTED_PROXIES", "")
 	srv := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { rdb.Close() })
 	now := time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)
-	h, err := newHandler(rdb, middleware.WithLimiterOptions(limiter.WithClock(func() time.Time { return now })))
+	h, err := newHandler(rdb, limiter.WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}

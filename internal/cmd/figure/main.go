@@ -1,4 +1,4 @@
-// Command figure draws docs/algorithms.svg: what each of the six algorithms
+// Command figure draws docs/algorithms.svg: what each of the eight algorithms
 // admits over four seconds of the same bursty traffic, all configured for
 // 5 requests per second, computed by the Go models (internal/model) that
 // the Lua scripts are tested against.

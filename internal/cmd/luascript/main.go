@@ -36,7 +36,7 @@ func main() {
 	}
 	switch {
 	case *library:
-		fmt.Print(script.Functions().Source)
+		fmt.Print(script.Library().Source)
 	case *block:
 		fmt.Print(script.Block().Source())
 	case *refund:
@@ -45,6 +45,6 @@ func main() {
 		if m == 0 {
 			m = script.All
 		}
-		fmt.Print(script.Decision(m).Source())
+		fmt.Print(script.Stack(m).Source())
 	}
 }

@@ -1,4 +1,4 @@
-package limiter_test
+package redisstore_test
 
 import (
 	"context"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // pipelines counts the round trips of a client that carry more than one
@@ -76,13 +78,13 @@ func TestCoalescing(t *testing.T) {
 		rdb := redis.NewClient(&redis.Options{Addr: s.Client.Options().Addr, PoolSize: 80, ContextTimeoutEnabled: true}) // used as it is: its hook sees the pipelines
 		rdb.AddHook(&p)
 		t.Cleanup(func() { rdb.Close() })
-		lim, err := limiter.New(rdb, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}},
-			limiter.WithCoalescing(on), limiter.WithTimeout(10*time.Second), limiter.WithDenyCache(0, 0),
+		lim, err := ruletest.Build(rdb, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}},
+			redisstore.WithCoalescing(on), redisstore.WithTimeout(10*time.Second), limiter.WithDenyCache(0, 0),
 			limiter.WithPrefix(map[bool]string{true: "co", false: "alone"}[on]))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, "r", "hot") }); got != 100 {
+		if got := ruletest.Hammer(t, 64, 5, func() (limiter.Decision, error) { return lim.Allow(ctx, "r", "hot") }); got != 100 {
 			t.Errorf("coalescing %v: admitted %d, want 100", on, got)
 		}
 		t.Logf("coalescing %v: %d round trips of several decisions, the largest of %d", on, p.n.Load(), p.largest.Load())
@@ -100,8 +102,8 @@ func TestCoalescing(t *testing.T) {
 // answers again, decisions go through.
 func TestCoalescedTimeouts(t *testing.T) {
 	s := redistest.Start(t)
-	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Second, Burst: 1000}}},
-		limiter.WithTimeout(100*time.Millisecond), limiter.WithRetryInterval(time.Millisecond), limiter.WithDenyCache(0, 0))
+	lim, err := ruletest.Build(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Second, Burst: 1000}}},
+		redisstore.WithTimeout(100*time.Millisecond), limiter.WithRetryInterval(time.Millisecond), limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,12 +161,12 @@ func TestCoalescedStacks(t *testing.T) {
 		{Name: "client", Algorithm: algorithms.TokenBucket{Capacity: 100, Rate: 1, Period: time.Hour}, Blockable: true, Penalty: time.Minute},
 	} {
 		rules := []limiter.Rule{client, {Name: "gate", Algorithm: algorithms.FixedWindow{Limit: 60, Window: time.Hour}, Blockable: true}}
-		lim, err := limiter.New(rdb, rules, limiter.WithTimeout(10*time.Second), limiter.WithDenyCache(0, 0),
+		lim, err := ruletest.Build(rdb, rules, redisstore.WithTimeout(10*time.Second), limiter.WithDenyCache(0, 0),
 			limiter.WithPrefix("stacks-"+client.Algorithm.String()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := hammer(t, 64, 3, func() (limiter.Decision, error) {
+		got := ruletest.Hammer(t, 64, 3, func() (limiter.Decision, error) {
 			return lim.Decide(ctx, limiter.Check{Rule: "client", Identity: "c", Cost: 1}, limiter.Check{Rule: "gate", Identity: "all", Cost: 1})
 		})
 		if got != 60 {

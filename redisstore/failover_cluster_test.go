@@ -1,4 +1,4 @@
-package limiter_test
+package redisstore_test
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // TestClusterFailover fails over the master of a hot key while 16
@@ -25,9 +27,9 @@ func TestClusterFailover(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			const limit = 5000
 			c := redistest.StartCluster(t, 3, 1)
-			lim, err := limiter.NewWithStore(mustStore(limiter.NewRedisStore(c.Client, limiter.WithMinTTL(time.Hour), limiter.WithTimeout(300*time.Millisecond))),
-				[]limiter.Rule{{Name: "hot", Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Hour}}},
-				fixedClock(bases[0]))
+			at := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+			lim, err := ruletest.Build(c.Client, []limiter.Rule{{Name: "hot", Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Hour}}},
+				redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(300*time.Millisecond), limiter.WithClock(func() time.Time { return at }))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package limiter_test
+package redisstore_test
 
 import (
 	"errors"
@@ -10,7 +10,9 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // calls returns how many times the server ran cmd (INFO commandstats).
@@ -42,7 +44,7 @@ func calls(t *testing.T, rdb *redis.Client, cmd string) int {
 func TestRedisFunctions(t *testing.T) {
 	s := redistest.Start(t)
 	rules := []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}}
-	lim, err := limiter.New(s.Client, rules, limiter.WithPrefix("fn"))
+	lim, err := ruletest.Build(s.Client, rules, limiter.WithPrefix("fn"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestRedisFunctions(t *testing.T) {
 		t.Errorf("%d EVALSHAs, want none", got)
 	}
 
-	scripts, err := limiter.New(s.Client, rules, limiter.WithPrefix("fn"), limiter.WithRedisFunctions(false))
+	scripts, err := ruletest.Build(s.Client, rules, limiter.WithPrefix("fn"), redisstore.WithFunctions(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +95,8 @@ func TestRedisFunctions(t *testing.T) {
 // library flushed three times along the way.
 func TestBatchAfterFunctionFlush(t *testing.T) {
 	s := redistest.Start(t)
-	lim, err := limiter.New(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 150, Window: time.Hour}}},
-		limiter.WithTimeout(10*time.Second), limiter.WithDenyCache(0, 0))
+	lim, err := ruletest.Build(s.Client, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 150, Window: time.Hour}}},
+		redisstore.WithTimeout(10*time.Second), limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestBatchAfterFunctionFlush(t *testing.T) {
 		if err := s.Client.FunctionFlush(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		admitted += hammer(t, 64, 1, func() (limiter.Decision, error) { return lim.Allow(ctx, "r", "hot") })
+		admitted += ruletest.Hammer(t, 64, 1, func() (limiter.Decision, error) { return lim.Allow(ctx, "r", "hot") })
 	}
 	if admitted != 150 {
 		t.Errorf("admitted %d of 192, want exactly 150", admitted)
@@ -120,7 +122,7 @@ func TestKeysRefusedKeepFunctions(t *testing.T) {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, Username: "app", Password: "pw"})
 	defer rdb.Close()
-	lim, err := limiter.New(rdb, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}}, limiter.WithDenyCache(0, 0))
+	lim, err := ruletest.Build(rdb, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}}, limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package limiter
+package redisstore
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/script"
+	"github.com/seed-bff0c9e1/ratelimit/internal/transport"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // Stacks whose keys live on several servers (Redis Cluster slots, Ring
@@ -20,7 +22,7 @@ import (
 // a failure that is not a Redis reply (a dead node answers no MOVED, and
 // go-redis otherwise waits for its ClusterStateReloadInterval, 60 s by
 // default). go-redis debounces the reloads.
-func (s *RedisStore) reloadTopology(err error) {
+func (s *Store) reloadTopology(err error) {
 	var reply redis.Error
 	if c, ok := s.rdb.(*redis.ClusterClient); ok && !errors.As(err, &reply) {
 		c.ReloadState(context.Background())
@@ -29,7 +31,7 @@ func (s *RedisStore) reloadTopology(err error) {
 
 // groupBy groups the indices of checks by the shard of their keys, in order
 // of first appearance.
-func groupBy[S comparable](checks []StoreCheck, shard func(key string) S) [][]int {
+func groupBy[S comparable](checks []limiter.StoreCheck, shard func(key string) S) [][]int {
 	var groups [][]int
 	var shards []S
 	for i, c := range checks {
@@ -49,27 +51,27 @@ func groupBy[S comparable](checks []StoreCheck, shard func(key string) S) [][]in
 
 // group is one shard's share of a stack, decided by one script run.
 type group struct {
-	checks  []StoreCheck
-	results []RuleResult
+	checks  []limiter.StoreCheck
+	results []limiter.RuleResult
 	reply   script.Reply
 	err     error
 }
 
-func (s *RedisStore) decideAcrossShards(ctx context.Context, now time.Time, checks []StoreCheck, idx [][]int) (Decision, error) {
+func (s *Store) decideAcrossShards(ctx context.Context, now time.Time, checks []limiter.StoreCheck, idx [][]int) (limiter.Decision, error) {
 	groups := make([]group, len(idx))
 	for g, members := range idx {
 		gr := &groups[g]
 		for _, i := range members {
 			gr.checks = append(gr.checks, checks[i])
 		}
-		gr.results = make([]RuleResult, len(members))
+		gr.results = make([]limiter.RuleResult, len(members))
 	}
 	// The first group fixes the instant (its node's TIME, unless passed in);
 	// the others decide at that same instant, concurrently.
 	first := &groups[0]
 	first.reply, first.err = s.run(ctx, script.Now(now), first.checks, first.results)
 	if first.err != nil {
-		return Decision{}, first.err
+		return limiter.Decision{}, first.err
 	}
 	at := strconv.FormatInt(first.reply.Now, 10)
 	var wg sync.WaitGroup
@@ -91,9 +93,9 @@ func (s *RedisStore) decideAcrossShards(ctx context.Context, now time.Time, chec
 		s.refundGroups(ctx, script.Now(now), at, groups)
 	}
 	if err != nil {
-		return Decision{}, err
+		return limiter.Decision{}, err
 	}
-	d := Decision{Allowed: allowed, At: time.UnixMicro(first.reply.Now), Results: make([]RuleResult, len(checks))}
+	d := limiter.Decision{Allowed: allowed, At: time.UnixMicro(first.reply.Now), Results: make([]limiter.RuleResult, len(checks))}
 	for g, members := range idx {
 		for j, i := range members {
 			d.Results[i] = groups[g].results[j]
@@ -106,12 +108,12 @@ func (s *RedisStore) decideAcrossShards(ctx context.Context, now time.Time, chec
 // that fails leaves the consumption in place: stricter, never looser. The
 // refunded rules report their Remaining from before the request (a
 // queue's, like every rule's ResetAfter and NextAfter, from after it).
-func (s *RedisStore) refundGroups(ctx context.Context, now, at string, groups []group) {
+func (s *Store) refundGroups(ctx context.Context, now, at string, groups []group) {
 	// The decision may have used up the caller's deadline; the refund gets
 	// its own, so a hung node cannot hang the request.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
-	var refunds []StoreRefund
+	var refunds []limiter.StoreRefund
 	for g := range groups {
 		gr := &groups[g]
 		if gr.err != nil || !gr.reply.Allowed {
@@ -119,11 +121,11 @@ func (s *RedisStore) refundGroups(ctx context.Context, now, at string, groups []
 		}
 		for i, c := range gr.checks {
 			if c.Cost > 0 {
-				refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost, Token: gr.results[i].Token})
+				refunds = append(refunds, limiter.StoreRefund{Check: c, Back: c.Cost, Token: gr.results[i].Token})
 				if _, queue := c.Algorithm.(algorithms.Queue); !queue { // its slots are not counted in units
 					gr.results[i].Remaining += c.Cost
 				}
-				gr.results[i].Token = Token{}
+				gr.results[i].Token = limiter.Token{}
 			}
 		}
 	}
@@ -132,8 +134,8 @@ func (s *RedisStore) refundGroups(ctx context.Context, now, at string, groups []
 
 // refund runs refund.lua once per shard of refunds, concurrently, at now
 // (encoded as script.Now) for a decision at the instant at (µs).
-func (s *RedisStore) refund(ctx context.Context, now, at string, refunds []StoreRefund) error {
-	checks := make([]StoreCheck, len(refunds))
+func (s *Store) refund(ctx context.Context, now, at string, refunds []limiter.StoreRefund) error {
+	checks := make([]limiter.StoreCheck, len(refunds))
 	for i, r := range refunds {
 		checks[i] = r.Check
 	}
@@ -168,12 +170,12 @@ func (s *RedisStore) refund(ctx context.Context, now, at string, refunds []Store
 // shardGroups groups the indices of checks by the server their keys live
 // on: by hash slot on a cluster, by hash tag on a ring, all together on
 // one server.
-func (s *RedisStore) shardGroups(checks []StoreCheck) [][]int {
+func (s *Store) shardGroups(checks []limiter.StoreCheck) [][]int {
 	switch s.shards {
 	case bySlot:
-		return groupBy(checks, slot)
+		return groupBy(checks, transport.Slot)
 	case byTag:
-		return groupBy(checks, hashTag)
+		return groupBy(checks, transport.HashTag)
 	}
 	return groupBy(checks, func(string) struct{} { return struct{}{} })
 }

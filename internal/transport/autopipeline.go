@@ -1,4 +1,4 @@
-package limiter
+package transport
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// deferred sends a store's commands through go-redis's deferred
+// Deferred sends a store's commands through go-redis's Deferred
 // AutoPipeliner (the client's AsyncAutoPipeline, behind the AutoPipeliner
 // the store was given): each call is submitted to the shared pipeline and
 // waits for its reply only until its context's deadline. The blocking face
@@ -16,23 +16,23 @@ import (
 // stays in its batch and may still run, as after any lost reply; it is
 // never sent again. It is a coalescer's link: what the coalescer batched
 // goes out as a plain pipeline on the same client (see all).
-type deferred struct {
-	*redis.AutoPipeliner // the deferred face
+type Deferred struct {
+	*redis.AutoPipeliner // the Deferred face
 }
 
-// deferredFace returns the deferred face of ap's client, or nil when the
+// DeferredFace returns the Deferred face of ap's client, or nil when the
 // client will not build one (it is closed).
-func deferredFace(ap *redis.AutoPipeliner) *deferred {
+func DeferredFace(ap *redis.AutoPipeliner) *Deferred {
 	d, err := ap.AsyncAutoPipeline()
 	if err != nil {
 		return nil
 	}
-	return &deferred{d}
+	return &Deferred{d}
 }
 
 // Process submits cmd and waits for its reply within ctx. On a context
 // error cmd must not be read: its batch may still be filling it in.
-func (d *deferred) Process(ctx context.Context, cmd redis.Cmder) error {
+func (d *Deferred) Process(ctx context.Context, cmd redis.Cmder) error {
 	return d.Submit(ctx, cmd).WaitContext(ctx)
 }
 
@@ -42,6 +42,6 @@ func (d *deferred) Process(ctx context.Context, cmd redis.Cmder) error {
 // client's own timeouts (its ReadTimeout, unless ContextTimeoutEnabled),
 // holding the coalescer's slot; the calls in it return at their deadline
 // all the same.
-func (d *deferred) all(ctx context.Context, cmds []redis.Cmder) {
+func (d *Deferred) all(ctx context.Context, cmds []redis.Cmder) {
 	pipelined(ctx, d.Pipeline(), cmds)
 }

@@ -1,4 +1,9 @@
-package limiter
+// Package transport is how the Redis store reaches Redis: the Coalescer
+// that shares round trips between concurrent decisions, its links to a
+// *redis.Client and to go-redis's AutoPipeliner, deadlines shared per
+// millisecond, the dial watch that ends calls when nothing listens, and
+// the hash slots that Redis Cluster shards keys by.
+package transport
 
 import (
 	"context"
@@ -9,11 +14,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 )
 
-// coalescer shares writes and reads between concurrent decisions on one
-// client (a *redis.Client, or go-redis's AutoPipeliner: see link). A call
+// Coalescer shares writes and reads between concurrent decisions on one
+// client (a *redis.Client, or go-redis's AutoPipeliner: see Link). A call
 // made while fewer than maxInFlight are in flight, with none queued, goes
 // straight to Redis, as without it: no added wait at low load. Calls made
 // while the limit is reached queue up; when one in flight returns, its
@@ -33,13 +39,13 @@ import (
 // call) and sends each pipeline until the latest deadline of its calls.
 // Commands are sent once: go-redis does not re-send a command that refuses
 // retries (every script call). The store leaves its timeout to the
-// coalescer, so that a queued call needs no timer of its own (see
+// Coalescer, so that a queued call needs no timer of its own (see
 // expiries).
-type coalescer struct {
-	link    // everything but Process goes to the client as it is
+type Coalescer struct {
+	Link    // everything but Process goes to the client as it is
 	timeout time.Duration
 	expiry  expiries
-	dials   *dialWatch // nil: calls wait for a connection until their deadline
+	dials   *DialWatch // nil: calls wait for a connection until their deadline
 
 	mu       sync.Mutex
 	inflight int     // calls and senders holding a slot
@@ -51,8 +57,8 @@ type call struct {
 	ctx      context.Context
 	deadline time.Time
 	cmd      redis.Cmder
-	done     chan struct{} // closed once answered
-	trip     *roundTrip    // set before done is closed when a pipeline of several failed it
+	done     chan struct{}    // closed once answered
+	trip     *fault.RoundTrip // set before done is closed when a pipeline of several failed it
 }
 
 // maxInFlight is how many calls or pipelines may be in flight at once.
@@ -63,12 +69,12 @@ type call struct {
 // splits pipelines further).
 const maxInFlight = 2
 
-func newCoalescer(l link, timeout time.Duration, dials *dialWatch) *coalescer {
-	return &coalescer{link: l, timeout: timeout, dials: dials}
+func NewCoalescer(l Link, timeout time.Duration, dials *DialWatch) *Coalescer {
+	return &Coalescer{Link: l, timeout: timeout, dials: dials}
 }
 
-// link is how a coalescer reaches Redis.
-type link interface {
+// Link is how a Coalescer reaches Redis.
+type Link interface {
 	redis.Scripter
 	// Process sends cmd and waits for its reply, until ctx's deadline.
 	Process(ctx context.Context, cmd redis.Cmder) error
@@ -77,11 +83,11 @@ type link interface {
 	all(ctx context.Context, cmds []redis.Cmder)
 }
 
-// client is a link on a *redis.Client whose socket reads and writes stop
+// Client is a Link on a *redis.Client whose socket reads and writes stop
 // at the store's timeout: a pipeline.
-type client struct{ *redis.Client }
+type Client struct{ *redis.Client }
 
-func (c client) all(ctx context.Context, cmds []redis.Cmder) {
+func (c Client) all(ctx context.Context, cmds []redis.Cmder) {
 	if len(cmds) == 1 {
 		_ = c.Client.Process(ctx, cmds[0])
 		return
@@ -99,14 +105,14 @@ func pipelined(ctx context.Context, pipe redis.Pipeliner, cmds []redis.Cmder) {
 
 // Process sends cmd alone when a slot is free and nothing queued, else
 // queues it for the next pipeline, within the store's timeout.
-func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
+func (c *Coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	c.mu.Lock()
 	if c.inflight < maxInFlight && len(c.queue) == 0 {
 		c.inflight++
 		c.mu.Unlock()
-		bc := c.dials.bind(ctx, c.deadlineOf(ctx))
-		err := bc.ended(c.link.Process(bc.ctx, cmd))
-		bc.release()
+		bc := c.dials.Bind(ctx, c.deadlineOf(ctx))
+		err := bc.Ended(c.Link.Process(bc.Ctx, cmd))
+		bc.Release()
 		c.mu.Lock()
 		if len(c.queue) == 0 {
 			c.inflight--
@@ -124,7 +130,7 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	select {
 	case <-k.done:
 		if err := cmd.Err(); err != nil && k.trip != nil {
-			return &sharedFailure{err, k.trip} // counted once by the breaker
+			return fault.Shared(err, k.trip) // counted once by the breaker
 		}
 		return cmd.Err()
 	case <-ctx.Done():
@@ -141,14 +147,21 @@ func (c *coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	return err
 }
 
-// deadlineKey is the context key of the deadline a Decide sets for its
-// calls (a time.Time), which the coalescer enforces without a timer per
-// call.
+// deadlineKey is the context key of a call's deadline (see WithDeadline).
 type deadlineKey struct{}
 
-// deadlineOf is a call's deadline: the one its Decide set, else the
+// WithDeadline returns ctx carrying deadline for the Coalescer, which
+// enforces it without a timer per call (see expiries): a decision's
+// deadline travels with its context through the script caller to the
+// Coalescer's Process, the only way go-redis's Scripter interface leaves
+// to reach it.
+func WithDeadline(ctx context.Context, deadline time.Time) context.Context {
+	return context.WithValue(ctx, deadlineKey{}, deadline)
+}
+
+// deadlineOf is a call's deadline: the one WithDeadline set, else the
 // store's timeout from now, or its context's deadline if sooner.
-func (c *coalescer) deadlineOf(ctx context.Context) time.Time {
+func (c *Coalescer) deadlineOf(ctx context.Context) time.Time {
 	deadline, ok := ctx.Value(deadlineKey{}).(time.Time)
 	if !ok {
 		deadline = time.Now().Add(c.timeout)
@@ -170,7 +183,7 @@ func (c *coalescer) deadlineOf(ctx context.Context) time.Time {
 // instead of the first few (ratebench, allow mode, three pairs of runs:
 // 87,784/78,762/76,012 decisions/s without, 89,648/84,846/79,601 with).
 // At low load pipelines are small and it does not wait.
-func (c *coalescer) send() {
+func (c *Coalescer) send() {
 	last := 0
 	for {
 		for range 4 {
@@ -198,7 +211,7 @@ func (c *coalescer) send() {
 
 // pipeline sends batch as one pipeline, until the latest deadline of its
 // calls (each of them returns at its own), and answers its calls.
-func (c *coalescer) pipeline(batch []*call) {
+func (c *Coalescer) pipeline(batch []*call) {
 	last := batch[0].deadline
 	for _, b := range batch[1:] {
 		if b.deadline.After(last) {
@@ -207,9 +220,9 @@ func (c *coalescer) pipeline(batch []*call) {
 	}
 	// A caller giving up must not cancel the others; a failed dial ends
 	// them all.
-	bc := c.dials.bind(context.WithoutCancel(batch[0].ctx), last)
-	defer bc.release()
-	ctx := bc.ctx
+	bc := c.dials.Bind(context.WithoutCancel(batch[0].ctx), last)
+	defer bc.Release()
+	ctx := bc.Ctx
 	cmds := make([]redis.Cmder, len(batch))
 	for i, b := range batch {
 		cmds[i] = b.cmd
@@ -218,20 +231,20 @@ func (c *coalescer) pipeline(batch []*call) {
 	if merged != nil {
 		cmds = append(cmds, merged.Cmd)
 	}
-	c.link.all(ctx, cmds)
+	c.Link.all(ctx, cmds)
 	for _, cmd := range cmds {
 		if err := cmd.Err(); err != nil {
-			cmd.SetErr(bc.ended(err))
+			cmd.SetErr(bc.Ended(err))
 		}
 	}
 	if merged != nil {
 		merged.Answer()
 	}
-	var trip *roundTrip // one failure for the breaker, however many calls it failed
+	var trip *fault.RoundTrip // one failure for the breaker, however many calls it failed
 	for _, b := range batch {
 		if len(batch) > 1 && b.cmd.Err() != nil {
 			if trip == nil {
-				trip = &roundTrip{}
+				trip = &fault.RoundTrip{}
 			}
 			b.trip = trip
 		}

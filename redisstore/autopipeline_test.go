@@ -1,4 +1,4 @@
-package limiter_test
+package redisstore_test
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // Through go-redis's AutoPipeliner (the blocking face, which waits for its
@@ -27,12 +29,12 @@ func TestAutoPipelinerTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ap.Close() })
-	lim, err := limiter.New(ap, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}},
-		limiter.WithTimeout(100*time.Millisecond), limiter.WithRetryInterval(time.Millisecond), limiter.WithDenyCache(0, 0))
+	lim, err := ruletest.Build(ap, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}},
+		redisstore.WithTimeout(100*time.Millisecond), limiter.WithRetryInterval(time.Millisecond), limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hammer(t, 64, 4, func() (limiter.Decision, error) { return lim.Allow(ctx, "r", "hot") }); got != 100 {
+	if got := ruletest.Hammer(t, 64, 4, func() (limiter.Decision, error) { return lim.Allow(ctx, "r", "hot") }); got != 100 {
 		t.Fatalf("admitted %d of 256, want exactly 100", got)
 	}
 

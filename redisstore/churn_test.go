@@ -1,4 +1,4 @@
-package limiter_test
+package redisstore_test
 
 import (
 	"errors"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // A decision whose reply is lost may have run in Redis; go-redis's own
@@ -26,8 +28,8 @@ func TestNoDoubleChargeUnderConnectionChurn(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr}) // go-redis's default retries
 	defer rdb.Close()
 	alg := algorithms.FixedWindow{Limit: 1_000_000, Window: time.Hour}
-	lim, err := limiter.New(rdb, []limiter.Rule{{Name: "r", Algorithm: alg}},
-		limiter.WithTimeout(time.Second), limiter.WithRetryInterval(time.Millisecond)) // keep deciding through the churn
+	lim, err := ruletest.Build(rdb, []limiter.Rule{{Name: "r", Algorithm: alg}},
+		redisstore.WithTimeout(time.Second), limiter.WithRetryInterval(time.Millisecond)) // keep deciding through the churn
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestNoDoubleChargeUnderConnectionChurn(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
-	v, err := s.Client.Get(ctx, "ratelimit:{r:churn}:"+keySuffix(alg)).Result()
+	v, err := s.Client.Get(ctx, "ratelimit:{r:churn}:"+ruletest.KeySuffix(alg)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

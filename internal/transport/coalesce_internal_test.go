@@ -1,4 +1,4 @@
-package limiter
+package transport
 
 import (
 	"context"
@@ -20,7 +20,7 @@ func TestCoalescerNeverStalls(t *testing.T) {
 	s := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: s.Client.Options().Addr})
 	defer rdb.Close()
-	c := newCoalescer(client{rdb}, time.Second, nil)
+	c := NewCoalescer(Client{rdb}, time.Second, nil)
 	var wg sync.WaitGroup
 	for g := range 32 {
 		wg.Go(func() {

@@ -1,10 +1,10 @@
-package limiter
+package transport
 
 import "strings"
 
-// hashTag is what Redis Cluster and go-redis's Ring shard key by: the part
+// HashTag is what Redis Cluster and go-redis's Ring shard key by: the part
 // between the first "{" and the next "}" when non-empty, else the whole key.
-func hashTag(key string) string {
+func HashTag(key string) string {
 	if open := strings.IndexByte(key, '{'); open >= 0 {
 		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
 			return key[open+1 : open+1+end]
@@ -13,10 +13,10 @@ func hashTag(key string) string {
 	return key
 }
 
-// slot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of its hash
+// Slot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of its hash
 // tag, modulo 16384.
-func slot(key string) uint16 {
-	key = hashTag(key)
+func Slot(key string) uint16 {
+	key = HashTag(key)
 	var crc uint16
 	for i := 0; i < len(key); i++ {
 		crc = crc<<8 ^ crcTable[byte(crc>>8)^key[i]]

@@ -1,4 +1,4 @@
-package limiter_test
+package redisstore_test
 
 import (
 	"errors"
@@ -8,7 +8,9 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // Errors name their cause and never carry an identity: Redis quotes a
@@ -21,16 +23,16 @@ func TestErrorsNameTheCauseWithoutIdentities(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		args  []string
-		opts  []limiter.Option
+		opts  []any
 		cause string
 	}{
 		{"scripting disabled", append(noFunctions, noScripts...), nil, "unknown command 'evalsha'"},
-		{"functions disabled, and required", noFunctions, []limiter.Option{limiter.WithRedisFunctions(true)}, "unknown command 'fcall'"},
+		{"functions disabled, and required", noFunctions, []any{redisstore.WithFunctions(true)}, "unknown command 'fcall'"},
 		{"TIME disabled", []string{"--rename-command", "TIME", "time-off"}, nil, "TIME failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := redistest.Start(t, tc.args...)
-			lim, err := limiter.New(s.Client, rules, tc.opts...)
+			lim, err := ruletest.Build(s.Client, rules, tc.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,35 @@
+package transport
+
+import "testing"
+
+// Reference values from the Redis Cluster specification and CLUSTER KEYSLOT.
+func TestSlot(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want uint16
+	}{
+		{"123456789", 12739}, // CRC16 XMODEM check value 0x31C3 % 16384
+		{"foo", 12182},
+		{"{user1000}.following", Slot("user1000")},
+		{"foo{}{bar}", Slot("foo{}{bar}")}, // empty tag: whole key
+		{"foo{{bar}}zap", Slot("{bar")},
+		{"ratelimit:{per-ip:1.2.3.4}:gc", Slot("per-ip:1.2.3.4")},
+	} {
+		if got := Slot(tc.key); got != tc.want {
+			t.Errorf("Slot(%q) = %d, want %d", tc.key, got, tc.want)
+		}
+	}
+}
+
+// The cluster tests' stacks must really span slots to test refunds: their
+// rules' keys for one identity (prefix "stack", keys as package limiter
+// names them, "<prefix>:{<rule>:<identity>}:...") fall in several.
+func TestStacksOfTheClusterTestsSpanSlots(t *testing.T) {
+	slots := map[uint16]bool{}
+	for _, name := range []string{"fw", "sl", "sw", "tb", "lb", "gc", "gate"} {
+		slots[Slot("stack:{"+name+":u}:x")] = true
+	}
+	if got := len(slots); got < 4 {
+		t.Errorf("7 rules for one identity fall in %d slots, want several", got)
+	}
+}

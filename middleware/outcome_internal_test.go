@@ -1,0 +1,63 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// Every outcome, cause and backend state an event can carry, and each
+// rule's outcome.
+func TestClassify(t *testing.T) {
+	allow, deny := limiter.RuleResult{Result: algorithms.Result{Allowed: true}}, limiter.RuleResult{}
+	decided := func(allowed bool, results ...limiter.RuleResult) limiter.Decision {
+		return limiter.Decision{Allowed: allowed, Results: results}
+	}
+	cached := decided(false, allow, deny)
+	cached.Cached = true
+	fellBack := decided(false, allow, deny)
+	fellBack.Fallback = true
+	timeout := fmt.Errorf("%w: %w", limiter.ErrBackend, context.DeadlineExceeded)
+	for _, tc := range []struct {
+		name                  string
+		e                     Event
+		outcome, cause, state string
+		rule0, rule1          string
+	}{
+		{"allowed", Event{Decision: decided(true, allow, allow)}, "allowed", "", "up", "allowed", "allowed"},
+		{"denied by the second rule", Event{Decision: decided(false, allow, deny)}, "denied", "", "up", "allowed", "denied"},
+		{"cached denial", Event{Decision: cached}, "cached_denied", "", "", "allowed", "cached_denied"},
+		{"shadow", Event{Decision: decided(false, allow, deny), Shadow: true}, "shadow_allowed", "", "up", "allowed", "shadow_allowed"},
+		{"fallback after a timeout", Event{Decision: fellBack, Err: timeout}, "fallback_denied", "timeout", "fallback", "fallback_allowed", "fallback_denied"},
+		{"timeout", Event{Err: timeout}, "error", "timeout", "down", "error", "error"},
+		{"marked down", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, limiter.ErrUnavailable)}, "error", "unavailable", "down", "error", "error"},
+		{"reply", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, redis.ErrClosed)}, "error", "other", "down", "error", "error"},
+		{"error reply", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, proto("LOADING"))}, "error", "reply", "", "error", "error"},
+		{"network", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, &net.OpError{Op: "dial", Err: errors.New("refused")})}, "error", "network", "down", "error", "error"},
+		{"no identity", Event{Err: keyfunc.ErrNoKey}, "no_identity", "", "", "no_identity", "no_identity"},
+		{"bad cost", Event{Err: ErrBadCost}, "no_identity", "", "", "no_identity", "no_identity"},
+		{"client gone", Event{Err: context.Canceled}, "canceled", "", "", "canceled", "canceled"},
+	} {
+		e := tc.e
+		e.Rules = []string{"a", "b"}
+		e.classify()
+		got := [5]string{e.Outcome, e.Cause, e.Backend, e.RuleOutcome(0), e.RuleOutcome(1)}
+		if want := [5]string{tc.outcome, tc.cause, tc.state, tc.rule0, tc.rule1}; got != want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, want)
+		}
+	}
+}
+
+// proto is an error reply from Redis.
+type proto string
+
+func (p proto) Error() string { return string(p) }
+func (proto) RedisError()     {}

@@ -1,0 +1,5 @@
+package redisstore_test
+
+import "context"
+
+var ctx = context.Background()

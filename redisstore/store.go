@@ -1,0 +1,266 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/options"
+	"github.com/seed-bff0c9e1/ratelimit/internal/script"
+	"github.com/seed-bff0c9e1/ratelimit/internal/transport"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// Store is a limiter.Store on Redis (see the package documentation). It is
+// safe for concurrent use.
+type Store struct {
+	rdb             redis.Scripter
+	client          redis.Scripter // the client passed in, whose server holds the state
+	timeout         time.Duration
+	minTTL          string
+	shards          sharding
+	honoursDeadline bool
+	coalesced       bool                 // rdb is a Coalescer: deadlines travel with the context
+	caller          *script.Caller       // functions or scripts
+	params          sync.Map             // algorithms.Algorithm -> script.Params, encoded once
+	dials           *transport.DialWatch // nil unless the client is one server's *redis.Client
+}
+
+var _ limiter.Remote = (*Store)(nil)
+
+// sharding says how a client spreads keys over servers.
+type sharding int
+
+const (
+	oneServer sharding = iota
+	bySlot             // Redis Cluster: CRC16 hash slots
+	byTag              // go-redis Ring: consistent hashing of hash tags
+)
+
+// New returns a Store on rdb: a *redis.Client, *redis.ClusterClient,
+// *redis.Ring, a failover client, an AutoPipeliner, or any other
+// redis.Scripter. It validates the options and does not touch Redis: the
+// scripts are loaded on first use, so a store starts while Redis is down.
+func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
+	if rdb == nil || isNilPointer(rdb) {
+		return nil, fmt.Errorf("%w: nil Redis client", ratelimit.ErrConfig)
+	}
+	cfg := defaults()
+	if err := options.Apply(&cfg, opts); err != nil {
+		return nil, err
+	}
+	s := &Store{rdb: rdb, client: rdb, timeout: cfg.timeout, minTTL: script.MinTTL(cfg.minTTL), honoursDeadline: honoursDeadline(rdb)}
+	switch rdb.(type) {
+	case *redis.ClusterClient:
+		s.shards = bySlot
+	case *redis.Ring:
+		s.shards = byTag
+	}
+	if cfg.cluster {
+		s.shards = bySlot
+	}
+	switch c := rdb.(type) {
+	case *redis.Client:
+		if s.shards == oneServer {
+			s.dials = transport.WatchDials(c) // on c itself: its pool dials through c's hooks, not the clone's
+		}
+		if !s.honoursDeadline {
+			c = c.WithTimeout(cfg.timeout)
+		}
+		s.rdb, s.honoursDeadline = c, true
+		if cfg.coalesce {
+			s.rdb, s.coalesced = transport.NewCoalescer(transport.Client{Client: c}, cfg.timeout, s.dials), true
+		}
+	case *redis.AutoPipeliner:
+		if d := transport.DeferredFace(c); d != nil {
+			s.rdb, s.honoursDeadline = d, true
+			if cfg.coalesce && s.shards == oneServer {
+				// No dial hook: a hooked client's AutoPipeliner runs its hooks per batch.
+				s.rdb, s.coalesced = transport.NewCoalescer(d, cfg.timeout, nil), true
+			}
+		}
+	}
+	s.caller = script.NewCaller(s.rdb, cfg.functions)
+	return s, nil
+}
+
+// Timeout is the store's timeout (see WithTimeout), for limiter.Remote.
+func (s *Store) Timeout() time.Duration { return s.timeout }
+
+// Client is the client the store was given, for limiter.Remote: stores on
+// one client share their state.
+func (s *Store) Client() any { return s.client }
+
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// honoursDeadline reports whether rdb's socket I/O stops at the context's
+// deadline. go-redis does so only with ContextTimeoutEnabled; otherwise it
+// waits for its ReadTimeout (3 s by default).
+func honoursDeadline(rdb redis.Scripter) bool {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
+}
+
+func (s *Store) paramsOf(alg algorithms.Algorithm) (script.Params, error) {
+	if p, ok := s.params.Load(alg); ok {
+		return p.(script.Params), nil
+	}
+	p, err := script.Encode(alg)
+	if err == nil {
+		s.params.Store(alg, p)
+	}
+	return p, err
+}
+
+type outcome[T any] struct {
+	v   T
+	err error
+}
+
+// bind bounds one call by the store's timeout. On a Coalescer the deadline
+// travels with the context and the Coalescer enforces it (no timer per
+// call); on other clients that honour deadlines it is the context's.
+func (s *Store) bind(ctx context.Context) transport.Bound {
+	deadline := time.Now().Add(s.timeout)
+	if s.coalesced {
+		return transport.Carry(ctx, deadline)
+	}
+	return s.dials.Bind(ctx, deadline)
+}
+
+// within runs f within the store's timeout. On a client that would wait
+// longer (see honoursDeadline) it returns at the timeout all the same: the
+// call then fails with the context's error while f finishes in the
+// background, bounded by the client's own timeouts.
+func within[T any](s *Store, ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	if s.honoursDeadline {
+		b := s.bind(ctx)
+		defer b.Release()
+		v, err := f(b.Ctx)
+		return v, s.dials.Cause(b.Ended(err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	done := make(chan outcome[T], 1)
+	go func() {
+		v, err := f(ctx)
+		done <- outcome[T]{v, err}
+	}()
+	select {
+	case o := <-done:
+		return o.v, o.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// Decide implements limiter.Store within the store's timeout: within,
+// without its closure on the usual clients.
+func (s *Store) Decide(ctx context.Context, now time.Time, checks []limiter.StoreCheck) (limiter.Decision, error) {
+	if !s.honoursDeadline {
+		return within(s, ctx, func(ctx context.Context) (limiter.Decision, error) { return s.decide(ctx, now, checks) })
+	}
+	b := s.bind(ctx)
+	d, err := s.decide(b.Ctx, now, checks)
+	b.Release()
+	return d, s.dials.Cause(b.Ended(err))
+}
+
+// Refund implements limiter.Store within the store's timeout: one refund.lua run
+// per shard, concurrently.
+func (s *Store) Refund(ctx context.Context, now, at time.Time, refunds []limiter.StoreRefund) error {
+	_, err := within(s, ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.refund(ctx, script.Now(now), strconv.FormatInt(at.UnixMicro(), 10), refunds)
+	})
+	return err
+}
+
+// Block implements limiter.Store within the store's timeout (block.lua).
+func (s *Store) Block(ctx context.Context, now time.Time, key string, d time.Duration) error {
+	_, err := within(s, ctx, func(ctx context.Context) (any, error) {
+		return s.caller.Run(ctx, script.Block(), []string{key}, script.Now(now), s.minTTL, d.Microseconds())
+	})
+	return err
+}
+
+// Delete implements limiter.Store within the store's timeout (delete.lua).
+func (s *Store) Delete(ctx context.Context, keys ...string) (int, error) {
+	v, err := within(s, ctx, func(ctx context.Context) (any, error) {
+		return s.caller.Run(ctx, script.Delete(), keys)
+	})
+	if err != nil {
+		return 0, err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("%w: delete replied %T", script.ErrReply, v)
+	}
+	return int(n), nil
+}
+
+func (s *Store) decide(ctx context.Context, now time.Time, checks []limiter.StoreCheck) (limiter.Decision, error) {
+	if s.shards != oneServer {
+		if groups := s.shardGroups(checks); len(groups) > 1 {
+			return s.decideAcrossShards(ctx, now, checks, groups)
+		}
+	}
+	d := limiter.Decision{Results: make([]limiter.RuleResult, len(checks))}
+	reply, err := s.run(ctx, script.Now(now), checks, d.Results)
+	if err != nil {
+		return limiter.Decision{}, err
+	}
+	d.Allowed, d.At = reply.Allowed, time.UnixMicro(reply.Now)
+	return d, nil
+}
+
+// run decides checks in one script run, filling results.
+func (s *Store) run(ctx context.Context, now string, checks []limiter.StoreCheck, results []limiter.RuleResult) (script.Reply, error) {
+	keys := make([]string, len(checks), len(checks)+1)
+	args := make([]any, script.ArgsHead, script.ArgsHead+script.ArgsPerRule*len(checks))
+	args[0], args[1] = now, s.minTTL
+	var mask script.Mask
+	for i, c := range checks {
+		p, err := s.paramsOf(c.Algorithm)
+		if err != nil {
+			return script.Reply{}, err
+		}
+		keys[i] = c.Key
+		penalty := any(script.NoBlocks)
+		if c.Blocks != "" {
+			penalty = script.Penalty(c.Penalty)
+		}
+		args = append(args, p.Arg, script.Cost(c.Cost), penalty)
+		mask |= p.Mask
+	}
+	for _, c := range checks {
+		if c.Blocks != "" {
+			keys = append(keys, c.Blocks)
+		}
+	}
+	v, err := s.caller.Run(ctx, script.Stack(mask), keys, args...)
+	if err != nil {
+		s.reloadTopology(err)
+		return script.Reply{}, err
+	}
+	return script.Parse(v, len(checks), func(i int, r script.Rule) {
+		results[i].Result, results[i].Blocked, results[i].Token = r.Result, r.Blocked, limiter.Token(r.Token)
+	})
+}
