@@ -82,14 +82,14 @@ func release(keys []declaration) {
 }
 
 // scopeOf is what a store's state is known to be shared by: a Remote
-// store's Client (two Redis stores on one client share it), or the store
+// store's client (two Redis stores on one client share it), or the store
 // itself; nil when that cannot be a map key. Two clients of one server are
 // two scopes: a server's address may be another server's in a later test,
 // or after a restart.
 func scopeOf(store Store) any {
 	var scope any = store
 	if r, ok := store.(Remote); ok {
-		scope = r.Client()
+		scope, _ = r.Remote()
 	}
 	if t := reflect.TypeOf(scope); t == nil || !t.Comparable() {
 		return nil

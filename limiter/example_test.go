@@ -208,7 +208,7 @@ func ExampleLimiter_Wait() {
 		if err != nil {
 			panic(err)
 		}
-		fmt.Printf("ran after waiting %v for its turn, %d turns left\n", d.Delay(), d.Results[0].Remaining)
+		fmt.Printf("ran after waiting %v for its turn, %d turns left\n", d.Results[0].Delay, d.Results[0].Remaining)
 	}
 	// Output:
 	// ran after waiting 0s for its turn, 20 turns left

@@ -116,7 +116,7 @@ func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	if isRemote || l.cfg.fallback != nil {
 		l.breaker = &breaker{store: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
 		if isRemote {
-			l.breaker.span = remote.Timeout()
+			_, l.breaker.span = remote.Remote()
 		}
 	}
 	for i, r := range rules {

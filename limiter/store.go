@@ -88,13 +88,12 @@ type Token struct {
 // WithDenyCache).
 type Remote interface {
 	Store
-	// Timeout is the longest one of its calls takes: timeouts and lost
+	// Remote says where the store's state is and how far: client is what
+	// holds it, as a comparable value (the Redis client a Redis store was
+	// given: stores on equal clients share state, so limiters on them may
+	// not declare one rule with different algorithms; see New), and
+	// timeout the longest one of its calls takes (timeouts and lost
 	// connections mark the store down only once they have gone on that
-	// long (see Limiter.Decide).
-	Timeout() time.Duration
-	// Client is what holds the store's state, as a comparable value (the
-	// Redis client a Redis store was given): stores with equal Clients
-	// share state, so limiters on them may not declare one rule with
-	// different algorithms (see New).
-	Client() any
+	// long; see Limiter.Decide).
+	Remote() (client any, timeout time.Duration)
 }

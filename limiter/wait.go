@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// Delay is the longest Delay among the results: how long an allowed
+// delayOf is the longest Delay among d's results: how long an allowed
 // request waits for its turn in a Queue rule before it is served (0 when
 // no rule queues it).
-func (d Decision) Delay() time.Duration {
+func delayOf(d Decision) time.Duration {
 	var delay time.Duration
 	for _, r := range d.Results {
 		delay = max(delay, r.Delay)
@@ -35,10 +35,11 @@ func (l *Limiter) Wait(ctx context.Context, checks ...Check) (Decision, error) {
 }
 
 // Hold is Wait's second half, for a decision already made with Decide: it
-// waits out an allowed decision's Delay, or gives the decision back and
-// returns ctx's error when ctx ends first.
+// waits out an allowed decision's longest Delay (its turn in a Queue rule;
+// it returns at once when no rule queues it), or gives the decision back
+// and returns ctx's error when ctx ends first.
 func (l *Limiter) Hold(ctx context.Context, d Decision) error {
-	delay := d.Delay()
+	delay := delayOf(d)
 	if !d.Allowed || delay <= 0 {
 		return nil
 	}

@@ -64,7 +64,7 @@ func (l *errorLog) handle(r *http.Request, err error) {
 		}
 		level, msg = slog.LevelWarn, "rate limit: request without an identity rejected"
 		rule = []slog.Attr{slog.String("rule", ke.rule), slog.Int("suppressed", skipped)}
-	case errors.Is(err, ErrBadCost):
+	case errors.Is(err, errBadCost):
 		level, msg = slog.LevelDebug, "rate limit: request rejected"
 	}
 	attrs := append([]slog.Attr{slog.String("method", r.Method), slog.String("route", r.Pattern), slog.Any("error", err)}, rule...)

@@ -20,9 +20,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
-// ErrBadCost is reported (to the error handler) when a rule's Cost returns
+// errBadCost is reported (to the error handler) when a rule's Cost returns
 // a negative number; the request is answered 400 Bad Request.
-var ErrBadCost = errors.New("ratelimit: negative request cost")
+var errBadCost = errors.New("ratelimit: negative request cost")
 
 // Rule is one limit of a middleware.
 type Rule struct {
@@ -290,9 +290,9 @@ func (m *mw) respond(w http.ResponseWriter, r *http.Request, next http.Handler, 
 	}
 	shown := m.advertised(d, checks, rules)
 	m.cfg.headers.Write(w.Header(), shown)
-	if d.Allowed && d.Delay() > 0 {
-		// A queue: hold the request until its turn; a client that leaves
-		// first gives its slot back.
+	if d.Allowed {
+		// A queue: hold the request until its turn (at once for other
+		// rules); a client that leaves first gives its slot back.
 		if err := m.lim.Hold(r.Context(), d); err != nil {
 			if errors.Is(err, limiter.ErrBackend) {
 				m.cfg.onError(r, err)
@@ -377,7 +377,7 @@ func (m *mw) check(i int, r *http.Request) (c limiter.Check, ok bool, status int
 	cost := 1
 	if rule.Cost != nil {
 		if cost = rule.Cost(r); cost < 0 {
-			return c, false, http.StatusBadRequest, fmt.Errorf("rule %q: %w: %d", rule.Name, ErrBadCost, cost)
+			return c, false, http.StatusBadRequest, fmt.Errorf("rule %q: %w: %d", rule.Name, errBadCost, cost)
 		}
 	}
 	c = limiter.Check{Rule: rule.Name, Identity: id, Cost: cost}

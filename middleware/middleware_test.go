@@ -153,8 +153,8 @@ func TestCosts(t *testing.T) {
 				res.Header.Get("X-RateLimit-Remaining"), res.Header.Get("Retry-After"), step.status, step.remaining, step.retry)
 		}
 	}
-	if len(errs) != 1 || !errors.Is(errs[0], middleware.ErrBadCost) {
-		t.Errorf("errors reported: %v, want one ErrBadCost", errs)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `rule "batch": ratelimit: negative request cost: -3`) {
+		t.Errorf("errors reported: %v, want one for the negative cost, naming the rule", errs)
 	}
 }
 

@@ -28,7 +28,7 @@ const (
 func (e *Event) classify() {
 	d := e.Decision
 	switch {
-	case errors.Is(e.Err, keyfunc.ErrNoKey) || errors.Is(e.Err, ErrBadCost):
+	case errors.Is(e.Err, keyfunc.ErrNoKey) || errors.Is(e.Err, errBadCost):
 		e.Outcome = outcomeNoIdentity
 		return
 	case errors.Is(e.Err, context.Canceled) && !d.Fallback:

@@ -43,7 +43,7 @@ func TestClassify(t *testing.T) {
 		{"error reply", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, proto("LOADING"))}, "error", "reply", "", "error", "error"},
 		{"network", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, &net.OpError{Op: "dial", Err: errors.New("refused")})}, "error", "network", "down", "error", "error"},
 		{"no identity", Event{Err: keyfunc.ErrNoKey}, "no_identity", "", "", "no_identity", "no_identity"},
-		{"bad cost", Event{Err: ErrBadCost}, "no_identity", "", "", "no_identity", "no_identity"},
+		{"bad cost", Event{Err: errBadCost}, "no_identity", "", "", "no_identity", "no_identity"},
 		{"client gone", Event{Err: context.Canceled}, "canceled", "", "", "canceled", "canceled"},
 	} {
 		e := tc.e

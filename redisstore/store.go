@@ -91,12 +91,10 @@ func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// Timeout is the store's timeout (see WithTimeout), for limiter.Remote.
-func (s *Store) Timeout() time.Duration { return s.timeout }
-
-// Client is the client the store was given, for limiter.Remote: stores on
-// one client share their state.
-func (s *Store) Client() any { return s.client }
+// Remote implements limiter.Remote: the client the store was given (stores
+// on one client share their state) and the store's timeout (see
+// WithTimeout).
+func (s *Store) Remote() (client any, timeout time.Duration) { return s.client, s.timeout }
 
 func isNilPointer(v any) bool {
 	rv := reflect.ValueOf(v)

@@ -5,11 +5,10 @@ import (
 	"testing"
 )
 
-// maxExported is the budget of exported names the library keeps to: 100
-// for deciding, keys, headers and stores, and room for what users deploy
-// on top (operator controls, settlement, shaping), which adds methods to
-// the Limiter and to every Store.
-const maxExported = 130
+// maxExported is the budget of exported names the library keeps to: the
+// count of the release that gave the Redis store its own package, which
+// had to fit its options and the Store contract in the count before it.
+const maxExported = 124
 
 func TestExportedNames(t *testing.T) {
 	names, err := exported("../../..")
@@ -25,7 +24,7 @@ func TestExportedNames(t *testing.T) {
 		}
 	}
 	for _, name := range names {
-		if name == "internal/script Encode" || name == "middleware deny" {
+		if name == "internal/script Encode" || name == "middleware deny" || name == "internal/transport Coalescer" {
 			t.Errorf("%q counted", name)
 		}
 	}
