@@ -5,10 +5,12 @@ STATICCHECK ?= $(shell command -v staticcheck || echo "$(GO) run honnef.co/go/to
 
 .PHONY: test vet lint bench run exports figure
 
-# test: vet, gofmt and staticcheck, then every package with the race detector, shuffled,
-# the prommetrics and otelhook modules too (modules of their own, so that
+# test: vet, gofmt, staticcheck and the module check (no nested module
+# requires an undownloadable version or imports another module's
+# internal/), then every package with the race detector, shuffled, the
+# prommetrics and otelhook modules too (modules of their own, so that
 # their Prometheus and OpenTelemetry dependencies stay out of the library's
-# go.mod),
+# go.mod; go.work builds them against this checkout),
 # uncached. Real-Redis tests start their own servers on free loopback ports;
 # packages run one at a time (-p 1) so the fault tests' timeouts measure
 # Redis, not other packages competing for the CPU.
@@ -24,6 +26,7 @@ vet:
 
 lint: vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) run ./internal/cmd/modcheck
 	$(STATICCHECK) ./...
 	cd benchmarks && $(STATICCHECK) ./...
 	cd prommetrics && $(STATICCHECK) ./...

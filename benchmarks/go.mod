@@ -2,13 +2,11 @@ module github.com/seed-bff0c9e1/ratelimit/benchmarks
 
 go 1.26.0
 
-replace github.com/seed-bff0c9e1/ratelimit => ../
-
 require (
 	github.com/go-chi/httprate v0.16.1
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/seed-bff0c9e1/ratelimit v0.0.0-00010101000000-000000000000
+	github.com/seed-bff0c9e1/ratelimit v0.0.0-20261124002345-fbd8e58f95aa
 	github.com/throttled/throttled/v2 v2.15.0
 	github.com/ulule/limiter/v3 v3.11.2
 )

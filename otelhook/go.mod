@@ -2,12 +2,10 @@ module github.com/seed-bff0c9e1/ratelimit/otelhook
 
 go 1.26.0
 
-replace github.com/seed-bff0c9e1/ratelimit => ../
-
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/seed-bff0c9e1/ratelimit v0.0.0-00010101000000-000000000000
+	github.com/seed-bff0c9e1/ratelimit v0.0.0-20261124002345-fbd8e58f95aa
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

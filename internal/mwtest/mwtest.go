@@ -15,7 +15,6 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
-	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
@@ -155,26 +154,4 @@ type Problem struct {
 	ViolatedPolicies    []string `json:"violated-policies"`
 	RetryAfter          int64    `json:"retry_after"`
 	Blocked             []string `json:"blocked"`
-}
-
-// BenchHook measures the middleware on the memstore (no network hides the
-// hook's share) without a hook and with hook, as two sub-benchmarks.
-func BenchHook(b *testing.B, hook func(middleware.Event)) {
-	for _, name := range []string{"without-hook", "with-hook"} {
-		b.Run(name, func(b *testing.B) {
-			var opts []middleware.Option
-			if name == "with-hook" {
-				opts = append(opts, middleware.WithHook(hook))
-			}
-			mw := Limit(b, memstore.Must(), []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(),
-				Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}}, nil, opts...)
-			h := mw(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-			r := httptest.NewRequest(http.MethodGet, "/", nil)
-			w := httptest.NewRecorder()
-			b.ReportAllocs()
-			for b.Loop() {
-				h.ServeHTTP(w, r)
-			}
-		})
-	}
 }

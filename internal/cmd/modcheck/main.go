@@ -1,0 +1,153 @@
+// Command modcheck fails when a module of this repository could not be
+// used from outside it: a go.mod that requires a module at the zero
+// pseudo-version v0.0.0-00010101000000-000000000000 (no such version can
+// be downloaded), or a Go file of one module that imports another
+// module's internal/ packages (which Go refuses outside the repository,
+// and which may change under it). make test runs it from the module root.
+//
+//	go run ./internal/cmd/modcheck [DIR]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"log"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	flag.Parse()
+	root := "."
+	if flag.NArg() > 0 {
+		root = flag.Arg(0)
+	}
+	problems, err := check(root)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range problems {
+		fmt.Println(p)
+	}
+	if len(problems) > 0 {
+		os.Exit(1)
+	}
+}
+
+// zeroVersion is the version go mod edit writes for a requirement that
+// only a replace can satisfy.
+const zeroVersion = "v0.0.0-00010101000000-000000000000"
+
+// module is a go.mod's directory and module path.
+type module struct{ dir, path string }
+
+// check returns the problems of the modules under root, sorted.
+func check(root string) ([]string, error) {
+	mods, err := modules(root)
+	if err != nil {
+		return nil, err
+	}
+	var problems []string
+	for _, m := range mods {
+		data, err := os.ReadFile(filepath.Join(m.dir, "go.mod"))
+		if err != nil {
+			return nil, err
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, zeroVersion) {
+				fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+				problems = append(problems, fmt.Sprintf("%s:%d: requires %s at %s, which no one can download",
+					filepath.Join(m.dir, "go.mod"), i+1, fields[0], zeroVersion))
+			}
+		}
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		own := owner(mods, path)
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			i := strings.Index(p+"/", "/internal/")
+			if i < 0 {
+				continue
+			}
+			if to := ownerOfImport(mods, p); to != nil && to != own {
+				problems = append(problems, fmt.Sprintf("%s: imports %s, internal to module %s", path, p, to.path))
+			}
+		}
+		return nil
+	})
+	sort.Strings(problems)
+	return problems, err
+}
+
+// modules lists the modules under root: every directory with a go.mod.
+func modules(root string) ([]*module, error) {
+	var mods []*module
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.Name() != "go.mod" {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+				mods = append(mods, &module{dir: filepath.Dir(path), path: strings.Trim(strings.TrimSpace(rest), `"`)})
+			}
+		}
+		return nil
+	})
+	return mods, err
+}
+
+// owner is the module whose directory holds path: the deepest.
+func owner(mods []*module, path string) *module {
+	var best *module
+	for _, m := range mods {
+		if rel, err := filepath.Rel(m.dir, path); err == nil && !strings.HasPrefix(rel, "..") &&
+			(best == nil || len(m.dir) > len(best.dir)) {
+			best = m
+		}
+	}
+	return best
+}
+
+// ownerOfImport is the module an import path belongs to: the longest
+// module path it starts with, or nil for a module outside the repository.
+func ownerOfImport(mods []*module, imp string) *module {
+	var best *module
+	for _, m := range mods {
+		if (imp == m.path || strings.HasPrefix(imp, m.path+"/")) && (best == nil || len(m.path) > len(best.path)) {
+			best = m
+		}
+	}
+	return best
+}
