@@ -1,6 +1,15 @@
 package limiter_test
 
-import "github.com/seed-bff0c9e1/ratelimit/redisstore"
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+)
 
 // mustStore is a store from redisstore.New, or a panic.
 func mustStore(s *redisstore.Store, err error) *redisstore.Store {
@@ -8,4 +17,41 @@ func mustStore(s *redisstore.Store, err error) *redisstore.Store {
 		panic(err)
 	}
 	return s
+}
+
+// ctx is the context of the tests' calls.
+var ctx = context.Background()
+
+// exactnessTimeout is for tests that count admissions under contention, not
+// latency: a slow moment on a loaded machine must not fail them.
+var exactnessTimeout = redisstore.WithTimeout(5 * time.Second)
+
+// must is lim, or a panic.
+func must(l *limiter.Limiter, err error) *limiter.Limiter {
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// fixedClock decides at t.
+func fixedClock(t time.Time) limiter.Option {
+	return limiter.WithClock(func() time.Time { return t })
+}
+
+// bases are the instants the tables run from: today, and one far enough in
+// the future that microsecond timestamps have 16 digits, near 2^53.
+var bases = []time.Time{
+	time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC),
+	time.Date(2245, 1, 1, 0, 0, 0, 0, time.UTC),
+}
+
+// everyStore returns a fresh store of each kind the tests run on: the
+// memstore, miniredis and, when available, a real redis-server.
+func everyStore(t *testing.T) map[string]limiter.Store {
+	stores := map[string]limiter.Store{"memstore": memstore.Must()}
+	for _, b := range redistest.Backends(t) {
+		stores[b.Name] = mustStore(redisstore.New(b.Client, redisstore.WithMinTTL(time.Hour)))
+	}
+	return stores
 }

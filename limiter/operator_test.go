@@ -7,21 +7,8 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
-	"github.com/seed-bff0c9e1/ratelimit/memstore"
-	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
-
-// everyStore returns a fresh store of each kind the tests run on: the
-// memstore, miniredis and, when available, a real redis-server.
-func everyStore(t *testing.T) map[string]limiter.Store {
-	stores := map[string]limiter.Store{"memstore": memstore.Must()}
-	for _, b := range redistest.Backends(t) {
-		stores[b.Name] = mustStore(redisstore.New(b.Client, redisstore.WithMinTTL(time.Hour)))
-	}
-	return stores
-}
 
 func TestOperatorControls(t *testing.T) {
 	for name, store := range everyStore(t) {

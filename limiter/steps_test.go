@@ -14,13 +14,6 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
-// bases are the instants the tables run from: today, and one far enough in
-// the future that microsecond timestamps have 16 digits, near 2^53.
-var bases = []time.Time{
-	time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC),
-	time.Date(2245, 1, 1, 0, 0, 0, 0, time.UTC),
-}
-
 // step sends n requests of cost at base+at, expects admitted of them to pass,
 // and the last one's result to be last.
 type step struct {

@@ -200,9 +200,9 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		return
 	}
 	var buf [4]int
-	checks, rules, status, e := m.checks(r, buf[:0])
-	if e.Err != nil {
-		m.reject(w, e, status)
+	checks, rules, failed, status, err := m.checks(r, buf[:0])
+	if err != nil {
+		m.reject(w, Event{Request: r, Err: err, Rules: []string{m.rules[failed].Name}}, status)
 		return
 	}
 	if len(checks) == 0 {
@@ -224,6 +224,16 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	m.respond(w, r, next, d, err, checks, rules, start)
 }
 
+// queued reports whether an allowed d waits for its turn in a Queue rule.
+func queued(d limiter.Decision) bool {
+	for _, res := range d.Results {
+		if res.Delay > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // exempt reports whether an exemption (WithExempt) takes r out of limiting.
 func (m *mw) exempt(r *http.Request) bool {
 	for _, exempt := range m.cfg.exempt {
@@ -235,21 +245,21 @@ func (m *mw) exempt(r *http.Request) bool {
 }
 
 // checks builds r's checks, appending the index of each one's rule to
-// rules. A request that cannot be decided gets the event to report and the
-// status to answer.
-func (m *mw) checks(r *http.Request, rules []int) ([]limiter.Check, []int, int, Event) {
-	checks := make([]limiter.Check, 0, len(m.rules))
+// rules. A request that cannot be decided gets the error, the index of the
+// rule that failed and the status to answer.
+func (m *mw) checks(r *http.Request, rules []int) (checks []limiter.Check, _ []int, failed, status int, err error) {
+	checks = make([]limiter.Check, 0, len(m.rules))
 	for i := range m.rules {
 		c, ok, status, err := m.check(i, r)
 		if err != nil {
-			return nil, nil, status, Event{Request: r, Err: err, Rules: []string{m.rules[i].Name}}
+			return nil, nil, i, status, err
 		}
 		if ok {
 			checks = append(checks, c)
 			rules = append(rules, i)
 		}
 	}
-	return checks, rules, 0, Event{}
+	return checks, rules, 0, 0, nil
 }
 
 // undecided answers a request whose checks were not decided: an invalid
@@ -290,9 +300,9 @@ func (m *mw) respond(w http.ResponseWriter, r *http.Request, next http.Handler, 
 	}
 	shown := m.advertised(d, checks, rules)
 	m.cfg.headers.Write(w.Header(), shown)
-	if d.Allowed {
-		// A queue: hold the request until its turn (at once for other
-		// rules); a client that leaves first gives its slot back.
+	if d.Allowed && queued(d) {
+		// A queue: hold the request until its turn; a client that leaves
+		// first gives its slot back.
 		if err := m.lim.Hold(r.Context(), d); err != nil {
 			if errors.Is(err, limiter.ErrBackend) {
 				m.cfg.onError(r, err)
