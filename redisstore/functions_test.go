@@ -40,7 +40,7 @@ func calls(t *testing.T, rdb *redis.Client, cmd string) int {
 // On Redis 7 the store calls functions: it loads the library on first
 // use, under a name that carries its hash, and again after FUNCTION FLUSH
 // (a restart without persistence), with no decision lost or repeated;
-// WithRedisFunctions(false) keeps to EVALSHA.
+// WithFunctions(false) keeps to EVALSHA.
 func TestRedisFunctions(t *testing.T) {
 	s := redistest.Start(t)
 	rules := []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}}
@@ -83,7 +83,7 @@ func TestRedisFunctions(t *testing.T) {
 		t.Fatalf("with scripts: %+v %v, want the same state", d, err)
 	}
 	if got := calls(t, s.Client, "evalsha"); got != 1 {
-		t.Errorf("%d EVALSHAs with WithRedisFunctions(false), want 1", got)
+		t.Errorf("%d EVALSHAs with WithFunctions(false), want 1", got)
 	}
 }
 
