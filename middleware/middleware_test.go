@@ -28,13 +28,6 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
-var (
-	clock = mwtest.At
-	ok    = mwtest.OK
-	do    = mwtest.Do
-	perIP = mwtest.PerIP
-)
-
 func TestShadowMode(t *testing.T) {
 	_, c := redistest.Mini(t)
 	var events []middleware.Event
