@@ -34,6 +34,7 @@ package headers
 
 import (
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,7 @@ var Both = Names{Limit: XRateLimit.Limit, Remaining: XRateLimit.Remaining, Reset
 // X-RateLimit-* family describes the most restrictive rule (a denying
 // decision, else the least remaining); Retry-After is the longest wait.
 func (n Names) Write(h http.Header, d limiter.Decision) {
+	var v fields
 	if !d.Allowed {
 		if wait := d.RetryAfter(); wait != algorithms.Never {
 			secs := exact.RetrySeconds(wait)
@@ -87,15 +89,15 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 					secs = max(secs, prev)
 				}
 			}
-			set(h, n.RetryAfter, strconv.FormatInt(secs, 10))
+			v.set(h, n.RetryAfter, strconv.FormatInt(secs, 10))
 		}
 	}
 	if b, ok := binding(d); ok && n.restricts(h, b, d.Allowed) {
-		set(h, n.Limit, strconv.Itoa(b.Limit))
-		set(h, n.Remaining, strconv.Itoa(max(0, b.Remaining)))
-		set(h, n.Reset, strconv.FormatInt(ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter), 10))
+		v.set(h, n.Limit, strconv.Itoa(b.Limit))
+		v.set(h, n.Remaining, strconv.Itoa(max(0, b.Remaining)))
+		v.set(h, n.Reset, strconv.FormatInt(ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter), 10))
 	}
-	setList(h, n.Policy, d, func(b *strings.Builder, r limiter.RuleResult) {
+	v.setList(h, n.Policy, d, func(b *strings.Builder, r limiter.RuleResult) {
 		param(b, n.QuotaParam, "q", int64(r.Policy.Quota))
 		if r.Policy.Unit != "" {
 			// A quota of requests in flight has a unit and no window.
@@ -106,7 +108,7 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 		}
 		param(b, n.WindowParam, "w", max(1, ceilSeconds(r.Policy.Window)))
 	})
-	setList(h, n.RateLimit, d, func(b *strings.Builder, r limiter.RuleResult) {
+	v.setList(h, n.RateLimit, d, func(b *strings.Builder, r limiter.RuleResult) {
 		param(b, n.RemainingParam, "r", int64(max(0, r.Remaining)))
 		if t := untilMore(r); t > 0 {
 			param(b, n.ResetParam, "t", ceilSeconds(t))
@@ -180,10 +182,22 @@ func ceilSeconds(d time.Duration) int64 {
 	return int64((d + time.Second - 1) / time.Second)
 }
 
-func set(h http.Header, name, value string) {
-	if name != "" {
-		h.Set(name, value)
+// fields sets a response's fields from one backing array of values, so
+// that they cost one allocation between them instead of one each (what
+// http.Header.Set does).
+type fields struct{ values []string }
+
+// set sets the field name, if any, to value, as http.Header.Set does.
+func (f *fields) set(h http.Header, name, value string) {
+	if name == "" {
+		return
 	}
+	if len(f.values) == cap(f.values) {
+		f.values = make([]string, 0, 4)
+	}
+	f.values = append(f.values, value)
+	n := len(f.values)
+	h[textproto.CanonicalMIMEHeaderKey(name)] = f.values[n-1 : n : n] // capped: an Add elsewhere copies
 }
 
 // setList sets the field name to one Structured Field list member per
@@ -191,7 +205,7 @@ func set(h http.Header, name, value string) {
 // limiter wrote are kept first, unless a rule of d has the same name,
 // which replaces them. Rule names are limited to [A-Za-z0-9._-], so they
 // need no escaping inside an sf-string.
-func setList(h http.Header, name string, d limiter.Decision, params func(*strings.Builder, limiter.RuleResult)) {
+func (f *fields) setList(h http.Header, name string, d limiter.Decision, params func(*strings.Builder, limiter.RuleResult)) {
 	if name == "" {
 		return
 	}
@@ -215,7 +229,7 @@ func setList(h http.Header, name string, d limiter.Decision, params func(*string
 		b.WriteByte('"')
 		params(&b, r)
 	}
-	h.Set(name, b.String())
+	f.set(h, name, b.String())
 }
 
 func hasRule(d limiter.Decision, name string) bool {

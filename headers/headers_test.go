@@ -140,3 +140,22 @@ func TestRenamedParameters(t *testing.T) {
 		t.Errorf("RateLimit-Policy = %q, want %q", got, want)
 	}
 }
+
+// Write sets each field as http.Header.Set would, under its canonical name,
+// and a field added to afterwards does not change another.
+func TestWriteSetsFieldsApart(t *testing.T) {
+	perIP := result("per-ip", 100, time.Minute, algorithms.Result{Allowed: true, Remaining: 42, ResetAfter: time.Minute})
+	names := headers.Names{Limit: "x-limit", Remaining: "X-Remaining", Reset: "X-Reset"}
+	h := http.Header{}
+	names.Write(h, limiter.Decision{Allowed: true, At: now, Results: []limiter.RuleResult{perIP}})
+	h.Add("X-Limit", "again")
+	h.Add("X-Remaining", "again")
+	for name, want := range map[string][]string{"X-Limit": {"100", "again"}, "X-Remaining": {"42", "again"}, "X-Reset": {"1800000061"}} {
+		if got := h.Values(name); len(got) != len(want) || got[0] != want[0] || (len(want) > 1 && got[1] != want[1]) {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+	if len(h) != 3 {
+		t.Errorf("fields %v, want 3", h)
+	}
+}

@@ -199,8 +199,9 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		next.ServeHTTP(w, r)
 		return
 	}
-	var buf [4]int
-	checks, rules, failed, status, err := m.checks(r, buf[:0])
+	var checkBuf [4]limiter.Check
+	var ruleBuf [4]int
+	checks, rules, failed, status, err := m.checks(r, checkBuf[:0], ruleBuf[:0])
 	if err != nil {
 		m.reject(w, Event{Request: r, Err: err, Rules: []string{m.rules[failed].Name}}, status)
 		return
@@ -244,11 +245,10 @@ func (m *mw) exempt(r *http.Request) bool {
 	return false
 }
 
-// checks builds r's checks, appending the index of each one's rule to
+// checks appends r's checks to checks and the index of each one's rule to
 // rules. A request that cannot be decided gets the error, the index of the
 // rule that failed and the status to answer.
-func (m *mw) checks(r *http.Request, rules []int) (checks []limiter.Check, _ []int, failed, status int, err error) {
-	checks = make([]limiter.Check, 0, len(m.rules))
+func (m *mw) checks(r *http.Request, checks []limiter.Check, rules []int) (_ []limiter.Check, _ []int, failed, status int, err error) {
 	for i := range m.rules {
 		c, ok, status, err := m.check(i, r)
 		if err != nil {
