@@ -116,6 +116,8 @@ func honoursDeadline(rdb redis.Scripter) bool {
 	return false
 }
 
+// paramsOf is alg's part of the scripts' arguments, encoded once per
+// algorithm value: the store's own cache, since only it runs scripts.
 func (s *Store) paramsOf(alg algorithms.Algorithm) (script.Params, error) {
 	if p, ok := s.params.Load(alg); ok {
 		return p.(script.Params), nil
@@ -127,6 +129,7 @@ func (s *Store) paramsOf(alg algorithms.Algorithm) (script.Params, error) {
 	return p, err
 }
 
+// outcome is a call's result, from the goroutine that made it (see within).
 type outcome[T any] struct {
 	v   T
 	err error
