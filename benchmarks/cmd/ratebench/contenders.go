@@ -8,10 +8,12 @@ import (
 	"github.com/go-chi/httprate"
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
+	"github.com/sethvargo/go-limiter/memorystore"
 	"github.com/throttled/throttled/v2"
 	goredisstore "github.com/throttled/throttled/v2/store/goredisstore.v9"
 	ulule "github.com/ulule/limiter/v3"
 	ulredis "github.com/ulule/limiter/v3/drivers/store/redis"
+	"golang.org/x/time/rate"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -105,6 +107,8 @@ func contenders() []contender {
 		{name: "redis_rate, autopipelined", redis: true, build: redisRate(true)},
 		{name: "ours memstore (gcra)", build: memGCRA},
 		{name: "httprate in memory", build: httprateLocal},
+		{name: "go-limiter memorystore", build: goLimiterMemory},
+		{name: "x/time/rate per key", build: xTimeRatePerKey},
 	}
 }
 
@@ -229,5 +233,31 @@ func httprateLocal(_ *env, q quota) (decideFunc, error) {
 			return false, nil
 		}
 		return true, counter.IncrementBy(key, now, 1)
+	}, nil
+}
+
+// goLimiterMemory is sethvargo/go-limiter's in-memory token bucket store.
+func goLimiterMemory(_ *env, q quota) (decideFunc, error) {
+	store, err := memorystore.New(&memorystore.Config{Tokens: uint64(q.limit), Interval: q.period})
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, key string) (bool, error) {
+		_, _, _, ok, err := store.Take(ctx, key)
+		return ok, err
+	}, nil
+}
+
+// xTimeRatePerKey is golang.org/x/time/rate with one limiter per key in a
+// sync.Map, as services commonly build it (no expiry).
+func xTimeRatePerKey(_ *env, q quota) (decideFunc, error) {
+	var limiters sync.Map
+	every := rate.Every(q.period / time.Duration(q.limit))
+	return func(_ context.Context, key string) (bool, error) {
+		l, ok := limiters.Load(key)
+		if !ok {
+			l, _ = limiters.LoadOrStore(key, rate.NewLimiter(every, q.limit))
+		}
+		return l.(*rate.Limiter).Allow(), nil
 	}, nil
 }

@@ -87,6 +87,15 @@ func (s *summary) print() {
 		fmt.Printf("%-68s %s\n", "6b. hot key: every algorithm admits at most the limit (1000 + refill)",
 			map[bool]string{true: "met", false: "missed: " + strings.Join(over, ", ")}[len(over) == 0])
 	}
+	for _, m := range []struct {
+		name  string
+		stats map[string]stats
+	}{{"allow", s.allow}, {"deny", s.deny}} {
+		for _, peer := range []string{"go-limiter memorystore", "x/time/rate per key"} {
+			r, ok := ratio(m.stats, "ours memstore (gcra)", peer)
+			line(fmt.Sprintf("8. in process, %s mode: ours memstore / %s", m.name, peer), r, ok, 1, true)
+		}
+	}
 	a, b := s.single["ours gcra"], s.single["ours gcra, one by one"]
 	line("7. one client in a loop: p50 ours / ours one by one with scripts (before)", float64(a.p50)/float64(b.p50), a.p50 > 0 && b.p50 > 0, 1.05, false)
 	fmt.Printf("%-68s %v ours, %v one by one with scripts, %v redis_rate\n", "", a.p50.Round(time.Microsecond), b.p50.Round(time.Microsecond),
