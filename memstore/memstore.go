@@ -59,6 +59,7 @@ type shard struct {
 	mu        sync.Mutex
 	entries   map[string]entry
 	nextSweep int
+	puts      uint32 // puts since the shard was made, for sampleEvery
 }
 
 var _ limiter.Store = (*Store)(nil)
@@ -282,10 +283,15 @@ func (s *Store) putBlock(i int, key string, t, until int64) {
 
 func (s *Store) maxPerShard() int { return max(1, s.maxKeys/len(s.shards)) }
 
-// sampled is how many entries each put examines for expiry, like Redis's
-// active expiry: a shard that stops growing still sheds its expired
-// entries.
-const sampled = 4
+// Every sampleEvery-th put of a shard examines sampled entries for expiry,
+// like Redis's active expiry: a shard that stops growing still sheds its
+// expired entries (2 entries examined per put on average), and the other
+// puts pay nothing for it (starting a map iteration at random costs about
+// as much as the rest of the put).
+const (
+	sampleEvery = 4
+	sampled     = 8
+)
 
 // put stores e. It checks a few entries at random for expiry; when the
 // shard has doubled since its last sweep, it drops all expired entries, and
@@ -296,13 +302,15 @@ func (sh *shard) put(key string, e entry, now int64, limit int) {
 		sh.entries = make(map[string]entry)
 	}
 	sh.entries[key] = e
-	n := 0
-	for k, v := range sh.entries { // map iteration starts at random
-		if n++; n > sampled {
-			break
-		}
-		if v.expires <= now {
-			delete(sh.entries, k)
+	if sh.puts++; sh.puts%sampleEvery == 0 {
+		n := 0
+		for k, v := range sh.entries { // map iteration starts at random
+			if n++; n > sampled {
+				break
+			}
+			if v.expires <= now {
+				delete(sh.entries, k)
+			}
 		}
 	}
 	if len(sh.entries) < sh.nextSweep {
