@@ -140,28 +140,36 @@ func (s *Store) refund(ctx context.Context, now, at string, refunds []limiter.St
 		checks[i] = r.Check
 	}
 	groups := s.shardGroups(checks)
-	keys, args := make([][]string, len(groups)), make([][]any, len(groups))
+	calls := make([]script.Call, len(groups))
 	for g, members := range groups {
-		args[g] = append(make([]any, 0, script.RefundArgsHead+script.RefundArgsPerRule*len(members)), now, s.minTTL, at)
-		keys[g] = make([]string, 0, 2*len(members))
+		calls[g] = script.NewCall(2*len(members), script.RefundArgsHead+script.RefundArgsPerRule*len(members))
+		for _, i := range members {
+			r := refunds[i]
+			resets := r.Resets
+			if resets == "" { // no mark to read: the state key stands in, unread
+				resets = r.Check.Key
+			}
+			calls[g].Key(r.Check.Key)
+			calls[g].Key(resets)
+		}
+		calls[g].Arg(now, s.minTTL, at)
 		for _, i := range members {
 			r := refunds[i]
 			p, err := s.paramsOf(r.Check.Algorithm)
 			if err != nil {
 				return err
 			}
-			resets, span := r.Resets, any(r.Span.Microseconds())
-			if resets == "" { // no mark to read: the state key stands in, unread
-				resets, span = r.Check.Key, ""
+			span := any(r.Span.Microseconds())
+			if r.Resets == "" {
+				span = ""
 			}
-			keys[g] = append(keys[g], r.Check.Key, resets)
-			args[g] = append(args[g], p.Arg, r.Check.Cost, r.Back, r.Token.Mark, r.Token.Refunded, span)
+			calls[g].Arg(p.Arg, r.Check.Cost, r.Back, r.Token.Mark, r.Token.Refunded, span)
 		}
 	}
 	errs := make([]error, len(groups))
 	var wg sync.WaitGroup
 	for g := range groups {
-		wg.Go(func() { _, errs[g] = s.caller.Run(ctx, script.Refund(), keys[g], args[g]...) })
+		wg.Go(func() { _, errs[g] = s.caller.Run(ctx, script.Refund(), calls[g]) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

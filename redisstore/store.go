@@ -197,7 +197,7 @@ func (s *Store) Refund(ctx context.Context, now, at time.Time, refunds []limiter
 // Block implements limiter.Store within the store's timeout (block.lua).
 func (s *Store) Block(ctx context.Context, now time.Time, key string, d time.Duration) error {
 	_, err := within(s, ctx, func(ctx context.Context) (any, error) {
-		return s.caller.Run(ctx, script.Block(), []string{key}, script.Now(now), s.minTTL, d.Microseconds())
+		return s.caller.Run(ctx, script.Block(), script.CallOf([]string{key}, script.Now(now), s.minTTL, d.Microseconds()))
 	})
 	return err
 }
@@ -205,7 +205,7 @@ func (s *Store) Block(ctx context.Context, now time.Time, key string, d time.Dur
 // Delete implements limiter.Store within the store's timeout (delete.lua).
 func (s *Store) Delete(ctx context.Context, keys ...string) (int, error) {
 	v, err := within(s, ctx, func(ctx context.Context) (any, error) {
-		return s.caller.Run(ctx, script.Delete(), keys)
+		return s.caller.Run(ctx, script.Delete(), script.CallOf(keys))
 	})
 	if err != nil {
 		return 0, err
@@ -234,29 +234,36 @@ func (s *Store) decide(ctx context.Context, now time.Time, checks []limiter.Stor
 
 // run decides checks in one script run, filling results.
 func (s *Store) run(ctx context.Context, now string, checks []limiter.StoreCheck, results []limiter.RuleResult) (script.Reply, error) {
-	keys := make([]string, len(checks), len(checks)+1)
-	args := make([]any, script.ArgsHead, script.ArgsHead+script.ArgsPerRule*len(checks))
-	args[0], args[1] = now, s.minTTL
+	blocks := 0
+	for _, c := range checks {
+		if c.Blocks != "" {
+			blocks++
+		}
+	}
+	call := script.NewCall(len(checks)+blocks, script.ArgsHead+script.ArgsPerRule*len(checks))
+	for _, c := range checks {
+		call.Key(c.Key)
+	}
+	for _, c := range checks {
+		if c.Blocks != "" {
+			call.Key(c.Blocks)
+		}
+	}
+	call.Arg(now, s.minTTL)
 	var mask script.Mask
-	for i, c := range checks {
+	for _, c := range checks {
 		p, err := s.paramsOf(c.Algorithm)
 		if err != nil {
 			return script.Reply{}, err
 		}
-		keys[i] = c.Key
 		penalty := any(script.NoBlocks)
 		if c.Blocks != "" {
 			penalty = script.Penalty(c.Penalty)
 		}
-		args = append(args, p.Arg, script.Cost(c.Cost), penalty)
+		call.Arg(p.Arg, script.Cost(c.Cost), penalty)
 		mask |= p.Mask
 	}
-	for _, c := range checks {
-		if c.Blocks != "" {
-			keys = append(keys, c.Blocks)
-		}
-	}
-	v, err := s.caller.Run(ctx, script.Stack(mask), keys, args...)
+	v, err := s.caller.Run(ctx, script.Stack(mask), call)
 	if err != nil {
 		s.reloadTopology(err)
 		return script.Reply{}, err

@@ -68,18 +68,18 @@ func NewCaller(rdb redis.Scripter, mode Mode) *Caller {
 	return c
 }
 
-// Run runs s with keys and args.
-func (c *Caller) Run(ctx context.Context, s *Script, keys []string, args ...any) (any, error) {
+// Run runs s with call's keys and arguments.
+func (c *Caller) Run(ctx context.Context, s *Script, call Call) (any, error) {
 	if c.state.Load() == useScripts && !c.retrying() {
-		return s.Run(ctx, c.rdb, keys, args...)
+		return s.Run(ctx, c.rdb, call)
 	}
 	lib := Library()
 	fn := lib.FunctionName(s.driver)
-	v, err := run(ctx, c.rdb, "fcall", fn, keys, args)
+	v, err := run(ctx, c.rdb, "fcall", fn, call)
 	if err != nil && redis.HasErrorPrefix(err, "Function not found") {
 		// Nothing ran: load the library and call again.
 		if err = c.load(ctx, lib); err == nil {
-			v, err = run(ctx, c.rdb, "fcall", fn, keys, args)
+			v, err = run(ctx, c.rdb, "fcall", fn, call)
 		}
 	}
 	switch {
@@ -93,7 +93,7 @@ func (c *Caller) Run(ctx context.Context, s *Script, keys []string, args ...any)
 		// retryAt.
 		c.retryAt.Store(time.Now().Add(c.retry).UnixNano())
 		c.state.Store(useScripts)
-		return s.Run(ctx, c.rdb, keys, args...)
+		return s.Run(ctx, c.rdb, call)
 	}
 	return v, Clean(err)
 }

@@ -70,7 +70,7 @@ func TestFunctionsRefusedThenAllowed(t *testing.T) {
 	c := NewCaller(rdb, Auto)
 	run := func() {
 		t.Helper()
-		if _, err := c.Run(context.Background(), Delete(), []string{"rl:{x}:k"}); err != nil {
+		if _, err := c.Run(context.Background(), Delete(), CallOf([]string{"rl:{x}:k"})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -99,14 +99,14 @@ func TestKeysRefusedKeepFunctions(t *testing.T) {
 	s := redistest.Start(t)
 	rdb, counted := userClient(t, s, "app", "+@all", "~other:*")
 	c := NewCaller(rdb, Auto)
-	_, err := c.Run(context.Background(), Delete(), []string{"rl:{x}:k"})
+	_, err := c.Run(context.Background(), Delete(), CallOf([]string{"rl:{x}:k"}))
 	if err == nil || !strings.HasPrefix(err.Error(), "NOPERM") || c.state.Load() == useScripts {
 		t.Fatalf("keys refused: %v, state %d; want the NOPERM error, functions kept", err, c.state.Load())
 	}
 	if err := s.Client.Do(context.Background(), "ACL", "SETUSER", "app", "allkeys").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Run(context.Background(), Delete(), []string{"rl:{x}:k"}); err != nil {
+	if _, err := c.Run(context.Background(), Delete(), CallOf([]string{"rl:{x}:k"})); err != nil {
 		t.Fatal(err)
 	}
 	if _, evalsha := counted.since(); evalsha != 0 || c.state.Load() != useFunctions {

@@ -49,18 +49,56 @@ func (noRetry) NoRetry() bool { return true }
 // Process (every go-redis client kind), a script that may have run is
 // never re-sent by go-redis's own retries. Error replies are cleaned of
 // the arguments Redis quotes back (see Clean).
-func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, args ...any) (any, error) {
-	v, err := run(ctx, rdb, "evalsha", s.hash, keys, args)
+func (s *Script) Run(ctx context.Context, rdb redis.Scripter, call Call) (any, error) {
+	v, err := run(ctx, rdb, "evalsha", s.hash, call)
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		v, err = run(ctx, rdb, "eval", s.src, keys, args)
+		v, err = run(ctx, rdb, "eval", s.src, call)
 	}
 	return v, Clean(err)
 }
 
-// run sends verb (evalsha, eval or fcall) with its script or function name.
-func run(ctx context.Context, rdb redis.Scripter, verb, script string, keys []string, args []any) (any, error) {
+// Call is a script call's command line, built once for every way it may be
+// sent: three slots for the verb, the script or function and the key count
+// (filled in when it is sent), the keys, then the arguments.
+type Call struct {
+	line []any
+	keys int
+}
+
+// NewCall returns an empty Call with room for keys keys and args arguments.
+func NewCall(keys, args int) Call { return Call{line: make([]any, 3, 3+keys+args)} }
+
+// CallOf is a Call of keys and args.
+func CallOf(keys []string, args ...any) Call {
+	c := NewCall(len(keys), len(args))
+	for _, k := range keys {
+		c.Key(k)
+	}
+	c.Arg(args...)
+	return c
+}
+
+// Key adds a key; every key comes before the first argument.
+func (c *Call) Key(key string) {
+	c.line = append(c.line, key)
+	c.keys++
+}
+
+// Arg adds arguments.
+func (c *Call) Arg(args ...any) { c.line = append(c.line, args...) }
+
+// run sends call with verb (evalsha, eval or fcall) and its script or
+// function name. A call is sent again (another verb) only once its last
+// sending has its reply.
+func run(ctx context.Context, rdb redis.Scripter, verb, script string, call Call) (any, error) {
+	line := call.line
 	p, ok := rdb.(processor)
 	if !ok {
+		keys := make([]string, call.keys)
+		for i := range keys {
+			keys[i] = line[3+i].(string)
+		}
+		args := line[3+call.keys:]
 		switch verb {
 		case "eval":
 			return rdb.Eval(ctx, script, keys, args...).Result()
@@ -69,14 +107,9 @@ func run(ctx context.Context, rdb redis.Scripter, verb, script string, keys []st
 		}
 		return nil, cleaned{msg: "ERR unknown command: this client cannot send fcall"} // scripts only
 	}
-	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
-	cmdArgs = append(cmdArgs, verb, script, len(keys))
-	for _, k := range keys {
-		cmdArgs = append(cmdArgs, k)
-	}
-	cmdArgs = append(cmdArgs, args...)
-	cmd := redis.NewCmd(ctx, cmdArgs...)
-	if len(keys) == 0 {
+	line[0], line[1], line[2] = verb, script, call.keys
+	cmd := redis.NewCmd(ctx, line...)
+	if call.keys == 0 {
 		cmd.SetFirstKeyPos(0)
 	}
 	if err := p.Process(ctx, noRetry{cmd}); err != nil {

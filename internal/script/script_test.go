@@ -161,7 +161,7 @@ func TestReplyLayoutAgrees(t *testing.T) {
 			keys[i] = fmt.Sprintf("{t}:%d:%d", n, i)
 			args = append(args, gc.Arg, Cost(1), NoBlocks)
 		}
-		v, err := Stack(gc.Mask).Run(context.Background(), rdb, keys, args...)
+		v, err := Stack(gc.Mask).Run(context.Background(), rdb, CallOf(keys, args...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,11 +191,11 @@ func TestMalformedRuleArgument(t *testing.T) {
 	ctx := context.Background()
 	now := Now(time.UnixMicro(1_795_000_000_000_000))
 	for _, arg := range []string{"xx:1:2:3", "gc:1:2", "gc:1:-2:3", "gc", ""} {
-		_, err := Stack(All).Run(ctx, rdb, []string{"{t}:a"}, now, MinTTL(0), arg, Cost(1), NoBlocks)
+		_, err := Stack(All).Run(ctx, rdb, CallOf([]string{"{t}:a"}, now, MinTTL(0), arg, Cost(1), NoBlocks))
 		if err == nil || !strings.Contains(err.Error(), "ratelimit: unknown algorithm "+arg) {
 			t.Errorf("decision with %q: %v", arg, err)
 		}
-		_, err = Refund().Run(ctx, rdb, []string{"{t}:a", "{t}:r"}, now, MinTTL(0), now, arg, 1, 1, 0, 0, 0)
+		_, err = Refund().Run(ctx, rdb, CallOf([]string{"{t}:a", "{t}:r"}, now, MinTTL(0), now, arg, 1, 1, 0, 0, 0))
 		if err == nil || !strings.Contains(err.Error(), "ratelimit: unknown algorithm "+arg) {
 			t.Errorf("refund with %q: %v", arg, err)
 		}
