@@ -12,9 +12,11 @@
 //	hot     every goroutine on one key, 1000 per hour: checks that nobody
 //	        admits more than the limit
 //
-// Then Redis memory per key (INFO memory over -memkeys keys) and an HTTP
-// mode: a trivial handler with no limiter, with this library's middleware
-// and with a redis_rate middleware, driven over loopback.
+// Then Redis memory per key (INFO memory over -memkeys keys), an HTTP
+// mode (a trivial handler with no limiter, with this library's middleware
+// and with a redis_rate middleware, driven over loopback) and a cluster
+// mode (three masters of its own: our limiter and redis_rate on a
+// ClusterClient).
 //
 //	go run ./cmd/ratebench                      # from benchmarks/
 //	go run ./cmd/ratebench -d 300ms -rounds 1   # a short run
@@ -47,6 +49,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	ctxTimeouts := flag.Bool("ctxtimeouts", false, "set go-redis ContextTimeoutEnabled on the shared client")
 	single := flag.Bool("single", true, "measure latency with one client in a loop")
+	cluster := flag.Bool("cluster", true, "run the cluster mode on three redis-server masters of its own")
 	flag.Parse()
 	for _, m := range strings.Split(*modes, ",") {
 		if _, _, ok := modeQuota(m, *keys); !ok && m != "" {
@@ -139,6 +142,9 @@ func main() {
 	}
 	if *single {
 		targets.single = singleClient(e, list, *d, *rounds)
+	}
+	if *cluster {
+		targets.cluster = clusterBench(*goroutines, *keys, *d, *rounds, *only)
 	}
 	targets.print()
 }

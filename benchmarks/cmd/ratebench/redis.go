@@ -62,11 +62,18 @@ func usedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
 // commandstats), 0 when none ran. Per decision, it counts the decisions a
 // batched call carries too.
 func scriptUsec(ctx context.Context, rdb *redis.Client) float64 {
+	return commandstat(ctx, rdb, "usec")
+}
+
+// commandstat sums one field (calls, usec) of INFO commandstats over
+// EVALSHA, EVAL and FCALL, since the last CONFIG RESETSTAT; 0 when none
+// ran or INFO failed.
+func commandstat(ctx context.Context, rdb *redis.Client, field string) float64 {
 	info, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
 		return 0
 	}
-	var usec float64
+	var sum float64
 	for _, line := range strings.Split(info, "\r\n") {
 		name, fields, ok := strings.Cut(line, ":")
 		if !ok || (name != "cmdstat_evalsha" && name != "cmdstat_eval" && name != "cmdstat_fcall") {
@@ -74,11 +81,11 @@ func scriptUsec(ctx context.Context, rdb *redis.Client) float64 {
 		}
 		for _, f := range strings.Split(fields, ",") {
 			k, v, _ := strings.Cut(f, "=")
-			n, _ := strconv.ParseFloat(v, 64)
-			if k == "usec" {
-				usec += n
+			if k == field {
+				n, _ := strconv.ParseFloat(v, 64)
+				sum += n
 			}
 		}
 	}
-	return usec
+	return sum
 }

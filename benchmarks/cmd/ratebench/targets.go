@@ -12,6 +12,7 @@ type summary struct {
 	allow, deny, hot map[string]stats
 	http             float64 // our middleware's req/s over redis_rate's
 	single           map[string]stats
+	cluster          map[string]stats
 }
 
 var targets summary
@@ -95,6 +96,11 @@ func (s *summary) print() {
 			r, ok := ratio(m.stats, "ours memstore (gcra)", peer)
 			line(fmt.Sprintf("8. in process, %s mode: ours memstore / %s", m.name, peer), r, ok, 1, true)
 		}
+	}
+	r, ok = ratio(s.cluster, "ours gcra", "redis_rate (gcra)")
+	line("9a. Redis Cluster, one rule: ours / redis_rate", r, ok, 1.8, true)
+	if r, ok := ratio(s.cluster, "ours per-key + global", "ours gcra"); ok {
+		fmt.Printf("%-68s %6.2f  (no target: one global key is one node's work)\n", "9b. Redis Cluster: a per-key and a global rule / the per-key rule", r)
 	}
 	a, b := s.single["ours gcra"], s.single["ours gcra, one by one"]
 	line("7. one client in a loop: p50 ours / ours one by one with scripts (before)", float64(a.p50)/float64(b.p50), a.p50 > 0 && b.p50 > 0, 1.05, false)

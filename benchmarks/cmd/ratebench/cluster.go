@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+)
+
+// The cluster mode: three redis-server masters in cluster mode on free
+// loopback ports, joined by redis-cli --cluster create, and the allow
+// mode's quota decided on a go-redis ClusterClient by our limiter (one
+// rule, and a per-key rule stacked with a global one) and by redis_rate.
+
+// clusterContender decides on a cluster client.
+type clusterContender struct {
+	name  string
+	build func(cc *redis.ClusterClient, q quota) (decideFunc, error)
+}
+
+func clusterContenders() []clusterContender {
+	return []clusterContender{
+		{"raw EVALSHA (INCR)", func(cc *redis.ClusterClient, _ quota) (decideFunc, error) {
+			script := redis.NewScript(`return redis.call("INCR", KEYS[1])`)
+			return func(ctx context.Context, key string) (bool, error) {
+				return true, script.Run(ctx, cc, []string{"raw:" + key}).Err()
+			}, nil
+		}},
+		{"ours gcra", func(cc *redis.ClusterClient, q quota) (decideFunc, error) {
+			store, err := redisstore.New(cc)
+			if err != nil {
+				return nil, err
+			}
+			return allowFunc(limiter.New(store, []limiter.Rule{{Name: "r", Algorithm: gcra(q)}}, limiter.WithPrefix("c1")))
+		}},
+		{"ours per-key + global", func(cc *redis.ClusterClient, q quota) (decideFunc, error) {
+			store, err := redisstore.New(cc)
+			if err != nil {
+				return nil, err
+			}
+			lim, err := limiter.New(store, []limiter.Rule{
+				{Name: "key", Algorithm: gcra(q)},
+				{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1 << 30, Window: time.Second}},
+			}, limiter.WithPrefix("c2"))
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, key string) (bool, error) {
+				d, err := lim.Decide(ctx, limiter.Check{Rule: "key", Identity: key, Cost: 1}, limiter.Check{Rule: "global", Identity: "all", Cost: 1})
+				return d.Allowed, err
+			}, nil
+		}},
+		{"redis_rate (gcra)", func(cc *redis.ClusterClient, q quota) (decideFunc, error) {
+			l := redis_rate.NewLimiter(cc)
+			limit := redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}
+			return func(ctx context.Context, key string) (bool, error) {
+				res, err := l.Allow(ctx, key, limit)
+				return err == nil && res.Allowed > 0, err
+			}, nil
+		}},
+	}
+}
+
+// clusterBench runs the cluster mode and returns the medians by contender
+// name, nil when no cluster could be started (the reason is printed).
+func clusterBench(goroutines, nkeys int, d time.Duration, rounds int, only string) map[string]stats {
+	cc, stop, err := startCluster(3, goroutines)
+	if err != nil {
+		fmt.Printf("\n## mode cluster: skipped (%v)\n", err)
+		return nil
+	}
+	defer stop()
+	defer cc.Close()
+	stopBoth := stopRedis // fatal stops the cluster too
+	stopRedis = func() { stop(); stopBoth() }
+	var list []clusterContender
+	for _, c := range clusterContenders() {
+		if chosen(c.name, only) || c.name == "raw EVALSHA (INCR)" {
+			list = append(list, c)
+		}
+	}
+	q, _, _ := modeQuota("allow", nkeys)
+	ctx := context.Background()
+	results := make([][]stats, len(list))
+	calls := make([][]float64, len(list)) // script calls per decision on each master, last round
+	for r := range rounds {
+		if err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return n.FlushAll(ctx).Err() }); err != nil {
+			fatal(err)
+		}
+		for i := range list {
+			j := (i + r) % len(list)
+			decide, err := list[j].build(cc, q)
+			if err != nil {
+				fatalf("%s: %v", list[j].name, err)
+			}
+			nodes := masters(ctx, cc)
+			for _, n := range nodes {
+				_ = n.ConfigResetStat(ctx).Err()
+			}
+			s := measure(decide, goroutines, keyNames(fmt.Sprintf("cluster:r%d:c%d:", r, j), nkeys), d)
+			results[j] = append(results[j], s)
+			calls[j] = calls[j][:0]
+			for _, n := range nodes {
+				calls[j] = append(calls[j], scriptCalls(ctx, n)/float64(max(1, s.decisions)))
+			}
+		}
+	}
+	fmt.Printf("\n## mode cluster (3 masters, %d per %v, %d keys)\n\n", q.limit, q.period, nkeys)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "contender\tops/s\tx raw\tp50\tp99\terrors\tscript calls per decision, by master\t")
+	base := median(results[0])
+	out := map[string]stats{}
+	for i, c := range list {
+		m := median(results[i])
+		out[c.name] = m
+		per := make([]string, len(calls[i]))
+		for k, v := range calls[i] {
+			per[k] = fmt.Sprintf("%.2f", v)
+		}
+		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%v\t%v\t%d\t%s\t\n", c.name, m.ops, m.ops/base.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond), m.err, strings.Join(per, " "))
+	}
+	w.Flush()
+	return out
+}
+
+// masters returns a client per master, in a stable order (by address).
+func masters(ctx context.Context, cc *redis.ClusterClient) []*redis.Client {
+	var addrs []string
+	byAddr := map[string]*redis.Client{}
+	var mu sync.Mutex // ForEachMaster calls concurrently
+	_ = cc.ForEachMaster(ctx, func(_ context.Context, n *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		addrs = append(addrs, n.Options().Addr)
+		byAddr[n.Options().Addr] = n
+		return nil
+	})
+	slices.Sort(addrs)
+	out := make([]*redis.Client, len(addrs))
+	for i, a := range addrs {
+		out[i] = byAddr[a]
+	}
+	return out
+}
+
+// scriptCalls is the number of EVALSHA, EVAL and FCALL calls since the
+// last CONFIG RESETSTAT (INFO commandstats).
+func scriptCalls(ctx context.Context, rdb *redis.Client) float64 {
+	return commandstat(ctx, rdb, "calls")
+}
+
+// startCluster starts n masters in cluster mode and returns a cluster
+// client over them, once every node reports all slots ok.
+func startCluster(n, goroutines int) (*redis.ClusterClient, func(), error) {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		return nil, nil, fmt.Errorf("redis-cli: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "ratebench-cluster")
+	if err != nil {
+		return nil, nil, err
+	}
+	var procs []*exec.Cmd
+	stop := func() {
+		for _, p := range procs {
+			_ = p.Process.Kill()
+			_ = p.Wait()
+		}
+		os.RemoveAll(dir)
+	}
+	var addrs []string
+	for range n {
+		port, err := freeClusterPort()
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--loglevel", "warning", "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(port)+".conf"), "--dir", dir)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("redis-server: %w", err)
+		}
+		procs = append(procs, cmd)
+		addrs = append(addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	}
+	for _, a := range addrs {
+		if err := waitPing(a); err != nil {
+			stop()
+			return nil, nil, err
+		}
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	if out, err := exec.Command(cli, append(args, "--cluster-yes")...).CombinedOutput(); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("redis-cli --cluster create: %v: %s", err, out)
+	}
+	for _, a := range addrs {
+		if err := waitClusterOK(a); err != nil {
+			stop()
+			return nil, nil, err
+		}
+	}
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: goroutines + 8}), stop, nil
+}
+
+// freeClusterPort is a free loopback port whose cluster bus port (+10000)
+// is free too.
+func freeClusterPort() (int, error) {
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if port+10000 > 65535 {
+			continue
+		}
+		if bus, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000)); err == nil {
+			bus.Close()
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("no free port pair for a cluster node")
+}
+
+func waitPing(addr string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if c.Ping(context.Background()).Err() == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redis-server on %s did not start", addr)
+		}
+	}
+}
+
+func waitClusterOK(addr string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		info, err := c.ClusterInfo(context.Background()).Result()
+		if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_slots_ok:16384") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster not ok on %s: %v", addr, err)
+		}
+	}
+}
