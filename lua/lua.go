@@ -5,9 +5,11 @@
 // always; state.lua, verdict.lua, ledger.lua (the bound on give-backs of
 // the rules whose state drains) and meter.lua for the algorithms that use
 // them; decide.lua, the decision of one stack, for the drivers that
-// decide), and five drivers: stack.lua decides a stack of rules
+// decide; batches.lua, the decision of several stacks, for the batch
+// drivers), and six drivers: stack.lua decides a stack of rules
 // all-or-nothing, batch.lua decides several stacks in one run (the
-// decisions a client coalesced; a function of the library only),
+// decisions a client coalesced) and slots.lua those of several hash slots
+// of one Redis Cluster node (both functions of the library only),
 // refund.lua gives back all or part of a decision's consumption (after
 // refund_mode.lua), block.lua blocks a client for a rule, delete.lua
 // forgets a client's keys.

@@ -50,15 +50,19 @@ func (p *pipelines) count(cmds []redis.Cmder) {
 	}
 }
 
-// decisionsIn is how many decisions a command carries: a call of the batch
+// decisionsIn is how many decisions a command carries: a call of a batch
 // function its count of stacks, another script call one, anything else
 // none.
 func decisionsIn(c redis.Cmder) int {
 	a := c.Args()
 	switch c.Name() {
 	case "fcall":
-		if fn, _ := a[1].(string); strings.HasPrefix(fn, "rl_batch_") {
+		fn, _ := a[1].(string)
+		switch {
+		case strings.HasPrefix(fn, "rl_batch_"):
 			return a[3+a[2].(int)+2].(int)
+		case strings.HasPrefix(fn, "rl_slots_"): // one declared key, then the keys' count and the keys
+			return a[5+a[4].(int)+2].(int)
 		}
 		return 1
 	case "evalsha", "eval":

@@ -26,7 +26,19 @@
 // until its deadline (once submitted it stays in the AutoPipeliner's batch
 // and may still run); a batch goes out as a plain pipeline on the same
 // client (AutoPipeliner.Pipeline), which the AutoPipeliner's engine would
-// only queue again. Other clients are used as they are.
+// only queue again. On a *redis.ClusterClient decisions are coalesced per
+// master: each call goes to the master that serves its slot (the cluster
+// client's view of the slots), and what queues for one master leaves as
+// one call of the library's slots function, the batch function for stacks
+// of several slots of one node (the call declares one key and carries the
+// others; each stack's own keys share a slot). A call or a stack of a
+// batch that the master refuses because its slot moved (MOVED, ASK,
+// TRYAGAIN, CLUSTERDOWN, or a batch's stack whose key is no longer there,
+// refused at its first read, before it writes anything) did not run, and
+// goes once more through the cluster client, which follows the
+// redirection; within its deadline. Hooks added to the cluster client
+// itself do not see these calls; hooks on its node clients (NewClient,
+// OnNewNode) do. Other clients are used as they are.
 //
 // Each call is bounded by the store's timeout (WithTimeout), even though
 // go-redis ignores context deadlines for socket I/O unless

@@ -63,8 +63,8 @@ func TestRedisFunctions(t *testing.T) {
 		}
 	}
 	libs, _ = s.Client.FunctionList(ctx, redis.FunctionListQuery{}).Result()
-	if len(libs) != 1 || !strings.HasPrefix(libs[0].Name, "ratelimit_") || len(libs[0].Functions) != 5 {
-		t.Errorf("libraries %+v, want one ratelimit_<hash> with 5 functions", libs)
+	if len(libs) != 1 || !strings.HasPrefix(libs[0].Name, "ratelimit_") || len(libs[0].Functions) != 6 {
+		t.Errorf("libraries %+v, want one ratelimit_<hash> with 6 functions", libs)
 	}
 	// 3 decisions; the first and the one after the flush were answered
 	// "Function not found" (nothing ran) and sent again once loaded.

@@ -69,7 +69,9 @@ func WithFunctions(on bool) Option {
 // WithCoalescing(false) sends every decision on its own. By default a
 // store on a *redis.Client or an AutoPipeliner sends the decisions that
 // arrive while two are in flight together, as one call of the library's
-// batch function (one pipeline where the server runs scripts instead).
+// batch function (one pipeline where the server runs scripts instead), and
+// a store on a *redis.ClusterClient does so per master, with one in
+// flight to each.
 func WithCoalescing(on bool) Option {
 	return func(c *config) error {
 		c.coalesce = on

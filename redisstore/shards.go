@@ -24,7 +24,7 @@ import (
 // default). go-redis debounces the reloads.
 func (s *Store) reloadTopology(err error) {
 	var reply redis.Error
-	if c, ok := s.rdb.(*redis.ClusterClient); ok && !errors.As(err, &reply) {
+	if c, ok := s.client.(*redis.ClusterClient); ok && !errors.As(err, &reply) {
 		c.ReloadState(context.Background())
 	}
 }

@@ -78,6 +78,10 @@ func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
 		if cfg.coalesce {
 			s.rdb, s.coalesced = transport.NewCoalescer(transport.Client{Client: c}, cfg.timeout, s.dials), true
 		}
+	case *redis.ClusterClient:
+		if cfg.coalesce {
+			s.rdb, s.honoursDeadline, s.coalesced = transport.NewNodes(c, cfg.timeout), true, true
+		}
 	case *redis.AutoPipeliner:
 		if d := transport.DeferredFace(c); d != nil {
 			s.rdb, s.honoursDeadline = d, true

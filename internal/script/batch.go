@@ -7,10 +7,11 @@ import (
 )
 
 // Batch is the merge of several stack.lua function calls into one call of
-// the library's batch function (batch.lua), which decides each stack as
-// its own call would, in one run: Redis then does the per-call work (the
-// command, the arguments' tables, TIME, the reply) once for all of them.
-// Merge only calls that are about to be sent together to one server.
+// the library's batch function (batch.lua, or slots.lua for a Redis
+// Cluster node), which decides each stack as its own call would, in one
+// run: Redis then does the per-call work (the command, the arguments'
+// tables, TIME, the reply) once for all of them. Merge only calls that are
+// about to be sent together to one server.
 type Batch struct {
 	// Cmd is the merged call; like every script call, go-redis never sends
 	// it a second time once written.
@@ -22,8 +23,10 @@ type Batch struct {
 // that share their time and minimum TTL arguments (those of the first
 // such call) into one Batch, built with ctx. rest are the commands it did
 // not merge, in order; b is nil, and rest all of cmds, when fewer than two
-// could be merged.
-func MergeStacks(ctx context.Context, cmds []redis.Cmder) (b *Batch, rest []redis.Cmder) {
+// could be merged. With slots, the calls' keys may be in several hash
+// slots of one cluster node: the batch is a slots.lua call, which
+// declares the first key and carries the others among its arguments.
+func MergeStacks(ctx context.Context, cmds []redis.Cmder, slots bool) (b *Batch, rest []redis.Cmder) {
 	lib := Library()
 	stack := lib.FunctionName("stack.lua")
 	var head [2]any
@@ -49,8 +52,12 @@ func MergeStacks(ctx context.Context, cmds []redis.Cmder) (b *Batch, rest []redi
 	if len(members) < 2 {
 		return nil, cmds
 	}
-	all := make([]any, 0, 3+keys+3+args)
-	all = append(all, "fcall", lib.FunctionName("batch.lua"), keys)
+	all := make([]any, 0, 5+keys+3+args)
+	if slots {
+		all = append(all, "fcall", lib.FunctionName("slots.lua"), 1, members[0].Args()[3], keys)
+	} else {
+		all = append(all, "fcall", lib.FunctionName("batch.lua"), keys)
+	}
 	for _, c := range members {
 		a := c.Args()
 		all = append(all, a[3:3+a[2].(int)]...)

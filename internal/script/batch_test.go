@@ -20,10 +20,11 @@ type stackCall struct {
 	rules []any
 }
 
-// The batch function decides each stack exactly as a call of the stack
+// The batch functions decide each stack exactly as a call of the stack
 // function on its own would, in order: same replies (errors included, and
 // a failing stack does not stop the others), same state afterwards
-// (checked by deciding everything a second time).
+// (checked by deciding everything a second time). The first round merges
+// into batch.lua, the second into slots.lua (a cluster node's batch).
 func TestBatchDecidesEachStackAsAlone(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()
@@ -74,7 +75,7 @@ func TestBatchDecidesEachStackAsAlone(t *testing.T) {
 			args := append([]any{"fcall", lib.FunctionName("stack.lua"), len(st.keys)}, toAny(st.keys)...)
 			cmds = append(cmds, noRetry{redis.NewCmd(ctx, append(append(args, now, "1"), st.rules...)...)})
 		}
-		b, rest := MergeStacks(ctx, cmds)
+		b, rest := MergeStacks(ctx, cmds, round == 1)
 		if b == nil || len(rest) != 0 {
 			t.Fatalf("round %d: merged %v, left %d", round, b != nil, len(rest))
 		}
@@ -132,7 +133,7 @@ func TestMergeStacks(t *testing.T) {
 	other := call("1795000000000000", []any{"k4"}, "gc:1:1000000:1", 1, "")
 	script := redis.NewCmd(ctx, "fcall", lib.FunctionName("refund.lua"), 1, "k5", "", "1", "gc:1:1000000:1", 1, 1)
 
-	m, rest := MergeStacks(ctx, []redis.Cmder{a, get, b, other, script})
+	m, rest := MergeStacks(ctx, []redis.Cmder{a, get, b, other, script}, false)
 	if m == nil {
 		t.Fatal("nothing merged")
 	}
@@ -145,8 +146,15 @@ func TestMergeStacks(t *testing.T) {
 	if got := m.Cmd.Args(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("merged:\n got %v\nwant %v", got, want)
 	}
+	slots, _ := MergeStacks(ctx, []redis.Cmder{a, b}, true)
+	want = []any{"fcall", lib.FunctionName("slots.lua"), 1, "k1", 4, "k1", "k2", "k3", "k3:b", "", "1", 2,
+		1, "gc:1:1000000:1", 1, "",
+		2, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5"}
+	if got := slots.Cmd.Args(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("merged for a cluster node:\n got %v\nwant %v", got, want)
+	}
 	for _, cmds := range [][]redis.Cmder{{a}, {a, get}, {a, other}, {get, script}, nil} {
-		if m, rest := MergeStacks(ctx, cmds); m != nil || !slices.Equal(rest, cmds) {
+		if m, rest := MergeStacks(ctx, cmds, false); m != nil || !slices.Equal(rest, cmds) {
 			t.Errorf("%d commands: merged %v, rest %v", len(cmds), m != nil, rest)
 		}
 	}
@@ -163,7 +171,7 @@ func TestBatchWithoutLibrary(t *testing.T) {
 	for _, k := range []string{"{a}", "{b}", "{c}"} {
 		cmds = append(cmds, noRetry{redis.NewCmd(ctx, "fcall", stack, 1, k, "", "1", "gc:1:1000000:1", 1, "")})
 	}
-	b, _ := MergeStacks(ctx, cmds)
+	b, _ := MergeStacks(ctx, cmds, false)
 	_ = s.Client.Process(ctx, b.Cmd)
 	b.Answer()
 	for i, c := range cmds {

@@ -134,7 +134,7 @@ func (c *Caller) load(ctx context.Context, lib *FunctionLibrary) error {
 		return loaded(rdb.FunctionLoad(ctx, lib.Source).Err())
 	}
 	switch rdb := c.rdb.(type) {
-	case *redis.ClusterClient:
+	case masters: // a cluster client, or what wraps one
 		return rdb.ForEachMaster(ctx, loadOn)
 	case *redis.Ring:
 		return rdb.ForEachShard(ctx, loadOn)
@@ -144,6 +144,11 @@ func (c *Caller) load(ctx context.Context, lib *FunctionLibrary) error {
 		return loaded(cmd.Err())
 	}
 	return errors.New("ratelimit: client cannot load functions")
+}
+
+// masters is a client of a cluster's masters.
+type masters interface {
+	ForEachMaster(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error
 }
 
 // loaded treats "already exists" as success: another instance loaded the

@@ -64,8 +64,13 @@ var Block = sync.OnceValue(func() *Script { return newScript(Source(0, "block.lu
 var Delete = sync.OnceValue(func() *Script { return newScript(Source(0, "delete.lua"), "delete.lua") })
 
 // drivers are the files that reply, each a function of the library
-// (batch.lua only there: it decides what a client coalesced).
-var drivers = []string{"stack.lua", "batch.lua", "refund.lua", "block.lua", "delete.lua"}
+// (batch.lua and slots.lua only there: they decide what a client
+// coalesced).
+var drivers = []string{"stack.lua", "batch.lua", "slots.lua", "refund.lua", "block.lua", "delete.lua"}
+
+// flags are the drivers' function flags: slots.lua reads keys of several
+// hash slots that one Redis Cluster node serves.
+var flags = map[string]string{"slots.lua": "'allow-cross-slot-keys'"}
 
 // Source assembles a script: the layout header, lib.lua, refund_mode.lua
 // for a refund script, the helpers and algorithm files in m, decide.lua
@@ -99,11 +104,11 @@ func (l *FunctionLibrary) FunctionName(driver string) string { return l.function
 var Library = sync.OnceValue(func() *FunctionLibrary {
 	var body strings.Builder
 	body.WriteString(header())
-	writeFiles(&body, sources(All, true, true))
+	writeFiles(&body, append(sources(All, true, true), "batches.lua"))
 	for _, d := range drivers {
-		fmt.Fprintf(&body, "redis.register_function('%s', function(keys, args)\nstart(keys, args)\n", functionName(d, hashMark))
+		fmt.Fprintf(&body, "redis.register_function{function_name='%s', flags={%s}, callback=function(keys, args)\nstart(keys, args)\n", functionName(d, hashMark), flags[d])
 		writeFiles(&body, []string{d})
-		body.WriteString("end)\n")
+		body.WriteString("end}\n")
 	}
 	sum := sha1.Sum([]byte(body.String()))
 	hash := hex.EncodeToString(sum[:6])

@@ -19,8 +19,9 @@ import (
 )
 
 // Coalescer shares writes and reads between concurrent decisions on one
-// client (a *redis.Client, or go-redis's AutoPipeliner: see Link). A call
-// made while fewer than maxInFlight are in flight, with none queued, goes
+// client (a *redis.Client, or go-redis's AutoPipeliner: see Link; a
+// cluster's master, see Nodes). A call made while fewer than its limit
+// (maxInFlight, nodeInFlight) are in flight, with none queued, goes
 // straight to Redis, as without it: no added wait at low load. Calls made
 // while the limit is reached queue up; when one in flight returns, its
 // caller's slot goes to a sender, which sends what queued as one pipeline,
@@ -31,11 +32,11 @@ import (
 // function (script.MergeStacks), which spares Redis the work it does per
 // call.
 //
-// Each call keeps its own deadline (see deadlineOf): a call that times out
+// Each call keeps its own deadline (see deadline): a call that times out
 // while queued leaves the queue and was never sent; a call that times out
 // while its pipeline is in flight returns at its deadline (its command may
 // still run, as after any lost reply, and it is never sent again). A
-// sender runs on a goroutine of its own (at most maxInFlight, not one per
+// sender runs on a goroutine of its own (at most its limit, not one per
 // call) and sends each pipeline until the latest deadline of its calls.
 // Commands are sent once: go-redis does not re-send a command that refuses
 // retries (every script call). The store leaves its timeout to the
@@ -46,6 +47,8 @@ type Coalescer struct {
 	timeout time.Duration
 	expiry  expiries
 	dials   *DialWatch // nil: calls wait for a connection until their deadline
+	slots   bool       // a cluster node's: its batches span hash slots (see Nodes)
+	most    int        // calls and pipelines in flight at once: maxInFlight, or a node's
 
 	mu       sync.Mutex
 	inflight int     // calls and senders holding a slot
@@ -70,7 +73,7 @@ type call struct {
 const maxInFlight = 2
 
 func NewCoalescer(l Link, timeout time.Duration, dials *DialWatch) *Coalescer {
-	return &Coalescer{Link: l, timeout: timeout, dials: dials}
+	return &Coalescer{Link: l, timeout: timeout, dials: dials, most: maxInFlight}
 }
 
 // Link is how a Coalescer reaches Redis.
@@ -107,10 +110,10 @@ func pipelined(ctx context.Context, pipe redis.Pipeliner, cmds []redis.Cmder) {
 // queues it for the next pipeline, within the store's timeout.
 func (c *Coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	c.mu.Lock()
-	if c.inflight < maxInFlight && len(c.queue) == 0 {
+	if c.inflight < c.most && len(c.queue) == 0 {
 		c.inflight++
 		c.mu.Unlock()
-		bc := c.dials.Bind(ctx, c.deadlineOf(ctx))
+		bc := c.dials.Bind(ctx, deadline(ctx, c.timeout))
 		err := bc.Ended(c.Link.Process(bc.Ctx, cmd))
 		bc.Release()
 		c.mu.Lock()
@@ -123,7 +126,7 @@ func (c *Coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 		go c.send() // the slot passes to a sender for what queued meanwhile
 		return err
 	}
-	k := &call{ctx: ctx, deadline: c.deadlineOf(ctx), cmd: cmd, done: make(chan struct{})}
+	k := &call{ctx: ctx, deadline: deadline(ctx, c.timeout), cmd: cmd, done: make(chan struct{})}
 	c.queue = append(c.queue, k)
 	c.mu.Unlock()
 	var err error
@@ -159,12 +162,12 @@ func WithDeadline(ctx context.Context, deadline time.Time) context.Context {
 	return context.WithValue(ctx, deadlineKey{}, deadline)
 }
 
-// deadlineOf is a call's deadline: the one WithDeadline set, else the
-// store's timeout from now, or its context's deadline if sooner.
-func (c *Coalescer) deadlineOf(ctx context.Context) time.Time {
+// deadline is a call's deadline: the one WithDeadline set, else timeout
+// from now, or its context's deadline if sooner.
+func deadline(ctx context.Context, timeout time.Duration) time.Time {
 	deadline, ok := ctx.Value(deadlineKey{}).(time.Time)
 	if !ok {
-		deadline = time.Now().Add(c.timeout)
+		deadline = time.Now().Add(timeout)
 	}
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -227,7 +230,7 @@ func (c *Coalescer) pipeline(batch []*call) {
 	for i, b := range batch {
 		cmds[i] = b.cmd
 	}
-	merged, cmds := script.MergeStacks(ctx, cmds)
+	merged, cmds := script.MergeStacks(ctx, cmds, c.slots)
 	if merged != nil {
 		cmds = append(cmds, merged.Cmd)
 	}
