@@ -25,7 +25,9 @@ const defaultTimeout = 100 * time.Millisecond
 func defaults() config { return config{timeout: defaultTimeout, coalesce: true} }
 
 // WithTimeout bounds each Redis call (default 100 ms): a dead or slow Redis
-// costs a request at most this long. A call that runs out of time fails
+// costs a request at most this long (twice for a stack whose keys span
+// Cluster slots: the first slot's call reads the clock, then the others
+// run at once). A call that runs out of time fails
 // with limiter.ErrBackend wrapping context.DeadlineExceeded.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {

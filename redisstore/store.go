@@ -24,10 +24,10 @@ type Store struct {
 	rdb             redis.Scripter
 	client          redis.Scripter // the client passed in, whose server holds the state
 	timeout         time.Duration
-	minTTL          string
+	minTTL          any // script.MinTTL, boxed once for command lines
 	shards          sharding
 	honoursDeadline bool
-	coalesced       bool                 // rdb is a Coalescer: deadlines travel with the context
+	coalesced       bool                 // rdb is a Coalescer (or Nodes): it bounds each call itself
 	caller          *script.Caller       // functions or scripts
 	params          sync.Map             // algorithms.Algorithm -> script.Params, encoded once
 	dials           *transport.DialWatch // nil unless the client is one server's *redis.Client
@@ -139,15 +139,15 @@ type outcome[T any] struct {
 	err error
 }
 
-// bind bounds one call by the store's timeout. On a Coalescer the deadline
-// travels with the context and the Coalescer enforces it (no timer per
-// call); on other clients that honour deadlines it is the context's.
+// bind bounds a store call by the store's timeout. A Coalescer bounds
+// each of its calls to Redis by the timeout itself, from when it reaches
+// it (no timer per call); on other clients that honour deadlines the
+// deadline is the context's.
 func (s *Store) bind(ctx context.Context) transport.Bound {
-	deadline := time.Now().Add(s.timeout)
 	if s.coalesced {
-		return transport.Carry(ctx, deadline)
+		return transport.Bound{Ctx: ctx}
 	}
-	return s.dials.Bind(ctx, deadline)
+	return s.dials.Bind(ctx, time.Now().Add(s.timeout))
 }
 
 // within runs f within the store's timeout. On a client that would wait
@@ -157,7 +157,6 @@ func (s *Store) bind(ctx context.Context) transport.Bound {
 func within[T any](s *Store, ctx context.Context, f func(context.Context) (T, error)) (T, error) {
 	if s.honoursDeadline {
 		b := s.bind(ctx)
-		defer b.Release()
 		v, err := f(b.Ctx)
 		return v, s.dials.Cause(b.Ended(err))
 	}
@@ -185,7 +184,6 @@ func (s *Store) Decide(ctx context.Context, now time.Time, checks []limiter.Stor
 	}
 	b := s.bind(ctx)
 	d, err := s.decide(b.Ctx, now, checks)
-	b.Release()
 	return d, s.dials.Cause(b.Ended(err))
 }
 

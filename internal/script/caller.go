@@ -74,7 +74,7 @@ func (c *Caller) Run(ctx context.Context, s *Script, call Call) (any, error) {
 		return s.Run(ctx, c.rdb, call)
 	}
 	lib := Library()
-	fn := lib.FunctionName(s.driver)
+	fn := lib.functions[s.driver]
 	v, err := run(ctx, c.rdb, "fcall", fn, call)
 	if err != nil && redis.HasErrorPrefix(err, "Function not found") {
 		// Nothing ran: load the library and call again.

@@ -14,11 +14,13 @@ import (
 // its function in the Library).
 type Script struct {
 	src, hash, driver string
+	srcArg, hashArg   any // src and hash, boxed once for command lines
 }
 
 func newScript(src, driver string) *Script {
 	sum := sha1.Sum([]byte(src))
-	return &Script{src: src, hash: hex.EncodeToString(sum[:]), driver: driver}
+	hash := hex.EncodeToString(sum[:])
+	return &Script{src: src, hash: hash, driver: driver, srcArg: src, hashArg: hash}
 }
 
 // Source is the script's text.
@@ -50,9 +52,9 @@ func (noRetry) NoRetry() bool { return true }
 // never re-sent by go-redis's own retries. Error replies are cleaned of
 // the arguments Redis quotes back (see Clean).
 func (s *Script) Run(ctx context.Context, rdb redis.Scripter, call Call) (any, error) {
-	v, err := run(ctx, rdb, "evalsha", s.hash, call)
+	v, err := run(ctx, rdb, "evalsha", s.hashArg, call)
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		v, err = run(ctx, rdb, "eval", s.src, call)
+		v, err = run(ctx, rdb, "eval", s.srcArg, call)
 	}
 	return v, Clean(err)
 }
@@ -87,10 +89,12 @@ func (c *Call) Key(key string) {
 // Arg adds arguments.
 func (c *Call) Arg(args ...any) { c.line = append(c.line, args...) }
 
-// run sends call with verb (evalsha, eval or fcall) and its script or
-// function name. A call is sent again (another verb) only once its last
+// run sends call with verb ("evalsha", "eval" or "fcall") and its script
+// (its SHA-1 or its source) or function name, strings boxed once (see
+// Script, FunctionLibrary), so that the command line costs no allocation
+// for them. A call is sent again (another verb) only once its last
 // sending has its reply.
-func run(ctx context.Context, rdb redis.Scripter, verb, script string, call Call) (any, error) {
+func run(ctx context.Context, rdb redis.Scripter, verb, script any, call Call) (any, error) {
 	line := call.line
 	p, ok := rdb.(processor)
 	if !ok {
@@ -101,9 +105,9 @@ func run(ctx context.Context, rdb redis.Scripter, verb, script string, call Call
 		args := line[3+call.keys:]
 		switch verb {
 		case "eval":
-			return rdb.Eval(ctx, script, keys, args...).Result()
+			return rdb.Eval(ctx, script.(string), keys, args...).Result()
 		case "evalsha":
-			return rdb.EvalSha(ctx, script, keys, args...).Result()
+			return rdb.EvalSha(ctx, script.(string), keys, args...).Result()
 		}
 		return nil, cleaned{msg: "ERR unknown command: this client cannot send fcall"} // scripts only
 	}

@@ -94,11 +94,14 @@ func Source(m Mask, driver string) string {
 // never replace each other's.
 type FunctionLibrary struct {
 	Name, Source string
-	functions    map[string]string // driver -> its function's name
+	functions    map[string]any // driver -> its function's name, boxed once for command lines
 }
 
 // FunctionName is the library's function for a driver ("stack.lua").
-func (l *FunctionLibrary) FunctionName(driver string) string { return l.functions[driver] }
+func (l *FunctionLibrary) FunctionName(driver string) string {
+	name, _ := l.functions[driver].(string)
+	return name
+}
 
 // Library returns the function library of every algorithm.
 var Library = sync.OnceValue(func() *FunctionLibrary {
@@ -112,7 +115,7 @@ var Library = sync.OnceValue(func() *FunctionLibrary {
 	}
 	sum := sha1.Sum([]byte(body.String()))
 	hash := hex.EncodeToString(sum[:6])
-	l := &FunctionLibrary{Name: "ratelimit_" + hash, functions: map[string]string{}}
+	l := &FunctionLibrary{Name: "ratelimit_" + hash, functions: map[string]any{}}
 	l.Source = "#!lua name=" + l.Name + "\n" + strings.ReplaceAll(body.String(), hashMark, hash)
 	for _, d := range drivers {
 		l.functions[d] = functionName(d, hash)

@@ -115,7 +115,6 @@ func (c *Coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 		c.mu.Unlock()
 		bc := c.dials.Bind(ctx, deadline(ctx, c.timeout))
 		err := bc.Ended(c.Link.Process(bc.Ctx, cmd))
-		bc.Release()
 		c.mu.Lock()
 		if len(c.queue) == 0 {
 			c.inflight--
@@ -150,25 +149,10 @@ func (c *Coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	return err
 }
 
-// deadlineKey is the context key of a call's deadline (see WithDeadline).
-type deadlineKey struct{}
-
-// WithDeadline returns ctx carrying deadline for the Coalescer, which
-// enforces it without a timer per call (see expiries): a decision's
-// deadline travels with its context through the script caller to the
-// Coalescer's Process, the only way go-redis's Scripter interface leaves
-// to reach it.
-func WithDeadline(ctx context.Context, deadline time.Time) context.Context {
-	return context.WithValue(ctx, deadlineKey{}, deadline)
-}
-
-// deadline is a call's deadline: the one WithDeadline set, else timeout
-// from now, or its context's deadline if sooner.
+// deadline is a call's deadline: timeout from now, or its context's
+// deadline if sooner.
 func deadline(ctx context.Context, timeout time.Duration) time.Time {
-	deadline, ok := ctx.Value(deadlineKey{}).(time.Time)
-	if !ok {
-		deadline = time.Now().Add(timeout)
-	}
+	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -224,7 +208,6 @@ func (c *Coalescer) pipeline(batch []*call) {
 	// A caller giving up must not cancel the others; a failed dial ends
 	// them all.
 	bc := c.dials.Bind(context.WithoutCancel(batch[0].ctx), last)
-	defer bc.Release()
 	ctx := bc.Ctx
 	cmds := make([]redis.Cmder, len(batch))
 	for i, b := range batch {

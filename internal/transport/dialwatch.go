@@ -26,11 +26,11 @@ type DialWatch struct {
 	epoch  atomic.Pointer[epoch]           // ended by the next failed dial
 }
 
-// epoch is what calls in flight wait on: its context ends, with the
-// fault.DialError as its cause, at the next failed dial.
+// epoch is what calls in flight wait on: its expiries end, with cause
+// set first, at the next failed dial.
 type epoch struct {
-	ctx context.Context
-	end context.CancelCauseFunc
+	expiries
+	cause *fault.DialError
 }
 
 // WatchDials adds a DialWatch to c's hooks. It sees every dial of c's pool,
@@ -43,10 +43,7 @@ func WatchDials(c *redis.Client) *DialWatch {
 }
 
 // newEpoch starts a new epoch and returns the one it replaces.
-func (w *DialWatch) newEpoch() *epoch {
-	ctx, end := context.WithCancelCause(context.Background())
-	return w.epoch.Swap(&epoch{ctx, end})
-}
+func (w *DialWatch) newEpoch() *epoch { return w.epoch.Swap(&epoch{}) }
 
 // DialHook records each dial's outcome. A dial that gave up because its own
 // context ended (a caller's deadline, the pool's dial timeout) is no news
@@ -62,7 +59,9 @@ func (w *DialWatch) DialHook(next redis.DialHook) redis.DialHook {
 		case ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
 			de := &fault.DialError{Err: err}
 			w.failed.Store(de)
-			w.newEpoch().end(de)
+			old := w.newEpoch()
+			old.cause = de
+			old.end()
 		}
 		return conn, err
 	}
@@ -78,38 +77,30 @@ func (w *DialWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 
 // Bound is a call's context from Bind.
 type Bound struct {
-	Ctx    context.Context
-	cancel context.CancelFunc
-	stop   func() bool // nil without a watch
-	epoch  *epoch
+	Ctx   context.Context
+	epoch *epoch // nil without a watch
 }
 
-// Bind returns ctx with deadline, ended as well by the next failed dial.
-// w may be nil (a client not watched): then only the deadline applies.
+// unwatched ends the calls of clients without a watch: at their deadline
+// only.
+var unwatched expiries
+
+// Bind returns ctx with deadline, ended as well by the next failed dial
+// (see callCtx). w may be nil (a client not watched): then only the
+// deadline applies.
 func (w *DialWatch) Bind(ctx context.Context, deadline time.Time) Bound {
-	ctx, cancel := context.WithDeadline(ctx, deadline)
 	if w == nil {
-		return Bound{Ctx: ctx, cancel: cancel}
+		return Bound{Ctx: bind(ctx, deadline, &unwatched)}
 	}
 	e := w.epoch.Load()
-	return Bound{Ctx: ctx, cancel: cancel, stop: context.AfterFunc(e.ctx, cancel), epoch: e}
-}
-
-// Release frees the context.
-func (b Bound) Release() {
-	if b.stop != nil {
-		b.stop()
-	}
-	if b.cancel != nil {
-		b.cancel()
-	}
+	return Bound{Ctx: bind(ctx, deadline, &e.expiries), epoch: e}
 }
 
 // Ended returns err, the error of the call made with b, or the failed dial
 // that ended the call.
 func (b Bound) Ended(err error) error {
-	if b.epoch != nil && errors.Is(err, context.Canceled) && b.epoch.ctx.Err() != nil {
-		return context.Cause(b.epoch.ctx)
+	if b.epoch != nil && errors.Is(err, context.Canceled) && b.epoch.failed() {
+		return b.epoch.cause
 	}
 	return err
 }
@@ -126,10 +117,4 @@ func (w *DialWatch) Cause(err error) error {
 		return fault.WithDialCause(de, err)
 	}
 	return err
-}
-
-// Carry returns ctx carrying deadline for a Coalescer (see WithDeadline),
-// as a Bound with nothing to release.
-func Carry(ctx context.Context, deadline time.Time) Bound {
-	return Bound{Ctx: WithDeadline(ctx, deadline)}
 }

@@ -82,7 +82,7 @@ func (n *Nodes) coalescerOf(master *redis.Client) *Coalescer {
 }
 
 // redirect sends cmd through the cluster client, until the call's
-// deadline (see WithDeadline): on a client whose sockets ignore deadlines,
+// deadline (see deadline): on a client whose sockets ignore deadlines,
 // it returns at the deadline while the call ends in the background (cmd
 // is then not to be read).
 func (n *Nodes) redirect(ctx context.Context, cmd redis.Cmder) error {
