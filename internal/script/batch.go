@@ -20,16 +20,18 @@ type Batch struct {
 }
 
 // MergeStacks merges the calls of the library's stack function among cmds
-// that share their time and minimum TTL arguments (those of the first
-// such call) into one Batch, built with ctx. rest are the commands it did
-// not merge, in order; b is nil, and rest all of cmds, when fewer than two
-// could be merged. With slots, the calls' keys may be in several hash
-// slots of one cluster node: the batch is a slots.lua call, which
-// declares the first key and carries the others among its arguments.
+// that share their minimum TTL argument (that of the first such call) into
+// one Batch, built with ctx; each keeps its own instant (its time
+// argument: the one it was given, or the server's TIME, read once per
+// batch). rest are the commands it did not merge, in order; b is nil, and
+// rest all of cmds, when fewer than two could be merged. With slots, the
+// calls' keys may be in several hash slots of one cluster node: the batch
+// is a slots.lua call, which declares the first key and carries the others
+// among its arguments.
 func MergeStacks(ctx context.Context, cmds []redis.Cmder, slots bool) (b *Batch, rest []redis.Cmder) {
 	lib := Library()
 	stack := lib.FunctionName("stack.lua")
-	var head [2]any
+	var minTTL any
 	var members []redis.Cmder
 	keys, args := 0, 0
 	for _, c := range cmds {
@@ -39,15 +41,15 @@ func MergeStacks(ctx context.Context, cmds []redis.Cmder, slots bool) (b *Batch,
 			continue
 		}
 		n := a[2].(int)
-		if h := [2]any{a[3+n], a[4+n]}; members == nil {
-			head = h
-		} else if h != head {
+		if members == nil {
+			minTTL = a[4+n]
+		} else if a[4+n] != minTTL {
 			rest = append(rest, c)
 			continue
 		}
 		members = append(members, c)
 		keys += n
-		args += len(a) - (5 + n) + 1 // its rules' arguments and their count
+		args += len(a) - (5 + n) + 2 // its rules' arguments, its instant and their count
 	}
 	if len(members) < 2 {
 		return nil, cmds
@@ -62,11 +64,12 @@ func MergeStacks(ctx context.Context, cmds []redis.Cmder, slots bool) (b *Batch,
 		a := c.Args()
 		all = append(all, a[3:3+a[2].(int)]...)
 	}
-	all = append(all, head[0], head[1], len(members))
+	all = append(all, "", minTTL, len(members))
 	for _, c := range members {
 		a := c.Args()
-		rules := a[5+a[2].(int):]
-		all = append(all, len(rules)/ArgsPerRule)
+		n := a[2].(int)
+		rules := a[5+n:]
+		all = append(all, a[3+n], len(rules)/ArgsPerRule)
 		all = append(all, rules...)
 	}
 	return &Batch{Cmd: noRetry{redis.NewCmd(ctx, all...)}, members: members}, rest

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -13,16 +14,18 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 )
 
-// stackCall is one stack's keys and rule arguments (its time and minimum
-// TTL are the test's).
+// stackCall is one stack's keys, rule arguments and instant ("": the
+// test's; its minimum TTL is the test's).
 type stackCall struct {
 	keys  []string
 	rules []any
+	at    string
 }
 
 // The batch functions decide each stack exactly as a call of the stack
-// function on its own would, in order: same replies (errors included, and
-// a failing stack does not stop the others), same state afterwards
+// function on its own would, in order, each at its own instant: same
+// replies (errors included, and a failing stack does not stop the
+// others), same state afterwards
 // (checked by deciding everything a second time). The first round merges
 // into batch.lua, the second into slots.lua (a cluster node's batch).
 func TestBatchDecidesEachStackAsAlone(t *testing.T) {
@@ -32,26 +35,29 @@ func TestBatchDecidesEachStackAsAlone(t *testing.T) {
 	if err := s.Client.FunctionLoad(ctx, lib.Source).Err(); err != nil {
 		t.Fatal(err)
 	}
-	now := "1795000000123456"
+	now, later := "1795000000123456", "1795000001123456"
 	stacks := func(p string) []stackCall {
 		return []stackCall{
-			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 1, ""}},
-			{[]string{p + "{a}:sl"}, []any{"sl:2:1000000:0", 1, ""}},
-			{[]string{p + "{a}:sw"}, []any{"sw:2:1000000:0", 1, ""}},
-			{[]string{p + "{a}:tb"}, []any{"tb:2:1:1000000", 1, ""}},
-			{[]string{p + "{a}:lb"}, []any{"lb:2:1:1000000", 1, ""}},
-			{[]string{p + "{a}:gc"}, []any{"gc:1:1000000:2", 1, ""}},
-			{[]string{p + "{a}:qu"}, []any{"qu:1:1000000:2000000", 1, ""}},
-			{[]string{p + "{a}:cc"}, []any{"cc:2:30000000:0", 1, ""}},
+			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 1, ""}, ""},
+			{[]string{p + "{a}:sl"}, []any{"sl:2:1000000:0", 1, ""}, ""},
+			{[]string{p + "{a}:sw"}, []any{"sw:2:1000000:0", 1, ""}, ""},
+			{[]string{p + "{a}:tb"}, []any{"tb:2:1:1000000", 1, ""}, ""},
+			{[]string{p + "{a}:lb"}, []any{"lb:2:1:1000000", 1, ""}, ""},
+			{[]string{p + "{a}:gc"}, []any{"gc:1:1000000:2", 1, ""}, ""},
+			{[]string{p + "{a}:qu"}, []any{"qu:1:1000000:2000000", 1, ""}, ""},
+			{[]string{p + "{a}:cc"}, []any{"cc:2:30000000:0", 1, ""}, ""},
 			// the same key again: the second decision sees the first's write
-			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 2, ""}},
+			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 2, ""}, ""},
+			// the same keys at an instant of their own, a window later
+			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 1, ""}, later},
+			{[]string{p + "{a}:gc"}, []any{"gc:1:1000000:2", 1, ""}, later},
 			// a stack of 3, one of whose rules takes blocks with a penalty
 			{[]string{p + "{b}:gc", p + "{b}:tb", p + "{b}:fw", p + "{b}:fw:b"},
-				[]any{"gc:5:1000000:5", 1, "", "tb:5:5:1000000", 1, "", "fw:1:1000000:0", 1, "3000000"}},
-			{[]string{p + "{x}:gc"}, []any{"xx:1:2:3", 1, ""}},       // unknown algorithm
-			{[]string{p + "{h}:gc"}, []any{"gc:1:1000000:2", 1, ""}}, // a key of another type
+				[]any{"gc:5:1000000:5", 1, "", "tb:5:5:1000000", 1, "", "fw:1:1000000:0", 1, "3000000"}, ""},
+			{[]string{p + "{x}:gc"}, []any{"xx:1:2:3", 1, ""}, ""},       // unknown algorithm
+			{[]string{p + "{h}:gc"}, []any{"gc:1:1000000:2", 1, ""}, ""}, // a key of another type
 			{[]string{p + "{b}:gc", p + "{b}:tb", p + "{b}:fw", p + "{b}:fw:b"},
-				[]any{"gc:5:1000000:5", 1, "", "tb:5:5:1000000", 1, "", "fw:1:1000000:0", 1, "3000000"}},
+				[]any{"gc:5:1000000:5", 1, "", "tb:5:5:1000000", 1, "", "fw:1:1000000:0", 1, "3000000"}, ""},
 		}
 	}
 	for _, p := range []string{"one:", "batch:"} {
@@ -64,7 +70,7 @@ func TestBatchDecidesEachStackAsAlone(t *testing.T) {
 		var got []any
 		for _, st := range stacks("one:") {
 			args := append([]any{"fcall", lib.FunctionName("stack.lua"), len(st.keys)}, toAny(st.keys)...)
-			args = append(append(args, now, "1"), st.rules...)
+			args = append(append(args, cmp.Or(st.at, now), "1"), st.rules...)
 			v, err := s.Client.Do(ctx, args...).Result()
 			got = append(got, replyOrErr(v, err))
 		}
@@ -73,7 +79,7 @@ func TestBatchDecidesEachStackAsAlone(t *testing.T) {
 		var cmds []redis.Cmder
 		for _, st := range stacks("batch:") {
 			args := append([]any{"fcall", lib.FunctionName("stack.lua"), len(st.keys)}, toAny(st.keys)...)
-			cmds = append(cmds, noRetry{redis.NewCmd(ctx, append(append(args, now, "1"), st.rules...)...)})
+			cmds = append(cmds, noRetry{redis.NewCmd(ctx, append(append(args, cmp.Or(st.at, now), "1"), st.rules...)...)})
 		}
 		b, rest := MergeStacks(ctx, cmds, round == 1)
 		if b == nil || len(rest) != 0 {
@@ -117,43 +123,46 @@ func replyOrErr(v any, err error) any {
 }
 
 // MergeStacks merges the stack function's calls that share the first
-// one's time and minimum TTL, leaves every other command as it was, in
-// order, and merges nothing when fewer than two calls qualify.
+// one's minimum TTL, each with its own instant, leaves every other command
+// as it was, in order, and merges nothing when fewer than two calls
+// qualify.
 func TestMergeStacks(t *testing.T) {
 	ctx := context.Background()
 	lib := Library()
 	stack, batch := lib.FunctionName("stack.lua"), lib.FunctionName("batch.lua")
-	call := func(now string, keys []any, rules ...any) redis.Cmder {
+	call := func(now, minTTL string, keys []any, rules ...any) redis.Cmder {
 		args := append([]any{"fcall", stack, len(keys)}, keys...)
-		return noRetry{redis.NewCmd(ctx, append(append(args, now, "1"), rules...)...)}
+		return noRetry{redis.NewCmd(ctx, append(append(args, now, minTTL), rules...)...)}
 	}
-	a := call("", []any{"k1"}, "gc:1:1000000:1", 1, "")
+	a := call("", "1", []any{"k1"}, "gc:1:1000000:1", 1, "")
 	get := redis.NewCmd(ctx, "get", "x")
-	b := call("", []any{"k2", "k3", "k3:b"}, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5")
-	other := call("1795000000000000", []any{"k4"}, "gc:1:1000000:1", 1, "")
+	b := call("", "1", []any{"k2", "k3", "k3:b"}, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5")
+	at := call("1795000000000000", "1", []any{"k4"}, "gc:1:1000000:1", 1, "")
+	longer := call("", "3600000", []any{"k6"}, "gc:1:1000000:1", 1, "")
 	script := redis.NewCmd(ctx, "fcall", lib.FunctionName("refund.lua"), 1, "k5", "", "1", "gc:1:1000000:1", 1, 1)
 
-	m, rest := MergeStacks(ctx, []redis.Cmder{a, get, b, other, script}, false)
+	m, rest := MergeStacks(ctx, []redis.Cmder{a, get, b, at, longer, script}, false)
 	if m == nil {
 		t.Fatal("nothing merged")
 	}
-	if !slices.Equal(rest, []redis.Cmder{get, other, script}) {
+	if !slices.Equal(rest, []redis.Cmder{get, longer, script}) {
 		t.Errorf("rest: %v", rest)
 	}
-	want := []any{"fcall", batch, 4, "k1", "k2", "k3", "k3:b", "", "1", 2,
-		1, "gc:1:1000000:1", 1, "",
-		2, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5"}
+	want := []any{"fcall", batch, 5, "k1", "k2", "k3", "k3:b", "k4", "", "1", 3,
+		"", 1, "gc:1:1000000:1", 1, "",
+		"", 2, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5",
+		"1795000000000000", 1, "gc:1:1000000:1", 1, ""}
 	if got := m.Cmd.Args(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("merged:\n got %v\nwant %v", got, want)
 	}
 	slots, _ := MergeStacks(ctx, []redis.Cmder{a, b}, true)
 	want = []any{"fcall", lib.FunctionName("slots.lua"), 1, "k1", 4, "k1", "k2", "k3", "k3:b", "", "1", 2,
-		1, "gc:1:1000000:1", 1, "",
-		2, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5"}
+		"", 1, "gc:1:1000000:1", 1, "",
+		"", 2, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5"}
 	if got := slots.Cmd.Args(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("merged for a cluster node:\n got %v\nwant %v", got, want)
 	}
-	for _, cmds := range [][]redis.Cmder{{a}, {a, get}, {a, other}, {get, script}, nil} {
+	for _, cmds := range [][]redis.Cmder{{a}, {a, get}, {a, longer}, {get, script}, nil} {
 		if m, rest := MergeStacks(ctx, cmds, false); m != nil || !slices.Equal(rest, cmds) {
 			t.Errorf("%d commands: merged %v, rest %v", len(cmds), m != nil, rest)
 		}
