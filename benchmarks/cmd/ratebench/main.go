@@ -14,9 +14,10 @@
 //
 // Then Redis memory per key (INFO memory over -memkeys keys), an HTTP
 // mode (a trivial handler with no limiter, with this library's middleware
-// and with a redis_rate middleware, driven over loopback) and a cluster
-// mode (three masters of its own: our limiter and redis_rate on a
-// ClusterClient).
+// and with a redis_rate middleware, driven over loopback), a cluster mode
+// (three masters of its own: our limiter and redis_rate on a
+// ClusterClient) and the per-decision Go benchmarks (one goroutine: the
+// time and allocations of one decision, or one request, on the client).
 //
 //	go run ./cmd/ratebench                      # from benchmarks/
 //	go run ./cmd/ratebench -d 300ms -rounds 1   # a short run
@@ -50,6 +51,7 @@ func main() {
 	ctxTimeouts := flag.Bool("ctxtimeouts", false, "set go-redis ContextTimeoutEnabled on the shared client")
 	single := flag.Bool("single", true, "measure latency with one client in a loop")
 	cluster := flag.Bool("cluster", true, "run the cluster mode on three redis-server masters of its own")
+	serial := flag.Bool("serial", true, "run the per-decision Go benchmarks (one goroutine: ns/op, allocs/op)")
 	flag.Parse()
 	for _, m := range strings.Split(*modes, ",") {
 		if _, _, ok := modeQuota(m, *keys); !ok && m != "" {
@@ -145,6 +147,9 @@ func main() {
 	}
 	if *cluster {
 		targets.cluster = clusterBench(*goroutines, *keys, *d, *rounds, *only)
+	}
+	if *serial {
+		targets.serial = perDecisionBench(e)
 	}
 	targets.print()
 }
