@@ -36,9 +36,11 @@
 // TRYAGAIN, CLUSTERDOWN, or a batch's stack whose key is no longer there,
 // refused at its first read, before it writes anything) did not run, and
 // goes once more through the cluster client, which follows the
-// redirection; within its deadline. Hooks added to the cluster client
-// itself do not see these calls; hooks on its node clients (NewClient,
-// OnNewNode) do. Other clients are used as they are.
+// redirection; within its deadline. A *redis.Ring is coalesced per shard
+// the same way (the shard its hash tag maps to; its batches are plain
+// batch calls). Hooks added to the cluster client or the ring itself do
+// not see these calls; hooks on their node clients (NewClient, OnNewNode)
+// do. Other clients are used as they are.
 //
 // Each call is bounded by the store's timeout (WithTimeout), even though
 // go-redis ignores context deadlines for socket I/O unless

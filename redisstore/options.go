@@ -72,8 +72,8 @@ func WithFunctions(on bool) Option {
 // store on a *redis.Client or an AutoPipeliner sends the decisions that
 // arrive while two are in flight together, as one call of the library's
 // batch function (one pipeline where the server runs scripts instead), and
-// a store on a *redis.ClusterClient does so per master, with one in
-// flight to each.
+// a store on a *redis.ClusterClient or a *redis.Ring does so per master or
+// shard, with one in flight to each.
 func WithCoalescing(on bool) Option {
 	return func(c *config) error {
 		c.coalesce = on

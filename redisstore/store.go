@@ -80,7 +80,11 @@ func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
 		}
 	case *redis.ClusterClient:
 		if cfg.coalesce {
-			s.rdb, s.honoursDeadline, s.coalesced = transport.NewNodes(c, cfg.timeout), true, true
+			s.rdb, s.honoursDeadline, s.coalesced = transport.ClusterNodes(c, cfg.timeout), true, true
+		}
+	case *redis.Ring:
+		if cfg.coalesce && !cfg.cluster {
+			s.rdb, s.honoursDeadline, s.coalesced = transport.RingNodes(c, cfg.timeout), true, true
 		}
 	case *redis.AutoPipeliner:
 		if d := transport.DeferredFace(c); d != nil {

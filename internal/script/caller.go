@@ -134,7 +134,7 @@ func (c *Caller) load(ctx context.Context, lib *FunctionLibrary) error {
 		return loaded(rdb.FunctionLoad(ctx, lib.Source).Err())
 	}
 	switch rdb := c.rdb.(type) {
-	case masters: // a cluster client, or what wraps one
+	case masters: // a cluster client, or Nodes
 		return rdb.ForEachMaster(ctx, loadOn)
 	case *redis.Ring:
 		return rdb.ForEachShard(ctx, loadOn)
@@ -146,7 +146,8 @@ func (c *Caller) load(ctx context.Context, lib *FunctionLibrary) error {
 	return errors.New("ratelimit: client cannot load functions")
 }
 
-// masters is a client of a cluster's masters.
+// masters is a client of a cluster's masters (or of a ring's shards, for
+// Nodes).
 type masters interface {
 	ForEachMaster(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error
 }

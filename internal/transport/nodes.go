@@ -10,78 +10,102 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Nodes coalesces a cluster client's script calls per master: a call goes
-// to the Coalescer of the master that serves its first key's slot (the
-// cluster client's own view of the slots), so that the decisions bound for
-// one node share its round trips and its batch calls as they do on one
+// Nodes coalesces the script calls of a client of several servers per
+// server: a *redis.ClusterClient per master (the one that serves a call's
+// first key's slot, in the cluster client's view of the slots), a
+// *redis.Ring per shard (the one that its first key's hash tag maps to).
+// A call goes to that server's Coalescer, so that the decisions bound for
+// one server share its round trips and its batch calls as they do on one
 // server, with the same per-call deadlines. Everything else goes to the
-// cluster client as it is (ForEachMaster, the Scripter methods).
+// client as it is (the Scripter methods; ForEachMaster, which loads the
+// function library, runs on every shard of a ring).
 //
-// A call the node refuses with a redirection (MOVED, ASK, TRYAGAIN,
-// CLUSTERDOWN, CROSSSLOT: replies that say it did not run) is sent once
-// more through the cluster client, which follows the redirection and
-// refreshes its view of the slots; within the call's deadline. A call that
-// may have run is never sent again.
+// On a cluster, a call the master refuses with a redirection (MOVED, ASK,
+// TRYAGAIN, CLUSTERDOWN, CROSSSLOT: replies that say it did not run) is
+// sent once more through the cluster client, which follows the
+// redirection and refreshes its view of the slots; within the call's
+// deadline. A call that may have run is never sent again.
 type Nodes struct {
-	*redis.ClusterClient
+	redis.Scripter
+	process func(ctx context.Context, cmd redis.Cmder) error // the client's own
+	route   func(ctx context.Context, key string) (*redis.Client, error)
+	each    func(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error
+	slots   bool // a cluster: batches span slots (slots.lua), and slots move
 	timeout time.Duration
-	bounded bool     // the cluster client's sockets stop at a context's deadline
+	bounded bool     // the client's sockets stop at a context's deadline
 	nodes   sync.Map // address -> *node
 }
 
 // nodeInFlight is how many calls or pipelines may be in flight at once to
-// one master. Each node's pipelines carry only its share of the decisions,
-// so one in flight per node lets them fill (ratebench, cluster mode, three
-// masters on the client's 2 cores, two pairs of runs: ours / redis_rate
-// 1.77x and 1.80x with one, 1.71x and 1.71x with two).
+// one server. Each server's pipelines carry only its share of the
+// decisions, so one in flight per server lets them fill (ratebench,
+// cluster mode, three masters on the client's 2 cores, two pairs of runs:
+// ours / redis_rate 1.77x and 1.80x with one, 1.71x and 1.71x with two).
 const nodeInFlight = 1
 
-// node is one master's Coalescer, for the client the cluster client holds
-// for it (a node the cluster client replaced gets a new one).
+// node is one server's Coalescer, for the client that the cluster client
+// or the ring holds for it (a server they replaced gets a new one).
 type node struct {
 	client *redis.Client
 	*Coalescer
 }
 
-// NewNodes returns Nodes on cc, whose calls last at most timeout each.
-func NewNodes(cc *redis.ClusterClient, timeout time.Duration) *Nodes {
-	return &Nodes{ClusterClient: cc, timeout: timeout, bounded: cc.Options().ContextTimeoutEnabled}
+// ClusterNodes returns Nodes on cc's masters, whose calls last at most
+// timeout each.
+func ClusterNodes(cc *redis.ClusterClient, timeout time.Duration) *Nodes {
+	return &Nodes{Scripter: cc, process: cc.Process, route: cc.MasterForKey, each: cc.ForEachMaster, slots: true,
+		timeout: timeout, bounded: cc.Options().ContextTimeoutEnabled}
 }
 
-// Process sends cmd through its master's Coalescer.
+// RingNodes returns Nodes on r's shards, whose calls last at most timeout
+// each.
+func RingNodes(r *redis.Ring, timeout time.Duration) *Nodes {
+	route := func(_ context.Context, key string) (*redis.Client, error) { return r.GetShardClientForKey(key) }
+	return &Nodes{Scripter: r, process: r.Process, route: route, each: r.ForEachShard,
+		timeout: timeout, bounded: r.Options().ContextTimeoutEnabled}
+}
+
+// ForEachMaster calls fn on every master of a cluster, every shard of a
+// ring, concurrently, and returns the first error.
+func (n *Nodes) ForEachMaster(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error {
+	return n.each(ctx, fn)
+}
+
+// Process sends cmd through its server's Coalescer.
 func (n *Nodes) Process(ctx context.Context, cmd redis.Cmder) error {
 	key, ok := firstKey(cmd)
 	if !ok {
 		return n.redirect(ctx, cmd)
 	}
-	master, err := n.MasterForKey(ctx, key)
+	server, err := n.route(ctx, key)
 	if err != nil {
 		cmd.SetErr(err)
 		return err
 	}
-	if err = n.coalescerOf(master).Process(ctx, cmd); redirected(err) {
+	if err = n.coalescerOf(server).Process(ctx, cmd); n.slots && redirected(err) {
 		return n.redirect(ctx, cmd) // it did not run
 	}
 	return err
 }
 
-// coalescerOf returns the Coalescer of master.
-func (n *Nodes) coalescerOf(master *redis.Client) *Coalescer {
-	addr := master.Options().Addr
-	if v, ok := n.nodes.Load(addr); ok && v.(*node).client == master {
+// coalescerOf returns the Coalescer of server.
+func (n *Nodes) coalescerOf(server *redis.Client) *Coalescer {
+	addr := server.Options().Addr
+	if v, ok := n.nodes.Load(addr); ok && v.(*node).client == server {
 		return v.(*node).Coalescer
 	}
-	c := master
+	c := server
 	if !n.bounded {
 		c = c.WithTimeout(n.timeout) // socket reads and writes stop at the timeout
 	}
-	fresh := &node{client: master, Coalescer: NewCoalescer(Client{Client: c}, n.timeout, nil)}
-	fresh.slots, fresh.most = true, nodeInFlight
+	fresh := &node{client: server, Coalescer: NewCoalescer(Client{Client: c}, n.timeout, nil)}
+	fresh.slots, fresh.most = n.slots, nodeInFlight
 	n.nodes.Store(addr, fresh) // a racing call's Coalescer serves its own calls to the end
 	return fresh.Coalescer
 }
 
-// redirect sends cmd through the cluster client, until the call's
+// redirect sends cmd through the client itself (which follows a
+// cluster's redirections), until the call's
 // deadline (see deadline): on a client whose sockets ignore deadlines,
 // it returns at the deadline while the call ends in the background (cmd
 // is then not to be read).
@@ -89,10 +113,10 @@ func (n *Nodes) redirect(ctx context.Context, cmd redis.Cmder) error {
 	ctx, cancel := context.WithDeadline(ctx, deadline(ctx, n.timeout))
 	defer cancel()
 	if n.bounded {
-		return n.ClusterClient.Process(ctx, cmd)
+		return n.process(ctx, cmd)
 	}
 	done := make(chan error, 1)
-	go func() { done <- n.ClusterClient.Process(ctx, cmd) }()
+	go func() { done <- n.process(ctx, cmd) }()
 	select {
 	case err := <-done:
 		return err

@@ -86,7 +86,7 @@ type discard struct {
 	status int
 }
 
-func (d *discard) Header() http.Header         { return d.header }
+func (d *discard) Header() http.Header { return d.header }
 func (d *discard) Write(p []byte) (int, error) {
 	if d.status == 0 {
 		d.status = http.StatusOK
