@@ -172,11 +172,13 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 		return Decision{}, err
 	}
 	var buf [4]checked
-	sc, rules, err := l.prepare(checks, buf[:0])
+	sc := storeChecks(len(checks))
+	defer sc.free()
+	rules, err := l.prepare(checks, sc.checks, buf[:0])
 	if err != nil {
 		return Decision{}, err
 	}
-	return l.decideChecks(ctx, sc, rules)
+	return l.decideChecks(ctx, sc.checks, rules)
 }
 
 // decideChecks decides prepared checks: through the deny cache, then the
@@ -218,25 +220,25 @@ type checked struct {
 	algo *algo
 }
 
-// prepare validates checks and builds their store checks.
-func (l *Limiter) prepare(checks []Check, out []checked) ([]StoreCheck, []checked, error) {
-	sc := make([]StoreCheck, len(checks))
+// prepare validates checks and builds their store checks in sc, of their
+// length.
+func (l *Limiter) prepare(checks []Check, sc []StoreCheck, out []checked) ([]checked, error) {
 	for i, c := range checks {
 		r := l.rules[c.Rule]
 		if r == nil {
-			return nil, nil, fmt.Errorf("%w: no rule %q", ErrCheck, c.Rule)
+			return nil, fmt.Errorf("%w: no rule %q", ErrCheck, c.Rule)
 		}
 		a := r.algo
 		if c.Plan != nil {
 			if a = l.algoOf(c.Plan); a.err != nil {
-				return nil, nil, fmt.Errorf("%w: rule %q: %w", ErrCheck, r.name, a.err)
+				return nil, fmt.Errorf("%w: rule %q: %w", ErrCheck, r.name, a.err)
 			}
 		}
 		if c.Identity == "" {
-			return nil, nil, fmt.Errorf("%w: rule %q: empty identity", ErrCheck, r.name)
+			return nil, fmt.Errorf("%w: rule %q: empty identity", ErrCheck, r.name)
 		}
 		if c.Cost < 0 {
-			return nil, nil, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
+			return nil, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
 		}
 		sc[i] = StoreCheck{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Cost: c.Cost, params: a.params}
 		if r.blockable {
@@ -244,12 +246,12 @@ func (l *Limiter) prepare(checks []Check, out []checked) ([]StoreCheck, []checke
 		}
 		for j := range i {
 			if sc[j].Key == sc[i].Key {
-				return nil, nil, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)
+				return nil, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)
 			}
 		}
 		out = append(out, checked{r, a})
 	}
-	return sc, out, nil
+	return out, nil
 }
 
 // now is the passed-in clock's time, or zero for the store's own clock.

@@ -17,7 +17,9 @@ type Store interface {
 	// their costs. It returns whether the stack was allowed, the instant it
 	// was decided at, and one result per check in order, of which it fills
 	// only the embedded algorithms.Result, Blocked and Token (the Limiter
-	// names the rules).
+	// names the rules). It must not keep checks once it has returned (the
+	// Limiter reuses them): a store that goes on in the background copies
+	// what it needs.
 	Decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error)
 	// Refund gives back, at now, units that Decide consumed at the instant
 	// at, whatever was decided on the keys since: never more than a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -184,6 +185,7 @@ func within[T any](s *Store, ctx context.Context, f func(context.Context) (T, er
 // without its closure on the usual clients.
 func (s *Store) Decide(ctx context.Context, now time.Time, checks []limiter.StoreCheck) (limiter.Decision, error) {
 	if !s.honoursDeadline {
+		checks := slices.Clone(checks) // within may return while its call goes on
 		return within(s, ctx, func(ctx context.Context) (limiter.Decision, error) { return s.decide(ctx, now, checks) })
 	}
 	b := s.bind(ctx)
