@@ -93,9 +93,10 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 		}
 	}
 	if b, ok := binding(d); ok && n.restricts(h, b, d.Allowed) {
-		v.set(h, n.Limit, strconv.Itoa(b.Limit))
-		v.set(h, n.Remaining, strconv.Itoa(max(0, b.Remaining)))
-		v.set(h, n.Reset, strconv.FormatInt(ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter), 10))
+		limit, remaining, reset := decimals(int64(b.Limit), int64(max(0, b.Remaining)), ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter))
+		v.set(h, n.Limit, limit)
+		v.set(h, n.Remaining, remaining)
+		v.set(h, n.Reset, reset)
 	}
 	v.setList(h, n.Policy, d, func(b *strings.Builder, r limiter.RuleResult) {
 		param(b, n.QuotaParam, "q", int64(r.Policy.Quota))
@@ -114,6 +115,18 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 			param(b, n.ResetParam, "t", ceilSeconds(t))
 		}
 	})
+}
+
+// decimals formats three integers in one allocation: substrings of one
+// string.
+func decimals(a, b, c int64) (string, string, string) {
+	var buf [3 * 20]byte
+	f := strconv.AppendInt(buf[:0], a, 10)
+	i := len(f)
+	f = strconv.AppendInt(f, b, 10)
+	j := len(f)
+	s := string(strconv.AppendInt(f, c, 10))
+	return s[:i], s[i:j], s[j:]
 }
 
 // param writes ";name=v", name defaulting to the draft's.
