@@ -40,14 +40,16 @@
 // the same way (the shard its hash tag maps to; its batches are plain
 // batch calls). Hooks added to the cluster client or the ring itself do
 // not see these calls; hooks on their node clients (NewClient, OnNewNode)
-// do. Other clients are used as they are.
+// do, when ContextTimeoutEnabled is set (see below). Other clients are
+// used as they are.
 //
 // Each call is bounded by the store's timeout (WithTimeout), even though
 // go-redis ignores context deadlines for socket I/O unless
 // ContextTimeoutEnabled is set: a *redis.Client is used through
 // rdb.WithTimeout(timeout), a clone sharing its pool, so every read and
-// write stops at the timeout (hooks added to the client later are not seen
-// by the clone); calls through an AutoPipeliner stop waiting at it (a
+// write stops at the timeout (go-redis's clone runs none of the client's
+// hooks, tracing instrumentation included: set ContextTimeoutEnabled on the
+// client to keep them); calls through an AutoPipeliner stop waiting at it (a
 // batch's pipeline may wait for the client's ReadTimeout, but its calls
 // return at their deadline); other clients without ContextTimeoutEnabled
 // get a guard goroutine per call.
