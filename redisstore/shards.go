@@ -69,7 +69,7 @@ func (s *Store) decideAcrossShards(ctx context.Context, now time.Time, checks []
 	// The first group fixes the instant (its node's TIME, unless passed in);
 	// the others decide at that same instant, concurrently.
 	first := &groups[0]
-	first.reply, first.err = s.run(ctx, script.Now(now), first.checks, first.results)
+	first.reply, first.err = s.run(ctx, script.Now(now), first.checks, first.results, nil)
 	if first.err != nil {
 		return limiter.Decision{}, first.err
 	}
@@ -77,7 +77,7 @@ func (s *Store) decideAcrossShards(ctx context.Context, now time.Time, checks []
 	var wg sync.WaitGroup
 	for g := 1; g < len(groups); g++ {
 		gr := &groups[g]
-		wg.Go(func() { gr.reply, gr.err = s.run(ctx, at, gr.checks, gr.results) })
+		wg.Go(func() { gr.reply, gr.err = s.run(ctx, at, gr.checks, gr.results, nil) })
 	}
 	wg.Wait()
 

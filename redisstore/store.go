@@ -231,8 +231,15 @@ func (s *Store) decide(ctx context.Context, now time.Time, checks []limiter.Stor
 			return s.decideAcrossShards(ctx, now, checks, groups)
 		}
 	}
-	d := limiter.Decision{Results: make([]limiter.RuleResult, len(checks))}
-	reply, err := s.run(ctx, script.Now(now), checks, d.Results)
+	var d limiter.Decision
+	var line []any
+	if len(checks) == 1 {
+		one := new(oneCheck)
+		d.Results, line = one.results[:], one.line[:0]
+	} else {
+		d.Results = make([]limiter.RuleResult, len(checks))
+	}
+	reply, err := s.run(ctx, script.Now(now), checks, d.Results, line)
 	if err != nil {
 		return limiter.Decision{}, err
 	}
@@ -240,15 +247,27 @@ func (s *Store) decide(ctx context.Context, now time.Time, checks []limiter.Stor
 	return d, nil
 }
 
-// run decides checks in one script run, filling results.
-func (s *Store) run(ctx context.Context, now string, checks []limiter.StoreCheck, results []limiter.RuleResult) (script.Reply, error) {
+// oneCheck is a one-check decision's results and its script call's command
+// line, in one allocation (the line lives as long as the results do).
+type oneCheck struct {
+	results [1]limiter.RuleResult
+	line    [3 + 2 + script.ArgsHead + script.ArgsPerRule]any // the slots, a state key and a block key, the arguments
+}
+
+// run decides checks in one script run, filling results; the command line
+// is built in line when it is not nil (see oneCheck).
+func (s *Store) run(ctx context.Context, now string, checks []limiter.StoreCheck, results []limiter.RuleResult, line []any) (script.Reply, error) {
 	blocks := 0
 	for _, c := range checks {
 		if c.Blocks != "" {
 			blocks++
 		}
 	}
-	call := script.NewCall(len(checks)+blocks, script.ArgsHead+script.ArgsPerRule*len(checks))
+	keys, args := len(checks)+blocks, script.ArgsHead+script.ArgsPerRule*len(checks)
+	if cap(line) < 3+keys+args {
+		line = make([]any, 0, 3+keys+args)
+	}
+	call := script.NewCallOn(line)
 	for _, c := range checks {
 		call.Key(c.Key)
 	}

@@ -68,7 +68,12 @@ type Call struct {
 }
 
 // NewCall returns an empty Call with room for keys keys and args arguments.
-func NewCall(keys, args int) Call { return Call{line: make([]any, 3, 3+keys+args)} }
+func NewCall(keys, args int) Call { return NewCallOn(make([]any, 0, 3+keys+args)) }
+
+// NewCallOn returns an empty Call built in line, whose capacity holds the
+// three slots, the keys and the arguments: a caller can allocate it with
+// something else.
+func NewCallOn(line []any) Call { return Call{line: line[:3]} }
 
 // CallOf is a Call of keys and args.
 func CallOf(keys []string, args ...any) Call {
