@@ -104,11 +104,10 @@ func (n *Nodes) coalescerOf(server *redis.Client) *Coalescer {
 	return fresh.Coalescer
 }
 
-// redirect sends cmd through the client itself (which follows a
-// cluster's redirections), until the call's
-// deadline (see deadline): on a client whose sockets ignore deadlines,
-// it returns at the deadline while the call ends in the background (cmd
-// is then not to be read).
+// redirect sends cmd through the client itself, which follows a
+// cluster's redirections, until the call's deadline (see deadline): on a
+// client whose sockets ignore deadlines, it returns at the deadline while
+// the call ends in the background (cmd is then not to be read).
 func (n *Nodes) redirect(ctx context.Context, cmd redis.Cmder) error {
 	ctx, cancel := context.WithDeadline(ctx, deadline(ctx, n.timeout))
 	defer cancel()
