@@ -20,7 +20,8 @@ import (
 
 // Coalescer shares writes and reads between concurrent decisions on one
 // client (a *redis.Client, or go-redis's AutoPipeliner: see Link; a
-// cluster's master, see Nodes). A call made while fewer than its limit
+// cluster's master or a ring's shard, see Nodes). A call made while fewer
+// than its limit
 // (maxInFlight, nodeInFlight) are in flight, with none queued, goes
 // straight to Redis, as without it: no added wait at low load. Calls made
 // while the limit is reached queue up; when one in flight returns, its
@@ -47,7 +48,7 @@ type Coalescer struct {
 	timeout time.Duration
 	expiry  expiries
 	dials   *DialWatch // nil: calls wait for a connection until their deadline
-	slots   bool       // a cluster node's: its batches span hash slots (see Nodes)
+	slots   bool       // a cluster master's: its batches span hash slots (see Nodes)
 	most    int        // calls and pipelines in flight at once: maxInFlight, or a node's
 
 	mu       sync.Mutex
