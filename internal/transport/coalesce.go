@@ -21,9 +21,9 @@ import (
 // Coalescer shares writes and reads between concurrent decisions on one
 // client (a *redis.Client, or go-redis's AutoPipeliner: see Link; a
 // cluster's master or a ring's shard, see Nodes). A call made while fewer
-// than its limit
-// (maxInFlight, nodeInFlight) are in flight, with none queued, goes
-// straight to Redis, as without it: no added wait at low load. Calls made
+// than its limit (maxInFlight, nodeInFlight) are in flight, with none
+// queued, goes straight to Redis, as without it: no added wait at low
+// load. Calls made
 // while the limit is reached queue up; when one in flight returns, its
 // caller's slot goes to a sender, which sends what queued as one pipeline,
 // then what queued meanwhile, until the queue is empty. So under load each
