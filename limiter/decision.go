@@ -19,6 +19,13 @@ type RuleResult struct {
 	// Token is what the store needs to give this rule's consumption back
 	// (see Limiter.Settle); stores fill it, callers leave it alone.
 	Token Token
+	// Leased is how many units a leased check (StoreCheck.Lease) took
+	// beyond its cost; the store fills it.
+	Leased int
+	// lease and pool are where a leased rule's units came from, for
+	// Settle.
+	lease *lease
+	pool  *pool
 	// check is what was decided, for Settle.
 	check StoreCheck
 	// settled is set, atomically, in a decision's first result once Settle

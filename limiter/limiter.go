@@ -29,6 +29,15 @@ type Rule struct {
 	// rule's algorithm denies it (brute-force protection); it implies
 	// Blockable. At most 10 years.
 	Penalty time.Duration
+	// Lease, when positive, makes the rule leased: this Limiter takes the
+	// rule's units from the store in batches sized to its demand, spends
+	// them without asking the store, and gives back what it did not spend
+	// when a batch has lasted Lease (at most a minute; a second or less
+	// keeps unspent units few) or on Close. For a global rule checked by
+	// every request of many instances. Only for the windows, the buckets
+	// and GCRA, and not with Blockable or Penalty; see "Leases" in the
+	// package doc for what it bounds and what its results report.
+	Lease time.Duration
 }
 
 // Check asks one rule, by name, about one identity.
@@ -54,6 +63,7 @@ type Limiter struct {
 	store   Store
 	breaker *breaker   // nil for in-process stores
 	denied  *denyCache // nil when off
+	leases  *leases    // nil without leased rules
 	rules   map[string]*rule
 	given   []Rule   // as New was given them
 	algos   sync.Map // algorithms.Algorithm -> *algo, for plans
@@ -65,6 +75,9 @@ type rule struct {
 	algo      *algo
 	blockable bool
 	penalty   time.Duration
+	// lease is the rule's lease (0: not leased) and leaseInterval the
+	// time between short takes (see interval).
+	lease, leaseInterval time.Duration
 }
 
 // algo is a validated algorithm and what the limiter derives from it once.
@@ -133,10 +146,22 @@ func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		if r.Penalty < 0 || r.Penalty > exact.MaxSpan {
 			return nil, fmt.Errorf("%w: rule %q: penalty %v outside 0 to %v", ratelimit.ErrConfig, r.Name, r.Penalty, exact.MaxSpan)
 		}
+		if why := leaseable(r); why != "" {
+			return nil, fmt.Errorf("%w: rule %q: %s", ratelimit.ErrConfig, r.Name, why)
+		}
 		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: r.Penalty}
+		if r.Lease > 0 {
+			l.rules[r.Name].lease, l.rules[r.Name].leaseInterval = r.Lease, interval(r.Algorithm, r.Lease)
+			if l.leases == nil {
+				l.leases = &leases{pools: make(map[string]*pool)}
+			}
+		}
 	}
 	if err := declare(l); err != nil {
 		return nil, err
+	}
+	if l.leases != nil && l.cfg.clock == nil {
+		l.sweep()
 	}
 	return l, nil
 }
@@ -177,6 +202,9 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	rules, err := l.prepare(checks, sc.checks, buf[:0])
 	if err != nil {
 		return Decision{}, err
+	}
+	if l.leases != nil && leased(sc.checks, rules) {
+		return l.decideLeased(ctx, sc.checks, rules)
 	}
 	return l.decideChecks(ctx, sc.checks, rules)
 }

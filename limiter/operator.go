@@ -78,6 +78,11 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 	if err := l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, resetSuffix), resetSpan(r.algo.alg)); err != nil {
 		return changed(err)
 	}
+	if l.leases != nil {
+		for _, k := range keys {
+			l.leases.forget(k)
+		}
+	}
 	return l.deleteKeys(ctx, rule, keys...)
 }
 

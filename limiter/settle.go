@@ -45,6 +45,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	var refunds []StoreRefund
 	var extra []StoreCheck
 	var names []checked
+	var unspent []int // per result: units back to its lease
 	for i, res := range d.Results {
 		c, f, r := res.check, final[i], l.rules[res.Rule]
 		switch {
@@ -52,6 +53,11 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 			return Decision{}, fmt.Errorf("%w: rule %q: not decided by this Limiter", ErrCheck, res.Rule)
 		case f < 0:
 			return Decision{}, fmt.Errorf("%w: rule %q: negative final cost %d", ErrCheck, res.Rule, f)
+		case f < c.Cost && res.lease != nil:
+			if unspent == nil {
+				unspent = make([]int, len(d.Results))
+			}
+			unspent[i] = c.Cost - f
 		case f < c.Cost:
 			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token,
 				Resets: resetKey(c.Key), Span: resetSpan(r.algo.alg)})
@@ -71,6 +77,13 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	var err error
 	if len(refunds) > 0 {
 		err = l.refund(ctx, d, refunds)
+	}
+	for i, n := range unspent {
+		if res := d.Results[i]; n > 0 {
+			if g := res.pool.unspend(res.lease, n); g != nil && err == nil {
+				err = l.returnLeases([]*giveBack{g})
+			}
+		}
 	}
 	if len(extra) == 0 {
 		return Decision{Allowed: true, At: d.At}, err

@@ -51,6 +51,14 @@ type StoreCheck struct {
 	// Penalty, for a rule with Blocks, is how long a denial by the rule's
 	// own algorithm blocks the client (0: none).
 	Penalty time.Duration
+	// Lease, when positive and Cost is too, asks for a quota lease with
+	// the request: once the stack is allowed, up to Lease more units are
+	// taken, no more than half of what remains beyond Cost, as one
+	// consumption of Cost plus the lease (its Token gives back either).
+	// RuleResult.Leased says how many. A store that does not lease takes
+	// none. Only for the algorithms whose units are fungible: the windows,
+	// the buckets and GCRA.
+	Lease int
 	// params identifies the algorithm and its parameters (set by the
 	// Limiter).
 	params string

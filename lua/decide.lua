@@ -13,10 +13,22 @@ local function blocked(key, now)
   end
 end
 
+-- lease_cost decodes the cost argument of a leased rule, "<cost>:<lease>"
+-- (the request's cost and the most units it takes beyond it), or 0, 0 for
+-- a malformed one.
+local function lease_cost(arg)
+  local cost, extra = match(arg, "^(%d+):(%d+)$")
+  if cost == nil then
+    return 0, 0
+  end
+  return tonumber(cost), tonumber(extra)
+end
+
 -- decide_rule decodes the rule whose arguments start at ARGV[a] and
 -- decides it on key without writing: status, remaining, retry, reset and
 -- next (µs), then what its commit needs: the algorithm code, the cost, the
--- three parameters and the state. It returns nil and an error reply for
+-- three parameters and the state, and last the lease taken (units beyond
+-- the request's cost, which the cost returned includes). It returns nil and an error reply for
 -- an unknown algorithm. A rule that takes blocks (bkey, its block key, is
 -- not nil) is first checked against its block: a blocked client is denied,
 -- with the longer of the block's time left and the rule's own waits (it is
@@ -28,7 +40,10 @@ local function decide_rule(key, a, bkey, now)
   if decide == nil then
     return nil, unknown(ARGV[a])
   end
-  local code, p1, p2, p3, cost = r[1], r[2], r[3], r[4], tonumber(ARGV[a + 1])
+  local code, p1, p2, p3, cost, extra = r[1], r[2], r[3], r[4], tonumber(ARGV[a + 1]), 0
+  if cost == nil then
+    cost, extra = lease_cost(ARGV[a + 1])
+  end
   local penalty = tonumber(ARGV[a + 2])
   local status, remaining, retry, reset, next, s1, s2, s3 = decide(key, now, cost, p1, p2, p3)
   if bkey then
@@ -47,7 +62,17 @@ local function decide_rule(key, a, bkey, now)
     call("SET", bkey, int(now + penalty), "PX", ttl_ms(penalty))
     return -2, remaining, max(retry, penalty), max(reset, penalty), max(next, penalty), code, cost
   end
-  return status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3
+  -- A lease: up to extra more units, at most half of what remains beyond
+  -- the cost, decided as one request of the whole (model.Take).
+  local lease = 0
+  if status == 1 and extra > 0 and cost > 0 then
+    lease = min(extra, idiv(remaining - cost, 2))
+    if lease > 0 then
+      cost = cost + lease
+      status, remaining, retry, reset, next, s1, s2, s3 = decide(key, now, cost, p1, p2, p3)
+    end
+  end
+  return status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease
 end
 
 -- stack_keys is how many keys the stack of n rules whose arguments follow
@@ -74,15 +99,15 @@ local function decide_stack(now, k0, a0, n)
     if ARGV[a + 2] ~= "" then
       bkey = KEYS[k0 + 2]
     end
-    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3 = decide_rule(KEYS[k0 + 1], a, bkey, now)
+    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease = decide_rule(KEYS[k0 + 1], a, bkey, now)
     if status == nil then
       return nil, remaining
     end
     if status == 1 and cost > 0 then
       local after, next_after, mark, refunded = commits[code](KEYS[k0 + 1], now, cost, p1, p2, p3, s1, s2, s3)
-      return {1, now, 1, remaining - cost, retry, after, next_after, mark, refunded}
+      return {1, now, 1, remaining - cost, retry, after, next_after, mark, refunded, lease}
     end
-    return {status == 1 and 1 or 0, now, status, remaining, retry, reset, next, 0, 0}
+    return {status == 1 and 1 or 0, now, status, remaining, retry, reset, next, 0, 0, 0}
   end
 
   -- A stack: decide every rule, keeping what its commit needs, then commit
@@ -97,7 +122,7 @@ local function decide_stack(now, k0, a0, n)
       b = b + 1
       bkey = KEYS[b]
     end
-    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3 = decide_rule(KEYS[k0 + i], a, bkey, now)
+    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease = decide_rule(KEYS[k0 + i], a, bkey, now)
     if status == nil then
       return nil, remaining
     end
@@ -105,8 +130,8 @@ local function decide_stack(now, k0, a0, n)
       reply[1] = 0
     end
     local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
-    reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6] = status, remaining, retry, reset, next, 0, 0
-    pending[i] = {code, cost, p1, p2, p3, s1, s2, s3}
+    reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7] = status, remaining, retry, reset, next, 0, 0, 0
+    pending[i] = {code, cost, p1, p2, p3, s1, s2, s3, lease}
   end
 
   if reply[1] == 1 then
@@ -116,7 +141,7 @@ local function decide_stack(now, k0, a0, n)
       if cost > 0 then
         local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
         local after, next_after, mark, refunded = commits[p[1]](KEYS[k0 + i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8])
-        reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6] = reply[r + 1] - cost, after, next_after, mark, refunded
+        reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7] = reply[r + 1] - cost, after, next_after, mark, refunded, p[9]
       end
     end
   end

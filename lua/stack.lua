@@ -8,11 +8,13 @@
 -- ARGV[ARGS_HEAD + 1 + ARGS_PER_RULE*(i-1) ...]: rule i as
 --   "<code>:<p1>:<p2>:<p3>" (its algorithm code, fw, sl, sw, tb, lb, gc,
 --   qu or cc, and its three integer parameters; see rule in lib.lua), the
---   request's cost for it, and its penalty: "" when the rule takes no
+--   request's cost for it (or, for a leased rule, "<cost>:<lease>": the
+--   cost and the most units to take beyond it; see decide_rule), and its
+--   penalty: "" when the rule takes no
 --   blocks, else the µs a denial of this rule blocks the client for (0:
 --   none).
 -- Reply: {allowed, now (REPLY_HEAD values), then per rule (REPLY_PER_RULE
---   values): status, remaining, retry, reset, next, mark, refunded}. The
+--   values): status, remaining, retry, reset, next, mark, refunded, lease}. The
 --   layout constants come from the Go package that assembles the script.
 --   allowed is 1 when every rule allowed (and their state was written),
 --   else 0 (and nothing was written). now is the time decided at, in µs.
@@ -23,7 +25,9 @@
 --   after this request. retry, reset and next (until one more unit is
 --   available, 0 when none is used) are in µs (Go rounds them up to whole
 --   milliseconds). mark and refunded are the rule's token, what refund.lua
---   needs to give its commit back (0 when not written).
+--   needs to give its commit back (0 when not written); lease is the
+--   units taken beyond the cost (0 unless the rule is leased), which
+--   remaining and the token count in.
 -- The stack's code is decide_stack (decide.lua).
 local now, err = clock()
 if not now then

@@ -124,9 +124,12 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 	outcomes := outBuf[:0]
 	var blockedBuf [4]bool
 	blocked := blockedBuf[:0]
+	var leaseBuf [4]int
+	leases := leaseBuf[:0]
 	allowed := true
 	for i, c := range checks {
-		o := model.Step(c.Algorithm, s.state(idx[i], c.Key, t), now, c.Cost)
+		o, lease := model.Take(c.Algorithm, s.state(idx[i], c.Key, t), now, c.Cost, c.Lease)
+		leases = append(leases, lease)
 		isBlocked := false
 		if left := s.blockLeft(bidx[i], c.Blocks, t); left > 0 {
 			// Admitted once both the block and the rule allow.
@@ -152,7 +155,7 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 			res.Result = o.Held
 			continue
 		}
-		res.Result = o.Admitted
+		res.Result, res.Leased = o.Admitted, leases[i]
 		if c.Cost > 0 {
 			res.Token = limiter.Token(model.TokenOf(c.Algorithm, o.Next))
 			s.shards[idx[i]].put(c.Key, entry{state: o.Next, expires: t + o.TTL.Microseconds()}, t, s.maxPerShard())

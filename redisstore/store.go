@@ -287,7 +287,11 @@ func (s *Store) run(ctx context.Context, now string, checks []limiter.StoreCheck
 		if c.Blocks != "" {
 			penalty = script.Penalty(c.Penalty)
 		}
-		call.Arg(p.Arg, script.Cost(c.Cost), penalty)
+		cost := script.Cost(c.Cost)
+		if c.Lease > 0 {
+			cost = script.LeaseCost(c.Cost, c.Lease)
+		}
+		call.Arg(p.Arg, cost, penalty)
 		mask |= p.Mask
 	}
 	v, err := s.caller.Run(ctx, script.Stack(mask), call)
@@ -296,6 +300,6 @@ func (s *Store) run(ctx context.Context, now string, checks []limiter.StoreCheck
 		return script.Reply{}, err
 	}
 	return script.Parse(v, len(checks), func(i int, r script.Rule) {
-		results[i].Result, results[i].Blocked, results[i].Token = r.Result, r.Blocked, limiter.Token(r.Token)
+		results[i].Result, results[i].Blocked, results[i].Token, results[i].Leased = r.Result, r.Blocked, limiter.Token(r.Token), r.Lease
 	})
 }

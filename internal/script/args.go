@@ -29,8 +29,9 @@ const (
 	// now.
 	ReplyHead = 2
 	// ReplyPerRule is how many reply values each rule has: status,
-	// remaining, retry, reset, next and the token (mark, refunded).
-	ReplyPerRule = 7
+	// remaining, retry, reset, next, the token (mark, refunded) and the
+	// lease taken.
+	ReplyPerRule = 8
 )
 
 // Params is a rule's fixed part of ARGV, encoded once per algorithm value
@@ -69,6 +70,12 @@ var costs = func() (c [64]any) {
 	}
 	return c
 }()
+
+// LeaseCost encodes the cost argument of a leased rule: the request's
+// cost and the most units to take beyond it.
+func LeaseCost(cost, lease int) string {
+	return strconv.Itoa(cost) + ":" + strconv.Itoa(lease)
+}
 
 // NoBlocks is the penalty argument of a rule that takes no blocks.
 const NoBlocks = ""

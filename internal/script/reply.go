@@ -28,6 +28,8 @@ type Rule struct {
 	Blocked bool
 	// Token is what refund.lua needs to give the rule's consumption back.
 	Token model.Token
+	// Lease is the units taken beyond the cost, for a leased rule.
+	Lease int
 }
 
 // blocked is the status of a rule denied by a block.
@@ -63,6 +65,7 @@ func Parse(v any, n int, set func(i int, r Rule)) (Reply, error) {
 			},
 			Blocked: ints[0] == blocked,
 			Token:   model.Token{Mark: ints[5], Refunded: ints[6]},
+			Lease:   int(ints[7]),
 		}
 		// An allowed rule's retry is its delay.
 		if r.Result.Allowed {

@@ -1,0 +1,394 @@
+package limiter
+
+import (
+	"sync"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+)
+
+// Quota leases (see "Leases" in the package doc): a leased rule's units
+// are taken from the store in batches, one batch per pool (a rule and
+// identity), and spent here.
+
+// maxPools bounds the pools a Limiter keeps; checks of further identities
+// are decided unleased until pools go idle.
+const maxPools = 10_000
+
+// maxLease is the longest lease a rule may set.
+const maxLease = time.Minute
+
+// leases is a Limiter's lease pools.
+type leases struct {
+	mu     sync.Mutex
+	pools  map[string]*pool
+	closed bool
+	stop   chan struct{} // ends the sweeper, when there is one
+	swept  sync.WaitGroup
+}
+
+// pool is one leased rule's units for one identity key.
+type pool struct {
+	mu      sync.Mutex
+	current *lease            // the lease spent from, or nil
+	next    time.Time         // no take before it (paced, see take)
+	seen    algorithms.Result // the rule's result at the last take
+	seenAt  time.Time
+	demand  int       // units asked since since
+	since   time.Time // start of the demand count
+	rate    float64   // units asked per second, smoothed
+	used    time.Time // last asked
+}
+
+// lease is a batch of units a decision took from the store.
+type lease struct {
+	check    StoreCheck // as decided: Cost is every unit it took
+	token    Token
+	at       time.Time // the decision's instant
+	fallback bool      // taken from the fallback store
+	expires  time.Time // local time its units may be spent until
+	free     int       // unspent and not reserved
+	reserved int       // reserved by decisions in flight
+	ended    bool      // spent from no more; what is free goes back once reserved is 0
+	given    bool      // given back: the store's give-back of its token is used
+}
+
+// giveBack is what a lease returns to the store when it ends.
+type giveBack struct {
+	refund   StoreRefund
+	at       time.Time
+	fallback bool
+}
+
+// spend is a leased check's part in a decision: units reserved from a
+// lease, or a take sent to the store.
+type spend struct {
+	pool  *pool
+	lease *lease // reserved from, or nil for a take
+	n     int
+	take  bool
+}
+
+// leaseable is the error for a rule whose algorithm cannot be leased, or
+// nil.
+func leaseable(r Rule) string {
+	switch {
+	case r.Lease < 0 || r.Lease > maxLease:
+		return "lease " + r.Lease.String() + " outside 0 to " + maxLease.String()
+	case r.Lease == 0:
+		return ""
+	case r.Blockable || r.Penalty > 0:
+		return "a leased rule cannot take blocks (its units are spent without asking the store)"
+	}
+	switch r.Algorithm.(type) {
+	case algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.TokenBucket, algorithms.LeakyBucket, algorithms.GCRA:
+		return ""
+	}
+	return "a " + r.Algorithm.String() + " cannot be leased: its units are not interchangeable"
+}
+
+// interval is how long a pool of a rule leasing for ttl goes between takes
+// when its takes come up short: a tenth of the lease, and no more than
+// refills half a bucket's (or GCRA's burst) capacity or a tenth of a
+// window, so that nothing refilled meanwhile overflows.
+func interval(alg algorithms.Algorithm, ttl time.Duration) time.Duration {
+	iv := ttl / 10
+	switch a := alg.(type) {
+	case algorithms.TokenBucket:
+		iv = min(iv, a.Period*time.Duration(a.Capacity)/time.Duration(2*a.Rate))
+	case algorithms.LeakyBucket:
+		iv = min(iv, a.Period*time.Duration(a.Capacity)/time.Duration(2*a.Rate))
+	case algorithms.GCRA:
+		iv = min(iv, a.Period*time.Duration(a.Burst)/time.Duration(2*a.Rate))
+	default:
+		iv = min(iv, algorithms.PolicyOf(alg).Window/10)
+	}
+	return max(iv, time.Millisecond)
+}
+
+// pool returns key's pool, or nil when the pools are closed or full.
+func (ls *leases) pool(key string, now time.Time, ttl time.Duration) *pool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.closed {
+		return nil
+	}
+	if p := ls.pools[key]; p != nil {
+		return p
+	}
+	if len(ls.pools) >= maxPools {
+		ls.dropIdle(now, ttl)
+		if len(ls.pools) >= maxPools {
+			return nil
+		}
+	}
+	p := &pool{since: now, used: now}
+	ls.pools[key] = p
+	return p
+}
+
+// dropIdle forgets the pools that hold no lease and were not asked for
+// ttl. ls.mu is held.
+func (ls *leases) dropIdle(now time.Time, ttl time.Duration) {
+	for key, p := range ls.pools {
+		p.mu.Lock()
+		idle := p.current == nil && now.Sub(p.used) >= ttl
+		p.mu.Unlock()
+		if idle {
+			delete(ls.pools, key)
+		}
+	}
+}
+
+// reserve takes n units of the pool's current lease for a decision, if it
+// has them unexpired; an expired lease ends (what it returns is out).
+func (p *pool) reserve(n int, now time.Time) (l *lease, out *giveBack) {
+	p.used = now
+	p.demand += n
+	l = p.current
+	if l == nil {
+		return nil, nil
+	}
+	if !now.Before(l.expires) || l.free < n {
+		// Expired, or too few left for this cost: it ends, its units go
+		// back, and a take replaces it.
+		return nil, p.end(l)
+	}
+	l.free -= n
+	l.reserved += n
+	return l, nil
+}
+
+// end ends l: it is spent from no more, and what it holds free goes back
+// now, or once the decisions that reserved some of it are over. p.mu is
+// held.
+func (p *pool) end(l *lease) *giveBack {
+	if p.current == l {
+		p.current = nil
+	}
+	l.ended = true
+	return l.settle()
+}
+
+// settle is l's give-back, once l has ended and nothing is reserved
+// from it: its free units, once (settle leaves none free).
+func (l *lease) settle() *giveBack {
+	if !l.ended || l.reserved > 0 || l.free == 0 || l.given {
+		return nil
+	}
+	l.given = true
+	c := l.check
+	g := &giveBack{at: l.at, fallback: l.fallback, refund: StoreRefund{Check: c, Back: l.free, Token: l.token,
+		Resets: resetKey(c.Key), Span: resetSpan(c.Algorithm)}}
+	l.free = 0
+	return g
+}
+
+// resolve ends a reservation of n units from l: spent, or back to l's
+// free units when the decision was denied or failed.
+func (p *pool) resolve(l *lease, n int, spent bool) *giveBack {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l.reserved -= n
+	if !spent {
+		l.free += n
+	}
+	return l.settle()
+}
+
+// unspend returns n units a decision spent from l (Settle's give-back):
+// they are free again in l if it is current, else they go back to the
+// store with l's give-back, unless that was done (they are then lost:
+// stricter, never looser).
+func (p *pool) unspend(l *lease, n int) *giveBack {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l.given {
+		return nil
+	}
+	l.free += n
+	if p.current != l {
+		l.ended = true
+	}
+	return l.settle()
+}
+
+// size is how many units a take asks for beyond its cost: the pool's
+// recent demand over one interval, at least 1 and at most quota.
+func (p *pool) size(now time.Time, iv time.Duration, quota int) int {
+	if el := max(now.Sub(p.since), iv/4); el > 0 {
+		sample := float64(p.demand) / el.Seconds()
+		if p.rate == 0 {
+			p.rate = sample
+		} else {
+			p.rate = (p.rate + sample) / 2
+		}
+		p.demand, p.since = 0, now
+	}
+	return int(min(float64(quota), max(1, p.rate*iv.Seconds()+0.5)))
+}
+
+// taken records the outcome of a take sent to the store at local time now:
+// on an allowed decision, the lease it took (installed, ending the one in
+// place, which a concurrent take may have left); when the rule denied, or
+// its take came up short (the store had less than asked), no take before
+// an interval has passed, or the rule's wait if longer.
+func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, asked int, now time.Time, ttl, iv time.Duration) (l *lease, out *giveBack) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !res.Allowed {
+		if res.RetryAfter != algorithms.Never {
+			p.next = now.Add(max(iv, res.RetryAfter))
+		}
+		p.seen, p.seenAt = res.Result, now
+		return nil, nil
+	}
+	if !d.Allowed {
+		return nil, nil // another rule denied: nothing was taken
+	}
+	p.seen, p.seenAt = res.Result, now
+	if res.Leased < asked {
+		p.next = now.Add(iv)
+	}
+	c.Cost += res.Leased
+	l = &lease{check: c, token: res.Token, at: d.At, fallback: d.Fallback, expires: now.Add(expiry(c.Algorithm, res.Token, d.At, ttl)),
+		free: res.Leased}
+	if p.current != nil {
+		out = p.end(p.current)
+	}
+	if l.free > 0 {
+		p.current = l
+	}
+	return l, out
+}
+
+// expiry is how long a lease taken at the instant at lasts: ttl, and for
+// the windows no further than the end of the window its units were
+// counted in (the token's mark is its start), so that they are spent in
+// that window.
+func expiry(alg algorithms.Algorithm, tok Token, at time.Time, ttl time.Duration) time.Duration {
+	switch alg.(type) {
+	case algorithms.FixedWindow, algorithms.SlidingWindow:
+		end := tok.Mark + algorithms.PolicyOf(alg).Window.Microseconds()
+		return min(ttl, time.Duration(end-at.UnixMicro())*time.Microsecond)
+	}
+	return ttl
+}
+
+// served is the result of a check served from l: the rule's result at the
+// last take, aged, with the pool's free units added to what remains.
+func (p *pool) served(l *lease, now time.Time) algorithms.Result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.aged(now)
+	r.Allowed, r.Remaining = true, r.Remaining+l.free
+	return r
+}
+
+// denied is the result of a check denied here, without asking the store:
+// its pool is empty and its next take is not due.
+func (p *pool) denied(now time.Time) algorithms.Result {
+	r := p.aged(now)
+	wait := exact.CeilMillis(p.next.Sub(now).Microseconds())
+	r.Allowed, r.Remaining, r.RetryAfter, r.NextAfter = false, 0, wait, max(r.NextAfter, wait)
+	return r
+}
+
+// aged is the last result seen, its durations less the time since. p.mu
+// is held.
+func (p *pool) aged(now time.Time) algorithms.Result {
+	r, since := p.seen, now.Sub(p.seenAt)
+	r.RetryAfter, r.Delay = 0, 0
+	r.ResetAfter = max(0, r.ResetAfter-since)
+	r.NextAfter = max(0, r.NextAfter-since)
+	return r
+}
+
+// sweep starts the goroutine that ends expired leases nothing asks for
+// any more, gives their units back and forgets idle pools, until Close.
+func (l *Limiter) sweep() {
+	every := time.Duration(maxLease)
+	for _, r := range l.rules {
+		if r.lease > 0 {
+			every = min(every, max(time.Millisecond, r.lease/4))
+		}
+	}
+	ls := l.leases
+	ls.stop = make(chan struct{})
+	ls.swept.Add(1)
+	go func() {
+		defer ls.swept.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ls.stop:
+				return
+			case <-t.C:
+				l.returnLeases(ls.expired(time.Now(), false))
+			}
+		}
+	}()
+}
+
+// expired ends the leases expired at now (all of them when all is set),
+// returns their give-backs, and forgets pools idle for a minute.
+func (ls *leases) expired(now time.Time, all bool) []*giveBack {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	var out []*giveBack
+	for key, p := range ls.pools {
+		p.mu.Lock()
+		if c := p.current; c != nil && (all || !now.Before(c.expires)) {
+			if g := p.end(c); g != nil {
+				out = append(out, g)
+			}
+		}
+		if p.current == nil && now.Sub(p.used) >= maxLease {
+			delete(ls.pools, key)
+		}
+		p.mu.Unlock()
+	}
+	return out
+}
+
+// forget drops key's pool (Reset): its lease's units are not given back,
+// since a Reset voids give-backs of what was decided before it.
+func (ls *leases) forget(key string) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if p := ls.pools[key]; p != nil {
+		p.mu.Lock()
+		if p.current != nil {
+			p.current.ended, p.current.given = true, true
+			p.current = nil
+		}
+		p.mu.Unlock()
+		delete(ls.pools, key)
+	}
+}
+
+// Close gives back the units of every lease (see Rule.Lease) and stops
+// leasing: later decisions of leased rules ask the store each time. A
+// Limiter without leased rules has nothing to close. It returns the
+// store's error when a give-back failed (those units stay consumed until
+// the rule's state recovers them). Close is safe to call more than once.
+func (l *Limiter) Close() error {
+	ls := l.leases
+	if ls == nil {
+		return nil
+	}
+	ls.mu.Lock()
+	if ls.closed {
+		ls.mu.Unlock()
+		return nil
+	}
+	ls.closed = true
+	ls.mu.Unlock()
+	if ls.stop != nil {
+		close(ls.stop)
+		ls.swept.Wait()
+	}
+	return l.returnLeases(ls.expired(l.local(), true))
+}

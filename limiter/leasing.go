@@ -1,0 +1,144 @@
+package limiter
+
+import (
+	"context"
+	"time"
+)
+
+// leased reports whether checks include a leased rule's check that
+// consumes.
+func leased(sc []StoreCheck, rules []checked) bool {
+	for i, r := range rules {
+		if r.rule.lease > 0 && sc[i].Cost > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// decideLeased decides a stack with leased checks: each is served from its
+// pool's lease when it holds the cost, denied here when its pool is empty
+// and its next take is not due, and otherwise sent to the store as a take
+// of a new lease, with the stack's other checks. A stack the store denies
+// (or that fails) spends nothing: what it reserved goes back to the
+// leases.
+func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []checked) (Decision, error) {
+	now := l.local()
+	var spendBuf [4]spend
+	var outBuf [2]*giveBack
+	spends, out := spendBuf[:0], outBuf[:0]
+	send, sendRules := make([]StoreCheck, 0, len(sc)), make([]checked, 0, len(sc))
+	var deniedBy *pool
+	for i, c := range sc {
+		r := rules[i].rule
+		var p *pool
+		if r.lease > 0 && c.Cost > 0 && deniedBy == nil {
+			p = l.leases.pool(c.Key, now, r.lease)
+		}
+		if p == nil {
+			spends = append(spends, spend{})
+			send, sendRules = append(send, c), append(sendRules, rules[i])
+			continue
+		}
+		p.mu.Lock()
+		ls, g := p.reserve(c.Cost, now)
+		switch {
+		case ls != nil:
+			spends = append(spends, spend{pool: p, lease: ls, n: c.Cost})
+		case now.Before(p.next):
+			deniedBy = p
+			spends = append(spends, spend{pool: p})
+		default:
+			c.Lease = p.size(now, r.leaseInterval, rules[i].algo.policy.Quota)
+			spends = append(spends, spend{pool: p, n: c.Lease, take: true})
+			send, sendRules = append(send, c), append(sendRules, rules[i])
+		}
+		p.mu.Unlock()
+		if g != nil {
+			out = append(out, g)
+		}
+	}
+	l.returnLeases(out)
+	out = out[:0]
+
+	var d Decision
+	var err error
+	if deniedBy == nil && len(send) > 0 {
+		d, err = l.decideChecks(ctx, send, sendRules)
+	}
+	failed := err != nil && !d.Fallback
+	allowed := deniedBy == nil && !failed && (len(send) == 0 || d.Allowed)
+	full := Decision{Allowed: allowed, At: d.At, Fallback: d.Fallback, Cached: d.Cached, Results: make([]RuleResult, len(sc))}
+	if d.At.IsZero() {
+		full.At = now
+	}
+	j := 0
+	for i, s := range spends {
+		res, r := &full.Results[i], rules[i]
+		switch {
+		case s.lease != nil: // reserved from a lease
+			if g := s.pool.resolve(s.lease, s.n, allowed); g != nil {
+				out = append(out, g)
+			}
+			res.Result = s.pool.served(s.lease, now)
+			if allowed {
+				res.lease, res.pool = s.lease, s.pool
+			}
+		case s.pool != nil && s.pool == deniedBy:
+			s.pool.mu.Lock()
+			res.Result = s.pool.denied(now)
+			s.pool.mu.Unlock()
+		case j >= len(d.Results): // not decided: denied here first, or failed
+			res.Result.Allowed = true
+		default: // decided by the store
+			*res = d.Results[j]
+			if s.take {
+				ls, g := s.pool.taken(d, res, send[j], s.n, now, r.rule.lease, r.rule.leaseInterval)
+				if g != nil {
+					out = append(out, g)
+				}
+				if ls != nil {
+					res.lease, res.pool = ls, s.pool
+					res.Remaining += res.Leased
+				}
+			}
+			j++
+		}
+		res.Rule, res.Policy, res.Limit, res.check = r.rule.name, r.algo.policy, r.algo.policy.Quota, sc[i]
+	}
+	l.returnLeases(out)
+	if failed {
+		return Decision{}, err
+	}
+	return full, err
+}
+
+// local is the time pools run on: the passed-in clock, else the local
+// clock (a lease's time to live is local).
+func (l *Limiter) local() time.Time {
+	if l.cfg.clock != nil {
+		return l.cfg.clock()
+	}
+	return time.Now()
+}
+
+// returnLeases gives ended leases' free units back, each to the store that
+// leased them: like a settlement, once, never retried (a failure leaves
+// the units consumed: stricter, never looser).
+func (l *Limiter) returnLeases(out []*giveBack) error {
+	var err error
+	for _, g := range out {
+		store := l.store
+		if g.fallback {
+			store = l.cfg.fallback
+		}
+		now, e := l.now()
+		if e == nil {
+			e = store.Refund(context.Background(), now, g.at, []StoreRefund{g.refund})
+		}
+		if e != nil && err == nil {
+			err = backendError(e)
+		}
+	}
+	return err
+}
