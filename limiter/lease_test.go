@@ -2,6 +2,7 @@ package limiter_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
 // counting counts a store's decisions and give-backs.
@@ -104,4 +106,151 @@ func TestLeaseSteps(t *testing.T) {
 			}
 		}
 	}
+}
+
+// leaseAlgorithms are the leasable algorithms the property tests run.
+var leaseAlgorithms = []algorithms.Algorithm{
+	algorithms.FixedWindow{Limit: 30, Window: 100 * time.Millisecond},
+	algorithms.SlidingWindow{Limit: 30, Window: 100 * time.Millisecond},
+	algorithms.TokenBucket{Capacity: 20, Rate: 15, Period: 100 * time.Millisecond},
+	algorithms.LeakyBucket{Capacity: 20, Rate: 15, Period: 100 * time.Millisecond},
+	algorithms.GCRA{Rate: 15, Period: 100 * time.Millisecond, Burst: 20},
+}
+
+type spent struct {
+	at   int64 // µs
+	cost int
+}
+
+// TestLeasesNeverOverAdmit: three instances lease one global rule (each
+// its own Limiter on one store), stacked at random with a per-key rule
+// that denies some stacks; requests of random costs, time passing by
+// steps from 0 to past a lease, settlements that give units back, and
+// instances closing, in random order. The units admitted, at the
+// instants they were spent, keep the algorithm's promise: an aligned
+// window holds at most its limit (a lease never outlives its window), and
+// a bucket or GCRA admits at most its size plus what refills over the
+// interval and one lease's time to live (a unit is spent at most that
+// long after it was taken). After every instance has closed, a fixed
+// window holds exactly what was admitted in it: every unit not spent came
+// back.
+func TestLeasesNeverOverAdmit(t *testing.T) {
+	for _, alg := range leaseAlgorithms {
+		pol := algorithms.PolicyOf(alg)
+		w := pol.Window.Microseconds()
+		for seed := range uint64(60) {
+			rng := rand.New(rand.NewPCG(seed, 31))
+			store := memstore.Must()
+			clk := newClock(time.UnixMicro(1_795_000_000_000_000 + rng.Int64N(w)))
+			ttl := time.Duration(1+rng.Int64N(2*w)) * time.Microsecond
+			rules := []limiter.Rule{
+				{Name: "global", Algorithm: alg, Lease: ttl},
+				{Name: "perkey", Algorithm: algorithms.FixedWindow{Limit: 4, Window: 50 * time.Millisecond}},
+			}
+			var fleet []*limiter.Limiter
+			for range 3 {
+				fleet = append(fleet, must(limiter.New(store, rules, clk.option())))
+			}
+			var admitted []spent
+			type decided struct {
+				d limiter.Decision
+				i int // its entry in admitted
+			}
+			var open []decided
+			for range 600 {
+				switch op := rng.IntN(20); {
+				case op < 3:
+					clk.add(time.Duration(rng.Int64N(w/4+1)) * time.Microsecond)
+				case op == 3:
+					clk.add(time.Duration(rng.Int64N(2*ttl.Microseconds()+1)) * time.Microsecond)
+				case op == 4 && len(open) > 0: // settle: a give-back into the lease
+					k := rng.IntN(len(open))
+					o := open[k]
+					open = slices.Delete(open, k, k+1)
+					final := make([]int, len(o.d.Results))
+					final[0] = rng.IntN(admitted[o.i].cost)
+					if len(final) > 1 {
+						final[1] = 1
+					}
+					// Any Limiter of the fleet settles it: the rules agree.
+					if _, err := fleet[rng.IntN(len(fleet))].Settle(ctx, o.d, final...); err != nil {
+						t.Fatal(err)
+					}
+					admitted[o.i].cost = final[0]
+				case op == 5:
+					_ = fleet[rng.IntN(len(fleet))].Close()
+				default:
+					checks := []limiter.Check{{Rule: "global", Identity: "all", Cost: 1 + rng.IntN(3)}}
+					if rng.IntN(2) == 0 {
+						checks = append(checks, limiter.Check{Rule: "perkey", Identity: string(rune('a' + rng.IntN(2))), Cost: 1})
+					}
+					d, err := fleet[rng.IntN(len(fleet))].Decide(ctx, checks...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d.Allowed {
+						open = append(open, decided{d, len(admitted)})
+						admitted = append(admitted, spent{clk.now().UnixMicro(), checks[0].Cost})
+					}
+				}
+			}
+			for _, l := range fleet {
+				if err := l.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(admitted) == 0 {
+				t.Fatalf("%v seed %d: nothing admitted", alg, seed)
+			}
+			checkPromise(t, alg, ttl, admitted, seed)
+			if _, ok := alg.(algorithms.FixedWindow); ok {
+				now := clk.now().UnixMicro()
+				in := 0
+				for _, a := range admitted {
+					if a.at/w == now/w {
+						in += a.cost
+					}
+				}
+				peeker := must(limiter.New(store, rules[:1], clk.option()))
+				if got, want := remaining(t, peeker, "all"), pol.Quota-in; got != want {
+					t.Fatalf("%v seed %d: after Close the window has %d remaining, want %d (%d admitted in it)", alg, seed, got, want, in)
+				}
+			}
+		}
+	}
+}
+
+// checkPromise checks admissions against alg's promise, a lease's ttl
+// added to a bucket's interval.
+func checkPromise(t *testing.T, alg algorithms.Algorithm, ttl time.Duration, adm []spent, seed uint64) {
+	t.Helper()
+	pol := algorithms.PolicyOf(alg)
+	w := pol.Window.Microseconds()
+	for i := range adm {
+		sum := 0
+		for j := i; j < len(adm); j++ {
+			sum += adm[j].cost
+			bound := pol.Quota
+			switch a := alg.(type) {
+			case algorithms.FixedWindow, algorithms.SlidingWindow:
+				if adm[j].at/w != adm[i].at/w {
+					continue
+				}
+			case algorithms.TokenBucket:
+				bound += refilled(adm[j].at-adm[i].at+ttl.Microseconds(), a.Rate, a.Period)
+			case algorithms.LeakyBucket:
+				bound += refilled(adm[j].at-adm[i].at+ttl.Microseconds(), a.Rate, a.Period)
+			case algorithms.GCRA:
+				bound += refilled(adm[j].at-adm[i].at+ttl.Microseconds(), a.Rate, a.Period)
+			}
+			if sum > bound {
+				t.Fatalf("%v seed %d: %d admitted in [%d, %d] µs, promise is %d", alg, seed, sum, adm[i].at, adm[j].at, bound)
+			}
+		}
+	}
+}
+
+// refilled is how many units rate per period refills in d µs.
+func refilled(d int64, rate int, period time.Duration) int {
+	return int(d * int64(rate) / period.Microseconds())
 }

@@ -45,16 +45,33 @@ func randomRules(rng *rand.Rand) []limiter.Rule {
 		{Name: "qu", Algorithm: algorithms.Queue{Rate: n(), Period: span(), MaxDelay: span() * time.Duration(rng.IntN(3))}},
 		{Name: "cc", Algorithm: algorithms.Concurrency{Limit: n(), Lease: span()}},
 	}
-	// A third take blocks, half of those with a penalty.
+	// A third take blocks, half of those with a penalty; of the others,
+	// a leasable rule is leased one time in three.
 	for i := range rules {
 		switch rng.IntN(6) {
 		case 0:
 			rules[i].Blockable = true
 		case 1:
 			rules[i].Penalty = span()
+		case 2, 3:
+			switch rules[i].Algorithm.(type) {
+			case algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.TokenBucket, algorithms.LeakyBucket, algorithms.GCRA:
+				rules[i].Lease = span()
+			}
 		}
 	}
 	return rules
+}
+
+// shown is a decision's exported fields, to compare two Limiters'
+// decisions (a leased rule's result also points into its own Limiter's
+// pools).
+func shown(d limiter.Decision) string {
+	s := fmt.Sprint(d.Allowed, d.At.UnixMicro(), d.Fallback, d.Cached)
+	for _, r := range d.Results {
+		s += fmt.Sprintf(" %s %+v %+v %v %+v %d", r.Rule, r.Policy, r.Result, r.Blocked, r.Token, r.Leased)
+	}
+	return s
 }
 
 // refunded copies the model's ResetAfter and NextAfter (and a queue's
@@ -133,7 +150,7 @@ func operate(t *testing.T, rng *rand.Rand, lua, model *limiter.Limiter, rules []
 		return
 	}
 	refunded(cluster, gotMore, wantMore)
-	if sentinel(gotErr) != sentinel(wantErr) || fmt.Sprint(gotMore) != fmt.Sprint(wantMore) {
+	if sentinel(gotErr) != sentinel(wantErr) || shown(gotMore) != shown(wantMore) {
 		t.Fatalf("operation: lua %+v, %v; model %+v, %v", gotMore, gotErr, wantMore, wantErr)
 	}
 }
@@ -297,7 +314,7 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 			}
 			continue // the other fields are the remembered denial's
 		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		if shown(got) != shown(want) {
 			t.Fatalf("seed %d step %d at %d µs, checks %+v:\nlua   %+v\nmodel %+v\nrules %v", seed, step, now.UnixMicro(), checks, got, want, rules)
 		}
 		if len(denyCache) == 0 { // a give-back may leave a cached denial stale (see Settle)
@@ -384,7 +401,7 @@ func TestClockStepBack(t *testing.T) {
 						t.Fatal(err)
 					}
 					want, _ := model.Allow(ctx, r.Name, "x")
-					if fmt.Sprint(got) != fmt.Sprint(want) {
+					if shown(got) != shown(want) {
 						t.Fatalf("%s %s back %v request %d:\nlua   %+v\nmodel %+v", name, r.Name, back, i, got, want)
 					}
 					if got.Allowed {

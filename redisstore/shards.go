@@ -121,11 +121,13 @@ func (s *Store) refundGroups(ctx context.Context, now, at string, groups []group
 		}
 		for i, c := range gr.checks {
 			if c.Cost > 0 {
-				refunds = append(refunds, limiter.StoreRefund{Check: c, Back: c.Cost, Token: gr.results[i].Token})
+				res := &gr.results[i]
+				c.Cost += res.Leased // a lease was taken with the cost
+				refunds = append(refunds, limiter.StoreRefund{Check: c, Back: c.Cost, Token: res.Token})
 				if _, queue := c.Algorithm.(algorithms.Queue); !queue { // its slots are not counted in units
-					gr.results[i].Remaining += c.Cost
+					res.Remaining += c.Cost
 				}
-				gr.results[i].Token = limiter.Token{}
+				res.Token, res.Leased = limiter.Token{}, 0
 			}
 		}
 	}
