@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -253,4 +254,45 @@ func checkPromise(t *testing.T, alg algorithms.Algorithm, ttl time.Duration, adm
 // refilled is how many units rate per period refills in d µs.
 func refilled(d int64, rate int, period time.Duration) int {
 	return int(d * int64(rate) / period.Microseconds())
+}
+
+// TestLeasesConcurrent: goroutines share one Limiter's lease pool on the
+// real clock (the sweeper running), on every store. They never admit more
+// than the bucket holds, and after Close what was admitted and what the
+// store has left add up to the bucket exactly: no unit lost, none given
+// back twice.
+func TestLeasesConcurrent(t *testing.T) {
+	alg := algorithms.TokenBucket{Capacity: 500, Rate: 1, Period: 24 * time.Hour}
+	for name, s := range everyStore(t) {
+		prefix := limiter.WithPrefix("concurrent" + name)
+		lim := must(limiter.New(s, []limiter.Rule{{Name: "global", Algorithm: alg, Lease: 20 * time.Millisecond}}, prefix))
+		var admitted atomic.Int64
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for i := range 150 {
+					d, err := lim.Allow(ctx, "global", "all")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if d.Allowed {
+						admitted.Add(1)
+					}
+					if i%50 == 0 {
+						time.Sleep(25 * time.Millisecond) // past a lease
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if err := lim.Close(); err != nil {
+			t.Fatal(err)
+		}
+		peeker := must(limiter.New(s, []limiter.Rule{{Name: "global", Algorithm: alg}}, prefix))
+		left := remaining(t, peeker, "all")
+		if n := int(admitted.Load()); n > 500 || n+left != 500 {
+			t.Fatalf("%s: admitted %d, %d left after Close; want at most 500, adding up to 500", name, n, left)
+		}
+	}
 }

@@ -63,6 +63,13 @@ type Rule struct {
 	// the rule denies it.
 	Blockable bool
 	Penalty   time.Duration
+	// Lease makes the rule leased (see limiter.Rule): each instance takes
+	// the rule's units from Redis in batches and spends them without a
+	// round trip, for a global or per-tenant rule every request checks.
+	// The batches left when the process stops come back as the rule's
+	// state recovers (a window's end, a bucket's refill); to give them
+	// back at once, build the limiter (NewWithLimiter) and Close it.
+	Lease time.Duration
 }
 
 // Event describes one decision or failure, for metrics.
@@ -174,7 +181,7 @@ func NewWithLimiter(lim *limiter.Limiter, rules []Rule, opts ...Option) (func(ht
 func LimiterRules(rules []Rule) []limiter.Rule {
 	lrules := make([]limiter.Rule, len(rules))
 	for i, r := range rules {
-		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Blockable: r.Blockable, Penalty: r.Penalty}
+		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Blockable: r.Blockable, Penalty: r.Penalty, Lease: r.Lease}
 	}
 	return lrules
 }
