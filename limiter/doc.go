@@ -64,4 +64,57 @@
 // from the current level let 10 more in at once). Such a key keeps a
 // ledger of its give-backs (three integers) from the first give-back until
 // no decision's share can matter any more.
+//
+// # Leases
+//
+// A rule with Rule.Lease is leased: a global or per-tenant rule that every
+// request of many instances checks stops being one hot key. Each Limiter
+// keeps a pool per rule and identity. A request whose pool holds its
+// cost spends from it without asking the store (the stack's other rules
+// are still decided by the store, and a stack they deny spends nothing:
+// the units go back to the pool). Otherwise the request's check asks the
+// store for its cost and a lease with it, in the stack's one store call:
+// up to B more units, no more than half of what remains beyond the cost
+// (StoreCheck.Lease). B is the instance's recent demand over one
+// interval I (at least 1, at most the rule's quota), where I is a tenth
+// of the lease, and no more than refills half a bucket's capacity (GCRA's
+// burst) or a tenth of a window. When a take comes up short (the store
+// had less than asked) or the rule denies, the pool asks again no sooner
+// than I later (or the rule's RetryAfter, if longer), and denies locally
+// until then. A lease's units are spent within its Lease (for the
+// windows, within the window they were counted in); what is left goes
+// back exactly when it expires (the Limiter's sweeper, or the next
+// request of the pool), when a take replaces it, or on Close: through
+// the same give-back as Settle, once. If the process dies, its leased
+// units come back as the rule's state recovers. Leasable: the windows, the
+// buckets and GCRA; a sliding log's entries, a queue's turns and a
+// concurrency limit's leases are not interchangeable units, and a leased
+// rule takes no blocks. With WithClock there is no sweeper: a lease ends
+// when a request of its pool finds it expired, or on Close.
+//
+// Bounds. Never over: every unit spent was consumed in the store first,
+// so fleet-wide admissions keep the algorithm's promise counting each
+// unit at the instant it was leased (for a bucket or GCRA, a unit is
+// spent at most Lease after that; a window's units inside their window).
+// Under, while demand exceeds the limit: with B_i the largest lease
+// instance i took, the fleet admits at most
+//
+//	sum_i B_i + max_i B_i + 1 (+ what refills over I, for a bucket or GCRA)
+//
+// fewer units than one unleased limiter would (per window for the
+// windows): the units in pools when a window ends, what a short take left
+// in the store for paced instances, and a bucket's refill during one
+// pause. Near exhaustion leases halve down to none, and a leased rule
+// decides as an unleased one.
+//
+// Results. A leased rule's result reports Remaining as what the store had
+// left at the pool's last take plus the units still in the pool, and
+// ResetAfter and NextAfter from that take, less the time since; a
+// Decision served entirely from pools has At on the local (or passed-in)
+// clock. A local denial reports RetryAfter until the pool's next take,
+// never shorter than the store's own wait at the last take. A stack
+// denied locally by a leased rule is not sent to the store: its other
+// rules report Allowed and no Remaining. Settle gives a leased rule's
+// units back to its pool (into the store with the lease's give-back if
+// the lease has ended, or nothing if that was done).
 package limiter

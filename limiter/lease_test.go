@@ -296,3 +296,91 @@ func TestLeasesConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestLeasesUnderAdmitWithinBound: four instances with skewed demand (one
+// asks for half of it), twice or more what the rule allows, lease one
+// rule; a single unleased Limiter takes the same requests in the same
+// order as the reference. Over every window (fixed and sliding windows)
+// or over the whole run (buckets and GCRA, whose units carry over), the
+// leased fleet admits no less than the reference minus the bound of the
+// package doc: every instance's largest lease, the largest once more and
+// one unit, plus what refills over one interval.
+func TestLeasesUnderAdmitWithinBound(t *testing.T) {
+	const instances, step = 4, 250 * time.Microsecond
+	for _, alg := range []algorithms.Algorithm{
+		algorithms.FixedWindow{Limit: 400, Window: 100 * time.Millisecond},
+		algorithms.SlidingWindow{Limit: 400, Window: 100 * time.Millisecond},
+		algorithms.TokenBucket{Capacity: 100, Rate: 400, Period: 100 * time.Millisecond},
+		algorithms.LeakyBucket{Capacity: 100, Rate: 400, Period: 100 * time.Millisecond},
+		algorithms.GCRA{Rate: 400, Period: 100 * time.Millisecond, Burst: 100},
+	} {
+		pol := algorithms.PolicyOf(alg)
+		w := pol.Window.Microseconds()
+		clk := newClock(time.UnixMicro(1_795_000_000_000_000 - 1_795_000_000_000_000%w))
+		ttl := 50 * time.Millisecond
+		shared := memstore.Must()
+		var fleet []*limiter.Limiter
+		for range instances {
+			fleet = append(fleet, must(limiter.New(shared, []limiter.Rule{{Name: "global", Algorithm: alg, Lease: ttl}}, clk.option())))
+		}
+		ref := must(limiter.New(memstore.Must(), []limiter.Rule{{Name: "global", Algorithm: alg}}, clk.option()))
+		largest := make([]int, instances)
+		var got, want []int // admitted per window
+		rng := rand.New(rand.NewPCG(5, 5))
+		steps := int(800 * time.Millisecond / step)
+		for s := range steps {
+			win := s * int(step.Microseconds()) / int(w)
+			for len(got) <= win {
+				got, want = append(got, 0), append(want, 0)
+			}
+			// 4 requests a step (16,000 a second against 4,000): half to
+			// instance 0, the rest to one of the others.
+			for k := range 4 {
+				i := 0
+				if k%2 == 1 {
+					i = 1 + rng.IntN(instances-1)
+				}
+				d, err := fleet[i].Allow(ctx, "global", "all")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.Allowed {
+					got[win]++
+				}
+				largest[i] = max(largest[i], d.Results[0].Leased)
+				if r, _ := ref.Allow(ctx, "global", "all"); r.Allowed {
+					want[win]++
+				}
+			}
+			clk.add(step)
+		}
+		sum, top := 0, 0
+		for _, b := range largest {
+			sum, top = sum+b, max(top, b)
+		}
+		bound := sum + top + 1
+		// The interval is at most a tenth of the lease.
+		switch a := alg.(type) {
+		case algorithms.TokenBucket:
+			bound += refilled(ttl.Microseconds()/10, a.Rate, a.Period)
+		case algorithms.LeakyBucket:
+			bound += refilled(ttl.Microseconds()/10, a.Rate, a.Period)
+		case algorithms.GCRA:
+			bound += refilled(ttl.Microseconds()/10, a.Rate, a.Period)
+		}
+		total, totalRef := 0, 0
+		for win := range got {
+			total, totalRef = total+got[win], totalRef+want[win]
+			switch alg.(type) {
+			case algorithms.FixedWindow, algorithms.SlidingWindow:
+				if got[win] < want[win]-bound {
+					t.Errorf("%v: window %d admitted %d, unleased %d, bound %d (largest leases %v)", alg, win, got[win], want[win], bound, largest)
+				}
+			}
+		}
+		if total < totalRef-bound || total > totalRef+bound {
+			t.Errorf("%v: admitted %d in all, unleased %d, bound %d (largest leases %v)", alg, total, totalRef, bound, largest)
+		}
+		t.Logf("%v: admitted %d, unleased %d (%.1f%%), bound %d, largest leases %v", alg, total, totalRef, 100*float64(total)/float64(totalRef), bound, largest)
+	}
+}
