@@ -3,14 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -18,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/benchmarks/internal/redisproc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
@@ -79,7 +74,7 @@ func clusterContenders() []clusterContender {
 // clusterBench runs the cluster mode and returns the medians by contender
 // name, nil when no cluster could be started (the reason is printed).
 func clusterBench(goroutines, nkeys int, d time.Duration, rounds int, only string) map[string]stats {
-	cc, stop, err := startCluster(3, goroutines)
+	cc, stop, err := redisproc.StartCluster(3, goroutines+8)
 	if err != nil {
 		fmt.Printf("\n## mode cluster: skipped (%v)\n", err)
 		return nil
@@ -108,7 +103,7 @@ func clusterBench(goroutines, nkeys int, d time.Duration, rounds int, only strin
 			if err != nil {
 				fatalf("%s: %v", list[j].name, err)
 			}
-			nodes := masters(ctx, cc)
+			nodes := redisproc.Masters(ctx, cc)
 			for _, n := range nodes {
 				_ = n.ConfigResetStat(ctx).Err()
 			}
@@ -116,7 +111,7 @@ func clusterBench(goroutines, nkeys int, d time.Duration, rounds int, only strin
 			results[j] = append(results[j], s)
 			calls[j] = calls[j][:0]
 			for _, n := range nodes {
-				calls[j] = append(calls[j], scriptCalls(ctx, n)/float64(max(1, s.decisions)))
+				calls[j] = append(calls[j], redisproc.ScriptCalls(ctx, n)/float64(max(1, s.decisions)))
 			}
 		}
 	}
@@ -136,134 +131,4 @@ func clusterBench(goroutines, nkeys int, d time.Duration, rounds int, only strin
 	}
 	w.Flush()
 	return out
-}
-
-// masters returns a client per master, in a stable order (by address).
-func masters(ctx context.Context, cc *redis.ClusterClient) []*redis.Client {
-	var addrs []string
-	byAddr := map[string]*redis.Client{}
-	var mu sync.Mutex // ForEachMaster calls concurrently
-	_ = cc.ForEachMaster(ctx, func(_ context.Context, n *redis.Client) error {
-		mu.Lock()
-		defer mu.Unlock()
-		addrs = append(addrs, n.Options().Addr)
-		byAddr[n.Options().Addr] = n
-		return nil
-	})
-	slices.Sort(addrs)
-	out := make([]*redis.Client, len(addrs))
-	for i, a := range addrs {
-		out[i] = byAddr[a]
-	}
-	return out
-}
-
-// scriptCalls is the number of EVALSHA, EVAL and FCALL calls since the
-// last CONFIG RESETSTAT (INFO commandstats).
-func scriptCalls(ctx context.Context, rdb *redis.Client) float64 {
-	return commandstat(ctx, rdb, "calls")
-}
-
-// startCluster starts n masters in cluster mode and returns a cluster
-// client over them, once every node reports all slots ok.
-func startCluster(n, goroutines int) (*redis.ClusterClient, func(), error) {
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		return nil, nil, fmt.Errorf("redis-cli: %w", err)
-	}
-	dir, err := os.MkdirTemp("", "ratebench-cluster")
-	if err != nil {
-		return nil, nil, err
-	}
-	var procs []*exec.Cmd
-	stop := func() {
-		for _, p := range procs {
-			_ = p.Process.Kill()
-			_ = p.Wait()
-		}
-		os.RemoveAll(dir)
-	}
-	var addrs []string
-	for range n {
-		port, err := freeClusterPort()
-		if err != nil {
-			stop()
-			return nil, nil, err
-		}
-		cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-			"--loglevel", "warning", "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(port)+".conf"), "--dir", dir)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			stop()
-			return nil, nil, fmt.Errorf("redis-server: %w", err)
-		}
-		procs = append(procs, cmd)
-		addrs = append(addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	}
-	for _, a := range addrs {
-		if err := waitPing(a); err != nil {
-			stop()
-			return nil, nil, err
-		}
-	}
-	args := append([]string{"--cluster", "create"}, addrs...)
-	if out, err := exec.Command(cli, append(args, "--cluster-yes")...).CombinedOutput(); err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("redis-cli --cluster create: %v: %s", err, out)
-	}
-	for _, a := range addrs {
-		if err := waitClusterOK(a); err != nil {
-			stop()
-			return nil, nil, err
-		}
-	}
-	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: goroutines + 8}), stop, nil
-}
-
-// freeClusterPort is a free loopback port whose cluster bus port (+10000)
-// is free too.
-func freeClusterPort() (int, error) {
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if port+10000 > 65535 {
-			continue
-		}
-		if bus, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000)); err == nil {
-			bus.Close()
-			return port, nil
-		}
-	}
-	return 0, fmt.Errorf("no free port pair for a cluster node")
-}
-
-func waitPing(addr string) error {
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if c.Ping(context.Background()).Err() == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server on %s did not start", addr)
-		}
-	}
-}
-
-func waitClusterOK(addr string) error {
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		info, err := c.ClusterInfo(context.Background()).Result()
-		if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_slots_ok:16384") {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster not ok on %s: %v", addr, err)
-		}
-	}
 }

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seed-bff0c9e1/ratelimit/benchmarks/internal/redisproc"
 )
 
 func main() {
@@ -77,7 +78,7 @@ func main() {
 		}
 		addr = opt.Addr
 	} else {
-		a, stop, err := startRedis()
+		a, stop, err := redisproc.Start()
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func main() {
 				}
 				s := measure(decide, *goroutines, ks, *d)
 				if s.decisions > 0 {
-					s.redisUS = scriptUsec(context.Background(), rdb) / float64(s.decisions)
+					s.redisUS = redisproc.ScriptUsec(context.Background(), rdb) / float64(s.decisions)
 				}
 				results[j] = append(results[j], s)
 			}
@@ -225,13 +226,13 @@ func memoryPerKey(e *env, list []contender, n int) {
 		if err := e.rdb.FlushAll(ctx).Err(); err != nil {
 			fatal(err)
 		}
-		before, _ := usedMemory(ctx, e.rdb)
+		before, _ := redisproc.UsedMemory(ctx, e.rdb)
 		decide, err := c.build(e, quota{limit: 1000, period: time.Hour})
 		if err != nil {
 			fatal(err)
 		}
 		measureN(decide, 32, keyNames("mem:", n))
-		after, _ := usedMemory(ctx, e.rdb)
+		after, _ := redisproc.UsedMemory(ctx, e.rdb)
 		keys := e.rdb.DBSize(ctx).Val()
 		fmt.Fprintf(w, "%s\t%d\t%.0f\t\n", c.name, keys, float64(after-before)/float64(max(1, keys)))
 	}
