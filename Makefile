@@ -3,7 +3,7 @@ STATICCHECK_VERSION = v0.8.2
 # staticcheck from the PATH (.ci/run installs it), else run at the pinned version.
 STATICCHECK ?= $(shell command -v staticcheck || echo "$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)")
 
-.PHONY: test vet lint bench run exports figure
+.PHONY: test vet lint bench leasesim run exports figure
 
 # test: vet, gofmt, staticcheck and the module check (no nested module
 # requires an undownloadable version or imports another module's
@@ -39,11 +39,17 @@ bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	cd benchmarks && $(GO) run ./cmd/ratebench -d 300ms -rounds 1 -memkeys 20000 -ctxtimeouts
 
+# leasesim: eight app instances sharing a leased global limit, then the
+# same unleased, against a redis-server and a 3-master Cluster of its own
+# (about 30 s; see docs/leases.md).
+leasesim:
+	cd benchmarks && $(GO) run ./cmd/leasesim
+
 # run: the stdlib example server on :8080 (in-process miniredis unless REDIS_URL is set).
 run:
 	$(GO) run ./examples/stdlib
 
-# exports: the library's exported names, counted (the budget is 124).
+# exports: the library's exported names, counted (the budget is 125).
 exports:
 	$(GO) run ./internal/cmd/exports -v
 

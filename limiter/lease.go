@@ -39,6 +39,10 @@ type pool struct {
 	since   time.Time // start of the demand count
 	rate    float64   // units asked per second, smoothed
 	used    time.Time // last asked
+	// taking is closed when the take in flight for the pool is over (nil:
+	// none): requests that find the pool empty meanwhile wait for it
+	// rather than take too.
+	taking chan struct{}
 }
 
 // lease is a batch of units a decision took from the store.
@@ -68,6 +72,7 @@ type spend struct {
 	lease *lease // reserved from, or nil for a take
 	n     int
 	take  bool
+	marks bool // the take is the pool's take in flight (pool.taking)
 }
 
 // leaseable is the error for a rule whose algorithm cannot be leased, or
@@ -144,8 +149,6 @@ func (ls *leases) dropIdle(now time.Time, ttl time.Duration) {
 // reserve takes n units of the pool's current lease for a decision, if it
 // has them unexpired; an expired lease ends (what it returns is out).
 func (p *pool) reserve(n int, now time.Time) (l *lease, out *giveBack) {
-	p.used = now
-	p.demand += n
 	l = p.current
 	if l == nil {
 		return nil, nil
@@ -158,6 +161,17 @@ func (p *pool) reserve(n int, now time.Time) (l *lease, out *giveBack) {
 	l.free -= n
 	l.reserved += n
 	return l, nil
+}
+
+// took ends the pool's take in flight: the requests waiting for it go
+// on.
+func (p *pool) took() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.taking != nil {
+		close(p.taking)
+		p.taking = nil
+	}
 }
 
 // end ends l: it is spent from no more, and what it holds free goes back

@@ -29,6 +29,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 	spends, out := spendBuf[:0], outBuf[:0]
 	send, sendRules := make([]StoreCheck, 0, len(sc)), make([]checked, 0, len(sc))
 	var deniedBy *pool
+	taking := false // a take of this decision's is marked
 	for i, c := range sc {
 		r := rules[i].rule
 		var p *pool
@@ -41,7 +42,29 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 			continue
 		}
 		p.mu.Lock()
+		p.used = now
+		p.demand += c.Cost
 		ls, g := p.reserve(c.Cost, now)
+		// A take in flight: wait for its lease rather than take too, unless
+		// this decision marked a take of its own (two decisions could
+		// then wait for each other).
+		for ls == nil && p.taking != nil && !now.Before(p.next) && !taking {
+			wait := p.taking
+			p.mu.Unlock()
+			if g != nil {
+				out = append(out, g)
+			}
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				l.abandon(spends)
+				l.returnLeases(out)
+				return Decision{}, ctx.Err()
+			}
+			p.mu.Lock()
+			now = l.local()
+			ls, g = p.reserve(c.Cost, now)
+		}
 		switch {
 		case ls != nil:
 			spends = append(spends, spend{pool: p, lease: ls, n: c.Cost})
@@ -50,7 +73,11 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 			spends = append(spends, spend{pool: p})
 		default:
 			c.Lease = p.size(now, r.leaseInterval, rules[i].algo.policy.Quota)
-			spends = append(spends, spend{pool: p, n: c.Lease, take: true})
+			sp := spend{pool: p, n: c.Lease, take: true}
+			if p.taking == nil {
+				p.taking, taking, sp.marks = make(chan struct{}), true, true
+			}
+			spends = append(spends, sp)
 			send, sendRules = append(send, c), append(sendRules, rules[i])
 		}
 		p.mu.Unlock()
@@ -105,12 +132,30 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 			j++
 		}
 		res.Rule, res.Policy, res.Limit, res.check = r.rule.name, r.algo.policy, r.algo.policy.Quota, sc[i]
+		if s.marks {
+			s.pool.took()
+		}
 	}
 	l.returnLeases(out)
 	if failed {
 		return Decision{}, err
 	}
 	return full, err
+}
+
+// abandon undoes what a decision reserved and ends the takes it marked,
+// when it stops before asking the store.
+func (l *Limiter) abandon(spends []spend) {
+	for _, s := range spends {
+		switch {
+		case s.lease != nil:
+			if g := s.pool.resolve(s.lease, s.n, false); g != nil {
+				l.returnLeases([]*giveBack{g})
+			}
+		case s.marks:
+			s.pool.took()
+		}
+	}
 }
 
 // local is the time pools run on: the passed-in clock, else the local
