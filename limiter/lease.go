@@ -21,7 +21,7 @@ const maxLease = time.Minute
 
 // leases is a Limiter's lease pools.
 type leases struct {
-	mu     sync.Mutex
+	mu     sync.RWMutex
 	pools  map[string]*pool
 	closed bool
 	stop   chan struct{} // ends the sweeper, when there is one
@@ -114,6 +114,15 @@ func interval(alg algorithms.Algorithm, ttl time.Duration) time.Duration {
 
 // pool returns key's pool, or nil when the pools are closed or full.
 func (ls *leases) pool(key string, now time.Time, ttl time.Duration) *pool {
+	ls.mu.RLock()
+	p, closed := ls.pools[key], ls.closed
+	ls.mu.RUnlock()
+	if closed {
+		return nil
+	}
+	if p != nil {
+		return p
+	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if ls.closed {
@@ -128,7 +137,7 @@ func (ls *leases) pool(key string, now time.Time, ttl time.Duration) *pool {
 			return nil
 		}
 	}
-	p := &pool{since: now, used: now}
+	p = &pool{since: now, used: now}
 	ls.pools[key] = p
 	return p
 }

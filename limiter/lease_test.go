@@ -384,3 +384,36 @@ func TestLeasesUnderAdmitWithinBound(t *testing.T) {
 		t.Logf("%v: admitted %d, unleased %d (%.1f%%), bound %d, largest leases %v", alg, total, totalRef, 100*float64(total)/float64(totalRef), bound, largest)
 	}
 }
+
+// BenchmarkLeasedGlobal decides a per-key rule stacked with a global
+// rule on the memstore, the global rule leased or not, from one goroutine
+// and from many: what a pool costs on the client.
+func BenchmarkLeasedGlobal(b *testing.B) {
+	for _, lease := range []time.Duration{0, time.Second} {
+		lim := must(limiter.New(memstore.Must(), []limiter.Rule{
+			{Name: "key", Algorithm: algorithms.GCRA{Rate: 1 << 20, Period: time.Hour, Burst: 1 << 20}},
+			{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1 << 30, Window: time.Second}, Lease: lease},
+		}))
+		decide := func() {
+			_, _ = lim.Decide(ctx, limiter.Check{Rule: "key", Identity: "k", Cost: 1}, limiter.Check{Rule: "global", Identity: "all", Cost: 1})
+		}
+		b.Run("lease="+lease.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				decide()
+			}
+		})
+		b.Run("lease="+lease.String()+"/parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(32)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					decide()
+				}
+			})
+		})
+		if err := lim.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -27,7 +27,11 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 	var spendBuf [4]spend
 	var outBuf [2]*giveBack
 	spends, out := spendBuf[:0], outBuf[:0]
-	send, sendRules := make([]StoreCheck, 0, len(sc)), make([]checked, 0, len(sc))
+	// What goes to the store: a pooled slice (the store keeps none of it).
+	pooled := storeChecks(len(sc))
+	defer pooled.free()
+	var rulesBuf [4]checked
+	send, sendRules := pooled.checks[:0], rulesBuf[:0]
 	var deniedBy *pool
 	taking := false // a take of this decision's is marked
 	for i, c := range sc {

@@ -11,7 +11,6 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/benchmarks/internal/redisproc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
@@ -44,21 +43,10 @@ func clusterContenders() []clusterContender {
 			return allowFunc(limiter.New(store, []limiter.Rule{{Name: "r", Algorithm: gcra(q)}}, limiter.WithPrefix("c1")))
 		}},
 		{"ours per-key + global", func(cc *redis.ClusterClient, q quota) (decideFunc, error) {
-			store, err := redisstore.New(cc)
-			if err != nil {
-				return nil, err
-			}
-			lim, err := limiter.New(store, []limiter.Rule{
-				{Name: "key", Algorithm: gcra(q)},
-				{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1 << 30, Window: time.Second}},
-			}, limiter.WithPrefix("c2"))
-			if err != nil {
-				return nil, err
-			}
-			return func(ctx context.Context, key string) (bool, error) {
-				d, err := lim.Decide(ctx, limiter.Check{Rule: "key", Identity: key, Cost: 1}, limiter.Check{Rule: "global", Identity: "all", Cost: 1})
-				return d.Allowed, err
-			}, nil
+			return perKeyAndGlobal(cc, q, 0, "c2")
+		}},
+		{"ours per-key + leased global", func(cc *redis.ClusterClient, q quota) (decideFunc, error) {
+			return perKeyAndGlobal(cc, q, globalLease, "c3")
 		}},
 		{"redis_rate (gcra)", func(cc *redis.ClusterClient, q quota) (decideFunc, error) {
 			l := redis_rate.NewLimiter(cc)
@@ -93,6 +81,7 @@ func clusterBench(goroutines, nkeys int, d time.Duration, rounds int, only strin
 	ctx := context.Background()
 	results := make([][]stats, len(list))
 	calls := make([][]float64, len(list)) // script calls per decision on each master, last round
+	usec := make([][]float64, len(list))  // Redis µs in scripts per decision on each master, last round
 	for r := range rounds {
 		if err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return n.FlushAll(ctx).Err() }); err != nil {
 			fatal(err)
@@ -109,26 +98,44 @@ func clusterBench(goroutines, nkeys int, d time.Duration, rounds int, only strin
 			}
 			s := measure(decide, goroutines, keyNames(fmt.Sprintf("cluster:r%d:c%d:", r, j), nkeys), d)
 			results[j] = append(results[j], s)
-			calls[j] = calls[j][:0]
+			calls[j], usec[j] = calls[j][:0], usec[j][:0]
 			for _, n := range nodes {
 				calls[j] = append(calls[j], redisproc.ScriptCalls(ctx, n)/float64(max(1, s.decisions)))
+				usec[j] = append(usec[j], redisproc.ScriptUsec(ctx, n)/float64(max(1, s.decisions)))
 			}
 		}
 	}
-	fmt.Printf("\n## mode cluster (3 masters, %d per %v, %d keys)\n\n", q.limit, q.period, nkeys)
+	if n, err := cc.MasterForKey(ctx, globalTag); err == nil {
+		for i, m := range redisproc.Masters(ctx, cc) {
+			if m.Options().Addr == n.Options().Addr {
+				targets.globalMaster = i
+			}
+		}
+	}
+	targets.clusterUsec = map[string][]float64{}
+	for i, c := range list {
+		targets.clusterUsec[c.name] = usec[i]
+	}
+	fmt.Printf("\n## mode cluster (3 masters, %d per %v, %d keys; the global key on master %d)\n\n", q.limit, q.period, nkeys, targets.globalMaster+1)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "contender\tops/s\tx raw\tp50\tp99\terrors\tscript calls per decision, by master\t")
+	fmt.Fprintln(w, "contender\tops/s\tx raw\tp50\tp99\terrors\tscript calls per decision, by master\tRedis µs per decision, by master\t")
 	base := median(results[0])
 	out := map[string]stats{}
 	for i, c := range list {
 		m := median(results[i])
 		out[c.name] = m
-		per := make([]string, len(calls[i]))
-		for k, v := range calls[i] {
-			per[k] = fmt.Sprintf("%.2f", v)
-		}
-		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%v\t%v\t%d\t%s\t\n", c.name, m.ops, m.ops/base.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond), m.err, strings.Join(per, " "))
+		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%v\t%v\t%d\t%s\t%s\t\n", c.name, m.ops, m.ops/base.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond), m.err,
+			joined(calls[i]), joined(usec[i]))
 	}
 	w.Flush()
 	return out
+}
+
+// joined formats numbers with two decimals, space-separated.
+func joined(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(s, " ")
 }

@@ -99,6 +99,12 @@ func contenders() []contender {
 		ours("ours gcra, scripts", gcra, false, []redisstore.Option{redisstore.WithFunctions(false)}),
 		ours("ours gcra, one by one", gcra, false, []redisstore.Option{redisstore.WithFunctions(false), redisstore.WithCoalescing(false)}),
 		{name: "ours stack of 3", redis: true, build: stackOf3},
+		{name: "ours per-key + global", redis: true, build: func(e *env, q quota) (decideFunc, error) {
+			return perKeyAndGlobal(e.rdb, q, 0, "pg")
+		}},
+		{name: "ours per-key + leased global", redis: true, build: func(e *env, q quota) (decideFunc, error) {
+			return perKeyAndGlobal(e.rdb, q, globalLease, "plg")
+		}},
 		{name: "redis_rate (gcra)", redis: true, build: redisRate(false)},
 		{name: "ulule (fixed window)", redis: true, build: ululeLimiter},
 		{name: "throttled (gcra)", redis: true, build: throttledLimiter},
@@ -143,6 +149,33 @@ func stackOf3(e *env, q quota) (decideFunc, error) {
 			limiter.Check{Rule: "per-ip", Identity: key, Cost: 1},
 			limiter.Check{Rule: "per-user", Identity: key, Cost: 1},
 			limiter.Check{Rule: "per-route", Identity: key, Cost: 1})
+		return d.Allowed, err
+	}, nil
+}
+
+// globalLease is the lease of the leased global rule.
+const globalLease = 500 * time.Millisecond
+
+// globalTag is the hash tag of the global rule's key.
+const globalTag = "{global:all}"
+
+// perKeyAndGlobal stacks a per-key GCRA with a global fixed window too high
+// to deny (1<<30 a second), leased for lease (0: not leased): the global
+// rule's overhead on top of the per-key rule.
+func perKeyAndGlobal(rdb redis.Scripter, q quota, lease time.Duration, prefix string) (decideFunc, error) {
+	store, err := redisstore.New(rdb)
+	if err != nil {
+		return nil, err
+	}
+	lim, err := limiter.New(store, []limiter.Rule{
+		{Name: "key", Algorithm: gcra(q)},
+		{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1 << 30, Window: time.Second}, Lease: lease},
+	}, limiter.WithPrefix(prefix))
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, key string) (bool, error) {
+		d, err := lim.Decide(ctx, limiter.Check{Rule: "key", Identity: key, Cost: 1}, limiter.Check{Rule: "global", Identity: "all", Cost: 1})
 		return d.Allowed, err
 	}, nil
 }

@@ -13,6 +13,8 @@ type summary struct {
 	http             float64 // our middleware's req/s over redis_rate's
 	single           map[string]stats
 	cluster          map[string]stats
+	clusterUsec      map[string][]float64 // Redis µs in scripts per decision, by master
+	globalMaster     int                  // the master of the global key
 	serial           map[string]perDecision
 }
 
@@ -102,6 +104,26 @@ func (s *summary) print() {
 	line("9a. Redis Cluster, one rule: ours / redis_rate", r, ok, 1.8, true)
 	if r, ok := ratio(s.cluster, "ours per-key + global", "ours gcra"); ok {
 		fmt.Printf("%-68s %6.2f  (no target: one global key is one node's work)\n", "9b. Redis Cluster: a per-key and a global rule / the per-key rule", r)
+	}
+	if r, ok := ratio(s.cluster, "ours per-key + leased global", "ours gcra"); ok {
+		fmt.Printf("%-68s %6.2f  (no target; see 11c)\n", "9c. Redis Cluster: the same, the global rule leased", r)
+	}
+	r, ok = ratio(s.allow, "ours per-key + leased global", "ours gcra")
+	line("11a. one node: per-key + leased global / the per-key rule alone", r, ok, 0.95, true)
+	lp, up := s.allow["ours per-key + leased global"].p99, s.allow["ours per-key + global"].p99
+	line("11b. one node: p99 of per-key + global, leased / unleased", float64(lp)/float64(up), lp > 0 && up > 0, 1, false)
+	if r, ok := ratio(s.allow, "ours per-key + global", "ours gcra"); ok {
+		fmt.Printf("%-68s %6.2f  (unleased, for comparison)\n", "", r)
+	}
+	if usec := s.clusterUsec["ours per-key + leased global"]; len(usec) > s.globalMaster {
+		busiest := 0.0
+		for i, u := range usec {
+			if i != s.globalMaster {
+				busiest = max(busiest, u)
+			}
+		}
+		line("11c. Cluster, leased: Redis µs on the global key's master / busiest other", usec[s.globalMaster]/busiest, busiest > 0, 1, false)
+		fmt.Printf("%-68s µs per decision by master: leased %s, unleased %s\n", "", joined(usec), joined(s.clusterUsec["ours per-key + global"]))
 	}
 	s.printSerial(line)
 	a, b := s.single["ours gcra"], s.single["ours gcra, one by one"]
