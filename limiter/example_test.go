@@ -215,3 +215,40 @@ func ExampleLimiter_Wait() {
 	// ran after waiting 100ms for its turn, 19 turns left
 	// ran after waiting 200ms for its turn, 18 turns left
 }
+
+// A leased global rule: the first request takes a lease of 4 units with
+// its own, the next four spend it without asking Redis, the sixth takes a
+// larger lease (demand went up), and Close gives back what is unspent.
+// Remaining counts what Redis has left and what the pool holds.
+func ExampleRule_lease() {
+	store, stop := newRedis()
+	defer stop()
+	at := limiter.WithClock(func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) })
+
+	lim, err := limiter.New(store, []limiter.Rule{
+		{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Minute}, Lease: time.Second},
+	}, at)
+	if err != nil {
+		panic(err)
+	}
+	for range 6 {
+		d, err := lim.Allow(context.Background(), "global", "all")
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("allowed=%v leased=%d remaining=%d\n", d.Allowed, d.Results[0].Leased, d.Results[0].Remaining)
+	}
+	if err := lim.Close(); err != nil {
+		panic(err)
+	}
+	d, _ := lim.Status(context.Background(), "global", "all")
+	fmt.Printf("after Close, Redis has %d left\n", d.Results[0].Remaining)
+	// Output:
+	// allowed=true leased=4 remaining=999
+	// allowed=true leased=0 remaining=998
+	// allowed=true leased=0 remaining=997
+	// allowed=true leased=0 remaining=996
+	// allowed=true leased=0 remaining=995
+	// allowed=true leased=12 remaining=994
+	// after Close, Redis has 994 left
+}
