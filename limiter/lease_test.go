@@ -2,6 +2,7 @@ package limiter_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -10,8 +11,10 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // counting counts a store's decisions and give-backs.
@@ -124,7 +127,8 @@ type spent struct {
 }
 
 // TestLeasesNeverOverAdmit: three instances lease one global rule (each
-// its own Limiter on one store), stacked at random with a per-key rule
+// its own Limiter on one store) and a fourth decides it unleased, stacked
+// at random with a per-key rule
 // that denies some stacks; requests of random costs, time passing by
 // steps from 0 to past a lease, settlements that give units back, and
 // instances closing, in random order. The units admitted, at the
@@ -152,6 +156,10 @@ func TestLeasesNeverOverAdmit(t *testing.T) {
 			for range 3 {
 				fleet = append(fleet, must(limiter.New(store, rules, clk.option())))
 			}
+			// A fourth instance decides the same rule unleased.
+			unleased := slices.Clone(rules)
+			unleased[0].Lease = 0
+			fleet = append(fleet, must(limiter.New(store, unleased, clk.option())))
 			var admitted []spent
 			type decided struct {
 				d limiter.Decision
@@ -415,5 +423,32 @@ func BenchmarkLeasedGlobal(b *testing.B) {
 		if err := lim.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestLeaseWhileRedisIsDown: with Redis gone, a pool goes on serving the
+// units it holds, and only then do decisions fail (ErrBackend, the
+// failure policy's cue).
+func TestLeaseWhileRedisIsDown(t *testing.T) {
+	srv := redistest.Start(t)
+	clk := newClock(bases[0])
+	alg := algorithms.FixedWindow{Limit: 100, Window: time.Hour}
+	store := mustStore(redisstore.New(srv.Client, redisstore.WithTimeout(200*time.Millisecond)))
+	lim := must(limiter.New(store, []limiter.Rule{{Name: "global", Algorithm: alg, Lease: time.Minute}}, clk.option()))
+	d, err := lim.Allow(ctx, "global", "all")
+	if err != nil || !d.Allowed || d.Results[0].Leased != 4 {
+		t.Fatalf("first request: %+v, %v; want allowed with a lease of 4", d, err)
+	}
+	srv.Stop()
+	for i := range 4 {
+		if d, err := lim.Allow(ctx, "global", "all"); err != nil || !d.Allowed {
+			t.Fatalf("request %d with Redis down: %v, %v; want served from the pool", i, d.Allowed, err)
+		}
+	}
+	if _, err := lim.Allow(ctx, "global", "all"); !errors.Is(err, limiter.ErrBackend) {
+		t.Fatalf("the pool spent, Redis down: %v, want ErrBackend", err)
+	}
+	if err := lim.Close(); err != nil {
+		t.Fatalf("Close with nothing to give back: %v", err)
 	}
 }
