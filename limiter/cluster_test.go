@@ -71,6 +71,7 @@ func TestCluster(t *testing.T) {
 		t.Run(client.name+"/settle across slots", func(t *testing.T) { settleTable(t, store, "settle-"+client.name[:4]) })
 		t.Run(client.name+"/queue", func(t *testing.T) { queueTable(t, store, "queue-"+client.name[:4]) })
 		t.Run(client.name+"/concurrency", func(t *testing.T) { concurrencyTable(t, store, "conc-"+client.name[:4]) })
+		t.Run(client.name+"/leased global across slots", func(t *testing.T) { leasedFleetTable(t, store, "lease-"+client.name[:4]) })
 
 		t.Run(client.name+"/64 goroutines admit exactly the limit", func(t *testing.T) {
 			for i, r := range ruletest.Six(100) {

@@ -452,3 +452,51 @@ func TestLeaseWhileRedisIsDown(t *testing.T) {
 		t.Fatalf("Close with nothing to give back: %v", err)
 	}
 }
+
+// leasedFleetTable runs two instances that stack a per-user rule (2 an
+// hour per user) with a leased global rule (50 an hour) on store: 90
+// requests, three from each of 30 users in a row. The two never admit
+// more than 50 together, and after Close what they admitted and what the
+// store has left add up to 50: the stacks the per-user rule denied spent
+// no global unit, and every unit leased and not spent came back.
+func leasedFleetTable(t *testing.T, store limiter.Store, prefix string) {
+	t.Helper()
+	rules := []limiter.Rule{
+		{Name: "per-user", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}},
+		{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 50, Window: time.Hour}, Lease: time.Minute},
+	}
+	opts := []limiter.Option{fixedClock(bases[0]), limiter.WithPrefix(prefix)}
+	fleet := []*limiter.Limiter{must(limiter.New(store, rules, opts...)), must(limiter.New(store, rules, opts...))}
+	admitted, deniedByUser := 0, 0
+	for i := range 90 {
+		d, err := fleet[i%2].Decide(ctx,
+			limiter.Check{Rule: "per-user", Identity: "u" + string(rune('A'+i/3)), Cost: 1},
+			limiter.Check{Rule: "global", Identity: "all", Cost: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case d.Allowed:
+			admitted++
+		case !d.Results[0].Allowed:
+			deniedByUser++
+		}
+	}
+	for _, l := range fleet {
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	peeker := must(limiter.New(store, rules[1:], opts...))
+	left := remaining(t, peeker, "all")
+	if admitted > 50 || admitted+left != 50 || deniedByUser < 20 || admitted < 45 {
+		t.Fatalf("admitted %d (at most 50, and nearly all), %d left after Close (adding up to 50), %d denied by the per-user rule (want 20 or more)", admitted, left, deniedByUser)
+	}
+}
+
+// TestLeasedFleet runs leasedFleetTable on every store.
+func TestLeasedFleet(t *testing.T) {
+	for name, s := range everyStore(t) {
+		leasedFleetTable(t, s, "fleet"+name)
+	}
+}
