@@ -99,13 +99,20 @@ func leaseable(r Rule) string {
 // window, so that nothing refilled meanwhile overflows.
 func interval(alg algorithms.Algorithm, ttl time.Duration) time.Duration {
 	iv := ttl / 10
+	// half a bucket's refill: size periods over 2 rates, in floating point
+	// (a long period times a large size overflows a Duration)
+	half := func(period time.Duration, size, rate int) {
+		if h := float64(period) * float64(size) / float64(2*rate); h < float64(iv) {
+			iv = time.Duration(h)
+		}
+	}
 	switch a := alg.(type) {
 	case algorithms.TokenBucket:
-		iv = min(iv, a.Period*time.Duration(a.Capacity)/time.Duration(2*a.Rate))
+		half(a.Period, a.Capacity, a.Rate)
 	case algorithms.LeakyBucket:
-		iv = min(iv, a.Period*time.Duration(a.Capacity)/time.Duration(2*a.Rate))
+		half(a.Period, a.Capacity, a.Rate)
 	case algorithms.GCRA:
-		iv = min(iv, a.Period*time.Duration(a.Burst)/time.Duration(2*a.Rate))
+		half(a.Period, a.Burst, a.Rate)
 	default:
 		iv = min(iv, algorithms.PolicyOf(alg).Window/10)
 	}

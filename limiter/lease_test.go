@@ -5,11 +5,13 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -498,5 +500,32 @@ func leasedFleetTable(t *testing.T, store limiter.Store, prefix string) {
 func TestLeasedFleet(t *testing.T) {
 	for name, s := range everyStore(t) {
 		leasedFleetTable(t, s, "fleet"+name)
+	}
+}
+
+// TestLeaseConfig: a lease on a rule that cannot take one is an ErrConfig
+// naming the rule; the longest periods and sizes do not overflow.
+func TestLeaseConfig(t *testing.T) {
+	for _, tc := range []struct {
+		rule limiter.Rule
+		ok   bool
+	}{
+		{limiter.Rule{Name: "log", Algorithm: algorithms.SlidingLog{Limit: 5, Window: time.Second}, Lease: time.Second}, false},
+		{limiter.Rule{Name: "queue", Algorithm: algorithms.Queue{Rate: 5, Period: time.Second}, Lease: time.Second}, false},
+		{limiter.Rule{Name: "inflight", Algorithm: algorithms.Concurrency{Limit: 5, Lease: time.Second}, Lease: time.Second}, false},
+		{limiter.Rule{Name: "blocks", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Blockable: true, Lease: time.Second}, false},
+		{limiter.Rule{Name: "penalty", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Penalty: time.Minute, Lease: time.Second}, false},
+		{limiter.Rule{Name: "negative", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Lease: -time.Second}, false},
+		{limiter.Rule{Name: "long", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Lease: time.Hour}, false},
+		{limiter.Rule{Name: "huge", Algorithm: algorithms.TokenBucket{Capacity: 1 << 40, Rate: 1, Period: 10 * 365 * 24 * time.Hour}, Lease: time.Second}, true},
+		{limiter.Rule{Name: "window", Algorithm: algorithms.SlidingWindow{Limit: 5, Window: time.Second}, Lease: time.Second}, true},
+	} {
+		_, err := limiter.New(memstore.Must(), []limiter.Rule{tc.rule})
+		if got := err == nil; got != tc.ok {
+			t.Errorf("rule %s: err %v, want ok %v", tc.rule.Name, err, tc.ok)
+		}
+		if err != nil && (!errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), `"`+tc.rule.Name+`"`)) {
+			t.Errorf("rule %s: %v is not an ErrConfig naming the rule", tc.rule.Name, err)
+		}
 	}
 }
