@@ -520,7 +520,10 @@ func TestLeaseConfig(t *testing.T) {
 		{limiter.Rule{Name: "huge", Algorithm: algorithms.TokenBucket{Capacity: 1, Rate: 1, Period: 10 * 365 * 24 * time.Hour}, Lease: time.Second}, true},
 		{limiter.Rule{Name: "window", Algorithm: algorithms.SlidingWindow{Limit: 5, Window: time.Second}, Lease: time.Second}, true},
 	} {
-		_, err := limiter.New(memstore.Must(), []limiter.Rule{tc.rule})
+		lim, err := limiter.New(memstore.Must(), []limiter.Rule{tc.rule})
+		if err == nil {
+			_ = lim.Close() // stops its sweeper
+		}
 		if got := err == nil; got != tc.ok {
 			t.Errorf("rule %s: err %v, want ok %v", tc.rule.Name, err, tc.ok)
 		}
