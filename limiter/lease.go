@@ -383,6 +383,13 @@ func (ls *leases) expired(now time.Time, all bool) []*giveBack {
 	return out
 }
 
+// isClosed reports whether Close has run.
+func (ls *leases) isClosed() bool {
+	ls.mu.RLock()
+	defer ls.mu.RUnlock()
+	return ls.closed
+}
+
 // forget drops key's pool (Reset): its lease's units are not given back,
 // since a Reset voids give-backs of what was decided before it.
 func (ls *leases) forget(key string) {

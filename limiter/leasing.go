@@ -131,6 +131,14 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 				if ls != nil {
 					res.lease, res.pool = ls, s.pool
 					res.Remaining += res.Leased
+					if l.leases.isClosed() { // Close ran meanwhile: back at once
+						s.pool.mu.Lock()
+						g = s.pool.end(ls)
+						s.pool.mu.Unlock()
+						if g != nil {
+							out = append(out, g)
+						}
+					}
 				}
 			}
 			j++
