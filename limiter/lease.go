@@ -216,15 +216,20 @@ func (l *lease) settle() *giveBack {
 }
 
 // resolve ends a reservation of n units from l: spent, or back to l's
-// free units when the decision was denied or failed.
-func (p *pool) resolve(l *lease, n int, spent bool) *giveBack {
+// free units when the decision was denied or failed. r is the check's
+// result, served from l: the rule's result at the last take, aged, with
+// l's free units added to what remains.
+func (p *pool) resolve(l *lease, n int, spent bool, now time.Time) (r algorithms.Result, out *giveBack) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l.reserved -= n
 	if !spent {
 		l.free += n
 	}
-	return l.settle()
+	out = l.settle()
+	r = p.aged(now)
+	r.Allowed, r.Remaining = true, r.Remaining+l.free
+	return r, out
 }
 
 // unspend returns n units a decision spent from l (Settle's give-back):
@@ -304,16 +309,6 @@ func expiry(alg algorithms.Algorithm, tok Token, at time.Time, ttl time.Duration
 		return min(ttl, time.Duration(end-at.UnixMicro())*time.Microsecond)
 	}
 	return ttl
-}
-
-// served is the result of a check served from l: the rule's result at the
-// last take, aged, with the pool's free units added to what remains.
-func (p *pool) served(l *lease, now time.Time) algorithms.Result {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r := p.aged(now)
-	r.Allowed, r.Remaining = true, r.Remaining+l.free
-	return r
 }
 
 // denied is the result of a check denied here, without asking the store:

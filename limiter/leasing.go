@@ -108,10 +108,10 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 		res, r := &full.Results[i], rules[i]
 		switch {
 		case s.lease != nil: // reserved from a lease
-			if g := s.pool.resolve(s.lease, s.n, allowed); g != nil {
+			var g *giveBack
+			if res.Result, g = s.pool.resolve(s.lease, s.n, allowed, now); g != nil {
 				out = append(out, g)
 			}
-			res.Result = s.pool.served(s.lease, now)
 			if allowed {
 				res.lease, res.pool = s.lease, s.pool
 			}
@@ -161,7 +161,7 @@ func (l *Limiter) abandon(spends []spend) {
 	for _, s := range spends {
 		switch {
 		case s.lease != nil:
-			if g := s.pool.resolve(s.lease, s.n, false); g != nil {
+			if _, g := s.pool.resolve(s.lease, s.n, false, time.Time{}); g != nil {
 				l.returnLeases([]*giveBack{g})
 			}
 		case s.marks:
