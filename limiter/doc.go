@@ -81,7 +81,11 @@
 // burst) or a tenth of a window. When a take comes up short (the store
 // had less than asked) or the rule denies, the pool asks again no sooner
 // than I later (or the rule's RetryAfter, if longer), and denies locally
-// until then. A lease's units are spent within its Lease (for the
+// until then. A pool whose lease would be left with less than a quarter of
+// what it took (a lease of 8 units or more) takes the next one ahead, as
+// its spare: requests go on spending the lease in place, to its last
+// unit, then the spare, so that none waits for a take. A lease's units
+// are spent within its Lease (for the
 // windows, within the window they were counted in); what is left goes
 // back exactly when it expires (the Limiter's sweeper, or the next
 // request of the pool), when a take replaces it, or on Close: through
@@ -96,8 +100,10 @@
 // so fleet-wide admissions keep the algorithm's promise counting each
 // unit at the instant it was leased (for a bucket or GCRA, a unit is
 // spent at most Lease after that; a window's units inside their window).
-// Under, while demand exceeds the limit: with B_i the largest lease
-// instance i took, the fleet admits at most
+// Under, while demand exceeds the limit: with B_i the most units instance
+// i held at once (its largest lease, and beside a spare less than a
+// quarter of the lease before plus one request's cost), the fleet admits
+// at most
 //
 //	sum_i B_i + max_i B_i + 1 (+ what refills over I, for a bucket or GCRA)
 //

@@ -32,6 +32,7 @@ type leases struct {
 type pool struct {
 	mu      sync.Mutex
 	current *lease            // the lease spent from, or nil
+	spare   *lease            // taken ahead (see ahead), spent from next
 	next    time.Time         // no take before it (paced, see take)
 	seen    algorithms.Result // the rule's result at the last take
 	seenAt  time.Time
@@ -154,7 +155,7 @@ func (ls *leases) pool(key string, now time.Time, ttl time.Duration) *pool {
 func (ls *leases) dropIdle(now time.Time, ttl time.Duration) {
 	for key, p := range ls.pools {
 		p.mu.Lock()
-		idle := p.current == nil && now.Sub(p.used) >= ttl
+		idle := p.empty() && now.Sub(p.used) >= ttl
 		p.mu.Unlock()
 		if idle {
 			delete(ls.pools, key)
@@ -163,20 +164,58 @@ func (ls *leases) dropIdle(now time.Time, ttl time.Duration) {
 }
 
 // reserve takes n units of the pool's current lease for a decision, if it
-// has them unexpired; an expired lease ends (what it returns is out).
-func (p *pool) reserve(n int, now time.Time) (l *lease, out *giveBack) {
-	l = p.current
-	if l == nil {
-		return nil, nil
+// has them unexpired, else of its spare; a lease expired, or with too few
+// units left for n, ends (its give-back is appended to out).
+func (p *pool) reserve(n int, now time.Time, out []*giveBack) (*lease, []*giveBack) {
+	for {
+		l := p.current
+		if l == nil {
+			if p.spare == nil {
+				return nil, out
+			}
+			p.current, p.spare = p.spare, nil
+			continue
+		}
+		if !now.Before(l.expires) || l.free < n {
+			if g := p.end(l); g != nil {
+				out = append(out, g)
+			}
+			continue
+		}
+		l.free -= n
+		l.reserved += n
+		return l, out
 	}
-	if !now.Before(l.expires) || l.free < n {
-		// Expired, or too few left for this cost: it ends, its units go
-		// back, and a take replaces it.
-		return nil, p.end(l)
+}
+
+// aheadMin is the smallest lease whose successor is taken ahead (see
+// ahead): a smaller one is spent to its last unit first.
+const aheadMin = 8
+
+// ahead reports whether a decision of cost n takes the pool's next lease
+// now, rather than spend from the current one: it is live, it would be
+// left with less than a quarter of what it took, and no take is held,
+// in flight or paced. The lease taken is the pool's spare: requests go on
+// spending the current one meanwhile, so none waits for the take, and
+// then the spare. p.mu is held.
+func (p *pool) ahead(n int, now time.Time) bool {
+	l := p.current
+	return l != nil && p.spare == nil && p.taking == nil && !now.Before(p.next) && now.Before(l.expires) &&
+		l.check.Cost >= aheadMin && (l.free-n)*4 < l.check.Cost
+}
+
+// empty reports whether the pool holds no lease. p.mu is held.
+func (p *pool) empty() bool { return p.current == nil && p.spare == nil }
+
+// held is the units the pool's leases hold free. p.mu is held.
+func (p *pool) held() int {
+	n := 0
+	for _, l := range [2]*lease{p.current, p.spare} {
+		if l != nil {
+			n += l.free
+		}
 	}
-	l.free -= n
-	l.reserved += n
-	return l, nil
+	return n
 }
 
 // took ends the pool's take in flight: the requests waiting for it go
@@ -194,8 +233,11 @@ func (p *pool) took() {
 // now, or once the decisions that reserved some of it are over. p.mu is
 // held.
 func (p *pool) end(l *lease) *giveBack {
-	if p.current == l {
+	switch l {
+	case p.current:
 		p.current = nil
+	case p.spare:
+		p.spare = nil
 	}
 	l.ended = true
 	return l.settle()
@@ -218,7 +260,7 @@ func (l *lease) settle() *giveBack {
 // resolve ends a reservation of n units from l: spent, or back to l's
 // free units when the decision was denied or failed. r is the check's
 // result, served from l: the rule's result at the last take, aged, with
-// l's free units added to what remains.
+// the units the pool (and l) hold added to what remains.
 func (p *pool) resolve(l *lease, n int, spent bool, now time.Time) (r algorithms.Result, out *giveBack) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -228,12 +270,15 @@ func (p *pool) resolve(l *lease, n int, spent bool, now time.Time) (r algorithms
 	}
 	out = l.settle()
 	r = p.aged(now)
-	r.Allowed, r.Remaining = true, r.Remaining+l.free
+	r.Allowed, r.Remaining = true, r.Remaining+p.held()
+	if l != p.current && l != p.spare {
+		r.Remaining += l.free
+	}
 	return r, out
 }
 
 // unspend returns n units a decision spent from l (Settle's give-back):
-// they are free again in l if it is current, else they go back to the
+// they are free again in l if the pool still holds it, else they go back to the
 // store with l's give-back, unless that was done (they are then lost:
 // stricter, never looser).
 func (p *pool) unspend(l *lease, n int) *giveBack {
@@ -243,7 +288,7 @@ func (p *pool) unspend(l *lease, n int) *giveBack {
 		return nil
 	}
 	l.free += n
-	if p.current != l {
+	if p.current != l && p.spare != l {
 		l.ended = true
 	}
 	return l.settle()
@@ -265,10 +310,10 @@ func (p *pool) size(now time.Time, iv time.Duration, quota int) int {
 }
 
 // taken records the outcome of a take sent to the store at local time now:
-// on an allowed decision, the lease it took (installed, ending the one in
-// place, which a concurrent take may have left); when the rule denied, or
-// its take came up short (the store had less than asked), no take before
-// an interval has passed, or the rule's wait if longer.
+// on an allowed decision, the lease it took (see install), and what the
+// pool holds in res's Remaining; when the rule
+// denied, or its take came up short (the store had less than asked), no
+// take before an interval has passed, or the rule's wait if longer.
 func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, asked int, now time.Time, ttl, iv time.Duration) (l *lease, out *giveBack) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -289,13 +334,31 @@ func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, asked int, now t
 	c.Cost += res.Leased
 	l = &lease{check: c, token: res.Token, at: d.At, fallback: d.Fallback, expires: now.Add(expiry(c.Algorithm, res.Token, d.At, ttl)),
 		free: res.Leased}
+	if l.free > 0 {
+		out = p.install(l, now)
+	}
+	res.Remaining += p.held()
+	return l, out
+}
+
+// install puts a lease just taken in the pool: as its spare while the
+// current one is live with units left (a take ahead), else as the current
+// one. The lease it displaces (a concurrent take's) ends. p.mu is held.
+func (p *pool) install(l *lease, now time.Time) *giveBack {
+	if c := p.current; c != nil && now.Before(c.expires) && c.free > 0 {
+		var out *giveBack
+		if p.spare != nil {
+			out = p.end(p.spare)
+		}
+		p.spare = l
+		return out
+	}
+	var out *giveBack
 	if p.current != nil {
 		out = p.end(p.current)
 	}
-	if l.free > 0 {
-		p.current = l
-	}
-	return l, out
+	p.current = l
+	return out
 }
 
 // expiry is how long a lease taken at the instant at lasts: ttl, and for
@@ -365,12 +428,14 @@ func (ls *leases) expired(now time.Time, all bool) []*giveBack {
 	var out []*giveBack
 	for key, p := range ls.pools {
 		p.mu.Lock()
-		if c := p.current; c != nil && (all || !now.Before(c.expires)) {
-			if g := p.end(c); g != nil {
-				out = append(out, g)
+		for _, l := range [2]*lease{p.current, p.spare} {
+			if l != nil && (all || !now.Before(l.expires)) {
+				if g := p.end(l); g != nil {
+					out = append(out, g)
+				}
 			}
 		}
-		if p.current == nil && now.Sub(p.used) >= maxLease {
+		if p.empty() && now.Sub(p.used) >= maxLease {
 			delete(ls.pools, key)
 		}
 		p.mu.Unlock()
@@ -392,10 +457,12 @@ func (ls *leases) forget(key string) {
 	defer ls.mu.Unlock()
 	if p := ls.pools[key]; p != nil {
 		p.mu.Lock()
-		if p.current != nil {
-			p.current.ended, p.current.given = true, true
-			p.current = nil
+		for _, l := range [2]*lease{p.current, p.spare} {
+			if l != nil {
+				l.ended, l.given = true, true
+			}
 		}
+		p.current, p.spare = nil, nil
 		p.mu.Unlock()
 		delete(ls.pools, key)
 	}

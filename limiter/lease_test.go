@@ -114,6 +114,60 @@ func TestLeaseSteps(t *testing.T) {
 	}
 }
 
+// TestLeaseTakesAhead: a pool whose lease runs low takes the next one
+// ahead, as its spare, while it still holds units, and spends the lease
+// in place to its last unit before the spare: no request waits for a
+// take, and nothing goes back to the store until Close.
+func TestLeaseTakesAhead(t *testing.T) {
+	for name, s := range everyStore(t) {
+		for _, base := range bases {
+			store := &counting{Store: s}
+			clk := newClock(base.Truncate(time.Second).Add(100 * time.Millisecond))
+			alg := algorithms.FixedWindow{Limit: 100, Window: time.Second}
+			prefix := limiter.WithPrefix("ahead" + name + base.Format("2006"))
+			lim := must(limiter.New(store, []limiter.Rule{{Name: "global", Algorithm: alg, Lease: 200 * time.Millisecond}}, clk.option(), prefix))
+			peeker := must(limiter.New(s, []limiter.Rule{{Name: "global", Algorithm: alg}}, clk.option(), prefix))
+			// One decision a millisecond; the steps as in TestLeaseSteps up
+			// to the take of 12 units at step 5.
+			checkpoints := map[int][]int{ // step: remaining reported, decides, refunds, remaining in the store
+				5: {94, 2, 0, 82},
+				// 8 of the 12 spent: spending one more would leave 3, less
+				// than a quarter of the 13 the take consumed.
+				13: {86, 2, 0, 82},
+				// So this decision takes ahead: its cost and a lease of 16
+				// (9 units in 9 ms averaged with 600 a second, over the 20
+				// ms interval); the pool holds 4 + 16.
+				14: {85, 3, 0, 65},
+				18: {81, 3, 0, 65}, // the first lease's last unit
+				19: {80, 3, 0, 65}, // the spare's first
+			}
+			for step := range 20 {
+				if step > 0 {
+					clk.add(time.Millisecond)
+				}
+				d, err := lim.Allow(ctx, "global", "all")
+				if err != nil || !d.Allowed {
+					t.Fatalf("%s %d step %d: allowed %v, %v", name, base.Year(), step, d.Allowed, err)
+				}
+				want, ok := checkpoints[step]
+				if !ok {
+					continue
+				}
+				got := []int{d.Results[0].Remaining, int(store.decides.Load()), int(store.refunds.Load()), remaining(t, peeker, "all")}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s %d step %d: got remaining, decides, refunds, store %v, want %v", name, base.Year(), step, got, want)
+				}
+			}
+			if err := lim.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := []int{remaining(t, peeker, "all"), int(store.refunds.Load())}, []int{80, 1}; !slices.Equal(got, want) {
+				t.Fatalf("%s: 20 admitted; after Close the store has %d remaining after %d give-backs, want %v", name, got[0], got[1], want)
+			}
+		}
+	}
+}
+
 // leaseAlgorithms are the leasable algorithms the property tests run.
 var leaseAlgorithms = []algorithms.Algorithm{
 	algorithms.FixedWindow{Limit: 30, Window: 100 * time.Millisecond},
@@ -313,8 +367,10 @@ func TestLeasesConcurrent(t *testing.T) {
 // order as the reference. Over every window (fixed and sliding windows)
 // or over the whole run (buckets and GCRA, whose units carry over), the
 // leased fleet admits no less than the reference minus the bound of the
-// package doc: every instance's largest lease, the largest once more and
-// one unit, plus what refills over one interval.
+// package doc: the most units each instance held (its largest lease, and
+// less than a quarter of the lease before plus a unit, which a pool may
+// still hold beside a lease taken ahead), the largest once more and one
+// unit, plus what refills over one interval.
 func TestLeasesUnderAdmitWithinBound(t *testing.T) {
 	const instances, step = 4, 250 * time.Microsecond
 	for _, alg := range []algorithms.Algorithm{
@@ -366,7 +422,8 @@ func TestLeasesUnderAdmitWithinBound(t *testing.T) {
 		}
 		sum, top := 0, 0
 		for _, b := range largest {
-			sum, top = sum+b, max(top, b)
+			held := b + (b+1)/4 + 1
+			sum, top = sum+held, max(top, held)
 		}
 		bound := sum + top + 1
 		// The interval is at most a tenth of the lease.

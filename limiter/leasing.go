@@ -48,16 +48,16 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 		p.mu.Lock()
 		p.used = now
 		p.demand += c.Cost
-		ls, g := p.reserve(c.Cost, now)
+		var ls *lease
+		if !p.ahead(c.Cost, now) {
+			ls, out = p.reserve(c.Cost, now, out)
+		}
 		// A take in flight: wait for its lease rather than take too, unless
 		// this decision marked a take of its own (two decisions could
 		// then wait for each other).
 		for ls == nil && p.taking != nil && !now.Before(p.next) && !taking {
 			wait := p.taking
 			p.mu.Unlock()
-			if g != nil {
-				out = append(out, g)
-			}
 			select {
 			case <-wait:
 			case <-ctx.Done():
@@ -67,7 +67,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 			}
 			p.mu.Lock()
 			now = l.local()
-			ls, g = p.reserve(c.Cost, now)
+			ls, out = p.reserve(c.Cost, now, out)
 		}
 		switch {
 		case ls != nil:
@@ -85,9 +85,6 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 			send, sendRules = append(send, c), append(sendRules, rules[i])
 		}
 		p.mu.Unlock()
-		if g != nil {
-			out = append(out, g)
-		}
 	}
 	l.returnLeases(out)
 	out = out[:0]
@@ -130,7 +127,6 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 				}
 				if ls != nil {
 					res.lease, res.pool = ls, s.pool
-					res.Remaining += res.Leased
 					if l.leases.isClosed() { // Close ran meanwhile: back at once
 						s.pool.mu.Lock()
 						g = s.pool.end(ls)
