@@ -207,10 +207,13 @@ func (p *pool) ahead(n int, now time.Time) bool {
 // empty reports whether the pool holds no lease. p.mu is held.
 func (p *pool) empty() bool { return p.current == nil && p.spare == nil }
 
+// slots is the pool's current and spare leases, either nil. p.mu is held.
+func (p *pool) slots() [2]*lease { return [2]*lease{p.current, p.spare} }
+
 // held is the units the pool's leases hold free. p.mu is held.
 func (p *pool) held() int {
 	n := 0
-	for _, l := range [2]*lease{p.current, p.spare} {
+	for _, l := range p.slots() {
 		if l != nil {
 			n += l.free
 		}
@@ -260,7 +263,7 @@ func (l *lease) settle() *giveBack {
 // resolve ends a reservation of n units from l: spent, or back to l's
 // free units when the decision was denied or failed. r is the check's
 // result, served from l: the rule's result at the last take, aged, with
-// the units the pool (and l) hold added to what remains.
+// the units the pool holds added to what remains.
 func (p *pool) resolve(l *lease, n int, spent bool, now time.Time) (r algorithms.Result, out *giveBack) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -271,16 +274,13 @@ func (p *pool) resolve(l *lease, n int, spent bool, now time.Time) (r algorithms
 	out = l.settle()
 	r = p.aged(now)
 	r.Allowed, r.Remaining = true, r.Remaining+p.held()
-	if l != p.current && l != p.spare {
-		r.Remaining += l.free
-	}
 	return r, out
 }
 
 // unspend returns n units a decision spent from l (Settle's give-back):
-// they are free again in l if the pool still holds it, else they go back to the
-// store with l's give-back, unless that was done (they are then lost:
-// stricter, never looser).
+// they are free again in l if the pool still holds it, else they go back
+// to the store with l's give-back, unless that was done (they are then
+// lost: stricter, never looser).
 func (p *pool) unspend(l *lease, n int) *giveBack {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -311,9 +311,9 @@ func (p *pool) size(now time.Time, iv time.Duration, quota int) int {
 
 // taken records the outcome of a take sent to the store at local time now:
 // on an allowed decision, the lease it took (see install), and what the
-// pool holds in res's Remaining; when the rule
-// denied, or its take came up short (the store had less than asked), no
-// take before an interval has passed, or the rule's wait if longer.
+// pool holds in res's Remaining; when the rule denied, or its take came
+// up short (the store had less than asked), no take before an interval
+// has passed, or the rule's wait if longer.
 func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, asked int, now time.Time, ttl, iv time.Duration) (l *lease, out *giveBack) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -345,19 +345,15 @@ func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, asked int, now t
 // current one is live with units left (a take ahead), else as the current
 // one. The lease it displaces (a concurrent take's) ends. p.mu is held.
 func (p *pool) install(l *lease, now time.Time) *giveBack {
+	slot := &p.current
 	if c := p.current; c != nil && now.Before(c.expires) && c.free > 0 {
-		var out *giveBack
-		if p.spare != nil {
-			out = p.end(p.spare)
-		}
-		p.spare = l
-		return out
+		slot = &p.spare
 	}
 	var out *giveBack
-	if p.current != nil {
-		out = p.end(p.current)
+	if *slot != nil {
+		out = p.end(*slot)
 	}
-	p.current = l
+	*slot = l
 	return out
 }
 
@@ -428,7 +424,7 @@ func (ls *leases) expired(now time.Time, all bool) []*giveBack {
 	var out []*giveBack
 	for key, p := range ls.pools {
 		p.mu.Lock()
-		for _, l := range [2]*lease{p.current, p.spare} {
+		for _, l := range p.slots() {
 			if l != nil && (all || !now.Before(l.expires)) {
 				if g := p.end(l); g != nil {
 					out = append(out, g)
@@ -457,7 +453,7 @@ func (ls *leases) forget(key string) {
 	defer ls.mu.Unlock()
 	if p := ls.pools[key]; p != nil {
 		p.mu.Lock()
-		for _, l := range [2]*lease{p.current, p.spare} {
+		for _, l := range p.slots() {
 			if l != nil {
 				l.ended, l.given = true, true
 			}

@@ -59,6 +59,20 @@ func remaining(t *testing.T, peeker *limiter.Limiter, id string) int {
 	return d.Results[0].Remaining
 }
 
+// leaseStepsOn is the setup of the lease step tables on store s: one
+// instance leasing a fixed window of 100 a second for 200 ms, counting its
+// store calls, on a clock 100 ms into a second of base, and an unleased
+// limiter that peeks at the store's state (keys under tag).
+func leaseStepsOn(s limiter.Store, base time.Time, tag string) (*counting, *clock, *limiter.Limiter, *limiter.Limiter) {
+	store := &counting{Store: s}
+	clk := newClock(base.Truncate(time.Second).Add(100 * time.Millisecond))
+	alg := algorithms.FixedWindow{Limit: 100, Window: time.Second}
+	prefix := limiter.WithPrefix(tag + base.Format("2006"))
+	lim := must(limiter.New(store, []limiter.Rule{{Name: "global", Algorithm: alg, Lease: 200 * time.Millisecond}}, clk.option(), prefix))
+	peeker := must(limiter.New(s, []limiter.Rule{{Name: "global", Algorithm: alg}}, clk.option(), prefix))
+	return store, clk, lim, peeker
+}
+
 // TestLeaseSteps is a step table of one instance leasing a fixed window of
 // 100 a second, on every store: a take asks the store for the request's
 // cost and a lease sized to demand, the next requests spend the lease
@@ -67,12 +81,7 @@ func remaining(t *testing.T, peeker *limiter.Limiter, id string) int {
 func TestLeaseSteps(t *testing.T) {
 	for name, s := range everyStore(t) {
 		for _, base := range bases {
-			store := &counting{Store: s}
-			clk := newClock(base.Truncate(time.Second).Add(100 * time.Millisecond))
-			alg := algorithms.FixedWindow{Limit: 100, Window: time.Second}
-			prefix := limiter.WithPrefix("steps" + name + base.Format("2006"))
-			lim := must(limiter.New(store, []limiter.Rule{{Name: "global", Algorithm: alg, Lease: 200 * time.Millisecond}}, clk.option(), prefix))
-			peeker := must(limiter.New(s, []limiter.Rule{{Name: "global", Algorithm: alg}}, clk.option(), prefix))
+			store, clk, lim, peeker := leaseStepsOn(s, base, "steps"+name)
 			for i, st := range []struct {
 				advance       time.Duration
 				wantRemaining int   // reported: the store's at the last take, plus the pool
@@ -121,12 +130,7 @@ func TestLeaseSteps(t *testing.T) {
 func TestLeaseTakesAhead(t *testing.T) {
 	for name, s := range everyStore(t) {
 		for _, base := range bases {
-			store := &counting{Store: s}
-			clk := newClock(base.Truncate(time.Second).Add(100 * time.Millisecond))
-			alg := algorithms.FixedWindow{Limit: 100, Window: time.Second}
-			prefix := limiter.WithPrefix("ahead" + name + base.Format("2006"))
-			lim := must(limiter.New(store, []limiter.Rule{{Name: "global", Algorithm: alg, Lease: 200 * time.Millisecond}}, clk.option(), prefix))
-			peeker := must(limiter.New(s, []limiter.Rule{{Name: "global", Algorithm: alg}}, clk.option(), prefix))
+			store, clk, lim, peeker := leaseStepsOn(s, base, "ahead"+name)
 			// One decision a millisecond; the steps as in TestLeaseSteps up
 			// to the take of 12 units at step 5.
 			checkpoints := map[int][]int{ // step: remaining reported, decides, refunds, remaining in the store
