@@ -85,16 +85,16 @@
 // what it took (a lease of 8 units or more) takes the next one ahead, as
 // its spare: requests go on spending the lease in place, to its last
 // unit, then the spare, so that none waits for a take. A lease's units
-// are spent within its Lease (for the
-// windows, within the window they were counted in); what is left goes
-// back exactly when it expires (the Limiter's sweeper, or the next
-// request of the pool), when a take replaces it, or on Close: through
-// the same give-back as Settle, once. If the process dies, its leased
-// units come back as the rule's state recovers. Leasable: the windows, the
-// buckets and GCRA; a sliding log's entries, a queue's turns and a
-// concurrency limit's leases are not interchangeable units, and a leased
-// rule takes no blocks. With WithClock there is no sweeper: a lease ends
-// when a request of its pool finds it expired, or on Close.
+// are spent within its Lease (for the windows, within the window they
+// were counted in); what is left goes back exactly when it expires (the
+// Limiter's sweeper, or the next request of the pool), when a take
+// replaces it, or on Close: through the same give-back as Settle, once.
+// If the process dies, its leased units come back as the rule's state
+// recovers. Leasable: the windows, the buckets and GCRA; a sliding log's
+// entries, a queue's turns and a concurrency limit's leases are not
+// interchangeable units, and a leased rule takes no blocks. With
+// WithClock there is no sweeper: a lease ends when a request of its pool
+// finds it expired, or on Close.
 //
 // Bounds. Never over: every unit spent was consumed in the store first,
 // so fleet-wide admissions keep the algorithm's promise counting each
