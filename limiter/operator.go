@@ -57,9 +57,10 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // returns ErrNotFound and writes nothing. Decisions made before the Reset
 // and settled after it give nothing back: as it forgets, in the same store
 // call, Reset leaves a mark (one more key, for twice the window of the
-// rule's own algorithm) that voids their give-backs. (A plan with a longer window than its rule's, named here,
-// is left open past the mark: a decision under it settled later than that
-// gives back into its fresh state.)
+// rule's own algorithm) that voids their give-backs. (A plan with a longer
+// window than its rule's, named here, is left open past the mark: a
+// decision under it settled later than that gives back into its fresh
+// state.)
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, err := l.operand(rule, identity)
 	if err != nil {

@@ -212,8 +212,8 @@ func (s *Store) Block(ctx context.Context, now time.Time, key string, d time.Dur
 
 // Delete implements limiter.Store within the store's timeout (delete.lua).
 func (s *Store) Delete(ctx context.Context, now time.Time, mark string, span time.Duration, keys ...string) (int, error) {
-	if mark == "" {
-		span = 0
+	if mark == "" || span.Microseconds() <= 0 {
+		span = 0 // no mark
 	} else {
 		keys = append(keys[:len(keys):len(keys)], mark)
 	}
