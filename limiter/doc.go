@@ -60,8 +60,8 @@
 // whole difference when the state has not emptied since (a reservation
 // settled at the end of a response), and nothing once the bucket has
 // refilled past it (10 taken from a bucket of 10, 10 more after it
-// refilled, then the first settled at 0: nothing back, where subtracting
-// from the current level let 10 more in at once). Such a key keeps a
+// refilled, then the first settled at 0: nothing back, and the bucket
+// stays empty, since the second 10 were spent). Such a key keeps a
 // ledger of its give-backs (three integers) from the first give-back until
 // no decision's share can matter any more.
 //

@@ -465,10 +465,13 @@ func (ls *leases) forget(key string) {
 }
 
 // Close gives back the units of every lease (see Rule.Lease) and stops
-// leasing: later decisions of leased rules ask the store each time. A
-// Limiter without leased rules has nothing to close. It returns the
-// store's error when a give-back failed (those units stay consumed until
-// the rule's state recovers them). Close is safe to call more than once.
+// leasing, and the sweeper: later decisions of leased rules ask the store
+// each time. A Limiter without leased rules has nothing to close. It
+// returns the store's error when a give-back failed. Such a give-back is
+// not sent again, and its outcome is unknown: one that timed out may
+// still have been applied (Redis runs a script it received even after
+// the caller stopped waiting); units not given back stay consumed until
+// the rule's state recovers them. Close is safe to call more than once.
 func (l *Limiter) Close() error {
 	ls := l.leases
 	if ls == nil {

@@ -30,10 +30,12 @@ func changed(err error) error {
 	return nil
 }
 
-// deleteKeys deletes keys for an operator's call (see changed): deleting
-// none is ErrNotFound, naming the rule.
-func (l *Limiter) deleteKeys(ctx context.Context, rule string, keys ...string) error {
-	n, err := l.store.Delete(ctx, keys...)
+// deleteKeys deletes keys for an operator's call (see changed) and, when
+// mark is not "" and it deleted any, leaves at mark, in the same store
+// call, a Reset's mark of span from now: deleting none is ErrNotFound,
+// naming the rule, and writes nothing.
+func (l *Limiter) deleteKeys(ctx context.Context, rule string, now time.Time, mark string, span time.Duration, keys ...string) error {
+	n, err := l.store.Delete(ctx, now, mark, span, keys...)
 	if err = changed(err); err == nil && n == 0 {
 		err = fmt.Errorf("%w: rule %q", ErrNotFound, rule)
 	}
@@ -52,12 +54,13 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // starts afresh, on every instance (within the deny cache's maxAge; at once
 // on this one). State kept under plans has keys of
 // its own: name those algorithms too. When there was nothing to forget it
-// returns ErrNotFound. Decisions made before the Reset and settled after
-// it give nothing back: Reset first leaves a mark (one more key, for twice
-// the window of the rule's own algorithm) that voids their give-backs,
-// then forgets. (A plan with a longer window than its rule's, named here,
-// is left open past the mark: a decision under it settled later than that
-// gives back into its fresh state.)
+// returns ErrNotFound and writes nothing. Decisions made before the Reset
+// and settled after it give nothing back: as it forgets, in the same store
+// call, Reset leaves a mark (one more key, for twice the window of the
+// rule's own algorithm) that voids their give-backs. (A plan with a longer
+// window than its rule's, named here, is left open past the mark: a
+// decision under it settled later than that gives back into its fresh
+// state.)
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, err := l.operand(rule, identity)
 	if err != nil {
@@ -75,15 +78,12 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 		}
 		keys = append(keys, r.key(l.cfg.prefix, identity, a.suffix))
 	}
-	if err := l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, resetSuffix), resetSpan(r.algo.alg)); err != nil {
-		return changed(err)
-	}
 	if l.leases != nil {
 		for _, k := range keys {
 			l.leases.forget(k)
 		}
 	}
-	return l.deleteKeys(ctx, rule, keys...)
+	return l.deleteKeys(ctx, rule, now, r.key(l.cfg.prefix, identity, resetSuffix), resetSpan(r.algo.alg), keys...)
 }
 
 // Block makes a Blockable rule (or one with a Penalty) deny identity for
@@ -117,7 +117,7 @@ func (l *Limiter) Unblock(ctx context.Context, rule, identity string) error {
 	if err != nil {
 		return err
 	}
-	return l.deleteKeys(ctx, rule, r.key(l.cfg.prefix, identity, blockSuffix))
+	return l.deleteKeys(ctx, rule, time.Time{}, "", 0, r.key(l.cfg.prefix, identity, blockSuffix))
 }
 
 // operand is the rule an operator's call names, with its identity checked.

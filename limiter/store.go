@@ -31,8 +31,11 @@ type Store interface {
 	// A longer block in place is kept.
 	Block(ctx context.Context, now time.Time, key string, d time.Duration) error
 	// Delete forgets keys, which share one hash tag, and returns how many
-	// held state.
-	Delete(ctx context.Context, keys ...string) (int, error)
+	// held state. With a mark (not "", and span of 1 µs or more), when one
+	// did, it writes at mark, in the same atomic step, a block of span
+	// from now (a Reset's mark: see StoreRefund.Resets; a longer one in
+	// place is kept); when none did, it writes nothing.
+	Delete(ctx context.Context, now time.Time, mark string, span time.Duration, keys ...string) (int, error)
 }
 
 // StoreCheck is one rule's part of a stacked decision, ready for a store.

@@ -10,10 +10,4 @@ local now, err = clock()
 if not now then
   return err
 end
-local until_us = now + tonumber(ARGV[3])
-local current = tonumber(call("GET", KEYS[1]))
-if current and current > until_us then
-  return current
-end
-call("SET", KEYS[1], int(until_us), "PX", ttl_ms(until_us - now))
-return until_us
+return extend(KEYS[1], now, tonumber(ARGV[3]))

@@ -1,8 +1,8 @@
 -- Shared helpers for the algorithm files. Not a script on its own: the Go
 -- package concatenates lib.lua, the helper files and algorithm files a
 -- stack uses (state.lua, verdict.lua, meter.lua), decide.lua for the
--- decision drivers and a driver (stack.lua, refund.lua, block.lua or
--- delete.lua) into one script, so these locals are visible to all of them.
+-- decision drivers, mark.lua for block.lua and delete.lua, and a driver
+-- (stack.lua, refund.lua, block.lua or delete.lua) into one script, so these locals are visible to all of them.
 -- Lua creates every function of a script again on each run, so a script
 -- holds only what its stack uses, and refund functions only exist in
 -- refund scripts. The same files also make one

@@ -6,13 +6,14 @@
 // the rules whose state drains) and meter.lua for the algorithms that use
 // them; decide.lua, the decision of one stack, for the drivers that
 // decide; batches.lua, the decision of several stacks, for the batch
-// drivers), and six drivers: stack.lua decides a stack of rules
+// drivers; mark.lua, a block or a Reset's mark, for block.lua and
+// delete.lua), and six drivers: stack.lua decides a stack of rules
 // all-or-nothing, batch.lua decides several stacks in one run (the
 // decisions a client coalesced) and slots.lua those of several hash slots
 // of one Redis Cluster node (both functions of the library only),
 // refund.lua gives back all or part of a decision's consumption (after
 // refund_mode.lua), block.lua blocks a client for a rule, delete.lua
-// forgets a client's keys.
+// forgets a client's keys (and leaves a Reset's mark when it forgot any).
 //
 // Each file opens with a comment naming its KEYS, ARGV and reply. The files
 // are not scripts on their own: the Redis store (package redisstore)

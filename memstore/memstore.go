@@ -205,22 +205,31 @@ func (s *Store) Block(_ context.Context, now time.Time, key string, d time.Durat
 	if now.IsZero() {
 		now = time.Now()
 	}
-	t := now.UnixMicro()
 	i := s.shardOf(key)
 	defer s.unlock(s.lock([]int{i}))
+	s.extend(i, key, now.UnixMicro(), d)
+	return nil
+}
+
+// extend makes the block at key, in shard i, last until d after t (µs),
+// unless it lasts longer already. Shard i is locked.
+func (s *Store) extend(i int, key string, t int64, d time.Duration) {
 	until := t + d.Microseconds()
 	if left := s.blockLeft(i, key, t); t+left < until {
 		s.putBlock(i, key, t, until)
 	}
-	return nil
 }
 
 // Delete implements limiter.Store: it counts the entries it found, expired
-// ones not yet swept included (expiry runs on the decisions' clock, which
-// Delete is not given).
-func (s *Store) Delete(_ context.Context, keys ...string) (int, error) {
-	shards := make([]int, len(keys))
-	for j, k := range keys {
+// ones not yet swept included (now dates the mark only; Unblock, which
+// leaves none, passes no instant). A zero now means time.Now().
+func (s *Store) Delete(_ context.Context, now time.Time, mark string, span time.Duration, keys ...string) (int, error) {
+	all := keys
+	if mark != "" {
+		all = append(keys[:len(keys):len(keys)], mark)
+	}
+	shards := make([]int, len(all))
+	for j, k := range all {
 		shards[j] = s.shardOf(k)
 	}
 	defer s.unlock(s.lock(slices.Clone(shards)))
@@ -231,6 +240,12 @@ func (s *Store) Delete(_ context.Context, keys ...string) (int, error) {
 			delete(entries, k)
 			n++
 		}
+	}
+	if mark != "" && n > 0 {
+		if now.IsZero() {
+			now = time.Now()
+		}
+		s.extend(shards[len(keys)], mark, now.UnixMicro(), span)
 	}
 	return n, nil
 }

@@ -68,7 +68,8 @@ type Rule struct {
 	// round trip, for a global or per-tenant rule every request checks.
 	// The batches left when the process stops come back as the rule's
 	// state recovers (a window's end, a bucket's refill); to give them
-	// back at once, build the limiter (NewWithLimiter) and Close it.
+	// back at once, build the limiter (NewWithLimiter) and Close it (see
+	// New).
 	Lease time.Duration
 }
 
@@ -122,6 +123,18 @@ type Event struct {
 // redis.Scripter: *redis.Client, *redis.ClusterClient, *redis.Ring, a
 // failover client or an AutoPipeliner. Invalid rules or options are an
 // error (wrapping ratelimit.ErrConfig) naming the rule.
+//
+// New's limiter is never closed: with a leased rule (Rule.Lease), its
+// sweeper goroutine runs for the life of the process, and the units its
+// pools hold at shutdown come back only as the rule's state recovers. To
+// give them back at once, build the limiter yourself and close it once
+// the server has stopped serving (see docs/leases.md):
+//
+//	lim, err := limiter.New(store, middleware.LimiterRules(rules))
+//	limit, err := middleware.NewWithLimiter(lim, rules)
+//	...
+//	err = srv.Shutdown(ctx) // no request is being decided or settled
+//	err = lim.Close()       // the unspent units go back
 func New(rdb redis.Scripter, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
 	store, err := redisstore.New(rdb)
 	if err != nil {

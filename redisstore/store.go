@@ -211,9 +211,14 @@ func (s *Store) Block(ctx context.Context, now time.Time, key string, d time.Dur
 }
 
 // Delete implements limiter.Store within the store's timeout (delete.lua).
-func (s *Store) Delete(ctx context.Context, keys ...string) (int, error) {
+func (s *Store) Delete(ctx context.Context, now time.Time, mark string, span time.Duration, keys ...string) (int, error) {
+	if mark == "" || span.Microseconds() <= 0 {
+		span = 0 // no mark
+	} else {
+		keys = append(keys[:len(keys):len(keys)], mark)
+	}
 	v, err := within(s, ctx, func(ctx context.Context) (any, error) {
-		return s.caller.Run(ctx, script.Delete(), script.CallOf(keys))
+		return s.caller.Run(ctx, script.Delete(), script.CallOf(keys, script.Now(now), s.minTTL, span.Microseconds()))
 	})
 	if err != nil {
 		return 0, err

@@ -61,6 +61,10 @@ func userClient(t *testing.T, s *redistest.Server, user string, rules ...string)
 	return rdb, counted
 }
 
+// deleteOne is a call of delete.lua that deletes one key and leaves no
+// mark.
+func deleteOne() Call { return CallOf([]string{"rl:{x}:k"}, "", 1, 0) }
+
 // An ACL that refuses FCALL and FUNCTION makes the Caller run scripts; once
 // the ACL allows them, the Caller goes back to functions at its next retry
 // (not before), and stays there.
@@ -70,7 +74,7 @@ func TestFunctionsRefusedThenAllowed(t *testing.T) {
 	c := NewCaller(rdb, Auto)
 	run := func() {
 		t.Helper()
-		if _, err := c.Run(context.Background(), Delete(), CallOf([]string{"rl:{x}:k"})); err != nil {
+		if _, err := c.Run(context.Background(), Delete(), deleteOne()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -99,14 +103,14 @@ func TestKeysRefusedKeepFunctions(t *testing.T) {
 	s := redistest.Start(t)
 	rdb, counted := userClient(t, s, "app", "+@all", "~other:*")
 	c := NewCaller(rdb, Auto)
-	_, err := c.Run(context.Background(), Delete(), CallOf([]string{"rl:{x}:k"}))
+	_, err := c.Run(context.Background(), Delete(), deleteOne())
 	if err == nil || !strings.HasPrefix(err.Error(), "NOPERM") || c.state.Load() == useScripts {
 		t.Fatalf("keys refused: %v, state %d; want the NOPERM error, functions kept", err, c.state.Load())
 	}
 	if err := s.Client.Do(context.Background(), "ACL", "SETUSER", "app", "allkeys").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Run(context.Background(), Delete(), CallOf([]string{"rl:{x}:k"})); err != nil {
+	if _, err := c.Run(context.Background(), Delete(), deleteOne()); err != nil {
 		t.Fatal(err)
 	}
 	if _, evalsha := counted.since(); evalsha != 0 || c.state.Load() != useFunctions {

@@ -74,14 +74,19 @@ var flags = map[string]string{"slots.lua": "'allow-cross-slot-keys'"}
 
 // Source assembles a script: the layout header, lib.lua, refund_mode.lua
 // for a refund script, the helpers and algorithm files in m, decide.lua
-// for a decision script, and the driver: stack.lua, refund.lua, block.lua
-// or delete.lua, started with the script's KEYS and ARGV. Comment lines
-// and blank lines are left out: less to send after NOSCRIPT.
+// for a decision script, mark.lua for block.lua and delete.lua, and the
+// driver: stack.lua, refund.lua, block.lua or delete.lua, started with the
+// script's KEYS and ARGV. Comment lines and blank lines are left out: less
+// to send after NOSCRIPT.
 func Source(m Mask, driver string) string {
 	var b strings.Builder
 	b.WriteString(header())
 	b.WriteString("local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n") // before lib.lua declares its own
-	writeFiles(&b, sources(m, driver == "refund.lua", driver == "stack.lua"))
+	names := sources(m, driver == "refund.lua", driver == "stack.lua")
+	if driver == "block.lua" || driver == "delete.lua" {
+		names = append(names, "mark.lua")
+	}
+	writeFiles(&b, names)
 	b.WriteString("start(SCRIPT_KEYS, SCRIPT_ARGV)\n")
 	writeFiles(&b, []string{driver})
 	return b.String()
@@ -107,7 +112,7 @@ func (l *FunctionLibrary) FunctionName(driver string) string {
 var Library = sync.OnceValue(func() *FunctionLibrary {
 	var body strings.Builder
 	body.WriteString(header())
-	writeFiles(&body, append(sources(All, true, true), "batches.lua"))
+	writeFiles(&body, append(sources(All, true, true), "batches.lua", "mark.lua"))
 	for _, d := range drivers {
 		fmt.Fprintf(&body, "redis.register_function{function_name='%s', flags={%s}, callback=function(keys, args)\nstart(keys, args)\n", functionName(d, hashMark), flags[d])
 		writeFiles(&body, []string{d})

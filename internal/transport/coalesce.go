@@ -68,9 +68,8 @@ type call struct {
 // maxInFlight is how many calls or pipelines may be in flight at once.
 // With one, Redis waits while the client reads a pipeline's replies and
 // its callers prepare the next one; with two, the next pipeline overlaps
-// that work (ratebench, allow mode, 64 goroutines, 2 cores: one 66,627
-// decisions/s, two 72,993, three 74,665 in one run: three buys little and
-// splits pipelines further).
+// that work; a third adds little and splits pipelines further (measured
+// in docs/performance.md).
 const maxInFlight = 2
 
 func NewCoalescer(l Link, timeout time.Duration, dials *DialWatch) *Coalescer {
@@ -168,9 +167,8 @@ func deadline(ctx context.Context, timeout time.Duration) time.Time {
 // decision. Before it takes the queue, a sender lets them run (yielding
 // the processor, at most 4 times, never sleeping) until half as many calls
 // as it last sent have queued, so that the next pipeline carries them
-// instead of the first few (ratebench, allow mode, three pairs of runs:
-// 87,784/78,762/76,012 decisions/s without, 89,648/84,846/79,601 with).
-// At low load pipelines are small and it does not wait.
+// instead of the first few (measured in docs/performance.md). At low load
+// pipelines are small and it does not wait.
 func (c *Coalescer) send() {
 	last := 0
 	for {

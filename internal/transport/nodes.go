@@ -38,9 +38,8 @@ type Nodes struct {
 
 // nodeInFlight is how many calls or pipelines may be in flight at once to
 // one server. Each server's pipelines carry only its share of the
-// decisions, so one in flight per server lets them fill (ratebench,
-// cluster mode, three masters on the client's 2 cores, two pairs of runs:
-// ours / redis_rate 1.77x and 1.80x with one, 1.71x and 1.71x with two).
+// decisions, so one in flight per server lets them fill; a second is no
+// faster (measured in docs/performance.md).
 const nodeInFlight = 1
 
 // node is one server's Coalescer, for the client that the cluster client
