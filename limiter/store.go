@@ -98,12 +98,8 @@ type Token struct {
 // WithDenyCache).
 type Remote interface {
 	Store
-	// Remote says where the store's state is and how far: client is what
-	// holds it, as a comparable value (the Redis client a Redis store was
-	// given: stores on equal clients share state, so limiters on them may
-	// not declare one rule with different algorithms; see New), and
-	// timeout the longest one of its calls takes (timeouts and lost
-	// connections mark the store down only once they have gone on that
-	// long; see Limiter.Decide).
-	Remote() (client any, timeout time.Duration)
+	// Remote returns the longest one of the store's calls takes: timeouts
+	// and lost connections mark the store down only once they have gone
+	// on that long (see Limiter.Decide).
+	Remote() (timeout time.Duration)
 }

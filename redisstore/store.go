@@ -100,10 +100,8 @@ func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// Remote implements limiter.Remote: the client the store was given (stores
-// on one client share their state) and the store's timeout (see
-// WithTimeout).
-func (s *Store) Remote() (client any, timeout time.Duration) { return s.client, s.timeout }
+// Remote implements limiter.Remote: the store's timeout (see WithTimeout).
+func (s *Store) Remote() (timeout time.Duration) { return s.timeout }
 
 func isNilPointer(v any) bool {
 	rv := reflect.ValueOf(v)
