@@ -41,7 +41,10 @@
 // instances of a service share a limit; another algorithm, or other
 // parameters in the key, shares no counts. A rule's blocks (…}:b) belong to
 // its name, whatever its algorithm: a Block or a Penalty through one
-// limiter is honoured by every limiter's Blockable rule of that name. To
+// limiter is honoured by every limiter's Blockable rule of that name. The
+// mark a Reset leaves beside a state it forgets (…}:r and the state's
+// suffix) belongs to that key: it voids the give-backs into that state,
+// whichever limiter decided, and nothing else (see Limiter.Reset). To
 // keep two limits apart, give them distinct rule names or prefixes
 // (WithPrefix).
 //

@@ -53,11 +53,11 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // on this one). State kept under plans has keys of
 // its own: name those algorithms too. When there was nothing to forget it
 // returns ErrNotFound. Decisions made before the Reset and settled after
-// it give nothing back: Reset first leaves a mark (one more key, for twice
-// the window of the rule's own algorithm) that voids their give-backs,
-// then forgets. (A plan with a longer window than its rule's, named here,
-// is left open past the mark: a decision under it settled later than that
-// gives back into its fresh state.)
+// it give nothing back, whichever limiter made them: Reset first leaves a
+// mark beside each state it forgets (one more key each, for twice the
+// window in the state's key, or 10 years for GCRA and a queue, whose one
+// key serves all their parameters) that voids their give-backs, then
+// forgets.
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, err := l.operand(rule, identity)
 	if err != nil {
@@ -67,17 +67,24 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 	if err != nil {
 		return err
 	}
-	keys := []string{r.key(l.cfg.prefix, identity, r.algo.suffix), r.key(l.cfg.prefix, identity, blockSuffix)}
+	states := []*algo{r.algo}
 	for _, alg := range plans {
 		a := l.algoOf(alg)
 		if a.err != nil {
 			return fmt.Errorf("%w: rule %q: %w", ErrCheck, rule, a.err)
 		}
-		keys = append(keys, r.key(l.cfg.prefix, identity, a.suffix))
+		states = append(states, a)
 	}
-	if err := l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, resetSuffix), resetSpan(r.algo.alg)); err != nil {
-		return changed(err)
+	keys := make([]string, 0, len(states)+1)
+	for _, a := range states {
+		key := r.key(l.cfg.prefix, identity, a.suffix)
+		mark, span := resetMark(key, a.alg)
+		if err := l.store.Block(ctx, now, mark, span); err != nil {
+			return changed(err)
+		}
+		keys = append(keys, key)
 	}
+	keys = append(keys, r.key(l.cfg.prefix, identity, blockSuffix))
 	if l.leases != nil {
 		for _, k := range keys {
 			l.leases.forget(k)
