@@ -35,18 +35,18 @@
 // Limiters that name one rule under one prefix on one state (a memstore,
 // or a Redis server or cluster however many clients and processes reach
 // it) share that rule's state, built together or one after another.
-// Nothing refuses such a pair (other processes cannot be seen). They share the keys they have in
-// common: the same algorithm with the same parameters in its key shares
-// counts exactly as a plan change does (see Plans), which is how the
-// instances of a service share a limit; another algorithm, or other
-// parameters in the key, shares no counts. A rule's blocks (…}:b) belong to
-// its name, whatever its algorithm: a Block or a Penalty through one
-// limiter is honoured by every limiter's Blockable rule of that name. The
-// mark a Reset leaves beside a state it forgets (…}:r and the state's
-// suffix) belongs to that key: it voids the give-backs into that state,
-// whichever limiter decided, and nothing else (see Limiter.Reset). To
-// keep two limits apart, give them distinct rule names or prefixes
-// (WithPrefix).
+// Nothing refuses such a pair (other processes cannot be seen). They share
+// the keys they have in common: the same algorithm with the same
+// parameters in its key shares counts exactly as a plan change does (see
+// Plans), which is how the instances of a service share a limit; another
+// algorithm, or other parameters in the key, shares no counts. A rule's
+// blocks (…}:b) belong to its name, whatever its algorithm: a Block or a
+// Penalty through one limiter is honoured by every limiter's Blockable
+// rule of that name. The mark a Reset leaves beside a state it forgets
+// (…}:r and the state's suffix) belongs to that key: it voids the
+// give-backs into that state, whichever limiter decided, and nothing else
+// (see Limiter.Reset). To keep two limits apart, give them distinct rule
+// names or prefixes (WithPrefix).
 //
 // # Plans
 //
