@@ -32,6 +32,22 @@
 // identity can end the hash tag, collide with another, or make a key long.
 // Rule names are restricted to [A-Za-z0-9._-].
 //
+// Limiters that name one rule under one prefix on one state (a memstore,
+// or a Redis server or cluster however many clients and processes reach
+// it) share that rule's state, built together or one after another.
+// Nothing refuses such a pair (other processes cannot be seen). They share
+// the keys they have in common: the same algorithm with the same
+// parameters in its key shares counts exactly as a plan change does (see
+// Plans), which is how the instances of a service share a limit; another
+// algorithm, or other parameters in the key, shares no counts. A rule's
+// blocks (…}:b) belong to its name, whatever its algorithm: a Block or a
+// Penalty through one limiter is honoured by every limiter's Blockable
+// rule of that name. The mark a Reset leaves beside a state it forgets
+// (…}:r and the state's suffix) belongs to that key: it voids the
+// give-backs into that state, whichever limiter decided, and nothing else
+// (see Limiter.Reset). To keep two limits apart, give them distinct rule
+// names or prefixes (WithPrefix).
+//
 // # Plans
 //
 // A Check may carry a Plan, an algorithm in place of its rule's: the limit
@@ -45,7 +61,10 @@
 // state under other keys and starts afresh, since the stored state (or, for
 // a bucket, what its give-backs may return) depends on it: a short window
 // never trims a long one's log, and switching back finds the first
-// state as it was. The deny cache keys on the limit too.
+// state as it was. The deny cache keys on the limit too. A rule's own
+// algorithm changes the same way: to change a limit at runtime, build a
+// Limiter with the new rules under the same names, swap it in and Close
+// the old one; clients keep what they used.
 //
 // # Settlement
 //

@@ -62,22 +62,34 @@ func validRuleName(name string) bool {
 // state keys (whose suffixes begin with an algorithm's code).
 const blockSuffix = "b"
 
-// resetSuffix ends the key of the mark a Reset leaves beside the state it
-// forgot: until it expires, give-backs of decisions made before the Reset
-// are void (they would give back into the fresh state).
+// resetSuffix begins the key of the mark a Reset leaves beside a state it
+// forgot, followed by the state key's suffix: until the mark expires,
+// give-backs of decisions made before the Reset into that state are void
+// (they would give back into the fresh state).
 const resetSuffix = "r"
 
-// resetKey is the Reset mark's key beside a state key
-// (<prefix>:{<rule>:<identity>}:<suffix>; no suffix holds "}:").
-func resetKey(stateKey string) string {
-	return stateKey[:strings.LastIndex(stateKey, "}:")+2] + resetSuffix
+// resetMark is the key and the span of the Reset mark beside stateKey, a
+// key of alg's state: <prefix>:{<rule>:<identity>}:r<suffix> (no suffix
+// holds "}:"). Every algorithm whose state shares the key shares its mark
+// and its span, whichever limiter or plan decided.
+func resetMark(stateKey string, alg algorithms.Algorithm) (string, time.Duration) {
+	i := strings.LastIndex(stateKey, "}:") + 2
+	return stateKey[:i] + resetSuffix + stateKey[i:], resetSpan(alg)
 }
 
-// resetSpan is how long a Reset's mark lasts for a rule of algorithm alg:
-// how long after a decision its give-back can still return anything
-// (twice the policy's window: a sliding window gives back into the
-// previous window), at most exact.MaxSpan.
+// resetSpan is how long a Reset's mark on a key of alg's state lasts: how
+// long after a decision a give-back into that key can still return
+// anything, for every algorithm whose state shares the key. The windows,
+// the log, a concurrency limit and the buckets have in their keys what
+// their window depends on: twice that window (a sliding window gives back
+// into the previous one), at most exact.MaxSpan. GCRA and a queue keep one
+// key whatever their parameters, so a Reset cannot know how long another
+// parameter set's decisions last: exact.MaxSpan, the longest window of any.
 func resetSpan(alg algorithms.Algorithm) time.Duration {
+	switch alg.(type) {
+	case algorithms.GCRA, algorithms.Queue:
+		return exact.MaxSpan
+	}
 	return min(exact.MaxSpan, 2*algorithms.PolicyOf(alg).Window)
 }
 

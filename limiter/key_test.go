@@ -3,6 +3,10 @@ package limiter
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 )
 
 func TestHostileIdentitiesGetDistinctBoundedKeys(t *testing.T) {
@@ -52,6 +56,41 @@ func TestRuleNames(t *testing.T) {
 	} {
 		if got := validRuleName(tc.name); got != tc.want {
 			t.Errorf("validRuleName(%q) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Algorithms whose state shares a key share its Reset mark, with one span
+// long enough for every one of their give-backs (twice its window, at
+// most exact.MaxSpan), so that a Reset through any of them voids the
+// others' give-backs for as long as these can return anything; states
+// under different keys have different marks.
+func TestResetMarkIsTheStateKeys(t *testing.T) {
+	h, m := time.Hour, time.Minute
+	algs := []algorithms.Algorithm{
+		algorithms.FixedWindow{Limit: 4, Window: h}, algorithms.FixedWindow{Limit: 2, Window: h, Anchored: true}, algorithms.FixedWindow{Limit: 4, Window: m},
+		algorithms.SlidingWindow{Limit: 4, Window: h}, algorithms.SlidingWindow{Limit: 2, Window: h},
+		algorithms.SlidingLog{Limit: 4, Window: h}, algorithms.SlidingLog{Limit: 2, Window: h}, algorithms.SlidingLog{Limit: 2, Window: m},
+		algorithms.Concurrency{Limit: 4, Lease: h}, algorithms.Concurrency{Limit: 2, Lease: h},
+		algorithms.TokenBucket{Capacity: 4, Rate: 1, Period: h}, algorithms.TokenBucket{Capacity: 4, Rate: 2, Period: h},
+		algorithms.LeakyBucket{Capacity: 4, Rate: 1, Period: h}, algorithms.LeakyBucket{Capacity: 2, Rate: 1, Period: h},
+		algorithms.GCRA{Rate: 1, Period: m, Burst: 1}, algorithms.GCRA{Rate: 1, Period: 24 * h, Burst: 365}, algorithms.GCRA{Rate: 1, Period: exact.MaxSpan, Burst: 1},
+		algorithms.Queue{Rate: 10, Period: time.Second}, algorithms.Queue{Rate: 1, Period: h, MaxDelay: exact.MaxSpan},
+	}
+	r := &rule{name: "api"}
+	for _, a := range algs {
+		for _, b := range algs {
+			ka, kb := r.key("rl", "acme", newAlgo(a).suffix), r.key("rl", "acme", newAlgo(b).suffix)
+			markA, spanA := resetMark(ka, a)
+			markB, spanB := resetMark(kb, b)
+			switch {
+			case ka == kb && (markA != markB || spanA != spanB):
+				t.Errorf("%v and %v share %s: marks %s for %v and %s for %v", a, b, ka, markA, spanA, markB, spanB)
+			case ka == kb && spanA < min(exact.MaxSpan, 2*algorithms.PolicyOf(b).Window):
+				t.Errorf("%v and %v share %s: a mark of %v is shorter than twice %v's window", a, b, ka, spanA, b)
+			case ka != kb && markA == markB:
+				t.Errorf("%v (%s) and %v (%s) share the mark %s", a, ka, b, kb, markA)
+			}
 		}
 	}
 }

@@ -254,8 +254,8 @@ func (l *lease) settle() *giveBack {
 	}
 	l.given = true
 	c := l.check
-	g := &giveBack{at: l.at, fallback: l.fallback, refund: StoreRefund{Check: c, Back: l.free, Token: l.token,
-		Resets: resetKey(c.Key), Span: resetSpan(c.Algorithm)}}
+	resets, span := resetMark(c.Key, c.Algorithm)
+	g := &giveBack{at: l.at, fallback: l.fallback, refund: StoreRefund{Check: c, Back: l.free, Token: l.token, Resets: resets, Span: span}}
 	l.free = 0
 	return g
 }

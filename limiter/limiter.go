@@ -17,7 +17,8 @@ import (
 )
 
 // Rule is a named limit. Name appears in keys and headers: 1 to 64 bytes of
-// [A-Za-z0-9._-], unique within a Limiter.
+// [A-Za-z0-9._-], unique within a Limiter. Limiters that name one rule
+// under one prefix share its state (see "Keys" in the package doc).
 type Rule struct {
 	Name      string
 	Algorithm algorithms.Algorithm
@@ -84,7 +85,7 @@ type rule struct {
 type algo struct {
 	alg    algorithms.Algorithm
 	suffix string // ends its keys
-	params string // identifies it and its parameters (deny cache, settlement, declarations)
+	params string // identifies it and its parameters (deny cache, settlement)
 	policy algorithms.Policy
 	err    error // invalid: the reason
 }
@@ -129,7 +130,7 @@ func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	if isRemote || l.cfg.fallback != nil {
 		l.breaker = &breaker{store: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
 		if isRemote {
-			_, l.breaker.span = remote.Remote()
+			l.breaker.span = remote.Remote()
 		}
 	}
 	for i, r := range rules {
@@ -156,9 +157,6 @@ func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 				l.leases = &leases{pools: make(map[string]*pool)}
 			}
 		}
-	}
-	if err := declare(l); err != nil {
-		return nil, err
 	}
 	if l.leases != nil && l.cfg.clock == nil {
 		l.sweep()

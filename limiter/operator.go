@@ -31,11 +31,11 @@ func changed(err error) error {
 }
 
 // deleteKeys deletes keys for an operator's call (see changed) and, when
-// mark is not "" and it deleted any, leaves at mark, in the same store
-// call, a Reset's mark of span from now: deleting none is ErrNotFound,
-// naming the rule, and writes nothing.
-func (l *Limiter) deleteKeys(ctx context.Context, rule string, now time.Time, mark string, span time.Duration, keys ...string) error {
-	n, err := l.store.Delete(ctx, now, mark, span, keys...)
+// it deleted any, leaves at each of marks, in the same store call, a
+// Reset's mark of its span from now: deleting none is ErrNotFound, naming
+// the rule, and writes nothing.
+func (l *Limiter) deleteKeys(ctx context.Context, rule string, now time.Time, marks []string, spans []time.Duration, keys ...string) error {
+	n, err := l.store.Delete(ctx, now, marks, spans, keys...)
 	if err = changed(err); err == nil && n == 0 {
 		err = fmt.Errorf("%w: rule %q", ErrNotFound, rule)
 	}
@@ -55,12 +55,11 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // on this one). State kept under plans has keys of
 // its own: name those algorithms too. When there was nothing to forget it
 // returns ErrNotFound and writes nothing. Decisions made before the Reset
-// and settled after it give nothing back: as it forgets, in the same store
-// call, Reset leaves a mark (one more key, for twice the window of the
-// rule's own algorithm) that voids their give-backs. (A plan with a longer
-// window than its rule's, named here, is left open past the mark: a
-// decision under it settled later than that gives back into its fresh
-// state.)
+// and settled after it give nothing back, whichever limiter made them: in
+// the store call that forgets, Reset leaves a mark beside each state it
+// forgets (one more key each, for twice the window in the state's key, or
+// 10 years for GCRA and a queue, whose one key serves all their
+// parameters) that voids their give-backs.
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, err := l.operand(rule, identity)
 	if err != nil {
@@ -70,20 +69,29 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 	if err != nil {
 		return err
 	}
-	keys := []string{r.key(l.cfg.prefix, identity, r.algo.suffix), r.key(l.cfg.prefix, identity, blockSuffix)}
+	states := []*algo{r.algo}
 	for _, alg := range plans {
 		a := l.algoOf(alg)
 		if a.err != nil {
 			return fmt.Errorf("%w: rule %q: %w", ErrCheck, rule, a.err)
 		}
-		keys = append(keys, r.key(l.cfg.prefix, identity, a.suffix))
+		states = append(states, a)
 	}
+	keys := make([]string, 0, len(states)+1)
+	marks := make([]string, len(states))
+	spans := make([]time.Duration, len(states))
+	for i, a := range states {
+		key := r.key(l.cfg.prefix, identity, a.suffix)
+		marks[i], spans[i] = resetMark(key, a.alg)
+		keys = append(keys, key)
+	}
+	keys = append(keys, r.key(l.cfg.prefix, identity, blockSuffix))
 	if l.leases != nil {
 		for _, k := range keys {
 			l.leases.forget(k)
 		}
 	}
-	return l.deleteKeys(ctx, rule, now, r.key(l.cfg.prefix, identity, resetSuffix), resetSpan(r.algo.alg), keys...)
+	return l.deleteKeys(ctx, rule, now, marks, spans, keys...)
 }
 
 // Block makes a Blockable rule (or one with a Penalty) deny identity for
@@ -117,7 +125,7 @@ func (l *Limiter) Unblock(ctx context.Context, rule, identity string) error {
 	if err != nil {
 		return err
 	}
-	return l.deleteKeys(ctx, rule, time.Time{}, "", 0, r.key(l.cfg.prefix, identity, blockSuffix))
+	return l.deleteKeys(ctx, rule, time.Time{}, nil, nil, r.key(l.cfg.prefix, identity, blockSuffix))
 }
 
 // operand is the rule an operator's call names, with its identity checked.

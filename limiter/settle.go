@@ -59,8 +59,8 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 			}
 			unspent[i] = c.Cost - f
 		case f < c.Cost:
-			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token,
-				Resets: resetKey(c.Key), Span: resetSpan(r.algo.alg)})
+			resets, span := resetMark(c.Key, c.Algorithm)
+			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token, Resets: resets, Span: span})
 		case f > c.Cost:
 			a := r.algo
 			if c.params != a.params {

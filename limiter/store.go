@@ -30,12 +30,13 @@ type Store interface {
 	// Block writes a block of d, from now, at key (a StoreCheck's Blocks).
 	// A longer block in place is kept.
 	Block(ctx context.Context, now time.Time, key string, d time.Duration) error
-	// Delete forgets keys, which share one hash tag, and returns how many
-	// held state. With a mark (not "", and span of 1 µs or more), when one
-	// did, it writes at mark, in the same atomic step, a block of span
-	// from now (a Reset's mark: see StoreRefund.Resets; a longer one in
-	// place is kept); when none did, it writes nothing.
-	Delete(ctx context.Context, now time.Time, mark string, span time.Duration, keys ...string) (int, error)
+	// Delete forgets keys, which share one hash tag with marks, and
+	// returns how many held state. When one did, it writes at each of
+	// marks, in the same atomic step, a block of the span at the same
+	// index from now (a Reset's mark: see StoreRefund.Resets; a longer one
+	// in place is kept; a span under 1 µs writes none); when none did, it
+	// writes nothing.
+	Delete(ctx context.Context, now time.Time, marks []string, spans []time.Duration, keys ...string) (int, error)
 }
 
 // StoreCheck is one rule's part of a stacked decision, ready for a store.
@@ -101,12 +102,8 @@ type Token struct {
 // WithDenyCache).
 type Remote interface {
 	Store
-	// Remote says where the store's state is and how far: client is what
-	// holds it, as a comparable value (the Redis client a Redis store was
-	// given: stores on equal clients share state, so limiters on them may
-	// not declare one rule with different algorithms; see New), and
-	// timeout the longest one of its calls takes (timeouts and lost
-	// connections mark the store down only once they have gone on that
-	// long; see Limiter.Decide).
-	Remote() (client any, timeout time.Duration)
+	// Remote returns the longest one of the store's calls takes: timeouts
+	// and lost connections mark the store down only once they have gone
+	// on that long (see Limiter.Decide).
+	Remote() (timeout time.Duration)
 }

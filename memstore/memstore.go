@@ -223,11 +223,8 @@ func (s *Store) extend(i int, key string, t int64, d time.Duration) {
 // Delete implements limiter.Store: it counts the entries it found, expired
 // ones not yet swept included (now dates the mark only; Unblock, which
 // leaves none, passes no instant). A zero now means time.Now().
-func (s *Store) Delete(_ context.Context, now time.Time, mark string, span time.Duration, keys ...string) (int, error) {
-	all := keys
-	if mark != "" {
-		all = append(keys[:len(keys):len(keys)], mark)
-	}
+func (s *Store) Delete(_ context.Context, now time.Time, marks []string, spans []time.Duration, keys ...string) (int, error) {
+	all := append(keys[:len(keys):len(keys)], marks...)
 	shards := make([]int, len(all))
 	for j, k := range all {
 		shards[j] = s.shardOf(k)
@@ -241,11 +238,13 @@ func (s *Store) Delete(_ context.Context, now time.Time, mark string, span time.
 			n++
 		}
 	}
-	if mark != "" && n > 0 {
+	if n > 0 && len(marks) > 0 {
 		if now.IsZero() {
 			now = time.Now()
 		}
-		s.extend(shards[len(keys)], mark, now.UnixMicro(), span)
+		for i, mark := range marks {
+			s.extend(shards[len(keys)+i], mark, now.UnixMicro(), spans[i])
+		}
 	}
 	return n, nil
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -285,10 +284,12 @@ func TestLimitByIP(t *testing.T) {
 }
 
 // One-liners of different limits keep separate counts: 6 requests to /b
-// (100 a minute) leave /a (5 a minute) untouched. They used to share rule
-// "ip", and /b's requests filled /a's limit. Two middlewares that name one
-// rule with different algorithms on one Redis cannot be built: the error
-// names both.
+// (100 a minute) leave /a (5 a minute) untouched (under one rule name,
+// /b's requests would fill /a's limit). Middlewares that name one rule
+// share what their keys share, on one Redis client or two: a per-ip
+// sliding window of 5 a minute and one of 100 (a reload, or another
+// instance's limit) count together, a fixed window of that name counts
+// apart.
 func TestSeparateLimitsDoNotShareCounters(t *testing.T) {
 	srv, c := redistest.Mini(t)
 	srv.SetTime(mwtest.Epoch)
@@ -304,29 +305,27 @@ func TestSeparateLimitsDoNotShareCounters(t *testing.T) {
 	rule := func(alg algorithms.Algorithm) []middleware.Rule {
 		return []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: alg}}
 	}
-	first, err := middleware.New(c, rule(algorithms.SlidingWindow{Limit: 5, Window: time.Minute}))
-	if err != nil {
-		t.Fatal(err)
+	other := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { _ = other.Close() })
+	small := mwtest.New(t, c, rule(algorithms.SlidingWindow{Limit: 5, Window: time.Minute}))(ok)
+	for range 3 {
+		do(small, "GET", "/", "198.51.100.7:1")
 	}
-	_, err = middleware.New(c, rule(algorithms.SlidingWindow{Limit: 100, Window: time.Minute}))
-	if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), `rule "per-ip"`) ||
-		!strings.Contains(err.Error(), "SlidingWindow(100 per 1m0s)") || !strings.Contains(err.Error(), "SlidingWindow(5 per 1m0s)") {
-		t.Errorf("a second per-ip of another limit: %v, want ErrConfig naming both", err)
+	for _, tc := range []struct {
+		name string
+		mw   func(http.Handler) http.Handler
+		want string // X-RateLimit-Remaining after one more request, counting the earlier cases'
+	}{
+		{"per-ip of 100 on the same client", mwtest.New(t, c, rule(algorithms.SlidingWindow{Limit: 100, Window: time.Minute})), "96"},
+		{"per-ip of 100 on another client", mwtest.New(t, other, rule(algorithms.SlidingWindow{Limit: 100, Window: time.Minute})), "95"},
+		{"a fixed window on the same client", mwtest.New(t, c, rule(algorithms.FixedWindow{Limit: 5, Window: time.Minute})), "4"},
+		{"a fixed window on another client", mwtest.New(t, other, rule(algorithms.FixedWindow{Limit: 5, Window: time.Minute})), "3"},
+		{"under another prefix", mwtest.New(t, c, rule(algorithms.SlidingWindow{Limit: 100, Window: time.Minute}), limiter.WithPrefix("other")), "99"},
+	} {
+		if got := do(tc.mw(ok), "GET", "/", "198.51.100.7:1").Header.Get("X-RateLimit-Remaining"); got != tc.want {
+			t.Errorf("%s: %s remaining, want %s", tc.name, got, tc.want)
+		}
 	}
-	if _, err := middleware.New(c, rule(algorithms.SlidingWindow{Limit: 5, Window: time.Minute})); err != nil {
-		t.Errorf("the same rule again: %v", err)
-	}
-	store, err := redisstore.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := limiter.New(store, middleware.LimiterRules(rule(algorithms.FixedWindow{Limit: 5, Window: time.Minute}))); !errors.Is(err, ratelimit.ErrConfig) {
-		t.Errorf("another store on the same client: %v, want ErrConfig", err)
-	}
-	if _, err := mwtest.Build(c, rule(algorithms.FixedWindow{Limit: 5, Window: time.Minute}), limiter.WithPrefix("other")); err != nil {
-		t.Errorf("under another prefix: %v", err)
-	}
-	runtime.KeepAlive(first)
 }
 
 // A dead Redis with FailClosed answers 503 with Retry-After under the

@@ -100,10 +100,8 @@ func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// Remote implements limiter.Remote: the client the store was given (stores
-// on one client share their state) and the store's timeout (see
-// WithTimeout).
-func (s *Store) Remote() (client any, timeout time.Duration) { return s.client, s.timeout }
+// Remote implements limiter.Remote: the store's timeout (see WithTimeout).
+func (s *Store) Remote() (timeout time.Duration) { return s.timeout }
 
 func isNilPointer(v any) bool {
 	rv := reflect.ValueOf(v)
@@ -211,14 +209,16 @@ func (s *Store) Block(ctx context.Context, now time.Time, key string, d time.Dur
 }
 
 // Delete implements limiter.Store within the store's timeout (delete.lua).
-func (s *Store) Delete(ctx context.Context, now time.Time, mark string, span time.Duration, keys ...string) (int, error) {
-	if mark == "" || span.Microseconds() <= 0 {
-		span = 0 // no mark
-	} else {
-		keys = append(keys[:len(keys):len(keys)], mark)
+func (s *Store) Delete(ctx context.Context, now time.Time, marks []string, spans []time.Duration, keys ...string) (int, error) {
+	args := []any{script.Now(now), s.minTTL}
+	for i, mark := range marks {
+		if us := spans[i].Microseconds(); us > 0 {
+			keys = append(keys[:len(keys):len(keys)], mark)
+			args = append(args, us)
+		}
 	}
 	v, err := within(s, ctx, func(ctx context.Context) (any, error) {
-		return s.caller.Run(ctx, script.Delete(), script.CallOf(keys, script.Now(now), s.minTTL, span.Microseconds()))
+		return s.caller.Run(ctx, script.Delete(), script.CallOf(keys, args...))
 	})
 	if err != nil {
 		return 0, err

@@ -63,7 +63,7 @@ func userClient(t *testing.T, s *redistest.Server, user string, rules ...string)
 
 // deleteOne is a call of delete.lua that deletes one key and leaves no
 // mark.
-func deleteOne() Call { return CallOf([]string{"rl:{x}:k"}, "", 1, 0) }
+func deleteOne() Call { return CallOf([]string{"rl:{x}:k"}, "", 1) }
 
 // An ACL that refuses FCALL and FUNCTION makes the Caller run scripts; once
 // the ACL allows them, the Caller goes back to functions at its next retry
