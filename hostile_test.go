@@ -3,11 +3,7 @@ package ratelimit_test
 import (
 	"context"
 	"net/http"
-	"os"
-	"runtime"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -88,45 +84,4 @@ func trunc(s string) string {
 		return s[:24] + "..."
 	}
 	return s
-}
-
-// TestSoak holds a steady load for 60 s and checks that goroutines and heap
-// stay flat. Opt in with RATELIMIT_SOAK=1.
-func TestSoak(t *testing.T) {
-	if os.Getenv("RATELIMIT_SOAK") != "1" {
-		t.Skip("set RATELIMIT_SOAK=1 for the 60 s soak test")
-	}
-	s := redistest.Start(t)
-	h := limit(t, s.Client, []middleware.Rule{perIP(1000)}, stack{})(ok)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				do(h, "GET", "/", "10.0."+strconv.Itoa(g)+"."+strconv.Itoa(i%250)+":1")
-			}
-		})
-	}
-	var first runtime.MemStats
-	var firstG int
-	for i := range 13 {
-		time.Sleep(5 * time.Second)
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		g := runtime.NumGoroutine()
-		t.Logf("t=%2ds goroutines %d heap %d KiB", 5*(i+1), g, m.HeapAlloc>>10)
-		if i == 0 {
-			first, firstG = m, g
-		} else if g > firstG+4 || m.HeapAlloc > 2*first.HeapAlloc+(4<<20) {
-			t.Errorf("growth: goroutines %d -> %d, heap %d -> %d", firstG, g, first.HeapAlloc, m.HeapAlloc)
-		}
-	}
-	close(stop)
-	wg.Wait()
 }
