@@ -34,6 +34,16 @@ func must(l *limiter.Limiter, err error) *limiter.Limiter {
 	return l
 }
 
+// newLimiter is limiter.New; it fails t on an error.
+func newLimiter(t testing.TB, store limiter.Store, rules []limiter.Rule, opts ...limiter.Option) *limiter.Limiter {
+	t.Helper()
+	lim, err := limiter.New(store, rules, opts...)
+	if err != nil {
+		t.Fatalf("limiter.New: %v", err)
+	}
+	return lim
+}
+
 // fixedClock decides at t.
 func fixedClock(t time.Time) limiter.Option {
 	return limiter.WithClock(func() time.Time { return t })

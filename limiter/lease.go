@@ -6,6 +6,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 )
 
 // Quota leases (see "Leases" in the package doc): a leased rule's units
@@ -87,8 +88,7 @@ func leaseable(r Rule) string {
 	case r.Blockable || r.Penalty > 0:
 		return "a leased rule cannot take blocks (its units are spent without asking the store)"
 	}
-	switch r.Algorithm.(type) {
-	case algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.TokenBucket, algorithms.LeakyBucket, algorithms.GCRA:
+	if model.Leasable(r.Algorithm) {
 		return ""
 	}
 	return "a " + r.Algorithm.String() + " cannot be leased: its units are not interchangeable"

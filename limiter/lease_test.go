@@ -539,7 +539,7 @@ func leasedFleetTable(t *testing.T, store limiter.Store, prefix string) {
 		{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 50, Window: time.Hour}, Lease: time.Minute},
 	}
 	opts := []limiter.Option{fixedClock(bases[0]), limiter.WithPrefix(prefix)}
-	fleet := []*limiter.Limiter{must(limiter.New(store, rules, opts...)), must(limiter.New(store, rules, opts...))}
+	fleet := []*limiter.Limiter{newLimiter(t, store, rules, opts...), newLimiter(t, store, rules, opts...)}
 	admitted, deniedByUser := 0, 0
 	for i := range 90 {
 		d, err := fleet[i%2].Decide(ctx,
@@ -560,7 +560,7 @@ func leasedFleetTable(t *testing.T, store limiter.Store, prefix string) {
 			t.Fatal(err)
 		}
 	}
-	peeker := must(limiter.New(store, rules[1:], opts...))
+	peeker := newLimiter(t, store, rules[1:], opts...)
 	left := remaining(t, peeker, "all")
 	if admitted > 50 || admitted+left != 50 || deniedByUser < 20 || admitted < 45 {
 		t.Fatalf("admitted %d (at most 50, and nearly all), %d left after Close (adding up to 50), %d denied by the per-user rule (want 20 or more)", admitted, left, deniedByUser)
@@ -570,7 +570,7 @@ func leasedFleetTable(t *testing.T, store limiter.Store, prefix string) {
 // TestLeasedFleet runs leasedFleetTable on every store.
 func TestLeasedFleet(t *testing.T) {
 	for name, s := range everyStore(t) {
-		leasedFleetTable(t, s, "fleet"+name)
+		t.Run(name, func(t *testing.T) { leasedFleetTable(t, s, "fleet"+name) })
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
+// TestOperatorControls runs operatorTable on every store.
 func TestOperatorControls(t *testing.T) {
 	for name, store := range everyStore(t) {
 		t.Run(name, func(t *testing.T) { operatorTable(t, store, fmt.Sprintf("op%d", time.Now().UnixNano())) })
@@ -28,12 +29,9 @@ func operatorTable(t *testing.T, store limiter.Store, prefix string) {
 		{Name: "hourly", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}, Blockable: true},
 	}
 	opts := []limiter.Option{limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix), limiter.WithDenyCache(100, time.Hour)}
-	lim, err := limiter.New(store, rules, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lim := newLimiter(t, store, rules, opts...)
 	// Another instance: its Unblock and Reset reach lim's deny cache at once.
-	admin, _ := limiter.New(store, rules, opts...)
+	admin := newLimiter(t, store, rules, opts...)
 	type want struct {
 		allowed, blocked bool
 		remaining        int
@@ -106,7 +104,7 @@ func operatorTable(t *testing.T, store limiter.Store, prefix string) {
 	d, err = lim.Allow(ctx, "hourly", "eve")
 	check("blocked a minute, the hour used up", d, err, want{false, true, 0, hourLeft()})
 	now = now.Add(time.Minute)
-	uncached, _ := limiter.New(store, rules, append(opts, limiter.WithDenyCache(0, 0))...)
+	uncached := newLimiter(t, store, rules, append(opts, limiter.WithDenyCache(0, 0))...)
 	d, err = uncached.Allow(ctx, "hourly", "eve")
 	check("block over, the hour still used up", d, err, want{false, false, 0, hourLeft()})
 
