@@ -109,3 +109,30 @@ func TestLeasedRefusalWaitsNoLessThanTheStore(t *testing.T) {
 		}
 	}
 }
+
+// TestLeasedRefusalOfACostPastTheQuota: a request whose cost exceeds the
+// rule's quota, refused by a paced pool, reports algorithms.Never, as the
+// store would: waiting does not help.
+func TestLeasedRefusalOfACostPastTheQuota(t *testing.T) {
+	for _, alg := range hourly {
+		quota := algorithms.PolicyOf(alg).Quota
+		store := &counting{Store: memstore.Must()}
+		lim := must(limiter.New(store, []limiter.Rule{{Name: "global", Algorithm: alg, Lease: time.Second}}, fixedClock(bases[0])))
+		// A take of all but one unit leaves too few to lease: the take is
+		// short, and the pool paced.
+		if d, err := lim.Decide(ctx, limiter.Check{Rule: "global", Identity: "all", Cost: quota - 1}); err != nil || !d.Allowed {
+			t.Fatalf("%v: first request %+v, %v", alg, d, err)
+		}
+		asked := store.decides.Load()
+		d, err := lim.Decide(ctx, limiter.Check{Rule: "global", Identity: "all", Cost: quota + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, local := d.RetryAfter(), store.decides.Load() == asked; d.Allowed || got != algorithms.Never || !local {
+			t.Errorf("%v, cost %d: allowed %v, RetryAfter %v, refused without the store %v; want refused there, Never", alg, quota+1, d.Allowed, got, local)
+		}
+		if err := lim.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
