@@ -124,8 +124,8 @@
 // the refill of the rest. A sliding window's pool that cannot bound the
 // wait so (units were left, or a cost beyond one more unit) asks the
 // store instead of denying. A stack denied locally by a leased rule is
-// not sent to the store: its other rules report Allowed and no
-// Remaining. Settle gives a leased rule's units back to its pool (into
-// the store with the lease's give-back if the lease has ended, or nothing
-// if that was done).
+// not sent to the store: its other rules report Undecided (and Allowed,
+// with no Remaining). Settle gives a leased rule's units back to its
+// pool (into the store with the lease's give-back if the lease has
+// ended, or nothing if that was done).
 package limiter

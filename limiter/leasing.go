@@ -122,8 +122,8 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 			}
 		case s.pool != nil && s.pool == deniedBy:
 			res.Result = denial
-		case j >= len(d.Results): // not decided: denied here first, or failed
-			res.Result.Allowed = true
+		case j >= len(d.Results): // not asked: denied here first, or failed
+			res.Result.Allowed, res.Undecided = true, true
 		default: // decided by the store
 			*res = d.Results[j]
 			if s.take {
