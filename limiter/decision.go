@@ -19,6 +19,11 @@ type RuleResult struct {
 	// Token is what the store needs to give this rule's consumption back
 	// (see Limiter.Settle); stores fill it, callers leave it alone.
 	Token Token
+	// Undecided is true when the rule was not asked: another rule denied
+	// the stack first without the store (a leased rule's local denial, or
+	// the deny cache). It reports Allowed, and nothing it reports is a
+	// verdict on this request.
+	Undecided bool
 	// Leased is how many units a leased check (StoreCheck.Lease) took
 	// beyond its cost; the store fills it.
 	Leased int
@@ -44,14 +49,14 @@ type Decision struct {
 	At time.Time
 	// Results has one entry per check, in order. When the stack is denied,
 	// a rule that would have allowed reports Allowed true and its unchanged
-	// Remaining.
+	// Remaining, and a rule not asked reports Undecided.
 	Results []RuleResult
 	// Fallback is true when the fallback store (WithFallback) decided,
 	// because Redis failed or is considered down.
 	Fallback bool
 	// Cached is true when the deny cache answered (see WithDenyCache): the
 	// results are those of the denial it remembers, waits shortened by the
-	// time since.
+	// time since, and its rules that allowed are Undecided.
 	Cached bool
 }
 

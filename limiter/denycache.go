@@ -119,7 +119,7 @@ func (c *denyCache) shard(id stackID) *denyShard {
 }
 
 // get returns the cached denial of id at now, with its waits shortened by
-// the time since.
+// the time since; the rules that allowed it are Undecided.
 func (c *denyCache) get(id stackID, now time.Time) (Decision, bool) {
 	sh := c.shard(id)
 	sh.mu.Lock()
@@ -135,6 +135,7 @@ func (c *denyCache) get(id stackID, now time.Time) (Decision, bool) {
 	elapsed := now.Sub(d.at)
 	results := make([]RuleResult, len(d.results))
 	for i, r := range d.results {
+		r.Undecided = r.Allowed // asked nothing this time
 		r.RetryAfter = shorten(r.RetryAfter, elapsed)
 		r.ResetAfter = shorten(r.ResetAfter, elapsed)
 		r.NextAfter = shorten(r.NextAfter, elapsed)

@@ -137,9 +137,14 @@
 // ResetAfter and NextAfter from that take, less the time since; a
 // Decision served entirely from pools has At on the local (or passed-in)
 // clock. A local denial reports RetryAfter until the pool's next take,
-// never shorter than the store's own wait at the last take. A stack
-// denied locally by a leased rule is not sent to the store: its other
-// rules report Allowed and no Remaining. Settle gives a leased rule's
-// units back to its pool (into the store with the lease's give-back if
-// the lease has ended, or nothing if that was done).
+// never shorter than the store's wait for the cost from the state the last
+// take saw with what the store had left gone too (another instance may
+// have taken it): a fixed window's end, a bucket's or GCRA's next unit and
+// the refill of the rest. A sliding window's pool that cannot bound the
+// wait so (units were left, or a cost beyond one more unit) asks the
+// store instead of denying. A stack denied locally by a leased rule is
+// not sent to the store: its other rules report Undecided (and Allowed,
+// with no Remaining). Settle gives a leased rule's units back to its
+// pool (into the store with the lease's give-back if the lease has
+// ended, or nothing if that was done).
 package limiter

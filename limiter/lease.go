@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 )
 
@@ -37,6 +36,7 @@ type pool struct {
 	next    time.Time         // no take before it (paced, see take)
 	seen    algorithms.Result // the rule's result at the last take
 	seenAt  time.Time
+	seenFor int       // the cost of that take's request
 	demand  int       // units asked since since
 	since   time.Time // start of the demand count
 	rate    float64   // units asked per second, smoothed
@@ -321,13 +321,13 @@ func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, asked int, now t
 		if res.RetryAfter != algorithms.Never {
 			p.next = now.Add(max(iv, res.RetryAfter))
 		}
-		p.seen, p.seenAt = res.Result, now
+		p.seen, p.seenAt, p.seenFor = res.Result, now, c.Cost
 		return nil, nil
 	}
 	if !d.Allowed {
 		return nil, nil // another rule denied: nothing was taken
 	}
-	p.seen, p.seenAt = res.Result, now
+	p.seen, p.seenAt, p.seenFor = res.Result, now, c.Cost
 	if res.Leased < asked {
 		p.next = now.Add(iv)
 	}
@@ -368,15 +368,6 @@ func expiry(alg algorithms.Algorithm, tok Token, at time.Time, ttl time.Duration
 		return min(ttl, time.Duration(end-at.UnixMicro())*time.Microsecond)
 	}
 	return ttl
-}
-
-// denied is the result of a check denied here, without asking the store:
-// its pool is empty and its next take is not due.
-func (p *pool) denied(now time.Time) algorithms.Result {
-	r := p.aged(now)
-	wait := exact.CeilMillis(p.next.Sub(now).Microseconds())
-	r.Allowed, r.Remaining, r.RetryAfter, r.NextAfter = false, 0, wait, max(r.NextAfter, wait)
-	return r
 }
 
 // aged is the last result seen, its durations less the time since. p.mu

@@ -3,6 +3,8 @@ package limiter
 import (
 	"context"
 	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 )
 
 // leased reports whether checks include a leased rule's check that
@@ -17,11 +19,12 @@ func leased(sc []StoreCheck, rules []checked) bool {
 }
 
 // decideLeased decides a stack with leased checks: each is served from its
-// pool's lease when it holds the cost, denied here when its pool is empty
-// and its next take is not due, and otherwise sent to the store as a take
-// of a new lease, with the stack's other checks. A stack the store denies
-// (or that fails) spends nothing: what it reserved goes back to the
-// leases.
+// pool's lease when it holds the cost, denied here when its pool does not
+// and its next take is not due (unless the pool cannot bound the store's
+// wait for the cost, see denied), and otherwise sent to the store as a
+// take of a new lease, with the stack's other checks. A stack the store
+// denies (or that fails) spends nothing: what it reserved goes back to
+// the leases.
 func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []checked) (Decision, error) {
 	now := l.local()
 	var spendBuf [4]spend
@@ -33,7 +36,8 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 	var rulesBuf [4]checked
 	send, sendRules := pooled.checks[:0], rulesBuf[:0]
 	var deniedBy *pool
-	taking := false // a take of this decision's is marked
+	var denial algorithms.Result // deniedBy's
+	taking := false              // a take of this decision's is marked
 	for i, c := range sc {
 		r := rules[i].rule
 		var p *pool
@@ -69,10 +73,14 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 			now = l.local()
 			ls, out = p.reserve(c.Cost, now, out)
 		}
+		var refused bool
+		if ls == nil && now.Before(p.next) {
+			denial, refused = p.denied(c.Algorithm, c.Cost, now)
+		}
 		switch {
 		case ls != nil:
 			spends = append(spends, spend{pool: p, lease: ls, n: c.Cost})
-		case now.Before(p.next):
+		case refused:
 			deniedBy = p
 			spends = append(spends, spend{pool: p})
 		default:
@@ -113,11 +121,9 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 				res.lease, res.pool = s.lease, s.pool
 			}
 		case s.pool != nil && s.pool == deniedBy:
-			s.pool.mu.Lock()
-			res.Result = s.pool.denied(now)
-			s.pool.mu.Unlock()
-		case j >= len(d.Results): // not decided: denied here first, or failed
-			res.Result.Allowed = true
+			res.Result = denial
+		case j >= len(d.Results): // not asked: denied here first, or failed
+			res.Result.Allowed, res.Undecided = true, true
 		default: // decided by the store
 			*res = d.Results[j]
 			if s.take {

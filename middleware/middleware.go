@@ -103,7 +103,8 @@ type Event struct {
 	// fallback store decided), "error" (Redis failed, or a Plan was
 	// invalid; the failure policy applied), "no_identity" (a key function
 	// found none, or a Cost was negative), "canceled" (the client went
-	// away before its decision). RuleOutcome says it per rule.
+	// away before its decision). RuleOutcome says it per rule, and names
+	// the rules the decision did not ask "undecided".
 	Outcome string
 	// Cause classifies Err when Redis failed (whether or not the fallback
 	// decided): "unavailable" (skipped while Redis is marked down),

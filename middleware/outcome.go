@@ -22,6 +22,7 @@ const (
 	outcomeError           = "error"
 	outcomeNoIdentity      = "no_identity"
 	outcomeCanceled        = "canceled"
+	outcomeUndecided       = "undecided" // a rule's: not asked (see RuleOutcome)
 )
 
 // classify fills in e's Outcome, Cause and Backend from what it carries.
@@ -72,11 +73,16 @@ func verdict(d limiter.Decision, shadow, allowed bool) string {
 
 // RuleOutcome is the outcome of the i-th rule of e.Rules: the verdict of
 // its own result when the request was decided (a rule that allowed a
-// request another rule denied is "allowed", or "fallback_allowed"), else
-// e.Outcome.
+// request another rule denied is "allowed", or "fallback_allowed"),
+// "undecided" when it was not asked because another rule denied the
+// request first without Redis (a leased rule's local denial, or the deny
+// cache; see limiter.RuleResult.Undecided), else e.Outcome.
 func (e Event) RuleOutcome(i int) string {
-	if e.Outcome == outcomeError || i >= len(e.Decision.Results) {
+	switch {
+	case e.Outcome == outcomeError || i >= len(e.Decision.Results):
 		return e.Outcome
+	case e.Decision.Results[i].Undecided:
+		return outcomeUndecided
 	}
 	return verdict(e.Decision, e.Shadow, e.Decision.Results[i].Allowed)
 }

@@ -18,10 +18,11 @@ import (
 // rule's outcome.
 func TestClassify(t *testing.T) {
 	allow, deny := limiter.RuleResult{Result: algorithms.Result{Allowed: true}}, limiter.RuleResult{}
+	unasked := limiter.RuleResult{Result: algorithms.Result{Allowed: true}, Undecided: true}
 	decided := func(allowed bool, results ...limiter.RuleResult) limiter.Decision {
 		return limiter.Decision{Allowed: allowed, Results: results}
 	}
-	cached := decided(false, allow, deny)
+	cached := decided(false, unasked, deny)
 	cached.Cached = true
 	fellBack := decided(false, allow, deny)
 	fellBack.Fallback = true
@@ -34,8 +35,10 @@ func TestClassify(t *testing.T) {
 	}{
 		{"allowed", Event{Decision: decided(true, allow, allow)}, "allowed", "", "up", "allowed", "allowed"},
 		{"denied by the second rule", Event{Decision: decided(false, allow, deny)}, "denied", "", "up", "allowed", "denied"},
-		{"cached denial", Event{Decision: cached}, "cached_denied", "", "", "allowed", "cached_denied"},
+		{"cached denial", Event{Decision: cached}, "cached_denied", "", "", "undecided", "cached_denied"},
+		{"denied by a leased rule's pool", Event{Decision: decided(false, unasked, deny)}, "denied", "", "up", "undecided", "denied"},
 		{"shadow", Event{Decision: decided(false, allow, deny), Shadow: true}, "shadow_allowed", "", "up", "allowed", "shadow_allowed"},
+		{"shadow, a leased rule's pool", Event{Decision: decided(false, unasked, deny), Shadow: true}, "shadow_allowed", "", "up", "undecided", "shadow_allowed"},
 		{"fallback after a timeout", Event{Decision: fellBack, Err: timeout}, "fallback_denied", "timeout", "fallback", "fallback_allowed", "fallback_denied"},
 		{"timeout", Event{Err: timeout}, "error", "timeout", "down", "error", "error"},
 		{"marked down", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, limiter.ErrUnavailable)}, "error", "unavailable", "down", "error", "error"},

@@ -3,6 +3,7 @@ package otelhook_test
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -179,5 +180,66 @@ func TestCanceledIsNoError(t *testing.T) {
 	}
 	if ended := spans.Ended(); len(ended) != 1 || ended[0].Status().Code == codes.Error {
 		t.Errorf("spans %v, want one, not in error", ended)
+	}
+}
+
+// A request refused by a leased rule's pool, in a stack of two, asks the
+// other rule nothing: it counts as undecided for that rule, not allowed.
+func TestUndecidedRule(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	rec, err := otelhook.New(otelhook.Options{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+		TracerProvider: sdktrace.NewTracerProvider()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	store, err := redisstore.New(rdb, redisstore.WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []middleware.Rule{
+		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}},
+		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Lease: time.Second},
+	}
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	lim, err := limiter.New(store, middleware.LimiterRules(rules), limiter.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lim.Close()
+	limit, err := middleware.NewWithLimiter(lim, rules, middleware.WithHook(rec.Hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	for i, want := range []int{200, 429} { // the second refused by the global rule's pool
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+		if w.Code != want {
+			t.Fatalf("request %d: %d, want %d", i, w.Code, want)
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if data, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "ratelimit.decisions" {
+				for _, p := range data.DataPoints {
+					got[attrs(p.Attributes)] += p.Value
+				}
+			}
+		}
+	}
+	want := map[string]int64{
+		"{outcome=allowed,rule=per-ip}": 1, "{outcome=undecided,rule=per-ip}": 1,
+		"{outcome=allowed,rule=global}": 1, "{outcome=denied,rule=global}": 1,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("ratelimit.decisions %v, want %v", got, want)
 	}
 }

@@ -18,9 +18,11 @@
 // answered), shadow_allowed (denied, let through by shadow mode),
 // fallback_allowed and fallback_denied (the in-process fallback decided
 // while Redis was away), error (Redis failed and the failure policy
-// applied), no_identity (the rule's key function found none) and canceled
+// applied), no_identity (the rule's key function found none), canceled
 // (the client went away before the decision; not a Redis failure, and not
-// counted as a backend error). The
+// counted as a backend error) and undecided (another rule denied the
+// request before this one was asked: a leased rule's local denial, or
+// the deny cache; middleware.Event.RuleOutcome). The
 // duration histogram has one observation per request decided, labelled
 // with the request's outcome; its buckets run from 50 µs to 250 ms. Backend
 // errors are counted by cause: timeout, unavailable (skipped while Redis

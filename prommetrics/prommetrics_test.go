@@ -134,3 +134,60 @@ func scrape(t *testing.T, url string) map[string]string {
 	}
 	return out
 }
+
+// A request refused by a leased rule's pool, in a stack of two, asks the
+// other rule nothing: it counts as undecided for that rule, not allowed.
+func TestUndecidedRule(t *testing.T) {
+	srv := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	reg := prometheus.NewRegistry()
+	c, err := prommetrics.New(reg, prommetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := redisstore.New(rdb, redisstore.WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []middleware.Rule{
+		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}},
+		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Lease: time.Second},
+	}
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	lim, err := limiter.New(store, middleware.LimiterRules(rules), limiter.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lim.Close()
+	limit, err := middleware.NewWithLimiter(lim, rules, middleware.WithHook(c.Hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/api", limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })))
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	api := httptest.NewServer(mux)
+	defer api.Close()
+	for i, want := range []int{200, 429} { // the second refused by the global rule's pool
+		res, err := http.Get(api.URL + "/api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Fatalf("request %d: %d, want %d", i, res.StatusCode, want)
+		}
+	}
+	metrics := scrape(t, api.URL+"/metrics")
+	for series, want := range map[string]string{
+		`ratelimit_decisions_total{outcome="allowed",rule="per-ip"}`:   "1",
+		`ratelimit_decisions_total{outcome="undecided",rule="per-ip"}`: "1",
+		`ratelimit_decisions_total{outcome="allowed",rule="global"}`:   "1",
+		`ratelimit_decisions_total{outcome="denied",rule="global"}`:    "1",
+	} {
+		if got := metrics[series]; got != want {
+			t.Errorf("%s = %q, want %q", series, got, want)
+		}
+	}
+}
