@@ -69,7 +69,8 @@ var Both = Names{Limit: XRateLimit.Limit, Remaining: XRateLimit.Remaining, Reset
 	RetryAfter: "Retry-After", Policy: IETF.Policy, RateLimit: IETF.RateLimit}
 
 // Write sets the headers of d: the X-RateLimit-* family for the binding
-// rule, the IETF fields for every rule and, when d is denied, Retry-After
+// rule, RateLimit-Policy for every rule, RateLimit for every rule that was
+// decided (not Undecided) and, when d is denied, Retry-After
 // (unless the cost can never be admitted). The Reset epoch counts from
 // d.At, the instant of the decision (Redis TIME by default), so every app
 // server sends the same value.
@@ -98,7 +99,7 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 		v.set(h, n.Remaining, remaining)
 		v.set(h, n.Reset, reset)
 	}
-	v.setList(h, n.Policy, d, func(b *strings.Builder, r limiter.RuleResult) {
+	v.setList(h, n.Policy, d, true, func(b *strings.Builder, r limiter.RuleResult) {
 		param(b, n.QuotaParam, "q", int64(r.Policy.Quota))
 		if r.Policy.Unit != "" {
 			// A quota of requests in flight has a unit and no window.
@@ -109,7 +110,7 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 		}
 		param(b, n.WindowParam, "w", max(1, ceilSeconds(r.Policy.Window)))
 	})
-	v.setList(h, n.RateLimit, d, func(b *strings.Builder, r limiter.RuleResult) {
+	v.setList(h, n.RateLimit, d, false, func(b *strings.Builder, r limiter.RuleResult) {
 		param(b, n.RemainingParam, "r", int64(max(0, r.Remaining)))
 		if t := untilMore(r); t > 0 {
 			param(b, n.ResetParam, "t", ceilSeconds(t))
@@ -214,11 +215,13 @@ func (f *fields) set(h http.Header, name, value string) {
 }
 
 // setList sets the field name to one Structured Field list member per
-// rule, "name" followed by the parameters params writes. Members an outer
+// rule (per decided rule unless undecided is true: a rule that was not
+// asked has no state to report), "name" followed by the parameters params
+// writes. Members an outer
 // limiter wrote are kept first, unless a rule of d has the same name,
 // which replaces them. Rule names are limited to [A-Za-z0-9._-], so they
 // need no escaping inside an sf-string.
-func (f *fields) setList(h http.Header, name string, d limiter.Decision, params func(*strings.Builder, limiter.RuleResult)) {
+func (f *fields) setList(h http.Header, name string, d limiter.Decision, undecided bool, params func(*strings.Builder, limiter.RuleResult)) {
 	if name == "" {
 		return
 	}
@@ -234,6 +237,9 @@ func (f *fields) setList(h http.Header, name string, d limiter.Decision, params 
 		}
 	}
 	for _, r := range d.Results {
+		if r.Undecided && !undecided {
+			continue
+		}
 		if b.Len() > 0 {
 			b.WriteString(", ")
 		}

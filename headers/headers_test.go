@@ -23,6 +23,8 @@ func TestWrite(t *testing.T) {
 	userDenied := result("per-user", 10, 1500*time.Millisecond, algorithms.Result{Remaining: 0, RetryAfter: 1200 * time.Millisecond, ResetAfter: 1500 * time.Millisecond})
 	impossible := result("per-user", 10, 1500*time.Millisecond, algorithms.Result{RetryAfter: algorithms.Never, ResetAfter: 1500 * time.Millisecond})
 	slowDenied := result("slow", 5, time.Hour, algorithms.Result{Remaining: 0, RetryAfter: 30 * time.Second, ResetAfter: time.Hour})
+	notAsked := result("per-ip", 100, time.Minute, algorithms.Result{Allowed: true})
+	notAsked.Undecided = true
 
 	for _, tc := range []struct {
 		name  string
@@ -45,6 +47,11 @@ func TestWrite(t *testing.T) {
 		}},
 		{"retry after rounds up and is at least 1", headers.IETF, limiter.Decision{Results: []limiter.RuleResult{userDenied}}, map[string]string{
 			"Ratelimit-Policy": `"per-user";q=10;w=2`,
+			"Ratelimit":        `"per-user";r=0;t=2`,
+			"Retry-After":      "2",
+		}},
+		{"a rule that was not asked has a policy and no state", headers.IETF, limiter.Decision{Results: []limiter.RuleResult{notAsked, userDenied}}, map[string]string{
+			"Ratelimit-Policy": `"per-ip";q=100;w=60, "per-user";q=10;w=2`,
 			"Ratelimit":        `"per-user";r=0;t=2`,
 			"Retry-After":      "2",
 		}},
