@@ -7,8 +7,9 @@ STATICCHECK ?= $(shell command -v staticcheck || echo "$(GO) run honnef.co/go/to
 
 # test: vet, gofmt, staticcheck and the module check (no nested module
 # requires an undownloadable version or imports another module's
-# internal/), then every package with the race detector, shuffled, the
-# prommetrics and otelhook modules too (modules of their own, so that
+# internal/; no runtime package imports internal/testkit), then every
+# package with the race detector, shuffled, the prommetrics and otelhook
+# modules too (modules of their own, so that
 # their Prometheus and OpenTelemetry dependencies stay out of the library's
 # go.mod; go.work builds them against this checkout),
 # uncached. Real-Redis tests start their own servers on free loopback ports;

@@ -1,6 +1,6 @@
 package ratelimit_test
 
-import "github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
+import "github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 
 // The helpers shared with the middleware package's own tests.
 var (

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 

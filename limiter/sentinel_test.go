@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
-	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 

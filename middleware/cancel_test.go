@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-bff0c9e1/ratelimit/internal/logtest"
-	"github.com/seed-bff0c9e1/ratelimit/internal/mwtest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/logtest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-bff0c9e1/ratelimit/internal/logtest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/logtest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/internal/logtest"
-	"github.com/seed-bff0c9e1/ratelimit/internal/redistest"
-	"github.com/seed-bff0c9e1/ratelimit/internal/ruletest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/logtest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )

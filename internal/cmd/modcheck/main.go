@@ -3,7 +3,10 @@
 // pseudo-version v0.0.0-00010101000000-000000000000 (no such version can
 // be downloaded), or a Go file of one module that imports another
 // module's internal/ packages (which Go refuses outside the repository,
-// and which may change under it). make test runs it from the module root.
+// and which may change under it). It also fails when code the library
+// runs imports a test harness: a non-test file outside the harness
+// directories (see harnessDirs) that imports a package under a module's
+// internal/testkit/. make test runs it from the module root.
 //
 //	go run ./internal/cmd/modcheck [DIR]
 package main
@@ -91,14 +94,48 @@ func check(root string) ([]string, error) {
 			if i < 0 {
 				continue
 			}
-			if to := ownerOfImport(mods, p); to != nil && to != own {
+			to := ownerOfImport(mods, p)
+			if to == nil {
+				continue
+			}
+			if to != own {
 				problems = append(problems, fmt.Sprintf("%s: imports %s, internal to module %s", path, p, to.path))
+			}
+			if isHarness(to, p) && !strings.HasSuffix(path, "_test.go") && !mayImportHarness(to, path) {
+				problems = append(problems, fmt.Sprintf("%s: imports %s, a test harness, outside a test", path, p))
 			}
 		}
 		return nil
 	})
 	sort.Strings(problems)
 	return problems, err
+}
+
+// harnessDirs are the directories, relative to a module's root, whose
+// non-test files may import the module's test harnesses: the harnesses
+// themselves, the commands, the examples and the benchmarks.
+var harnessDirs = []string{"internal/testkit", "internal/cmd", "examples", "benchmarks"}
+
+// isHarness reports whether the import path imp names a test harness of
+// module m: a package under its internal/testkit/.
+func isHarness(m *module, imp string) bool {
+	return strings.HasPrefix(imp+"/", m.path+"/internal/testkit/")
+}
+
+// mayImportHarness reports whether the file at path lies in one of the
+// harnessDirs of module m.
+func mayImportHarness(m *module, path string) bool {
+	rel, err := filepath.Rel(m.dir, path)
+	if err != nil {
+		return false
+	}
+	rel = filepath.ToSlash(rel)
+	for _, d := range harnessDirs {
+		if strings.HasPrefix(rel, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // modules lists the modules under root: every directory with a go.mod.

@@ -13,6 +13,8 @@ func TestCheck(t *testing.T) {
 	}{
 		{"testdata/good", nil},
 		{"testdata/bad", []string{
+			"testdata/bad/internal/cmdline/cmdline.go: imports example.com/root/internal/testkit/harness, a test harness, outside a test",
+			"testdata/bad/limiter/limiter.go: imports example.com/root/internal/testkit/harness, a test harness, outside a test",
 			"testdata/bad/nested/go.mod:5: requires example.com/root at v0.0.0-00010101000000-000000000000",
 			"testdata/bad/nested/nested.go: imports example.com/root/internal/secret, internal to module example.com/root",
 		}},

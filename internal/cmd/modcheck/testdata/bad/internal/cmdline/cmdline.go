@@ -1,0 +1,3 @@
+package cmdline
+
+import _ "example.com/root/internal/testkit/harness"

@@ -1,0 +1,3 @@
+package limiter
+
+import _ "example.com/root/internal/testkit/harness"

@@ -1,0 +1,3 @@
+package demo
+
+import _ "example.com/root/internal/testkit/harness"

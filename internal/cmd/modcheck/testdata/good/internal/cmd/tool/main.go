@@ -1,0 +1,3 @@
+package main
+
+import _ "example.com/root/internal/testkit/harness"

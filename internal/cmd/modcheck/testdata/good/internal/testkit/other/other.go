@@ -1,0 +1,3 @@
+package other
+
+import _ "example.com/root/internal/testkit/harness"

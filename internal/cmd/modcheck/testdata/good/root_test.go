@@ -1,0 +1,3 @@
+package root
+
+import _ "example.com/root/internal/testkit/harness"
