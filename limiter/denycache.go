@@ -18,9 +18,11 @@ import (
 // deny that Redis would not have made: the cached time is the denial's
 // RetryAfter minus 1 ms (RetryAfter is rounded up), counted from before
 // the request was sent, and other requests can only consume more in the
-// meantime. (One exception: on Redis Cluster a stack spanning slots may be
+// meantime. (Two exceptions: on Redis Cluster a stack spanning slots may be
 // denied while another request's consumption awaits its refund, and its
-// cached wait then includes that consumption.) When Redis forgets the
+// cached wait then includes that consumption; and an admission under
+// another plan of a bucket with a faster rate makes its level drain at
+// that rate, sooner than the cached wait counted on.) When Redis forgets the
 // client sooner (an operator's reset, an eviction, a restart without
 // persistence, a clock step), the cache goes on denying for at most
 // maxAge. It never turns a deny into an allow: a miss asks Redis. Waits

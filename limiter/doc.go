@@ -22,9 +22,9 @@
 //	<prefix>:{<rule>:<identity>}:<algorithm code>[<parameters>]
 //
 // (the windows and the log add their window in µs, a concurrency limit its
-// lease, the buckets their capacity, rate and period: the parameters their
-// stored state depends on, ratelimit:{per-ip:203.0.113.9}:sw60000000,
-// ratelimit:{per-key:…}:tb10-5-1000000). The
+// lease: the parameters their stored state depends on,
+// ratelimit:{per-ip:203.0.113.9}:sw60000000; the buckets, GCRA and a queue
+// have their code alone, ratelimit:{per-key:…}:tb). The
 // braces are a Redis Cluster hash tag, so one rule and identity always
 // map to one slot. Identities are untrusted: one that is empty is an error,
 // and one longer than 64 bytes or with a byte outside [A-Za-z0-9._:@/+=-] is
@@ -51,20 +51,33 @@
 // # Plans
 //
 // A Check may carry a Plan, an algorithm in place of its rule's: the limit
-// of a customer's plan. When a client's plan changes, its state carries over where the
-// new limit can read it: counts in the same window (fixed and sliding
-// windows, sliding log, concurrency leases: an upgrade from 2 to 5 an hour
-// admits 3 more at once, a downgrade admits nothing until the counts
-// fall), GCRA's debt and a queue's tail, which are time (a spent hour at 2
-// an hour is a spent hour at 5 an hour). A limit with another window or
-// lease, and a bucket with any other capacity, rate or period, keeps its
-// state under other keys and starts afresh, since the stored state (or, for
-// a bucket, what its give-backs may return) depends on it: a short window
-// never trims a long one's log, and switching back finds the first
-// state as it was. The deny cache keys on the limit too. A rule's own
-// algorithm changes the same way: to change a limit at runtime, build a
-// Limiter with the new rules under the same names, swap it in and Close
-// the old one; clients keep what they used.
+// of a customer's plan. A client's plans of one rule count into one state
+// wherever the new limit can read it: counts in the same window (fixed and
+// sliding windows, sliding log, concurrency leases: an upgrade from 2 to 5
+// an hour admits 3 more at once, a downgrade admits nothing until the
+// counts fall), a bucket's units in use, whatever its capacity, rate or
+// period (2 of 2 in use, then a capacity of 5: 3 more), GCRA's debt and a
+// queue's tail, which are time (a spent hour at 2 an hour is a spent hour
+// at 5 an hour). A bucket's state records the plan it was written under,
+// and drains at that plan's rate until an admission under another plan
+// carries its units in use over, rounded up; so requests that mix bucket
+// plans, even at once, are admitted no more than a bucket of the largest
+// capacity and the largest rate among them would admit (the larger plan
+// alone, of a free and a paid one). A give-back (Settle, a lease's return,
+// a Cluster stack's refund across slots) of a decision made before a
+// bucket's plan last changed, or of the decision that changed it, returns
+// nothing: its units were counted under another plan. A limit with another
+// window or lease keeps its state under other keys and starts afresh,
+// since the stored state depends on it: a short window never trims a long
+// one's log, and switching back finds the first state as it was. The deny
+// cache keys on the limit too, so one plan's denial never answers
+// another's request; but an admission under a bucket plan with a faster
+// rate can bring another plan's wait forward, and a denial of that plan
+// cached before then is repeated for at most the deny cache's maxAge too
+// long.
+// A rule's own algorithm changes the same way: to change a limit at
+// runtime, build a Limiter with the new rules under the same names, swap it
+// in and Close the old one; clients keep what they used.
 //
 // # Settlement
 //

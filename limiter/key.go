@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
@@ -74,20 +75,20 @@ const resetSuffix = "r"
 // and its span, whichever limiter or plan decided.
 func resetMark(stateKey string, alg algorithms.Algorithm) (string, time.Duration) {
 	i := strings.LastIndex(stateKey, "}:") + 2
-	return stateKey[:i] + resetSuffix + stateKey[i:], resetSpan(alg)
+	return stateKey[:i] + resetSuffix + stateKey[i:], resetSpan(stateKey[i:], alg)
 }
 
-// resetSpan is how long a Reset's mark on a key of alg's state lasts: how
-// long after a decision a give-back into that key can still return
-// anything, for every algorithm whose state shares the key. The windows,
-// the log, a concurrency limit and the buckets have in their keys what
-// their window depends on: twice that window (a sliding window gives back
-// into the previous one), at most exact.MaxSpan. GCRA and a queue keep one
-// key whatever their parameters, so a Reset cannot know how long another
+// resetSpan is how long a Reset's mark on a key of alg's state, whose key
+// ends in suffix, lasts: how long after a decision a give-back into that
+// key can still return anything, for every algorithm whose state shares
+// the key. The windows, the log and a concurrency limit have in their
+// suffix what their window depends on (the code, then digits): twice that
+// window (a sliding window gives back into the previous one), at most
+// exact.MaxSpan. The buckets, GCRA and a queue keep one key whatever their
+// parameters (the code alone), so a Reset cannot know how long another
 // parameter set's decisions last: exact.MaxSpan, the longest window of any.
-func resetSpan(alg algorithms.Algorithm) time.Duration {
-	switch alg.(type) {
-	case algorithms.GCRA, algorithms.Queue:
+func resetSpan(suffix string, alg algorithms.Algorithm) time.Duration {
+	if strings.IndexFunc(suffix, unicode.IsDigit) < 0 {
 		return exact.MaxSpan
 	}
 	return min(exact.MaxSpan, 2*algorithms.PolicyOf(alg).Window)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,14 +17,15 @@ import (
 )
 
 // planStores are the stores a plan test runs on: the memstore and every
-// Redis backend.
+// Redis backend (with a timeout that a loaded machine running 32 goroutines
+// under the race detector does not reach).
 func planStores(t *testing.T) map[string]func(t *testing.T) limiter.Store {
 	stores := map[string]func(t *testing.T) limiter.Store{
 		"memstore": func(*testing.T) limiter.Store { return memstore.Must() },
 	}
 	for _, b := range redistest.Backends(t) {
 		stores[b.Name] = func(t *testing.T) limiter.Store {
-			return mustStore(redisstore.New(b.Client, redisstore.WithMinTTL(time.Hour)))
+			return mustStore(redisstore.New(b.Client, redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(5*time.Second)))
 		}
 	}
 	return stores
@@ -61,10 +63,10 @@ func admit(t *testing.T, lim *limiter.Limiter, alg algorithms.Algorithm, n int) 
 // A client on a free plan (2 an hour) uses it up, is refused, then upgrades
 // to a paid plan (5 an hour) in the same window. What the upgrade gives at
 // once follows each algorithm's state: counts carry over (the windows and
-// the log: 3 more now), GCRA's debt is time (a full hour at the new rate:
-// none more). A bucket whose capacity, rate or period changes starts
-// afresh (its give-backs count on all three). Then a downgrade back to
-// the free plan: nothing more.
+// the log: 3 more now), and so does a bucket's level, whatever its period
+// (2 of 5 in use: 3 more), while GCRA's debt is time (a full hour at the
+// new rate: none more). Then a downgrade back to the free plan: nothing
+// more.
 func TestLimitsPerCheck(t *testing.T) {
 	stores := planStores(t)
 	for _, tc := range []struct {
@@ -76,9 +78,9 @@ func TestLimitsPerCheck(t *testing.T) {
 		{algorithms.SlidingWindow{Limit: 2, Window: time.Hour}, algorithms.SlidingWindow{Limit: 5, Window: time.Hour}, 3},
 		{algorithms.SlidingLog{Limit: 2, Window: time.Hour}, algorithms.SlidingLog{Limit: 5, Window: time.Hour}, 3},
 		{algorithms.Concurrency{Limit: 2, Lease: time.Hour}, algorithms.Concurrency{Limit: 5, Lease: time.Hour}, 3},
-		{algorithms.LeakyBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.LeakyBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 5},
-		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 5},
-		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: 30 * time.Minute}, 5},
+		{algorithms.LeakyBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.LeakyBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 3},
+		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 3},
+		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: 30 * time.Minute}, 3},
 		{algorithms.GCRA{Rate: 2, Period: time.Hour, Burst: 2}, algorithms.GCRA{Rate: 5, Period: time.Hour, Burst: 5}, 0},
 	} {
 		for name, store := range stores {
@@ -93,6 +95,46 @@ func TestLimitsPerCheck(t *testing.T) {
 			}
 			if got, _ := admit(t, lim, tc.free, 2); got != 0 {
 				t.Errorf("%v on %s: downgrade admitted %d, want 0", tc.free, name, got)
+			}
+		}
+	}
+}
+
+// One client whose concurrent requests carry either a free plan (2 an
+// hour) or a paid one (5 an hour) of one rule is admitted no more than the
+// paid plan alone admits the same client: the plans count into one state,
+// for every algorithm (a state per plan would let 2 + 5 through).
+func TestMixedPlansAtOnce(t *testing.T) {
+	h := time.Hour
+	stores := planStores(t)
+	for _, tc := range []struct{ free, paid algorithms.Algorithm }{
+		{algorithms.FixedWindow{Limit: 2, Window: h}, algorithms.FixedWindow{Limit: 5, Window: h}},
+		{algorithms.FixedWindow{Limit: 2, Window: h, Anchored: true}, algorithms.FixedWindow{Limit: 5, Window: h, Anchored: true}},
+		{algorithms.SlidingWindow{Limit: 2, Window: h}, algorithms.SlidingWindow{Limit: 5, Window: h}},
+		{algorithms.SlidingLog{Limit: 2, Window: h}, algorithms.SlidingLog{Limit: 5, Window: h}},
+		{algorithms.Concurrency{Limit: 2, Lease: h}, algorithms.Concurrency{Limit: 5, Lease: h}},
+		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: h}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: h}},
+		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: h}, algorithms.TokenBucket{Capacity: 5, Rate: 10, Period: 2 * h}},
+		{algorithms.LeakyBucket{Capacity: 2, Rate: 2, Period: h}, algorithms.LeakyBucket{Capacity: 5, Rate: 5, Period: h}},
+		{algorithms.GCRA{Rate: 2, Period: h, Burst: 2}, algorithms.GCRA{Rate: 5, Period: h, Burst: 5}},
+		{algorithms.Queue{Rate: 2, Period: h, MaxDelay: h}, algorithms.Queue{Rate: 5, Period: h, MaxDelay: h}},
+	} {
+		for name, store := range stores {
+			now := bases[0]
+			lim := planLimiter(t, store(t), tc.free, &now, 0)
+			var n atomic.Int64
+			mixed := ruletest.Hammer(t, 32, 2, func() (limiter.Decision, error) {
+				plan := tc.free
+				if n.Add(1)%2 == 0 {
+					plan = tc.paid
+				}
+				return lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "mixed", Cost: 1, Plan: plan})
+			})
+			alone := ruletest.Hammer(t, 32, 2, func() (limiter.Decision, error) {
+				return lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "alone", Cost: 1, Plan: tc.paid})
+			})
+			if mixed > alone || mixed < 2 {
+				t.Errorf("%v and %v on %s: 64 concurrent requests of both plans admitted %d, the second alone %d", tc.free, tc.paid, name, mixed, alone)
 			}
 		}
 	}
@@ -154,7 +196,8 @@ func TestPlanSwitchKeepsState(t *testing.T) {
 }
 
 // A per-check algorithm is validated when first used, with an error naming
-// the rule; the deny cache never answers one plan with another's denial.
+// the rule; the deny cache never answers one plan with another's denial,
+// also where both count into one state (a bucket).
 func TestPerCheckAlgorithmErrorsAndDenyCache(t *testing.T) {
 	_, c := redistest.Mini(t)
 	lim := must(ruletest.Build(c, []limiter.Rule{{Name: "api", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}},
@@ -163,14 +206,18 @@ func TestPerCheckAlgorithmErrorsAndDenyCache(t *testing.T) {
 	if !errors.Is(err, limiter.ErrCheck) || !errors.Is(err, algorithms.ErrInvalid) || !strings.Contains(err.Error(), `rule "api"`) {
 		t.Errorf("invalid plan: %v, want ErrCheck naming the rule and the field", err)
 	}
-	free := algorithms.FixedWindow{Limit: 1, Window: time.Hour}
-	paid := algorithms.FixedWindow{Limit: 3, Window: time.Hour}
-	for i, want := range []bool{true, false, false} { // the third is the deny cache's
-		if d, _ := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "a", Cost: 1, Plan: free}); d.Allowed != want || d.Cached != (i == 2) {
-			t.Fatalf("free request %d: %+v", i, d)
+	for _, tc := range []struct{ free, paid algorithms.Algorithm }{
+		{algorithms.FixedWindow{Limit: 1, Window: time.Hour}, algorithms.FixedWindow{Limit: 3, Window: time.Hour}},
+		{algorithms.TokenBucket{Capacity: 1, Rate: 1, Period: time.Hour}, algorithms.TokenBucket{Capacity: 3, Rate: 3, Period: time.Hour}},
+	} {
+		id := tc.free.String()
+		for i, want := range []bool{true, false, false} { // the third is the deny cache's
+			if d, _ := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: id, Cost: 1, Plan: tc.free}); d.Allowed != want || d.Cached != (i == 2) {
+				t.Fatalf("%v request %d: %+v", tc.free, i, d)
+			}
 		}
-	}
-	if d, _ := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "a", Cost: 1, Plan: paid}); !d.Allowed || d.Cached {
-		t.Errorf("paid request after free denials: %+v, want Redis to admit it", d)
+		if d, _ := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: id, Cost: 1, Plan: tc.paid}); !d.Allowed || d.Cached {
+			t.Errorf("%v request after %v denials: %+v, want Redis to admit it", tc.paid, tc.free, d)
+		}
 	}
 }

@@ -9,8 +9,9 @@
 -- KEYS: none of its own; the helpers take the key. ARGV: none. Reply: none.
 -- A state with a ledger ends in ":<refunded>:<until>:<since>" (points or
 -- µs): what was given back, an instant no token outlives (past it the
--- ledger is forgotten) and when refunded last started again from 0. A
--- state without one (nothing given back since it was fresh) has no tail.
+-- ledger is forgotten) and when refunded last started again from 0 (it
+-- reached MAX_REFUNDED, or a bucket's plan changed: meter.lua). A state
+-- without one (nothing given back since it was fresh) has no tail.
 
 -- MAX_REFUNDED is model.MaxRefunded, 2^52.
 local MAX_REFUNDED = 4503599627370496

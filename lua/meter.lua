@@ -1,31 +1,80 @@
 -- The meter shared by the token bucket and the leaky bucket; included only
--- in scripts whose stacks use one of them (after state.lua, verdict.lua
--- and ledger.lua).
+-- in scripts whose stacks use one of them (after verdict.lua and
+-- ledger.lua).
 -- KEYS: none of its own; meter takes the rule's key. ARGV: none. Reply:
 -- meter returns what a decide function returns (see lib.lua).
 
 -- meter is the decision shared by the token bucket and the leaky bucket (a
 -- token bucket's missing tokens are a leaky bucket's level). level counts
 -- units scaled by period (a unit is `period` level points) and drains `rate`
--- points per microsecond. The key holds "<stored>:<last>": the level
--- converted by to_stored (which must be its own inverse) and the last
--- update in microseconds, then its ledger's tail, if any.
+-- points per microsecond. The key holds
+-- "<level>:<last>:<capacity>:<rate>:<period>": the level, the last update
+-- in microseconds and the parameters (the plan) they were written under,
+-- then its ledger's tail, if any. Every plan of a bucket shares the key.
 
--- meter_load returns the level (before draining) and last update at key
--- and the ledger's tail, or nothing for a missing key.
-local function meter_load(key, to_stored, cap)
+-- meter_load returns the level (before draining), last update and plan
+-- (capacity, rate, period) at key and the ledger's tail, or nothing for a
+-- missing key.
+local function meter_load(key)
   local v = call("GET", key)
   if not v then
     return
   end
-  local stored, last, tail = match(v, "^(%d+):(%d+)(.*)$")
-  return min(cap, max(0, to_stored(tonumber(stored), cap))), tonumber(last), tail
+  local level, last, size, rate, period, tail = match(v, "^(%d+):(%d+):(%d+):(%d+):(%d+)(.*)$")
+  return tonumber(level), tonumber(last), tonumber(size), tonumber(rate), tonumber(period), tail
 end
 
-local function meter(key, to_stored, now, cost, size, rate, period)
-  local level, last, tail = meter_load(key, to_stored, size * period)
+-- ledger_switch is the tail a state written under a new plan at now starts
+-- with (model.Ledger.switched), from the old tail and the old level
+-- (drained to last at rate): "" once no decision under the old plan can
+-- give back (its level drained, its ledger's until past), else one that
+-- has given nothing back, lasts until then and voids the give-backs of
+-- every decision made at or before last.
+local function ledger_switch(tail, now, last, level, rate)
+  local _, u = ledger_read(tail, now)
+  if level > 0 then
+    u = max(u, last + cdiv(level, rate))
+  end
+  if u > now then
+    return format(":0:%d:%d", u, last)
+  end
+  return ""
+end
+
+-- meter_switch decides cost under a plan (size, rate, period) against a
+-- state written under another (size0, rate0, period0) (model.switchPlan):
+-- the level drains at its own plan's rate until the state is written
+-- again, so every wait is counted at that rate, and its units in use,
+-- rounded up, carry over. What the commit needs: the level carried over
+-- in the new plan's points, the last update and a ledger's tail that voids
+-- the give-backs of every decision made at or before it (ledger_switch).
+local function meter_switch(now, cost, size, rate, period, level, last, size0, rate0, period0, tail)
+  level = min(size0 * period0, level)
+  if now > last then
+    level, last = drain(level, now - last, rate0), now
+  end
+  local used = cdiv(level, period0)
+  local status, retry = 1, 0
+  if cost > size then
+    status, retry = -1, -1
+  elseif used + cost > size then
+    status, retry = 0, cdiv(level - (size - cost) * period0, rate0)
+  end
+  local next = 0
+  if level > 0 then -- until one unit less is in use, or fewer than size
+    next = cdiv(level - (min(used, size) - 1) * period0, rate0)
+  end
+  return status, max(0, size - used), retry, cdiv(level, rate0), next, min(used, size) * period, last, ledger_switch(tail, now, last, level, rate0)
+end
+
+local function meter(key, now, cost, size, rate, period)
+  local level, last, size0, rate0, period0, tail = meter_load(key)
   if not level then
     level, last = 0, now
+  elseif size0 ~= size or rate0 ~= rate or period0 ~= period then
+    return meter_switch(now, cost, size, rate, period, level, last, size0, rate0, period0, tail)
+  else
+    level = min(size * period, level)
   end
   if now > last then
     level, last = drain(level, now - last, rate), now
@@ -34,32 +83,34 @@ local function meter(key, to_stored, now, cost, size, rate, period)
   return status, remaining, retry, cdiv(level, rate), next_unit(level, size, rate, period), level, last, tail
 end
 
--- meter_commit stores the level an admitted cost raises; its token's mark
--- is that level.
-local function meter_commit(key, to_stored, now, cost, size, rate, period, level, last, tail)
+-- meter_commit stores the level an admitted cost raises, under the plan it
+-- was decided under; its token's mark is that level.
+local function meter_commit(key, now, cost, size, rate, period, level, last, tail)
   level = level + cost * period
   local after = cdiv(level, rate)
   local kept, ttl, refunded = ledger_keep(tail, now, after)
-  call("SET", key, format("%d:%d", to_stored(level, size * period), last) .. kept, "PX", ttl_ms(ttl))
+  call("SET", key, format("%d:%d:%d:%d:%d", level, last, size, rate, period) .. kept, "PX", ttl_ms(ttl))
   return after, next_unit(level, size, rate, period), level, refunded
 end
 
 -- meter_refund lowers the level, drained to now, by what the ledger allows
--- of back units, for a decision at `at` with token (mark, refunded).
+-- of back units, for a decision at `at` with token (mark, refunded) under
+-- a plan (size, rate, period): nothing when the state's plan changed since
+-- (ledger_switch).
 local meter_refund
 if refunds then
-  meter_refund = function(key, to_stored, now, at, cost, back, mark, refunded, size, rate, period)
-    local cap = size * period
-    local level, last, tail = meter_load(key, to_stored, cap)
+  meter_refund = function(key, now, at, cost, back, mark, refunded, size, rate, period)
+    local level, last, _, _, _, tail = meter_load(key)
     if not level then
       return
     end
+    level = min(size * period, level)
     if now > last then
       level, last = drain(level, now - last, rate), now
     end
     local give, kept = ledger_give(tail, now, at, mark, cost * period, refunded, back * period, level, rate, now + cdiv(level, rate))
     if give > 0 then
-      call("SET", key, format("%d:%d", to_stored(level - give, cap), last) .. kept, "KEEPTTL")
+      call("SET", key, format("%d:%d:%d:%d:%d", level - give, last, size, rate, period) .. kept, "KEEPTTL")
     end
   end
 end

@@ -26,13 +26,17 @@ var (
 	runs atomic.Int64
 )
 
+// randomSpan is a window, period or lease: short ones make boundaries
+// frequent.
+func randomSpan(rng *rand.Rand) time.Duration {
+	return []time.Duration{time.Millisecond, 7 * time.Millisecond, 250 * time.Millisecond, time.Second, time.Minute}[rng.IntN(5)]
+}
+
 // randomRules returns one rule of each algorithm with small random
 // parameters: short windows make boundaries frequent, odd rates make
 // periods that are not whole microseconds.
 func randomRules(rng *rand.Rand) []limiter.Rule {
-	span := func() time.Duration {
-		return []time.Duration{time.Millisecond, 7 * time.Millisecond, 250 * time.Millisecond, time.Second, time.Minute}[rng.IntN(5)]
-	}
+	span := func() time.Duration { return randomSpan(rng) }
 	n := func() int { return 1 + rng.IntN(6) }
 	rules := []limiter.Rule{
 		{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: n(), Window: span()}},
@@ -175,12 +179,15 @@ func sentinel(err error) error {
 
 // otherPlans returns, for each rule, another plan a check may use instead:
 // another limit in the same window for the windows and the log, other
-// parameters for GCRA (its state is an absolute time). The buckets keep
-// theirs: a bucket's stored level outlives its TTL in these tests (keys
-// live an hour on Redis's clock), where another capacity or rate would
-// read what production Redis had expired; TestLimitsPerCheck covers them.
-func otherPlans(rng *rand.Rand, rules []limiter.Rule) []limiter.Rule {
+// parameters for GCRA (its state is an absolute time) and the buckets (a
+// state written under other parameters drains at its own rate: past its
+// TTL it reads as empty under any plan, as a missing key does). With
+// cluster the buckets keep theirs: a decision that switched a bucket's
+// plan gives nothing back, so a stack spanning slots that another slot
+// denied keeps that charge, where the model consumed nothing.
+func otherPlans(rng *rand.Rand, rules []limiter.Rule, cluster bool) []limiter.Rule {
 	n := func() int { return 1 + rng.IntN(6) }
+	span := func() time.Duration { return randomSpan(rng) }
 	plans := make([]limiter.Rule, len(rules))
 	for i, r := range rules {
 		plans[i] = r
@@ -194,6 +201,16 @@ func otherPlans(rng *rand.Rand, rules []limiter.Rule) []limiter.Rule {
 		case algorithms.SlidingLog:
 			a.Limit = n()
 			plans[i].Algorithm = a
+		case algorithms.TokenBucket:
+			if !cluster {
+				a.Capacity, a.Rate, a.Period = n(), n(), span()
+				plans[i].Algorithm = a
+			}
+		case algorithms.LeakyBucket:
+			if !cluster {
+				a.Capacity, a.Rate, a.Period = n(), n(), span()
+				plans[i].Algorithm = a
+			}
 		case algorithms.GCRA:
 			a.Rate, a.Burst = n(), n()
 			plans[i].Algorithm = a
@@ -276,7 +293,7 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
 	rules := randomRules(rng)
-	plans := otherPlans(rng, rules)
+	plans := otherPlans(rng, rules, cluster)
 	// Today, or any instant up to exact.MaxTime (µs timestamps near 2^53).
 	now := time.UnixMicro(1_790_000_000_000_000 + rng.Int64N(exact.MaxTime.UnixMicro()-1_790_000_000_000_000))
 	clock := limiter.WithClock(func() time.Time { return now })

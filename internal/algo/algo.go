@@ -24,10 +24,11 @@ type Row struct {
 	Helpers []string
 	// keyed are the indices of the parameters the stored state depends on
 	// (the window the windows' starts are aligned to and the log trims by,
-	// a concurrency limit's lease, all three of a bucket's, whose give-backs
-	// count on its capacity and rate): keys carry their values, so that
-	// state kept under one value is never read, trimmed or given back under
-	// another.
+	// a concurrency limit's lease): keys carry their values, so that state
+	// kept under one value is never read, trimmed or given back under
+	// another. A bucket's state records the parameters it was written under
+	// instead, and GCRA's and a queue's are times: every plan of theirs
+	// shares one key.
 	keyed []int
 	// params encodes a's three integer parameters; ok is false when a is
 	// another algorithm.
@@ -47,9 +48,9 @@ func row[T algorithms.Algorithm](code, file string, helpers []string, keyed []in
 
 func us(d time.Duration) int64 { return d.Microseconds() }
 
-// window and all are rows' keyed parameters: the second (a window or a
-// lease), or all three.
-var window, all = []int{1}, []int{0, 1, 2}
+// window is the keyed parameter of the rows that have one: the second (a
+// window or a lease).
+var window = []int{1}
 
 // Table lists the algorithms; a script's Mask has bit i for Table[i].
 // Helper files are concatenated in the order they first appear here.
@@ -67,10 +68,10 @@ var Table = []Row{
 	row("sw", "sliding_window.lua", []string{"state.lua"}, window, func(a algorithms.SlidingWindow) [3]int64 {
 		return [3]int64{int64(a.Limit), us(a.Window), 0}
 	}),
-	row("tb", "token_bucket.lua", []string{"state.lua", "verdict.lua", "ledger.lua", "meter.lua"}, all, func(a algorithms.TokenBucket) [3]int64 {
+	row("tb", "token_bucket.lua", []string{"state.lua", "verdict.lua", "ledger.lua", "meter.lua"}, nil, func(a algorithms.TokenBucket) [3]int64 {
 		return [3]int64{int64(a.Capacity), int64(a.Rate), us(a.Period)}
 	}),
-	row("lb", "leaky_bucket.lua", []string{"state.lua", "verdict.lua", "ledger.lua", "meter.lua"}, all, func(a algorithms.LeakyBucket) [3]int64 {
+	row("lb", "leaky_bucket.lua", []string{"state.lua", "verdict.lua", "ledger.lua", "meter.lua"}, nil, func(a algorithms.LeakyBucket) [3]int64 {
 		return [3]int64{int64(a.Capacity), int64(a.Rate), us(a.Period)}
 	}),
 	row("gc", "gcra.lua", []string{"verdict.lua", "ledger.lua"}, nil, func(a algorithms.GCRA) [3]int64 {
@@ -90,11 +91,11 @@ type Desc struct {
 	// Index is the algorithm's row in Table.
 	Index int
 	// KeySuffix ends the keys of the algorithm's state: the code, then the
-	// parameters its stored state depends on, joined by "-" (the window of
-	// the windows and the log, in µs: "sw60000000"; the lease of a
-	// concurrency limit; a bucket's capacity, rate and period:
-	// "tb10-5-1000000"), so that a limit whose window changes starts afresh
-	// instead of misreading, trimming or giving back into its state.
+	// parameters its stored state depends on (the window of the windows and
+	// the log, in µs: "sw60000000"; the lease of a concurrency limit), so
+	// that a limit whose window changes starts afresh instead of
+	// misreading, trimming or giving back into its state. The buckets, GCRA
+	// and a queue have the code alone ("tb").
 	KeySuffix string
 	// Params identifies the algorithm and its parameters ("gc:5:1000000:10":
 	// the code and the three integer parameters). It is the rule's

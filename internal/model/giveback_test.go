@@ -10,9 +10,9 @@ import (
 )
 
 // store keeps one key's state the way a store does: written when admitted,
-// forgotten past its TTL.
+// forgotten past its TTL. Each call names the algorithm (the plan) it runs
+// under.
 type store struct {
-	alg     algorithms.Algorithm
 	st      model.State
 	expires int64
 }
@@ -24,18 +24,18 @@ func (s *store) state(t int64) model.State {
 	return s.st
 }
 
-func (s *store) decide(now time.Time, cost int) (model.Outcome, bool) {
+func (s *store) decide(alg algorithms.Algorithm, now time.Time, cost int) (model.Outcome, bool) {
 	t := now.UnixMicro()
-	o := model.Step(s.alg, s.state(t), now, cost)
+	o := model.Step(alg, s.state(t), now, cost)
 	if o.Status == model.Allowed && cost > 0 {
 		s.st, s.expires = o.Next, t+o.TTL.Microseconds()
 	}
 	return o, o.Status == model.Allowed
 }
 
-func (s *store) refund(now, at time.Time, cost, back int, tok model.Token) {
+func (s *store) refund(alg algorithms.Algorithm, now, at time.Time, cost, back int, tok model.Token) {
 	t := now.UnixMicro()
-	next, ttl := model.Refund(s.alg, s.state(t), now, at, cost, back, tok)
+	next, ttl := model.Refund(alg, s.state(t), now, at, cost, back, tok)
 	switch {
 	case !next.Exists:
 		s.st = model.State{}
@@ -48,6 +48,7 @@ func (s *store) refund(now, at time.Time, cost, back int, tok model.Token) {
 
 // decision is an admitted decision that may be settled later.
 type decision struct {
+	alg         algorithms.Algorithm
 	at          time.Time
 	cost, final int
 	tok         model.Token
@@ -55,14 +56,15 @@ type decision struct {
 }
 
 // reference is the state the admitted decisions leave when each is charged
-// its final cost at its own instant and nothing is ever given back.
-func reference(alg algorithms.Algorithm, admitted []*decision, now time.Time) (model.State, bool) {
-	ref := &store{alg: alg}
+// its final cost at its own instant, under its own algorithm, and nothing
+// is ever given back.
+func reference(admitted []*decision, now time.Time) (model.State, bool) {
+	ref := &store{}
 	for _, d := range admitted {
 		if d.final == 0 {
 			continue
 		}
-		if _, ok := ref.decide(d.at, d.final); !ok {
+		if _, ok := ref.decide(d.alg, d.at, d.final); !ok {
 			return model.State{}, false
 		}
 	}
@@ -82,7 +84,7 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 		for seed := range uint64(3000) {
 			rng := rand.New(rand.NewPCG(seed, 23))
 			now := time.UnixMicro(1_795_000_000_000_000 + rng.Int64N(w))
-			s := &store{alg: alg}
+			s := &store{}
 			var admitted []*decision
 			for step := range 120 {
 				switch rng.IntN(5) {
@@ -96,9 +98,9 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 				}
 				if rng.IntN(3) > 0 || len(admitted) == 0 {
 					cost := 1 + rng.IntN(quota)
-					o, ok := s.decide(now, cost)
+					o, ok := s.decide(alg, now, cost)
 					if ok {
-						admitted = append(admitted, &decision{at: now, cost: cost, final: cost, tok: model.TokenOf(alg, o.Next)})
+						admitted = append(admitted, &decision{alg: alg, at: now, cost: cost, final: cost, tok: model.TokenOf(alg, o.Next)})
 					}
 				} else {
 					d := admitted[rng.IntN(len(admitted))]
@@ -108,12 +110,12 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 					d.settled = true
 					d.final = rng.IntN(d.cost)
 					before := level(s, alg, now)
-					s.refund(now, d.at, d.cost, d.cost-d.final, d.tok)
+					s.refund(alg, now, d.at, d.cost, d.cost-d.final, d.tok)
 					if level(s, alg, now) != before {
 						givenBack++
 					}
 				}
-				ref, ok := reference(alg, admitted, now)
+				ref, ok := reference(admitted, now)
 				if !ok {
 					t.Fatalf("%v seed %d step %d: the reference refuses a decision it charges less", alg, seed, step)
 				}
@@ -126,9 +128,9 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 				}
 			}
 			// A lone decision settled at once gives back exactly.
-			lone := &store{alg: alg}
-			o, _ := lone.decide(now, quota)
-			lone.refund(now, now, quota, quota, model.TokenOf(alg, o.Next))
+			lone := &store{}
+			o, _ := lone.decide(alg, now, quota)
+			lone.refund(alg, now, now, quota, quota, model.TokenOf(alg, o.Next))
 			if got, want := model.Step(alg, lone.state(now.UnixMicro()), now, 0).Held.Remaining, quota; got != want {
 				t.Fatalf("%v: a decision of %d given back at once leaves %d remaining, want %d", alg, quota, got, want)
 			}

@@ -20,9 +20,10 @@ type State struct {
 	// current count and, for SlidingWindow, the previous window's count.
 	Start, Count, Prev int64
 	// Level and Updated are the buckets' stored level (in units scaled by
-	// the period in µs; a token bucket stores its tokens, the capacity less
-	// the level) and last update (µs).
+	// the period in µs; a token bucket's missing tokens) and last update
+	// (µs), and Plan the parameters they were written under.
 	Level, Updated int64
+	Plan           Plan
 	// TAT is GCRA's theoretical arrival time (µs).
 	TAT int64
 	// Log is SlidingLog's admitted units, times in µs, sorted.
@@ -70,9 +71,9 @@ func Step(alg algorithms.Algorithm, s State, now time.Time, cost int) Outcome {
 	case algorithms.SlidingWindow:
 		return slidingWindow(a, s, now, cost)
 	case algorithms.TokenBucket:
-		return meter(s, now, cost, a.Capacity, a.Rate, a.Period, true)
+		return meter(s, now, cost, bucketPlan(a.Capacity, a.Rate, a.Period))
 	case algorithms.LeakyBucket:
-		return meter(s, now, cost, a.Capacity, a.Rate, a.Period, false)
+		return meter(s, now, cost, bucketPlan(a.Capacity, a.Rate, a.Period))
 	case algorithms.GCRA:
 		return gcra(a, s, now, cost)
 	case algorithms.Queue:

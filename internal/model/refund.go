@@ -20,12 +20,10 @@ type Token struct {
 
 // TokenOf is the Token of a decision of cost that stored s.
 func TokenOf(alg algorithms.Algorithm, s State) Token {
-	switch a := alg.(type) {
+	switch alg.(type) {
 	case algorithms.FixedWindow, algorithms.SlidingWindow:
 		return Token{Mark: s.Start}
-	case algorithms.TokenBucket:
-		return Token{Mark: meterStored(s.Level, int64(a.Capacity)*a.Period.Microseconds(), true), Refunded: s.Refunded}
-	case algorithms.LeakyBucket:
+	case algorithms.TokenBucket, algorithms.LeakyBucket:
 		return Token{Mark: s.Level, Refunded: s.Refunded}
 	case algorithms.GCRA, algorithms.Queue:
 		return Token{Mark: s.TAT, Refunded: s.Refunded}
@@ -37,7 +35,8 @@ func TokenOf(alg algorithms.Algorithm, s State) Token {
 // keeps about give-backs, so that a give-back never returns more than a
 // smaller decision at the original instant would have left, whatever
 // happened since. The zero Ledger (no give-back since the state was
-// fresh) is stored as nothing.
+// fresh, and no change of a bucket's Plan that still matters) is stored as
+// nothing.
 //
 // The bound: after a decision at instant a left the level L (in points;
 // for a TAT, its lead over a, in µs), the level at any later instant t is
@@ -57,8 +56,9 @@ type Ledger struct {
 	// the state alive until then, so Refunded is never forgotten while a
 	// Token could use it.
 	Until int64
-	// Since is when Refunded last started again from 0 because it reached
-	// MaxRefunded; decisions made at or before it get nothing back.
+	// Since is when Refunded last started again from 0, because it reached
+	// MaxRefunded or a bucket's Plan changed; decisions made at or before
+	// it get nothing back.
 	Since int64
 }
 
@@ -173,9 +173,9 @@ func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int
 		}
 		s.Log = kept
 	case algorithms.TokenBucket:
-		return meterRefund(s, t, a, int64(cost), b, tok, alg.Capacity, alg.Rate, alg.Period, true), 0
+		return meterRefund(s, t, a, int64(cost), b, tok, bucketPlan(alg.Capacity, alg.Rate, alg.Period)), 0
 	case algorithms.LeakyBucket:
-		return meterRefund(s, t, a, int64(cost), b, tok, alg.Capacity, alg.Rate, alg.Period, false), 0
+		return meterRefund(s, t, a, int64(cost), b, tok, bucketPlan(alg.Capacity, alg.Rate, alg.Period)), 0
 	case algorithms.GCRA:
 		return tatRefund(s, t, a, gcraIncrement(alg, cost), gcraIncrement(alg, cost)-gcraIncrement(alg, cost-back), tok), 0
 	case algorithms.Queue:
@@ -184,21 +184,20 @@ func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int
 	return s, 0
 }
 
-// meterRefund gives back back units of a bucket at t: the level drained to
-// t, lowered by what the Ledger allows.
-func meterRefund(s State, t, at, cost, back int64, tok Token, size, rateInt int, periodD time.Duration, tokens bool) State {
-	period, rate := periodD.Microseconds(), int64(rateInt)
-	capacity := int64(size) * period
-	level, last := min(capacity, max(0, meterStored(s.Level, capacity, tokens))), s.Updated
+// meterRefund gives back back units of a bucket decided under p at t: the
+// level drained to t, lowered by what the Ledger allows (nothing when the
+// state's Plan changed since the decision: see Ledger.switched).
+func meterRefund(s State, t, at, cost, back int64, tok Token, p Plan) State {
+	level, last := min(p.Size*p.Period, s.Level), s.Updated
 	if t > last {
-		level, last = drain(level, t-last, rate), t
+		level, last = drain(level, t-last, p.Rate), t
 	}
-	g := s.Ledger.give(t, at, tok, tok.Mark, cost*period, back*period, level, rate)
+	g := s.Ledger.give(t, at, tok, tok.Mark, cost*p.Period, back*p.Period, level, p.Rate)
 	if g == 0 {
 		return s
 	}
-	s.Ledger.record(t, g, t+exact.CeilDiv(level, rate))
-	s.Level, s.Updated = meterStored(level-g, capacity, tokens), last
+	s.Ledger.record(t, g, t+exact.CeilDiv(level, p.Rate))
+	s.Level, s.Updated = level-g, last
 	return s
 }
 

@@ -102,8 +102,8 @@ func Hammer(t testing.TB, goroutines, each int, decide func() (limiter.Decision,
 	return admitted.Load()
 }
 
-// KeySuffix is how the keys of alg's state end: its code, and the period
-// for the buckets.
+// KeySuffix is how the keys of alg's state end: its code, and the window
+// or lease of the windows, the log and a concurrency limit.
 func KeySuffix(alg algorithms.Algorithm) string {
 	d, err := algo.Describe(alg)
 	if err != nil {
