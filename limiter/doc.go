@@ -86,7 +86,7 @@
 // A give-back never returns more than a decision of the final cost at the
 // original instant would have left, whatever happened in between. The
 // windows and the log give back exactly: their counts add up. The rules
-// whose state drains (the buckets, GCRA, a queue) give back what is left
+// whose state drains (the buckets and GCRA) give back what is left
 // of the decision's own share: its level just after the decision, drained
 // since, less what decisions made before it gave back since; that is the
 // whole difference when the state has not emptied since (a reservation
@@ -95,7 +95,15 @@
 // refilled, then the first settled at 0: nothing back, and the bucket
 // stays empty, since the second 10 were spent). Such a key keeps a
 // ledger of its give-backs (three integers) from the first give-back until
-// no decision's share can matter any more.
+// no decision's share can matter any more. A queue gives back exactly the
+// part of the decision's turns still ahead of now, in whatever order its
+// clients leave (ten turns of a queue of 10 a second taken at once, those
+// of turns 3 to 7 settled at 0 soon after, last first or first first: the
+// next turn is 500 ms away); a turn under way gives back its part to
+// come, a turn past nothing. Each give-back moves the turns after it
+// forward, so a queue's ledger also lists the give-backs whose turns were
+// still ahead at the last one: at most one more than the requests then
+// holding turns ahead.
 //
 // # Leases
 //

@@ -24,10 +24,11 @@ var ErrSettled = errors.New("ratelimit: decision already settled")
 // A give-back never returns more than a decision of the final cost at the
 // original instant would have left, whatever happened since: exactly the
 // difference while the rule's state has not emptied in between; for the
-// buckets, GCRA and a queue, once the decision's own share has drained
-// away (the bucket refilled while a long response ran) or other
-// give-backs took the level below it, only what is left of it (see
-// "Settlement" in the package doc).
+// buckets and GCRA, once the decision's own share has drained away (the
+// bucket refilled while a long response ran) or other give-backs took the
+// level below it, only what is left of it; for a queue, exactly the part
+// of the decision's turns still ahead, in any order (see "Settlement" in
+// the package doc).
 //
 // A decision is settled once: copies of d share that fact, and a second
 // Settle returns ErrSettled and changes nothing. Settle

@@ -142,3 +142,112 @@ func concurrencyTable(t *testing.T, store limiter.Store, prefix string) {
 		t.Fatalf("the oldest lease did not expire after 30 s: %+v", d.Results[0])
 	}
 }
+
+func TestQueueGivesBackInAnyOrder(t *testing.T) {
+	for name, store := range everyStore(t) {
+		t.Run(name, func(t *testing.T) { queueOrders(t, store, fmt.Sprintf("qorder%d", time.Now().UnixNano())) })
+	}
+}
+
+// queueOrders: ten requests at t0 take the turns t0 to t0+900 ms of a
+// queue of 10 a second; from t0+10 ms, one a millisecond, the requests of
+// some turns go away and are settled at 0. Turns still ahead of now give
+// back their whole length in any order: with turns 3 to 7 gone, the next
+// arrival's turn is t0+500 ms whichever leaves first. A turn that has
+// started gives back only its part still ahead: turn 0, 90 ms at t0+10 ms
+// or 89 ms at t0+11 ms.
+func queueOrders(t *testing.T, store limiter.Store, prefix string) {
+	for _, base := range bases {
+		for _, tc := range []struct {
+			gone []int
+			next time.Duration // the next arrival's turn, after t0
+		}{
+			{[]int{3, 4, 5, 6, 7}, 500 * time.Millisecond},
+			{[]int{7, 6, 5, 4, 3}, 500 * time.Millisecond},
+			{[]int{5, 3, 7, 4, 6}, 500 * time.Millisecond},
+			{[]int{9, 8, 1, 2}, 600 * time.Millisecond},
+			{[]int{2, 1, 8, 9}, 600 * time.Millisecond},
+			{[]int{4, 0}, 811 * time.Millisecond},
+			{[]int{0, 4}, 810 * time.Millisecond},
+		} {
+			now := base
+			lim, err := limiter.New(store, []limiter.Rule{{Name: "q", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}}},
+				limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(fmt.Sprintf("%s-%d-%v", prefix, base.Year(), tc.gone)), limiter.WithDenyCache(0, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var turns []limiter.Decision
+			for range 10 {
+				d, err := lim.Allow(ctx, "q", "w")
+				if err != nil || !d.Allowed {
+					t.Fatalf("%+v %v", d, err)
+				}
+				turns = append(turns, d)
+			}
+			now = now.Add(10 * time.Millisecond)
+			for _, i := range tc.gone {
+				if _, err := lim.Settle(ctx, turns[i], 0); err != nil {
+					t.Fatal(err)
+				}
+				now = now.Add(time.Millisecond)
+			}
+			d, err := lim.Allow(ctx, "q", "w")
+			if got, want := now.Add(d.Results[0].Delay).Sub(base), tc.next; err != nil || !d.Allowed || got != want {
+				t.Errorf("%d: turns %v gone from t0+10 ms, one a millisecond: the next arrival's turn is t0+%v, want t0+%v (%v)",
+					base.Year(), tc.gone, got, want, err)
+			}
+		}
+	}
+}
+
+func TestQueueForgetsOldGiveBacks(t *testing.T) {
+	for name, store := range everyStore(t) {
+		t.Run(name, func(t *testing.T) { queueForgets(t, store, fmt.Sprintf("qforget%d", time.Now().UnixNano())) })
+	}
+}
+
+// queueForgets: a key forgets its give-backs once no decision's turns can
+// use them, and a decision older than that gets nothing back. At t0 ten
+// turns are taken and given back, then one is taken (turn 0, after a
+// second of turns given back). At t0+1s, the give-backs forgotten, eleven
+// are taken and the last ten given back. The decision of t0, its turn
+// long past, settled at 0 then gives nothing back: the next turn is still
+// 100 ms away.
+func queueForgets(t *testing.T, store limiter.Store, prefix string) {
+	for _, base := range bases {
+		now := base
+		lim, err := limiter.New(store, []limiter.Rule{{Name: "q", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}}},
+			limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(fmt.Sprintf("%s-%d", prefix, base.Year())), limiter.WithDenyCache(0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// take takes n turns and gives back all but the first kept, the
+		// last first.
+		take := func(n, kept int) limiter.Decision {
+			var taken []limiter.Decision
+			for range n {
+				d, err := lim.Allow(ctx, "q", "w")
+				if err != nil || !d.Allowed {
+					t.Fatalf("%+v %v", d, err)
+				}
+				taken = append(taken, d)
+			}
+			for i := n - 1; i >= kept; i-- {
+				if _, err := lim.Settle(ctx, taken[i], 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return taken[0]
+		}
+		take(10, 0)
+		old := take(1, 1)
+		now = now.Add(time.Second)
+		take(11, 1)
+		if _, err := lim.Settle(ctx, old, 0); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := lim.Status(ctx, "q", "w"); err != nil || st.Results[0].Delay != 100*time.Millisecond {
+			t.Errorf("%d: a turn of t0 given back at t0+1s: the next turn %v away (%v), want 100ms", base.Year(), st.Results[0].Delay, err)
+		}
+	}
+}

@@ -5,40 +5,42 @@
 -- decision's own level (its token's mark), drained since and less what
 -- earlier decisions gave back since, still holds, and at most the level
 -- now, so it never returns more than a smaller decision at the original
--- instant would have left.
+-- instant would have left. A queue's give-backs, exact, are queue.lua's.
 -- KEYS: none of its own; the helpers take the key. ARGV: none. Reply: none.
 -- A state with a ledger ends in ":<refunded>:<until>:<since>" (points or
 -- µs): what was given back, an instant no token outlives (past it the
 -- ledger is forgotten) and when refunded last started again from 0 (it
--- reached MAX_REFUNDED, or a bucket's plan changed: meter.lua). A state
--- without one (nothing given back since it was fresh) has no tail.
+-- reached MAX_REFUNDED, or a bucket's plan changed: meter.lua); a queue's
+-- then lists its holes (queue.lua). A state without one (nothing given
+-- back since it was fresh) has no tail.
 
 -- MAX_REFUNDED is model.MaxRefunded, 2^52.
 local MAX_REFUNDED = 4503599627370496
 
--- ledger_read decodes a tail as of now: refunded, until and since, all 0
--- for no tail or one past its until.
+-- ledger_read decodes a tail as of now: refunded, until, since and the
+-- rest (a queue's holes), 0, 0, 0 and "" for no tail or one past its
+-- until.
 local function ledger_read(tail, now)
   if tail and tail ~= "" then
-    local r, u, s = match(tail, "^:(%d+):(%d+):(%d+)$")
+    local r, u, s, rest = match(tail, "^:(%d+):(%d+):(%d+)(.*)$")
     u = tonumber(u)
     if u > now then
-      return tonumber(r), u, tonumber(s)
+      return tonumber(r), u, tonumber(s), rest
     end
   end
-  return 0, 0, 0
+  return 0, 0, 0, ""
 end
 
 -- ledger_keep is a commit's part: the tail to store, the TTL (µs) the state
 -- needs (the ledger keeps it alive until its until) and the refunded count
 -- for the token, for a state that drains after µs from now.
 local function ledger_keep(tail, now, after)
-  local r, u, s = ledger_read(tail, now)
+  local r, u, s, rest = ledger_read(tail, now)
   if u == 0 then
     return "", after, 0
   end
   u = max(u, now + after)
-  return format(":%d:%d:%d", r, u, s), u - now, r
+  return format(":%d:%d:%d", r, u, s) .. rest, u - now, r
 end
 
 -- drain is a level x after dt µs of draining rate points per µs, never
@@ -54,6 +56,17 @@ local function drain(x, dt, rate)
     return 0
   end
   return x - dt * rate
+end
+
+-- ledger_record is model.Ledger.record: the ledger (refunded, until,
+-- since) after a give-back of give at now from a state that drains by
+-- horizon, and whether refunded started again from 0.
+local function ledger_record(r, u, s, now, give, horizon)
+  r, u = r + give, max(u, horizon)
+  if r > MAX_REFUNDED then
+    return 0, u, now, true
+  end
+  return r, u, s, false
 end
 
 -- ledger_give is how much of want a give-back for a decision at `at` with
@@ -73,11 +86,8 @@ local function ledger_give(tail, now, at, mark, own, refunded, want, level, rate
   if give <= 0 then
     return 0
   end
-  r = r + give
-  if r > MAX_REFUNDED then
-    r, s = 0, now
-  end
-  return give, format(":%d:%d:%d", r, max(u, horizon), s)
+  r, u, s = ledger_record(r, u, s, now, give, horizon)
+  return give, format(":%d:%d:%d", r, u, s)
 end
 
 -- tat_load reads a TAT state: the TAT in µs (nil for a missing key) and

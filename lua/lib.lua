@@ -67,9 +67,9 @@ local commits = {}
 -- refunds maps an algorithm code to its refund function, which gives back,
 -- at now, back of the cost units that a commit at the instant `at`
 -- consumed, whatever was decided on the key since: exactly for the
--- windows and the log, within the ledger's bound for the rules whose
--- state drains (ledger.lua), never more than a commit of cost - back at
--- `at` would have left:
+-- windows and the log, within the ledger's bound for the buckets and GCRA
+-- (ledger.lua), exactly the turns still ahead for a queue (queue.lua),
+-- never more than a commit of cost - back at `at` would have left:
 --   refund(key, now, at, cost, back, mark, refunded, p1, p2, p3)
 -- mark and refunded are the commit's token (the window start of the fixed
 -- and sliding windows; the level, or the TAT, after the commit and the

@@ -1,6 +1,7 @@
 -- Leaky bucket as a queue (algorithms.Queue), registered as algorithms.qu.
 -- KEYS: the rule's key, a string: the queue's tail (when the last admitted
---   request's turns end) in µs, as a TAT (ledger.lua). A missing key is an
+--   request's turns end) in µs, as a TAT, then its ledger's tail, if any,
+--   holes included (ledger.lua, and the refund below). A missing key is an
 --   empty queue.
 -- ARGV: rate, period in µs, max delay in µs; cost and now come from
 --   stack.lua.
@@ -52,9 +53,99 @@ commits.qu = function(key, now, cost, rate, period, max_delay, wait, tail)
 end
 
 if refunds then
-  -- The tail is a TAT; back units are back turns.
+  -- A give-back returns exactly the part of the back turns still ahead of
+  -- now, in any order (model.queueRefund): the ledger's rest lists the
+  -- holes, ",<mark>,<refunded>,<length>" each, in the queue's order, a
+  -- hole's place being the token (mark, refunded) of the last decision it
+  -- gave back for. Places are compared through differences, exact.
+
+  -- queue_holes decodes a ledger's rest: the holes, {mark, refunded,
+  -- length} each.
+  local function queue_holes(rest)
+    local holes, i = {}, 1
+    while true do
+      local m, r, g, j = match(rest, "^,(%d+),(%d+),(%d+)()", i)
+      if not m then
+        return holes
+      end
+      holes[#holes + 1] = {tonumber(m), tonumber(r), tonumber(g)}
+      i = j
+    end
+  end
+
+  -- queue_with is model.withHole: holes with the give-back of give µs by
+  -- the decision at place (mark, refunded), whose own µs of turns end
+  -- there, added, merged with the hole that ends where those turns begin
+  -- and with the one whose give-backs begin where they end.
+  local function queue_with(holes, mark, refunded, own, give)
+    local i = 1
+    while holes[i] and mark - holes[i][1] > holes[i][2] - refunded do
+      i = i + 1
+    end
+    local h, lo, hi = {mark, refunded, give}, i, i
+    local b, a = holes[i - 1], holes[i]
+    if b and mark - b[1] == own + b[2] - refunded then
+      h[3], lo = h[3] + b[3], i - 1
+    end
+    if a and a[1] - mark == a[3] + refunded - a[2] then
+      h, hi = {a[1], a[2], a[3] + h[3]}, i + 1
+    end
+    local out = {}
+    for k = 1, lo - 1 do
+      out[k] = holes[k]
+    end
+    out[lo] = h
+    for k = hi, #holes do
+      out[#out + 1] = holes[k]
+    end
+    return out
+  end
+
+  -- queue_rest is model.holesAhead, encoded as a ledger's rest: the holes
+  -- whose place is not behind now, for a ledger that gave back r.
+  local function queue_rest(holes, now, r)
+    local rest, later = "", 0
+    for k = #holes, 1, -1 do
+      local h = holes[k]
+      if h[1] - now <= r - h[2] - later then
+        return rest
+      end
+      later = later + h[3]
+      rest = format(",%d,%d,%d", h[1], h[2], h[3]) .. rest
+    end
+    return rest
+  end
+
+  -- The tail is a TAT; back units are back turns. Of what was given back
+  -- since the decision, the holes after its place came from later
+  -- decisions; the rest moved its turns forward (at least 0: a token older
+  -- than the ledger has turns that ended before now, and gets nothing).
   refunds.qu = function(key, now, at, cost, back, mark, refunded, rate, period)
+    local tat, tail = tat_load(key)
+    if not tat then
+      return
+    end
+    local r, u, s, rest = ledger_read(tail, now)
+    if at <= s or r < refunded then
+      return
+    end
+    local holes, later = queue_holes(rest), 0
+    for k = 1, #holes do
+      if holes[k][1] - mark > refunded - holes[k][2] then
+        later = later + holes[k][3]
+      end
+    end
     local slot = cdiv(period, rate)
-    tat_refund(key, now, at, mark, refunded, cost * slot, back * slot)
+    local give = min(back * slot, tat - now, drain(mark - at - max(0, r - refunded - later), now - at, 1))
+    if give <= 0 then
+      return
+    end
+    local restarted
+    r, u, s, restarted = ledger_record(r, u, s, now, give, tat)
+    rest = ""
+    if not restarted then
+      rest = queue_rest(queue_with(holes, mark, refunded, cost * slot, give), now, r)
+    end
+    call("SET", key, int(tat - give) .. format(":%d:%d:%d", r, u, s) .. rest, "KEEPTTL")
   end
 end

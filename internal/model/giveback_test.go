@@ -146,3 +146,11 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 func level(s *store, alg algorithms.Algorithm, now time.Time) algorithms.Result {
 	return model.Step(alg, s.state(now.UnixMicro()), now, 0).Held
 }
+
+// tail is where the queue at s ends at t (µs): t when it is empty.
+func (s *store) tail(t int64) int64 {
+	if st := s.state(t); st.Exists {
+		return max(st.TAT, t)
+	}
+	return t
+}

@@ -46,7 +46,8 @@ func TokenOf(alg algorithms.Algorithm, s State) Token {
 // have left every later level lower by the difference d, except where
 // that would go below zero: so the difference at t is min(d, the lowest
 // level since a), of which the bound is a lower bound. Exact when nothing
-// else happened; never more than exact.
+// else happened; never more than exact. A queue does better, exact in any
+// order: its Ledger also keeps Holes (see queueRefund).
 type Ledger struct {
 	// Refunded is what give-backs returned (points, or µs of TAT) since
 	// the state was fresh or since Since.
@@ -60,6 +61,9 @@ type Ledger struct {
 	// MaxRefunded or a bucket's Plan changed; decisions made at or before
 	// it get nothing back.
 	Since int64
+	// Holes is a queue's: its give-backs whose turns were still ahead of
+	// now when last looked at (see queueRefund); nil for the others.
+	Holes []Hole
 }
 
 // MaxRefunded bounds Ledger.Refunded: past it the count starts again, and
@@ -90,15 +94,18 @@ func (l Ledger) give(t, at int64, tok Token, mark, own, want, level, rate int64)
 }
 
 // record accounts for a give-back of g at t from a state whose level would
-// otherwise have drained by horizon (µs).
-func (l *Ledger) record(t, g, horizon int64) {
+// otherwise have drained by horizon (µs). It reports whether Refunded
+// started again from 0.
+func (l *Ledger) record(t, g, horizon int64) (restarted bool) {
 	if l.Until <= t {
 		*l = Ledger{}
 	}
 	l.Until = max(l.Until, horizon)
 	if l.Refunded += g; l.Refunded > MaxRefunded {
 		l.Refunded, l.Since = 0, t
+		return true
 	}
+	return false
 }
 
 // keep carries the Ledger of the state a decision read into the state o
@@ -108,7 +115,8 @@ func (l Ledger) keep(o Outcome, t, horizon int64) Outcome {
 	if !o.Next.Exists || l.Until <= t {
 		return o
 	}
-	o.Next.Ledger = Ledger{Refunded: l.Refunded, Until: max(l.Until, horizon), Since: l.Since}
+	l.Until = max(l.Until, horizon)
+	o.Next.Ledger = l
 	o.TTL = max(o.TTL, exact.CeilMillis(l.Until-t))
 	return o
 }
@@ -140,7 +148,8 @@ func gcraIncrement(a algorithms.GCRA, cost int) int64 {
 // or 0 to keep the old one; a state that no longer Exists is deleted.
 //
 // The windows and the log give back exactly (their counts do not clamp);
-// the draining rules give back what their Ledger's bound allows.
+// the buckets and GCRA give back what their Ledger's bound allows; a queue
+// exactly the part of the decision's turns still ahead of now.
 func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int, tok Token) (next State, ttl time.Duration) {
 	if !s.Exists {
 		return s, 0
@@ -179,7 +188,7 @@ func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int
 	case algorithms.GCRA:
 		return tatRefund(s, t, a, gcraIncrement(alg, cost), gcraIncrement(alg, cost)-gcraIncrement(alg, cost-back), tok), 0
 	case algorithms.Queue:
-		return tatRefund(s, t, a, int64(cost)*queueSlot(alg), b*queueSlot(alg), tok), 0
+		return queueRefund(s, t, a, int64(cost)*queueSlot(alg), b*queueSlot(alg), tok), 0
 	}
 	return s, 0
 }
