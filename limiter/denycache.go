@@ -74,8 +74,8 @@ type ticket struct {
 // lookup returns the cached denial of checks at now (the passed-in
 // clock's time, or zero for the local clock), Cached set, or the ticket
 // to cache the store's answer with.
-func (c *denyCache) lookup(checks []StoreCheck, now time.Time) (Decision, ticket) {
-	id, ok := c.stackOf(checks)
+func (c *denyCache) lookup(checks []StoreCheck, rules []checked, now time.Time) (Decision, ticket) {
+	id, ok := c.stackOf(checks, rules)
 	if !ok {
 		return Decision{}, ticket{}
 	}
@@ -92,15 +92,16 @@ func newDenyCache(size int, maxAge time.Duration) *denyCache {
 }
 
 // stackOf identifies a stack by its keys, algorithms and costs. ok is false for
-// stacks that are not cached: any cost of 0, or a Concurrency rule (leases
-// come back when requests end, long before the wait it reports).
-func (c *denyCache) stackOf(checks []StoreCheck) (stackID, bool) {
+// stacks that are not cached: any cost of 0, or a rule whose units are held
+// in flight (Facts.InFlight: a concurrency limit's leases come back when
+// requests end, long before the wait it reports).
+func (c *denyCache) stackOf(checks []StoreCheck, rules []checked) (stackID, bool) {
 	var id stackID
 	for i, seed := range c.seeds {
 		var h maphash.Hash
 		h.SetSeed(seed)
-		for _, ch := range checks {
-			if _, leases := ch.Algorithm.(algorithms.Concurrency); leases || ch.Cost == 0 {
+		for j, ch := range checks {
+			if rules[j].algo.facts.InFlight || ch.Cost == 0 {
 				return stackID{}, false
 			}
 			h.WriteString(ch.Key)

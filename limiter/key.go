@@ -5,9 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
-	"unicode"
 
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 )
 
@@ -70,28 +68,28 @@ const blockSuffix = "b"
 const resetSuffix = "r"
 
 // resetMark is the key and the span of the Reset mark beside stateKey, a
-// key of alg's state: <prefix>:{<rule>:<identity>}:r<suffix> (no suffix
+// key of a's state: <prefix>:{<rule>:<identity>}:r<suffix> (no suffix
 // holds "}:"). Every algorithm whose state shares the key shares its mark
 // and its span, whichever limiter or plan decided.
-func resetMark(stateKey string, alg algorithms.Algorithm) (string, time.Duration) {
+func resetMark(stateKey string, a *algo) (string, time.Duration) {
 	i := strings.LastIndex(stateKey, "}:") + 2
-	return stateKey[:i] + resetSuffix + stateKey[i:], resetSpan(stateKey[i:], alg)
+	return stateKey[:i] + resetSuffix + stateKey[i:], resetSpan(a)
 }
 
-// resetSpan is how long a Reset's mark on a key of alg's state, whose key
-// ends in suffix, lasts: how long after a decision a give-back into that
-// key can still return anything, for every algorithm whose state shares
-// the key. The windows, the log and a concurrency limit have in their
-// suffix what their window depends on (the code, then digits): twice that
-// window (a sliding window gives back into the previous one), at most
-// exact.MaxSpan. The buckets, GCRA and a queue keep one key whatever their
-// parameters (the code alone), so a Reset cannot know how long another
-// parameter set's decisions last: exact.MaxSpan, the longest window of any.
-func resetSpan(suffix string, alg algorithms.Algorithm) time.Duration {
-	if strings.IndexFunc(suffix, unicode.IsDigit) < 0 {
+// resetSpan is how long a Reset's mark on a key of a's state lasts: how
+// long after a decision a give-back into that key can still return
+// anything, for every algorithm whose state shares the key. The windows,
+// the log and a concurrency limit have in their key what their window
+// depends on: twice that window (a sliding window gives back into the
+// previous one), at most exact.MaxSpan. The buckets, GCRA and a queue keep
+// one key whatever their parameters (Facts.SharedKey), so a Reset cannot
+// know how long another parameter set's decisions last: exact.MaxSpan,
+// the longest window of any.
+func resetSpan(a *algo) time.Duration {
+	if a.facts.SharedKey {
 		return exact.MaxSpan
 	}
-	return min(exact.MaxSpan, 2*algorithms.PolicyOf(alg).Window)
+	return min(exact.MaxSpan, 2*a.policy.Window)
 }
 
 // key is the Redis key of one rule's state for one identity, under an

@@ -80,9 +80,10 @@ func TestResetMarkIsTheStateKeys(t *testing.T) {
 	r := &rule{name: "api"}
 	for _, a := range algs {
 		for _, b := range algs {
-			ka, kb := r.key("rl", "acme", newAlgo(a).suffix), r.key("rl", "acme", newAlgo(b).suffix)
-			markA, spanA := resetMark(ka, a)
-			markB, spanB := resetMark(kb, b)
+			algA, algB := newAlgo(a), newAlgo(b)
+			ka, kb := r.key("rl", "acme", algA.suffix), r.key("rl", "acme", algB.suffix)
+			markA, spanA := resetMark(ka, algA)
+			markB, spanB := resetMark(kb, algB)
 			switch {
 			case ka == kb && (markA != markB || spanA != spanB):
 				t.Errorf("%v and %v share %s: marks %s for %v and %s for %v", a, b, ka, markA, spanA, markB, spanB)

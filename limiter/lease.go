@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 )
 
 // Quota leases (see "Leases" in the package doc): a leased rule's units
@@ -50,6 +49,7 @@ type pool struct {
 // lease is a batch of units a decision took from the store.
 type lease struct {
 	check    StoreCheck // as decided: Cost is every unit it took
+	algo     *algo      // the check's algorithm
 	token    Token
 	at       time.Time // the decision's instant
 	fallback bool      // taken from the fallback store
@@ -77,9 +77,9 @@ type spend struct {
 	marks bool // the take is the pool's take in flight (pool.taking)
 }
 
-// leaseable is the error for a rule whose algorithm cannot be leased, or
-// nil.
-func leaseable(r Rule) string {
+// leaseable is the error for a rule, of the validated algorithm a, that
+// cannot be leased, or "".
+func leaseable(r Rule, a *algo) string {
 	switch {
 	case r.Lease < 0 || r.Lease > maxLease:
 		return "lease " + r.Lease.String() + " outside 0 to " + maxLease.String()
@@ -88,34 +88,22 @@ func leaseable(r Rule) string {
 	case r.Blockable || r.Penalty > 0:
 		return "a leased rule cannot take blocks (its units are spent without asking the store)"
 	}
-	if model.Leasable(r.Algorithm) {
+	if a.facts.Leasable {
 		return ""
 	}
 	return "a " + r.Algorithm.String() + " cannot be leased: its units are not interchangeable"
 }
 
-// interval is how long a pool of a rule leasing for ttl goes between takes
-// when its takes come up short: a tenth of the lease, and no more than
-// refills half a bucket's (or GCRA's burst) capacity or a tenth of a
-// window, so that nothing refilled meanwhile overflows.
-func interval(alg algorithms.Algorithm, ttl time.Duration) time.Duration {
+// interval is how long a pool of a rule of algorithm a leasing for ttl
+// goes between takes when its takes come up short: a tenth of the lease,
+// and no more than refills half a bucket's (or GCRA's burst) capacity or
+// a tenth of a window, so that nothing refilled meanwhile overflows.
+func interval(a *algo, ttl time.Duration) time.Duration {
 	iv := ttl / 10
-	// half a bucket's refill: size periods over 2 rates, in floating point
-	// (a long period times a large size overflows a Duration)
-	half := func(period time.Duration, size, rate int) {
-		if h := float64(period) * float64(size) / float64(2*rate); h < float64(iv) {
-			iv = time.Duration(h)
-		}
-	}
-	switch a := alg.(type) {
-	case algorithms.TokenBucket:
-		half(a.Period, a.Capacity, a.Rate)
-	case algorithms.LeakyBucket:
-		half(a.Period, a.Capacity, a.Rate)
-	case algorithms.GCRA:
-		half(a.Period, a.Burst, a.Rate)
-	default:
-		iv = min(iv, algorithms.PolicyOf(alg).Window/10)
+	if a.refill.Rate > 0 {
+		iv = min(iv, a.refill.Half())
+	} else {
+		iv = min(iv, a.policy.Window/10)
 	}
 	return max(iv, time.Millisecond)
 }
@@ -254,7 +242,7 @@ func (l *lease) settle() *giveBack {
 	}
 	l.given = true
 	c := l.check
-	resets, span := resetMark(c.Key, c.Algorithm)
+	resets, span := resetMark(c.Key, l.algo)
 	g := &giveBack{at: l.at, fallback: l.fallback, refund: StoreRefund{Check: c, Back: l.free, Token: l.token, Resets: resets, Span: span}}
 	l.free = 0
 	return g
@@ -309,12 +297,13 @@ func (p *pool) size(now time.Time, iv time.Duration, quota int) int {
 	return int(min(float64(quota), max(1, p.rate*iv.Seconds()+0.5)))
 }
 
-// taken records the outcome of a take sent to the store at local time now:
-// on an allowed decision, the lease it took (see install), and what the
-// pool holds in res's Remaining; when the rule denied, or its take came
-// up short (the store had less than asked), no take before an interval
-// has passed, or the rule's wait if longer.
-func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, asked int, now time.Time, ttl, iv time.Duration) (l *lease, out *giveBack) {
+// taken records the outcome of rule r's take c, sent to the store at
+// local time now: on an allowed decision, the lease it took (see install),
+// and what the pool holds in res's Remaining; when the rule denied, or
+// its take came up short (the store had less than asked), no take before
+// an interval has passed, or the rule's wait if longer.
+func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, r checked, asked int, now time.Time) (l *lease, out *giveBack) {
+	iv := r.rule.leaseInterval
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !res.Allowed {
@@ -332,7 +321,7 @@ func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, asked int, now t
 		p.next = now.Add(iv)
 	}
 	c.Cost += res.Leased
-	l = &lease{check: c, token: res.Token, at: d.At, fallback: d.Fallback, expires: now.Add(expiry(c.Algorithm, res.Token, d.At, ttl)),
+	l = &lease{check: c, token: res.Token, at: d.At, fallback: d.Fallback, algo: r.algo, expires: now.Add(expiry(r.algo, res.Token, d.At, r.rule.lease)),
 		free: res.Leased}
 	if l.free > 0 {
 		out = p.install(l, now)
@@ -357,17 +346,16 @@ func (p *pool) install(l *lease, now time.Time) *giveBack {
 	return out
 }
 
-// expiry is how long a lease taken at the instant at lasts: ttl, and for
-// the windows no further than the end of the window its units were
-// counted in (the token's mark is its start), so that they are spent in
-// that window.
-func expiry(alg algorithms.Algorithm, tok Token, at time.Time, ttl time.Duration) time.Duration {
-	switch alg.(type) {
-	case algorithms.FixedWindow, algorithms.SlidingWindow:
-		end := tok.Mark + algorithms.PolicyOf(alg).Window.Microseconds()
-		return min(ttl, time.Duration(end-at.UnixMicro())*time.Microsecond)
+// expiry is how long a lease of algorithm a taken at the instant at
+// lasts: ttl, and for the windows (Facts.WindowBound) no further than the
+// end of the window its units were counted in (the token's mark is its
+// start), so that they are spent in that window.
+func expiry(a *algo, tok Token, at time.Time, ttl time.Duration) time.Duration {
+	if !a.facts.WindowBound {
+		return ttl
 	}
-	return ttl
+	end := tok.Mark + a.policy.Window.Microseconds()
+	return min(ttl, time.Duration(end-at.UnixMicro())*time.Microsecond)
 }
 
 // aged is the last result seen, its durations less the time since. p.mu

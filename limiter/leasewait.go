@@ -16,8 +16,8 @@ import (
 // RetryAfter runs until that take, and no less than the store's wait (see
 // storeWait); ok is false when the pool cannot bound the store's wait,
 // and the check then goes to the store. p.mu is held.
-func (p *pool) denied(alg algorithms.Algorithm, cost int, now time.Time) (r algorithms.Result, ok bool) {
-	store, ok := p.storeWait(alg, cost, now)
+func (p *pool) denied(a *algo, cost int, now time.Time) (r algorithms.Result, ok bool) {
+	store, ok := p.storeWait(a, cost, now)
 	if !ok {
 		return r, false
 	}
@@ -33,26 +33,27 @@ func (p *pool) denied(alg algorithms.Algorithm, cost int, now time.Time) (r algo
 // storeWait bounds the store's wait for a request of cost, less the time
 // since the pool's last take, rounded up: the wait from the state that
 // take saw (p.seen) once the units it had left are gone too, since other
-// instances may have taken them. Never past the rule's quota. For a fixed
-// window, its end (NextAfter: every unit comes back then); for a bucket
-// or GCRA, one more unit (NextAfter) and the refill of the rest. A
-// sliding window's wait depends on counts the result does not tell: with
-// nothing left, one unit is NextAfter, and a refused take's RetryAfter
-// covers a cost no larger than its own; ok is false for the rest. It is
-// false too when the state seen had no quota in use (NextAfter 0), which
-// says nothing of what other instances took since. p.mu is held.
-func (p *pool) storeWait(alg algorithms.Algorithm, cost int, now time.Time) (wait time.Duration, ok bool) {
+// instances may have taken them. Never past the rule's quota. For a bucket
+// or GCRA (a Refill), one more unit (NextAfter) and the refill of the
+// rest. A sliding window's wait (Facts.Weighted) depends on counts the
+// result does not tell: with nothing left, one unit is NextAfter, and a
+// refused take's RetryAfter covers a cost no larger than its own; ok is
+// false for the rest. For a fixed window (the other WindowBound), its end
+// (NextAfter: every unit comes back then). It is false too when the state
+// seen had no quota in use (NextAfter 0), which says nothing of what other
+// instances took since. p.mu is held.
+func (p *pool) storeWait(a *algo, cost int, now time.Time) (wait time.Duration, ok bool) {
 	r := p.seen
 	switch {
-	case cost > algorithms.PolicyOf(alg).Quota:
+	case cost > a.policy.Quota:
 		return algorithms.Never, true
 	case r.NextAfter == 0:
 		return 0, false
 	}
-	switch a := alg.(type) {
-	case algorithms.FixedWindow:
-		wait = r.NextAfter
-	case algorithms.SlidingWindow:
+	switch f := a.facts; {
+	case a.refill.Rate > 0:
+		wait = r.NextAfter + a.refill.Time(cost-1)
+	case f.Weighted:
 		switch {
 		case r.Remaining > 0:
 			return 0, false
@@ -63,18 +64,8 @@ func (p *pool) storeWait(alg algorithms.Algorithm, cost int, now time.Time) (wai
 		default:
 			return 0, false
 		}
-	case algorithms.TokenBucket:
-		wait = r.NextAfter + refill(cost-1, a.Rate, a.Period)
-	case algorithms.LeakyBucket:
-		wait = r.NextAfter + refill(cost-1, a.Rate, a.Period)
-	case algorithms.GCRA:
-		wait = r.NextAfter + refill(cost-1, a.Rate, a.Period)
+	case f.WindowBound:
+		wait = r.NextAfter
 	}
 	return exact.CeilMillis(max(0, wait-now.Sub(p.seenAt)).Microseconds()), true
-}
-
-// refill is how long rate per period takes to refill n units, rounded up
-// to the millisecond.
-func refill(n, rate int, period time.Duration) time.Duration {
-	return exact.CeilMillis(exact.CeilDiv(int64(n)*period.Microseconds(), int64(rate)))
 }

@@ -75,7 +75,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 		}
 		var refused bool
 		if ls == nil && now.Before(p.next) {
-			denial, refused = p.denied(c.Algorithm, c.Cost, now)
+			denial, refused = p.denied(rules[i].algo, c.Cost, now)
 		}
 		switch {
 		case ls != nil:
@@ -127,7 +127,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 		default: // decided by the store
 			*res = d.Results[j]
 			if s.take {
-				ls, g := s.pool.taken(d, res, send[j], s.n, now, r.rule.lease, r.rule.leaseInterval)
+				ls, g := s.pool.taken(d, res, send[j], r, s.n, now)
 				if g != nil {
 					out = append(out, g)
 				}

@@ -87,7 +87,9 @@ type algo struct {
 	suffix string // ends its keys
 	params string // identifies it and its parameters (deny cache, settlement)
 	policy algorithms.Policy
-	err    error // invalid: the reason
+	facts  algodesc.Facts  // what the limiter asks of it, rather than its type
+	refill algodesc.Refill // a bucket's or GCRA's
+	err    error           // invalid: the reason
 }
 
 func newAlgo(alg algorithms.Algorithm) *algo {
@@ -95,7 +97,7 @@ func newAlgo(alg algorithms.Algorithm) *algo {
 	if err != nil {
 		return &algo{err: unprefixed(err)}
 	}
-	return &algo{alg: alg, suffix: d.KeySuffix, params: d.Params, policy: algorithms.PolicyOf(alg)}
+	return &algo{alg: alg, suffix: d.KeySuffix, params: d.Params, policy: algorithms.PolicyOf(alg), facts: d.Facts, refill: d.Refill}
 }
 
 // algoOf is a plan, validated once per value.
@@ -105,6 +107,15 @@ func (l *Limiter) algoOf(alg algorithms.Algorithm) *algo {
 	}
 	a, _ := l.algos.LoadOrStore(alg, newAlgo(alg))
 	return a.(*algo)
+}
+
+// algoOfCheck is the algorithm check c of rule r (nil: not this
+// Limiter's) was decided with: the rule's, or its plan's (cached).
+func (l *Limiter) algoOfCheck(r *rule, c StoreCheck) *algo {
+	if r != nil && c.params == r.algo.params {
+		return r.algo
+	}
+	return l.algoOf(c.Algorithm)
 }
 
 // New returns a Limiter that decides rules on store: a Redis store
@@ -147,12 +158,12 @@ func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		if r.Penalty < 0 || r.Penalty > exact.MaxSpan {
 			return nil, fmt.Errorf("%w: rule %q: penalty %v outside 0 to %v", ratelimit.ErrConfig, r.Name, r.Penalty, exact.MaxSpan)
 		}
-		if why := leaseable(r); why != "" {
+		if why := leaseable(r, a); why != "" {
 			return nil, fmt.Errorf("%w: rule %q: %s", ratelimit.ErrConfig, r.Name, why)
 		}
 		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: r.Penalty}
 		if r.Lease > 0 {
-			l.rules[r.Name].lease, l.rules[r.Name].leaseInterval = r.Lease, interval(r.Algorithm, r.Lease)
+			l.rules[r.Name].lease, l.rules[r.Name].leaseInterval = r.Lease, interval(a, r.Lease)
 			if l.leases == nil {
 				l.leases = &leases{pools: make(map[string]*pool)}
 			}
@@ -219,7 +230,7 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []StoreCheck, rules []che
 	var t ticket
 	if l.denied != nil {
 		var d Decision
-		if d, t = l.denied.lookup(sc, now); d.Cached {
+		if d, t = l.denied.lookup(sc, rules, now); d.Cached {
 			return d, nil
 		}
 	}

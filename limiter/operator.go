@@ -82,7 +82,7 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 	spans := make([]time.Duration, len(states))
 	for i, a := range states {
 		key := r.key(l.cfg.prefix, identity, a.suffix)
-		marks[i], spans[i] = resetMark(key, a.alg)
+		marks[i], spans[i] = resetMark(key, a)
 		keys = append(keys, key)
 	}
 	keys = append(keys, r.key(l.cfg.prefix, identity, blockSuffix))

@@ -60,13 +60,10 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 			}
 			unspent[i] = c.Cost - f
 		case f < c.Cost:
-			resets, span := resetMark(c.Key, c.Algorithm)
+			resets, span := resetMark(c.Key, l.algoOfCheck(r, c))
 			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token, Resets: resets, Span: span})
 		case f > c.Cost:
-			a := r.algo
-			if c.params != a.params {
-				a = l.algoOf(c.Algorithm) // a plan, cached
-			}
+			a := l.algoOfCheck(r, c)
 			c.Cost = f - c.Cost
 			extra = append(extra, c)
 			names = append(names, checked{rule: r, algo: a})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -179,7 +180,11 @@ func NewWithLimiter(lim *limiter.Limiter, rules []Rule, opts ...Option) (func(ht
 			return nil, fmt.Errorf("%w: rule %q: the limiter has no such rule (build it with LimiterRules)", ratelimit.ErrConfig, r.Name)
 		}
 	}
-	m := &mw{cfg: cfg, rules: rules, lim: lim}
+	m := &mw{cfg: cfg, rules: rules, lim: lim, inFlight: make([]bool, len(rules))}
+	for i, r := range rules {
+		f, _ := algo.FactsOf(r.Algorithm) // valid: the limiter has the rule
+		m.inFlight[i] = f.InFlight
+	}
 	return m.wrap, nil
 }
 
@@ -204,6 +209,9 @@ type mw struct {
 	cfg   config
 	rules []Rule
 	lim   *limiter.Limiter
+	// inFlight is, per rule, whether its algorithm holds its units in
+	// flight (see leases).
+	inFlight []bool
 }
 
 func (m *mw) wrap(next http.Handler) http.Handler {
@@ -377,14 +385,14 @@ func (m *mw) advertised(d limiter.Decision, checks []limiter.Check, rules []int)
 }
 
 // leases reports whether check c of rule i takes a lease: its algorithm
-// (its Plan's, or the rule's) is a concurrency limit.
+// (its Plan's, or the rule's) holds its units in flight, a concurrency
+// limit.
 func (m *mw) leases(c limiter.Check, i int) bool {
-	alg := c.Plan
-	if alg == nil {
-		alg = m.rules[i].Algorithm
+	if c.Plan == nil {
+		return m.inFlight[i]
 	}
-	_, ok := alg.(algorithms.Concurrency)
-	return ok
+	f, _ := algo.FactsOf(c.Plan)
+	return f.InFlight
 }
 
 // check builds rule i's check for r. ok is false when the rule sits this

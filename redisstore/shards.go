@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 	"github.com/seed-bff0c9e1/ratelimit/internal/transport"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -124,7 +124,7 @@ func (s *Store) refundGroups(ctx context.Context, now, at string, groups []group
 				res := &gr.results[i]
 				c.Cost += res.Leased // a lease was taken with the cost
 				refunds = append(refunds, limiter.StoreRefund{Check: c, Back: c.Cost, Token: res.Token})
-				if _, queue := c.Algorithm.(algorithms.Queue); !queue { // its slots are not counted in units
+				if f, _ := algo.FactsOf(c.Algorithm); f.Units { // a queue's slots are not
 					res.Remaining += c.Cost
 				}
 				res.Token, res.Leased = limiter.Token{}, 0

@@ -1,13 +1,18 @@
 // Package algo is the table of the algorithms: for each, its code, its Lua
-// files, and how its parameters are encoded as integers and in key names.
-// The limiter names keys with it and validates algorithms through it
-// (Describe); the Redis store's scripts are assembled and called from it
-// (package script). Adding an algorithm touches this table, its .lua file,
-// its value type in package algorithms and its Go model.
+// files, how its parameters are encoded as integers and in key names, and
+// its facts (Facts: leasable, held in flight, window-bound, counted in
+// units, keyed by its code alone; its Refill). The limiter names keys with
+// it and validates algorithms through it (Describe); the Redis store's
+// scripts are assembled and called from it (package script). Outside this
+// table, package algorithms and the Go models (internal/model), no code
+// switches on or asserts an algorithm's type: it reads the facts (a test
+// walks the module's sources). Adding an algorithm touches this table,
+// its .lua file, its value type in package algorithms and its Go model.
 package algo
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -22,27 +27,40 @@ type Row struct {
 	File string
 	// Helpers are the helper files it uses, besides lib.lua.
 	Helpers []string
+	// Facts are what holds of every value of the algorithm.
+	Facts Facts
 	// keyed are the indices of the parameters the stored state depends on
 	// (the window the windows' starts are aligned to and the log trims by,
 	// a concurrency limit's lease): keys carry their values, so that state
 	// kept under one value is never read, trimmed or given back under
 	// another. A bucket's state records the parameters it was written under
 	// instead, and GCRA's and a queue's are times: every plan of theirs
-	// shares one key.
+	// shares one key (Facts.SharedKey).
 	keyed []int
-	// params encodes a's three integer parameters; ok is false when a is
-	// another algorithm.
-	params func(a algorithms.Algorithm) (p [3]int64, ok bool)
+	// typ is the algorithm's type.
+	typ reflect.Type
+	// read reads a's parameters; ok is false when a is another algorithm.
+	read func(a algorithms.Algorithm) (v value, ok bool)
 }
 
-// row builds a table row whose parameters come from a T.
-func row[T algorithms.Algorithm](code, file string, helpers []string, keyed []int, params func(T) [3]int64) Row {
-	return Row{Code: code, File: file, Helpers: helpers, keyed: keyed, params: func(a algorithms.Algorithm) ([3]int64, bool) {
+// value is what a row reads of an algorithm value.
+type value struct {
+	// params are its three integer parameters, as the scripts take them.
+	params [3]int64
+	// refill is its Refill (the buckets and GCRA).
+	refill Refill
+}
+
+// row builds a table row whose parameters come from a T. Its facts share
+// a key when keyed is empty.
+func row[T algorithms.Algorithm](code, file string, helpers []string, keyed []int, facts Facts, read func(T) value) Row {
+	facts.SharedKey = len(keyed) == 0
+	return Row{Code: code, File: file, Helpers: helpers, Facts: facts, keyed: keyed, typ: reflect.TypeFor[T](), read: func(a algorithms.Algorithm) (value, bool) {
 		t, ok := a.(T)
 		if !ok {
-			return [3]int64{}, false
+			return value{}, false
 		}
-		return params(t), true
+		return read(t), true
 	}}
 }
 
@@ -52,37 +70,43 @@ func us(d time.Duration) int64 { return d.Microseconds() }
 // window or a lease).
 var window = []int{1}
 
+// The helper files of the buckets.
+var bucketHelpers = []string{"state.lua", "verdict.lua", "ledger.lua", "meter.lua"}
+
+// The facts of the buckets and GCRA.
+var refilling = Facts{Leasable: true, Units: true}
+
 // Table lists the algorithms; a script's Mask has bit i for Table[i].
 // Helper files are concatenated in the order they first appear here.
 var Table = []Row{
-	row("fw", "fixed_window.lua", []string{"state.lua"}, window, func(a algorithms.FixedWindow) [3]int64 {
+	row("fw", "fixed_window.lua", []string{"state.lua"}, window, Facts{Leasable: true, WindowBound: true, Units: true}, func(a algorithms.FixedWindow) value {
 		anchored := int64(0)
 		if a.Anchored {
 			anchored = 1
 		}
-		return [3]int64{int64(a.Limit), us(a.Window), anchored}
+		return value{params: [3]int64{int64(a.Limit), us(a.Window), anchored}}
 	}),
-	row("sl", "sliding_log.lua", nil, window, func(a algorithms.SlidingLog) [3]int64 {
-		return [3]int64{int64(a.Limit), us(a.Window), 0}
+	row("sl", "sliding_log.lua", nil, window, Facts{Units: true}, func(a algorithms.SlidingLog) value {
+		return value{params: [3]int64{int64(a.Limit), us(a.Window), 0}}
 	}),
-	row("sw", "sliding_window.lua", []string{"state.lua"}, window, func(a algorithms.SlidingWindow) [3]int64 {
-		return [3]int64{int64(a.Limit), us(a.Window), 0}
+	row("sw", "sliding_window.lua", []string{"state.lua"}, window, Facts{Leasable: true, WindowBound: true, Weighted: true, Units: true}, func(a algorithms.SlidingWindow) value {
+		return value{params: [3]int64{int64(a.Limit), us(a.Window), 0}}
 	}),
-	row("tb", "token_bucket.lua", []string{"state.lua", "verdict.lua", "ledger.lua", "meter.lua"}, nil, func(a algorithms.TokenBucket) [3]int64 {
-		return [3]int64{int64(a.Capacity), int64(a.Rate), us(a.Period)}
+	row("tb", "token_bucket.lua", bucketHelpers, nil, refilling, func(a algorithms.TokenBucket) value {
+		return value{params: [3]int64{int64(a.Capacity), int64(a.Rate), us(a.Period)}, refill: Refill{Size: a.Capacity, Rate: a.Rate, Period: a.Period}}
 	}),
-	row("lb", "leaky_bucket.lua", []string{"state.lua", "verdict.lua", "ledger.lua", "meter.lua"}, nil, func(a algorithms.LeakyBucket) [3]int64 {
-		return [3]int64{int64(a.Capacity), int64(a.Rate), us(a.Period)}
+	row("lb", "leaky_bucket.lua", bucketHelpers, nil, refilling, func(a algorithms.LeakyBucket) value {
+		return value{params: [3]int64{int64(a.Capacity), int64(a.Rate), us(a.Period)}, refill: Refill{Size: a.Capacity, Rate: a.Rate, Period: a.Period}}
 	}),
-	row("gc", "gcra.lua", []string{"verdict.lua", "ledger.lua"}, nil, func(a algorithms.GCRA) [3]int64 {
-		return [3]int64{int64(a.Rate), us(a.Period), int64(a.Burst)}
+	row("gc", "gcra.lua", []string{"verdict.lua", "ledger.lua"}, nil, refilling, func(a algorithms.GCRA) value {
+		return value{params: [3]int64{int64(a.Rate), us(a.Period), int64(a.Burst)}, refill: Refill{Size: a.Burst, Rate: a.Rate, Period: a.Period}}
 	}),
-	row("qu", "queue.lua", []string{"ledger.lua"}, nil, func(a algorithms.Queue) [3]int64 {
-		return [3]int64{int64(a.Rate), us(a.Period), us(a.MaxDelay)}
+	row("qu", "queue.lua", []string{"ledger.lua"}, nil, Facts{}, func(a algorithms.Queue) value {
+		return value{params: [3]int64{int64(a.Rate), us(a.Period), us(a.MaxDelay)}}
 	}),
 	// A concurrency limit runs the sliding log's code under its own key.
-	row("cc", "sliding_log.lua", nil, window, func(a algorithms.Concurrency) [3]int64 {
-		return [3]int64{int64(a.Limit), us(a.Lease), 0}
+	row("cc", "sliding_log.lua", nil, window, Facts{InFlight: true, Units: true}, func(a algorithms.Concurrency) value {
+		return value{params: [3]int64{int64(a.Limit), us(a.Lease), 0}}
 	}),
 }
 
@@ -101,6 +125,10 @@ type Desc struct {
 	// the code and the three integer parameters). It is the rule's
 	// argument to the scripts.
 	Params string
+	// Facts are its row's.
+	Facts Facts
+	// Refill is how its units come back, for the buckets and GCRA.
+	Refill Refill
 }
 
 // Describe validates alg and describes it. An algorithm is a value: a
@@ -110,13 +138,14 @@ func Describe(alg algorithms.Algorithm) (Desc, error) {
 		return Desc{}, fmt.Errorf("%w: no algorithm", algorithms.ErrInvalid)
 	}
 	for i, r := range Table {
-		p, ok := r.params(alg)
+		v, ok := r.read(alg)
 		if !ok {
 			continue
 		}
 		if err := alg.Validate(); err != nil {
 			return Desc{}, err
 		}
+		p := v.params
 		args := [3]string{strconv.FormatInt(p[0], 10), strconv.FormatInt(p[1], 10), strconv.FormatInt(p[2], 10)}
 		suffix := r.Code
 		for j, k := range r.keyed {
@@ -125,7 +154,7 @@ func Describe(alg algorithms.Algorithm) (Desc, error) {
 			}
 			suffix += args[k]
 		}
-		return Desc{Index: i, KeySuffix: suffix, Params: r.Code + ":" + args[0] + ":" + args[1] + ":" + args[2]}, nil
+		return Desc{Index: i, KeySuffix: suffix, Params: r.Code + ":" + args[0] + ":" + args[1] + ":" + args[2], Facts: r.Facts, Refill: v.refill}, nil
 	}
 	return Desc{}, fmt.Errorf("%w: %T is a pointer: pass the algorithm by value", algorithms.ErrInvalid, alg)
 }

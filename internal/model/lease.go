@@ -12,7 +12,7 @@ import (
 // so that near exhaustion a lease shrinks to nothing and what is left
 // stays for other takers. It returns the outcome of the units taken
 // (cost plus the lease) and the lease's size. The leasable algorithms are
-// those whose units are fungible (Leasable).
+// those whose units are fungible (internal/algo's Facts.Leasable).
 func Take(alg algorithms.Algorithm, s State, now time.Time, cost, extra int) (Outcome, int) {
 	o := Step(alg, s, now, cost)
 	if o.Status != Allowed || cost == 0 || extra <= 0 {
@@ -23,15 +23,4 @@ func Take(alg algorithms.Algorithm, s State, now time.Time, cost, extra int) (Ou
 		return o, 0
 	}
 	return Step(alg, s, now, cost+more), more
-}
-
-// Leasable reports whether alg's units are fungible, so that units taken
-// now may be spent later: the windows, the buckets and GCRA. A sliding
-// log's entries, a queue's turns and a concurrency limit's leases are not.
-func Leasable(alg algorithms.Algorithm) bool {
-	switch alg.(type) {
-	case algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.TokenBucket, algorithms.LeakyBucket, algorithms.GCRA:
-		return true
-	}
-	return false
 }

@@ -6,17 +6,19 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 )
 
-// TestRemainingIsExact: for every algorithm the limiter leases (Leasable,
-// the list its rule validation asks), in any state a decision reaches, a
-// cost of exactly Remaining (before the request) is admitted and one more
-// is not, which is what a lease's take relies on.
+// TestRemainingIsExact: for every algorithm the limiter leases
+// (internal/algo's Facts.Leasable, which its rule validation asks), in any
+// state a decision reaches, a cost of exactly Remaining (before the
+// request) is admitted and one more is not, which is what a lease's take
+// relies on.
 func TestRemainingIsExact(t *testing.T) {
 	leased := 0
 	for _, alg := range propertyAlgorithms {
-		if !model.Leasable(alg) {
+		if f, _ := algo.FactsOf(alg); !f.Leasable {
 			continue
 		}
 		leased++
