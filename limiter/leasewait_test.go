@@ -136,3 +136,34 @@ func TestLeasedRefusalOfACostPastTheQuota(t *testing.T) {
 		}
 	}
 }
+
+// TestLeasedRuleWithAPlanThatCannotBeLeased: a check of a leased rule
+// whose Plan cannot be leased (a sliding log) is decided by the store as
+// an unleased check is: a client refused under that plan is told the
+// store's wait, never a pool's.
+func TestLeasedRuleWithAPlanThatCannotBeLeased(t *testing.T) {
+	plan := algorithms.SlidingLog{Limit: 3, Window: time.Hour}
+	for _, base := range bases {
+		clk := newClock(base)
+		s := memstore.Must()
+		leased := must(limiter.New(s, []limiter.Rule{{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 50, Window: time.Hour}, Lease: time.Second}}, clk.option(), limiter.WithPrefix("leased")))
+		plain := must(limiter.New(s, []limiter.Rule{{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 50, Window: time.Hour}}}, clk.option(), limiter.WithPrefix("plain")))
+		for i := range 6 {
+			check := limiter.Check{Rule: "global", Identity: "all", Cost: 1, Plan: plan}
+			got, err := leased.Decide(ctx, check)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := plain.Decide(ctx, check)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Allowed != want.Allowed || got.RetryAfter() != want.RetryAfter() || got.Results[0].NextAfter != want.Results[0].NextAfter {
+				t.Errorf("%d: request %d under %v: leased rule allowed %v, RetryAfter %v, NextAfter %v; unleased allowed %v, RetryAfter %v, NextAfter %v",
+					base.Year(), i, plan, got.Allowed, got.RetryAfter(), got.Results[0].NextAfter, want.Allowed, want.RetryAfter(), want.Results[0].NextAfter)
+			}
+			clk.add(10 * time.Millisecond)
+		}
+		leased.Close()
+	}
+}

@@ -11,11 +11,19 @@ import (
 // consumes.
 func leased(sc []StoreCheck, rules []checked) bool {
 	for i, r := range rules {
-		if r.rule.lease > 0 && sc[i].Cost > 0 {
+		if r.leases(sc[i].Cost) {
 			return true
 		}
 	}
 	return false
+}
+
+// leases reports whether a check of cost is served from its rule's
+// leases: the rule is leased, the check consumes, and its algorithm (a
+// Plan's, when the check has one) can be leased; any other check of the
+// rule is decided by the store as an unleased one is.
+func (c checked) leases(cost int) bool {
+	return c.rule.lease > 0 && cost > 0 && c.algo.facts.Leasable
 }
 
 // decideLeased decides a stack with leased checks: each is served from its
@@ -41,7 +49,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 	for i, c := range sc {
 		r := rules[i].rule
 		var p *pool
-		if r.lease > 0 && c.Cost > 0 && deniedBy == nil {
+		if rules[i].leases(c.Cost) && deniedBy == nil {
 			p = l.leases.pool(c.Key, now, r.lease)
 		}
 		if p == nil {
