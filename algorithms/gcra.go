@@ -6,7 +6,9 @@ import (
 )
 
 // GCRA is the generic cell rate algorithm: it stores one value per key, the
-// theoretical arrival time (TAT). Requests are spaced T = Period/Rate apart,
+// theoretical arrival time (TAT), with the Rate and Period it was written
+// under, so that another plan of the rule reads its debt in units (see
+// Plans in package limiter). Requests are spaced T = Period/Rate apart,
 // with a tolerance of Burst*T, so a new key admits Burst requests at once and
 // then one every T.
 //

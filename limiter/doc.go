@@ -56,25 +56,34 @@
 // sliding windows, sliding log, concurrency leases: an upgrade from 2 to 5
 // an hour admits 3 more at once, a downgrade admits nothing until the
 // counts fall), a bucket's units in use, whatever its capacity, rate or
-// period (2 of 2 in use, then a capacity of 5: 3 more), GCRA's debt and a
-// queue's tail, which are time (a spent hour at 2 an hour is a spent hour
-// at 5 an hour). A bucket's state records the plan it was written under,
-// and drains at that plan's rate until an admission under another plan
-// carries its units in use over, rounded up; so requests that mix bucket
-// plans, even at once, are admitted no more than a bucket of the largest
-// capacity and the largest rate among them would admit (the larger plan
-// alone, of a free and a paid one). A give-back (Settle, a lease's return,
-// a Cluster stack's refund across slots) of a decision made before a
-// bucket's plan last changed, or of the decision that changed it, returns
-// nothing: its units were counted under another plan. A limit with another
+// period (2 of 2 in use, then a capacity of 5: 3 more), and GCRA's,
+// whatever its rate, period or burst (2 of a burst of 2 at 1 an hour in
+// use, then 5 an hour with a burst of 5: 3 more). A bucket's or GCRA's
+// state records the plan it was written under (a bucket's capacity, rate
+// and period; GCRA's rate and period, which say what its debt counts in
+// units), and drains at that plan's rate until an admission under another
+// plan carries its units in use over, rounded up; so requests that mix
+// plans, even at once, are admitted no more than a bucket (a GCRA) of the
+// largest capacity (burst) and the largest rate among them would admit
+// (the larger plan alone, of a free and a paid one). GCRA state an older
+// release wrote, with no plan, reads as written under the plan that reads
+// it. A queue's tail is time, when its last turn ends, under any plan:
+// turns never overlap and each lasts at least the shortest plan's turn, so
+// mixed queue plans admit no more than a queue of the largest rate and the
+// longest MaxDelay among them, and Delay stays the real wait for the turn.
+// A give-back (Settle, a lease's return, a Cluster stack's refund across
+// slots) of a decision made before a bucket's or GCRA's plan last changed,
+// or of the decision that changed it, returns nothing: its units were
+// counted under another plan (GCRA plans that differ only by their burst
+// count alike and give back across each other). A limit with another
 // window or lease keeps its state under other keys and starts afresh,
 // since the stored state depends on it: a short window never trims a long
 // one's log, and switching back finds the first state as it was. The deny
 // cache keys on the limit too, so one plan's denial never answers
-// another's request; but an admission under a bucket plan with a faster
-// rate can bring another plan's wait forward, and a denial of that plan
-// cached before then is repeated for at most the deny cache's maxAge too
-// long.
+// another's request; but an admission under a bucket or GCRA plan with a
+// faster rate can bring another plan's wait forward, and a denial of that
+// plan cached before then is repeated for at most the deny cache's maxAge
+// too long.
 // A rule's own algorithm changes the same way: to change a limit at
 // runtime, build a Limiter with the new rules under the same names, swap it
 // in and Close the old one; clients keep what they used.

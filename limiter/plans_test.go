@@ -63,10 +63,9 @@ func admit(t *testing.T, lim *limiter.Limiter, alg algorithms.Algorithm, n int) 
 // A client on a free plan (2 an hour) uses it up, is refused, then upgrades
 // to a paid plan (5 an hour) in the same window. What the upgrade gives at
 // once follows each algorithm's state: counts carry over (the windows and
-// the log: 3 more now), and so does a bucket's level, whatever its period
-// (2 of 5 in use: 3 more), while GCRA's debt is time (a full hour at the
-// new rate: none more). Then a downgrade back to the free plan: nothing
-// more.
+// the log: 3 more now), and so do a bucket's level, whatever its period,
+// and GCRA's units in use, whatever its rate (2 of 5 in use: 3 more). Then
+// a downgrade back to the free plan: nothing more.
 func TestLimitsPerCheck(t *testing.T) {
 	stores := planStores(t)
 	for _, tc := range []struct {
@@ -81,7 +80,9 @@ func TestLimitsPerCheck(t *testing.T) {
 		{algorithms.LeakyBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.LeakyBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 3},
 		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 3},
 		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: 30 * time.Minute}, 3},
-		{algorithms.GCRA{Rate: 2, Period: time.Hour, Burst: 2}, algorithms.GCRA{Rate: 5, Period: time.Hour, Burst: 5}, 0},
+		{algorithms.GCRA{Rate: 2, Period: time.Hour, Burst: 2}, algorithms.GCRA{Rate: 5, Period: time.Hour, Burst: 5}, 3},
+		{algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 2}, algorithms.GCRA{Rate: 5, Period: time.Hour, Burst: 5}, 3},
+		{algorithms.GCRA{Rate: 5, Period: time.Hour, Burst: 2}, algorithms.GCRA{Rate: 5, Period: time.Hour, Burst: 5}, 3},
 	} {
 		for name, store := range stores {
 			now := bases[0]
@@ -103,7 +104,10 @@ func TestLimitsPerCheck(t *testing.T) {
 // One client whose concurrent requests carry either a free plan (2 an
 // hour) or a paid one (5 an hour) of one rule is admitted no more than the
 // paid plan alone admits the same client: the plans count into one state,
-// for every algorithm (a state per plan would let 2 + 5 through).
+// for every algorithm (a state per plan would let 2 + 5 through). So is a
+// client that uses up one plan, then the other, in either order (a GCRA
+// that read its debt as time would let 1 an hour with a burst of 2, two
+// hours of tolerance, admit a sixth after the paid plan's 5).
 func TestMixedPlansAtOnce(t *testing.T) {
 	h := time.Hour
 	stores := planStores(t)
@@ -117,7 +121,10 @@ func TestMixedPlansAtOnce(t *testing.T) {
 		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: h}, algorithms.TokenBucket{Capacity: 5, Rate: 10, Period: 2 * h}},
 		{algorithms.LeakyBucket{Capacity: 2, Rate: 2, Period: h}, algorithms.LeakyBucket{Capacity: 5, Rate: 5, Period: h}},
 		{algorithms.GCRA{Rate: 2, Period: h, Burst: 2}, algorithms.GCRA{Rate: 5, Period: h, Burst: 5}},
+		{algorithms.GCRA{Rate: 1, Period: h, Burst: 2}, algorithms.GCRA{Rate: 5, Period: h, Burst: 5}},
+		{algorithms.GCRA{Rate: 5, Period: h, Burst: 2}, algorithms.GCRA{Rate: 10, Period: 2 * h, Burst: 5}},
 		{algorithms.Queue{Rate: 2, Period: h, MaxDelay: h}, algorithms.Queue{Rate: 5, Period: h, MaxDelay: h}},
+		{algorithms.Queue{Rate: 1, Period: h, MaxDelay: 2 * h}, algorithms.Queue{Rate: 5, Period: h, MaxDelay: 2 * h}},
 	} {
 		for name, store := range stores {
 			now := bases[0]
@@ -135,6 +142,14 @@ func TestMixedPlansAtOnce(t *testing.T) {
 			})
 			if mixed > alone || mixed < 2 {
 				t.Errorf("%v and %v on %s: 64 concurrent requests of both plans admitted %d, the second alone %d", tc.free, tc.paid, name, mixed, alone)
+			}
+			for _, order := range [][2]algorithms.Algorithm{{tc.free, tc.paid}, {tc.paid, tc.free}} {
+				lim := planLimiter(t, store(t), tc.free, &now, 0)
+				first, _ := admit(t, lim, order[0], algorithms.PolicyOf(order[0]).Quota+1)
+				then, _ := admit(t, lim, order[1], algorithms.PolicyOf(order[1]).Quota+1)
+				if int64(first+then) > alone {
+					t.Errorf("%v then %v on %s: admitted %d then %d, more than the %d of %v alone", order[0], order[1], name, first, then, alone, tc.paid)
+				}
 			}
 		}
 	}
@@ -197,7 +212,7 @@ func TestPlanSwitchKeepsState(t *testing.T) {
 
 // A per-check algorithm is validated when first used, with an error naming
 // the rule; the deny cache never answers one plan with another's denial,
-// also where both count into one state (a bucket).
+// also where both count into one state (a bucket, GCRA).
 func TestPerCheckAlgorithmErrorsAndDenyCache(t *testing.T) {
 	_, c := redistest.Mini(t)
 	lim := must(ruletest.Build(c, []limiter.Rule{{Name: "api", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}},
@@ -209,6 +224,7 @@ func TestPerCheckAlgorithmErrorsAndDenyCache(t *testing.T) {
 	for _, tc := range []struct{ free, paid algorithms.Algorithm }{
 		{algorithms.FixedWindow{Limit: 1, Window: time.Hour}, algorithms.FixedWindow{Limit: 3, Window: time.Hour}},
 		{algorithms.TokenBucket{Capacity: 1, Rate: 1, Period: time.Hour}, algorithms.TokenBucket{Capacity: 3, Rate: 3, Period: time.Hour}},
+		{algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}, algorithms.GCRA{Rate: 3, Period: time.Hour, Burst: 3}},
 	} {
 		id := tc.free.String()
 		for i, want := range []bool{true, false, false} { // the third is the deny cache's

@@ -1,7 +1,12 @@
 -- GCRA (algorithms.GCRA), registered as algorithms.gc.
--- KEYS: the rule's key, a string: the theoretical arrival time (TAT) in µs,
---   then its ledger's tail, if any (ledger.lua). A missing key is a TAT of
---   now.
+-- KEYS: the rule's key, a string "<tat>:<refunded>:<until>:<since>:<rate>:
+--   <period>": the theoretical arrival time (TAT) in µs, its ledger's
+--   three integers ("0:0:0" for none; ledger.lua) and the rate and period
+--   in µs it was written under (its plan). Every plan of a rule shares the
+--   key. An older release's string, a bare TAT or a TAT and its ledger,
+--   reads as written under the plan that reads it, and an older release
+--   reads this one's TAT and ledger (the plan follows them). A missing key
+--   is a TAT of now.
 -- ARGV: rate, period in µs, burst; cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, next µs and the state its
 -- commit needs; the commit returns the reset after it, the next after it
@@ -9,25 +14,67 @@
 -- With T = period / rate, a cost c is allowed iff
 -- max(tat, now) + c*T - now <= burst*T. Multiplied by rate, every term is an
 -- integer: debt = (max(tat, now) - now) * rate, need = c * period.
-algorithms.gc = function(key, now, cost, rate, period, burst)
+
+-- gcra_load reads GCRA's state at key: the TAT (nil for a missing key),
+-- its ledger's tail and the plan (rate, period) it was written under, nil
+-- for an older release's state.
+local function gcra_load(key)
   local tat, tail = tat_load(key)
+  local ledger, rate, period = match(tail or "", "^(:%d+:%d+:%d+):(%d+):(%d+)$")
+  if ledger then
+    return tat, ledger, tonumber(rate), tonumber(period)
+  end
+  return tat, tail
+end
+
+-- gcra_switch decides cost under a plan (rate, period, burst) against a
+-- TAT written under another (rate0, period0) (model.gcraSwitch): its lead
+-- over now, in the writer's points, is a level that carry carries over,
+-- rounded up. What the commit needs: the debt carried over in the new
+-- plan's points and a ledger's tail that voids the give-backs of every
+-- decision made at or before now (ledger_switch).
+local function gcra_switch(now, cost, period, burst, tat, tail, rate0, period0)
+  local lead = max(0, tat - now)
+  local status, remaining, retry, next, used = carry(lead * rate0, cost, burst, rate0, period0)
+  return status, remaining, retry, lead, next, used * period, ledger_switch(tail, now, now, lead, 1)
+end
+
+algorithms.gc = function(key, now, cost, rate, period, burst)
+  local tat, tail, rate0, period0 = gcra_load(key)
+  if rate0 and (rate0 ~= rate or period0 ~= period) then
+    return gcra_switch(now, cost, period, burst, tat, tail, rate0, period0)
+  end
   local base = max(now, tat or now)
   local debt = (base - now) * rate
   local status, remaining, retry = verdict(debt, cost, burst, rate, period)
   return status, remaining, retry, base - now, next_unit(debt, burst, rate, period), debt, tail
 end
 
--- The new TAT is max(tat, now) plus the cost's share, rounded up to 1 µs.
+-- The new TAT is max(tat, now) plus the cost's share, rounded up to 1 µs,
+-- stored under the plan it was decided under.
 commits.gc = function(key, now, cost, rate, period, burst, debt, tail)
   local after = cdiv(debt + cost * period, rate)
-  local mark, refunded = tat_commit(key, now, after, tail)
+  local mark, refunded = tat_commit(key, now, after, tail, format(":%d:%d", rate, period))
   return after, next_unit(after * rate, burst, rate, period), mark, refunded
 end
 
 if refunds then
-  -- back of cost units take the whole cost's increment less the rest's.
+  -- A give-back moves the TAT back by what the ledger allows of the
+  -- cost's increment less the rest's (model.tatRefund), and keeps the
+  -- state's plan: nothing when the plan changed since the decision.
   refunds.gc = function(key, now, at, cost, back, mark, refunded, rate, period)
+    local tat, tail, rate0, period0 = gcra_load(key)
+    if not tat then
+      return
+    end
     local own = cdiv(cost * period, rate)
-    tat_refund(key, now, at, mark, refunded, own, own - cdiv((cost - back) * period, rate))
+    local want = own - cdiv((cost - back) * period, rate)
+    local give, kept = ledger_give(tail, now, at, mark - at, own, refunded, want, tat - now, 1, tat)
+    if give > 0 then
+      if rate0 then
+        kept = kept .. format(":%d:%d", rate0, period0)
+      end
+      call("SET", key, int(tat - give) .. kept, "KEEPTTL")
+    end
   end
 end

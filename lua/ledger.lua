@@ -10,9 +10,10 @@
 -- A state with a ledger ends in ":<refunded>:<until>:<since>" (points or
 -- µs): what was given back, an instant no token outlives (past it the
 -- ledger is forgotten) and when refunded last started again from 0 (it
--- reached MAX_REFUNDED, or a bucket's plan changed: meter.lua); a queue's
--- then lists its holes (queue.lua). A state without one (nothing given
--- back since it was fresh) has no tail.
+-- reached MAX_REFUNDED, or a bucket's or GCRA's plan changed:
+-- ledger_switch); a queue's then lists its holes (queue.lua). A state
+-- without one (nothing given back since it was fresh) has no tail; GCRA's
+-- stores ":0:0:0" in its place, then its plan (gcra.lua).
 
 -- MAX_REFUNDED is model.MaxRefunded, 2^52.
 local MAX_REFUNDED = 4503599627370496
@@ -90,6 +91,23 @@ local function ledger_give(tail, now, at, mark, own, refunded, want, level, rate
   return give, format(":%d:%d:%d", r, u, s)
 end
 
+-- ledger_switch is the tail a state written under a new plan at now starts
+-- with (model.Ledger.switched), from the old tail and the old level
+-- (drained to last at rate): "" once no decision under the old plan can
+-- give back (its level drained, its ledger's until past), else one that
+-- has given nothing back, lasts until then and voids the give-backs of
+-- every decision made at or before last.
+local function ledger_switch(tail, now, last, level, rate)
+  local _, u = ledger_read(tail, now)
+  if level > 0 then
+    u = max(u, last + cdiv(level, rate))
+  end
+  if u > now then
+    return format(":0:%d:%d", u, last)
+  end
+  return ""
+end
+
 -- tat_load reads a TAT state: the TAT in µs (nil for a missing key) and
 -- its ledger's tail.
 local function tat_load(key)
@@ -103,26 +121,16 @@ local function tat_load(key)
 end
 
 -- tat_commit stores the TAT now + after, with the ledger carried, and
--- returns the token's mark and refunded count.
-local function tat_commit(key, now, after, tail)
+-- returns the token's mark and refunded count. plan, when not nil, ends
+-- the string, after the ledger's three integers (GCRA's, gcra.lua).
+local function tat_commit(key, now, after, tail, plan)
   local kept, ttl, refunded = ledger_keep(tail, now, after)
+  if plan then
+    if kept == "" then
+      kept = ":0:0:0"
+    end
+    kept = kept .. plan
+  end
   call("SET", key, int(now + after) .. kept, "PX", ttl_ms(ttl))
   return now + after, refunded
-end
-
--- tat_refund moves the TAT at key back by what the ledger allows of want
--- µs, for a decision at `at` that moved it on by own µs, with token (mark,
--- refunded).
-local tat_refund
-if refunds then
-  tat_refund = function(key, now, at, mark, refunded, own, want)
-    local tat, tail = tat_load(key)
-    if not tat then
-      return
-    end
-    local give, kept = ledger_give(tail, now, at, mark - at, own, refunded, want, tat - now, 1, tat)
-    if give > 0 then
-      call("SET", key, int(tat - give) .. kept, "KEEPTTL")
-    end
-  end
 end

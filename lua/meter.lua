@@ -24,23 +24,6 @@ local function meter_load(key)
   return tonumber(level), tonumber(last), tonumber(size), tonumber(rate), tonumber(period), tail
 end
 
--- ledger_switch is the tail a state written under a new plan at now starts
--- with (model.Ledger.switched), from the old tail and the old level
--- (drained to last at rate): "" once no decision under the old plan can
--- give back (its level drained, its ledger's until past), else one that
--- has given nothing back, lasts until then and voids the give-backs of
--- every decision made at or before last.
-local function ledger_switch(tail, now, last, level, rate)
-  local _, u = ledger_read(tail, now)
-  if level > 0 then
-    u = max(u, last + cdiv(level, rate))
-  end
-  if u > now then
-    return format(":0:%d:%d", u, last)
-  end
-  return ""
-end
-
 -- meter_switch decides cost under a plan (size, rate, period) against a
 -- state written under another (size0, rate0, period0) (model.switchPlan):
 -- the level drains at its own plan's rate until the state is written
@@ -53,18 +36,8 @@ local function meter_switch(now, cost, size, rate, period, level, last, size0, r
   if now > last then
     level, last = drain(level, now - last, rate0), now
   end
-  local used = cdiv(level, period0)
-  local status, retry = 1, 0
-  if cost > size then
-    status, retry = -1, -1
-  elseif used + cost > size then
-    status, retry = 0, cdiv(level - (size - cost) * period0, rate0)
-  end
-  local next = 0
-  if level > 0 then -- until one unit less is in use, or fewer than size
-    next = cdiv(level - (min(used, size) - 1) * period0, rate0)
-  end
-  return status, max(0, size - used), retry, cdiv(level, rate0), next, min(used, size) * period, last, ledger_switch(tail, now, last, level, rate0)
+  local status, remaining, retry, next, used = carry(level, cost, size, rate0, period0)
+  return status, remaining, retry, cdiv(level, rate0), next, used * period, last, ledger_switch(tail, now, last, level, rate0)
 end
 
 local function meter(key, now, cost, size, rate, period)

@@ -179,12 +179,12 @@ func sentinel(err error) error {
 
 // otherPlans returns, for each rule, another plan a check may use instead:
 // another limit in the same window for the windows and the log, other
-// parameters for GCRA (its state is an absolute time) and the buckets (a
-// state written under other parameters drains at its own rate: past its
-// TTL it reads as empty under any plan, as a missing key does). With
-// cluster the buckets keep theirs: a decision that switched a bucket's
-// plan gives nothing back, so a stack spanning slots that another slot
-// denied keeps that charge, where the model consumed nothing.
+// parameters for GCRA and the buckets (a state written under other
+// parameters drains at its own rate: past its TTL it reads as empty under
+// any plan, as a missing key does). With cluster the buckets keep theirs
+// and GCRA its rate and period: a decision that switched a bucket's or
+// GCRA's plan gives nothing back, so a stack spanning slots that another
+// slot denied keeps that charge, where the model consumed nothing.
 func otherPlans(rng *rand.Rand, rules []limiter.Rule, cluster bool) []limiter.Rule {
 	n := func() int { return 1 + rng.IntN(6) }
 	span := func() time.Duration { return randomSpan(rng) }
@@ -212,7 +212,10 @@ func otherPlans(rng *rand.Rand, rules []limiter.Rule, cluster bool) []limiter.Ru
 				plans[i].Algorithm = a
 			}
 		case algorithms.GCRA:
-			a.Rate, a.Burst = n(), n()
+			if !cluster {
+				a.Rate, a.Period = n(), span()
+			}
+			a.Burst = n()
 			plans[i].Algorithm = a
 		case algorithms.Queue:
 			a.Rate = n()

@@ -3,26 +3,8 @@ package model
 import (
 	"time"
 
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 )
-
-// gcra is the specification of gcra.lua.
-func gcra(a algorithms.GCRA, s State, now time.Time, cost int) Outcome {
-	t, rate, period, c := now.UnixMicro(), int64(a.Rate), a.Period.Microseconds(), int64(cost)
-	base := t
-	if s.Exists {
-		base = max(t, s.TAT)
-	}
-	debt := (base - t) * rate
-	limit := int64(a.Burst) * period
-	need := c * period
-	status, retry := verdict(c, int64(a.Burst), debt+need <= limit, func() int64 { return exact.CeilDiv(debt+need-limit, rate) })
-	after := exact.CeilDiv(debt+need, rate)
-	q := quantities{remaining: exact.FloorDiv(max(0, limit-debt), period), retry: retry, reset: base - t,
-		next: nextUnit(debt, int64(a.Burst), rate, period), after: after, nextAfter: nextUnit(after*rate, int64(a.Burst), rate, period)}
-	return s.keep(outcome(a.Burst, status, q, State{TAT: t + after}, cost), t, t+after)
-}
 
 // meter is the specification of meter.lua, shared by token_bucket.lua and
 // leaky_bucket.lua: a level in units scaled by period (µs) that drains rate

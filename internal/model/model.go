@@ -21,10 +21,11 @@ type State struct {
 	Start, Count, Prev int64
 	// Level and Updated are the buckets' stored level (in units scaled by
 	// the period in µs; a token bucket's missing tokens) and last update
-	// (µs), and Plan the parameters they were written under.
+	// (µs).
 	Level, Updated int64
-	Plan           Plan
-	// TAT is GCRA's theoretical arrival time (µs).
+	// Plan is the parameters a bucket's or GCRA's state was written under.
+	Plan Plan
+	// TAT is GCRA's theoretical arrival time (µs), or a queue's tail.
 	TAT int64
 	// Log is SlidingLog's admitted units, times in µs, sorted.
 	Log []int64

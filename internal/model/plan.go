@@ -6,10 +6,11 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 )
 
-// Plan is what a bucket's state was written under: its capacity (Size),
-// Rate and Period (µs). Every plan of a bucket shares one state; a decision
-// under another Plan than the state's reads it as switchPlan does, and a
-// give-back of a decision made before the state's Plan last changed
+// Plan is what a bucket's or GCRA's state was written under: a bucket's
+// capacity (Size), Rate and Period (µs); GCRA's Rate and Period (see
+// gcraPlan). Every plan of a rule shares one state; a decision under
+// another Plan than the state's reads it as switchPlan (gcraSwitch) does,
+// and a give-back of a decision made before the state's Plan last changed
 // returns nothing (see Ledger.switched).
 type Plan struct {
 	Size, Rate, Period int64
@@ -38,17 +39,28 @@ func switchPlan(s State, t, c int64, p Plan) Outcome {
 	if t > last {
 		level, last = drain(level, t-last, o.Rate), t
 	}
-	used := exact.CeilDiv(level, o.Period)
-	status, retry := verdict(c, p.Size, used+c <= p.Size, func() int64 { return exact.CeilDiv(level-(p.Size-c)*o.Period, o.Rate) })
-	var next int64
-	if level > 0 { // until one unit less is in use, or fewer than p.Size
-		next = exact.CeilDiv(level-(min(used, p.Size)-1)*o.Period, o.Rate)
-	}
-	written := (min(used, p.Size) + c) * p.Period
-	q := quantities{remaining: max(0, p.Size-used), retry: retry, reset: exact.CeilDiv(level, o.Rate), next: next,
+	status, used, remaining, retry, next := carry(level, c, p.Size, o)
+	written := (used + c) * p.Period
+	q := quantities{remaining: remaining, retry: retry, reset: exact.CeilDiv(level, o.Rate), next: next,
 		after: exact.CeilDiv(written, p.Rate), nextAfter: nextUnit(written, p.Size, p.Rate, p.Period)}
 	l := s.Ledger.switched(t, last, level, o.Rate)
 	return l.keep(outcome(int(p.Size), status, q, State{Level: written, Updated: last, Plan: p}, int(c)), t, t+q.after)
+}
+
+// carry is the specification of verdict.lua's carry: the verdict on a
+// cost c under a plan of size units against a level (points) written
+// under the Plan o, which drains it o.Rate points per µs. Its units in
+// use are rounded up; used is those of them that carry over, at most
+// size (an admission needs used + c <= size). retry counts until c fits
+// and next until one unit less is in use, or fewer than size, both at
+// o's rate.
+func carry(level, c, size int64, o Plan) (status Status, used, remaining, retry, next int64) {
+	used = exact.CeilDiv(level, o.Period)
+	status, retry = verdict(c, size, used+c <= size, func() int64 { return exact.CeilDiv(level-(size-c)*o.Period, o.Rate) })
+	if level > 0 {
+		next = exact.CeilDiv(level-(min(used, size)-1)*o.Period, o.Rate)
+	}
+	return status, min(used, size), max(0, size-used), retry, next
 }
 
 // switched is the Ledger a state written under a new Plan at t starts

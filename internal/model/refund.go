@@ -35,8 +35,8 @@ func TokenOf(alg algorithms.Algorithm, s State) Token {
 // keeps about give-backs, so that a give-back never returns more than a
 // smaller decision at the original instant would have left, whatever
 // happened since. The zero Ledger (no give-back since the state was
-// fresh, and no change of a bucket's Plan that still matters) is stored as
-// nothing.
+// fresh, and no change of a bucket's or GCRA's Plan that still matters)
+// is stored as nothing.
 //
 // The bound: after a decision at instant a left the level L (in points;
 // for a TAT, its lead over a, in µs), the level at any later instant t is
@@ -58,8 +58,8 @@ type Ledger struct {
 	// Token could use it.
 	Until int64
 	// Since is when Refunded last started again from 0, because it reached
-	// MaxRefunded or a bucket's Plan changed; decisions made at or before
-	// it get nothing back.
+	// MaxRefunded or a bucket's or GCRA's Plan changed; decisions made at
+	// or before it get nothing back.
 	Since int64
 	// Holes is a queue's: its give-backs whose turns were still ahead of
 	// now when last looked at (see queueRefund); nil for the others.
@@ -210,8 +210,9 @@ func meterRefund(s State, t, at, cost, back int64, tok Token, p Plan) State {
 	return s
 }
 
-// tatRefund moves a TAT back by what the Ledger allows of want µs at t,
-// for a decision that moved it on by own µs.
+// tatRefund moves GCRA's TAT back by what the Ledger allows of want µs at
+// t, for a decision that moved it on by own µs (nothing when the state's
+// Plan changed since the decision: see Ledger.switched).
 func tatRefund(s State, t, at, own, want int64, tok Token) State {
 	g := s.Ledger.give(t, at, tok, tok.Mark-at, own, want, s.TAT-t, 1)
 	if g == 0 {

@@ -1,0 +1,227 @@
+package memstore_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/internal/model"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+)
+
+// TestDifferentialGCRAPlans: one GCRA rule's requests carry its plans at
+// random (other rates, periods and bursts), some settled later, with time
+// passing and the state emptying now and then. The Lua scripts (miniredis
+// and a real redis-server) decide and settle as the Go model does, store
+// the string the model's state stands for, and admit nothing that the
+// largest plan alone would refuse, each decision charged its final cost.
+func TestDifferentialGCRAPlans(t *testing.T) {
+	for _, b := range redistest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			switches := 0
+			for seed := range uint64(20) {
+				switches += gcraDifferential(t, b.Client, 6000+seed, 300)
+			}
+			if switches < 500 {
+				t.Errorf("only %d decisions under another plan than the state's", switches)
+			}
+		})
+	}
+}
+
+// gcraPlans are a GCRA rule and three plans of it: the first has the
+// largest burst and the largest rate (units per µs) of them all and a
+// whole number of µs between units, so that it rounds nothing up.
+func gcraPlans(rng *rand.Rand) []algorithms.GCRA {
+	top := algorithms.GCRA{Rate: []int{1, 2, 4, 5, 8, 10, 20}[rng.IntN(7)], Period: 100 * time.Millisecond, Burst: 3 + rng.IntN(4)}
+	plans := []algorithms.GCRA{top}
+	for range 3 {
+		p := algorithms.GCRA{Rate: 1 + rng.IntN(top.Rate), Period: []time.Duration{100, 150, 250}[rng.IntN(3)] * time.Millisecond, Burst: 1 + rng.IntN(top.Burst)}
+		if rng.IntN(4) == 0 { // the top's rate and period, another burst
+			p.Rate, p.Period = top.Rate, top.Period
+		}
+		plans = append(plans, p)
+	}
+	return plans
+}
+
+// gcraDifferential drives one GCRA key through random decisions under
+// random plans and settlements (of any decision still pending, at a final
+// cost below its cost) on the Lua scripts on rdb and the Go model in a
+// memstore, with one passed-in clock, and fails at the first difference.
+// It returns how many decisions were made under another plan than the
+// one the state was written under.
+func gcraDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) (switches int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 19))
+	plans := gcraPlans(rng)
+	top := plans[0]
+	rules := []limiter.Rule{{Name: "g", Algorithm: plans[rng.IntN(len(plans))]}}
+	now := time.UnixMicro(1_790_000_000_000_000 + rng.Int64N(exact.MaxTime.UnixMicro()-1_790_000_000_000_000))
+	clock := limiter.WithClock(func() time.Time { return now })
+	name := fmt.Sprintf("gdiff%d", runs.Add(1))
+	prefix, key := limiter.WithPrefix(name), name+":{g:x}:gc"
+	lua, err := limiter.New(mwtest.RedisStore(t, rdb, redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(5*time.Second)),
+		rules, clock, prefix, limiter.WithDenyCache(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memstore.Must()
+	spec, err := limiter.New(mem, rules, clock, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type charged struct {
+		pair
+		plan        algorithms.GCRA
+		at          time.Time
+		cost, final int
+	}
+	var admitted, pending []*charged
+	span := algorithms.PolicyOf(top).Window.Microseconds()
+	for step := range steps {
+		switch rng.IntN(8) {
+		case 0, 1: // same instant
+		case 2, 3, 4:
+			now = now.Add(time.Duration(rng.Int64N(span/8+1)) * time.Microsecond)
+		case 5, 6:
+			now = now.Add(time.Duration(rng.Int64N(span+1)) * time.Microsecond)
+		default: // the state empties, often
+			now = now.Add(time.Duration(rng.Int64N(3*span+1)) * time.Microsecond)
+		}
+		if len(pending) == 0 || rng.IntN(3) > 0 {
+			plan := plans[rng.IntN(len(plans))]
+			c := limiter.Check{Rule: "g", Identity: "x", Cost: 1 + rng.IntN(plan.Burst), Plan: plan}
+			if st := mem.StateAt(key, now); st.Exists && st.Plan != (model.Plan{Rate: int64(plan.Rate), Period: plan.Period.Microseconds()}) {
+				switches++
+			}
+			got, err := lua.Decide(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := spec.Decide(ctx, c)
+			if shown(got) != shown(want) {
+				t.Fatalf("seed %d step %d at %d µs, check %+v:\nlua   %+v\nmodel %+v", seed, step, now.UnixMicro(), c, got, want)
+			}
+			if got.Allowed {
+				d := &charged{pair{got, want}, plan, now, c.Cost, c.Cost}
+				admitted, pending = append(admitted, d), append(pending, d)
+			}
+		} else {
+			i := rng.IntN(len(pending))
+			d := pending[i]
+			pending = append(pending[:i], pending[i+1:]...)
+			final := rng.IntN(d.cost)
+			before := mem.StateAt(key, now)
+			_, gotErr := lua.Settle(ctx, d.got, final)
+			_, wantErr := spec.Settle(ctx, d.want, final)
+			if gotErr != nil || wantErr != nil {
+				t.Fatalf("seed %d step %d: settled: lua %v, model %v", seed, step, gotErr, wantErr)
+			}
+			if after := mem.StateAt(key, now); after.TAT != before.TAT {
+				d.final = final
+			}
+			got, _ := lua.Status(ctx, "g", "x")
+			if want, _ := spec.Status(ctx, "g", "x"); shown(got) != shown(want) {
+				t.Fatalf("seed %d step %d, %d of %d given back:\nlua   %+v\nmodel %+v", seed, step, d.cost-final, d.cost, got, want)
+			}
+		}
+		// The key's string is the model's state; past its TTL the
+		// memstore forgot it, where Redis keeps it an hour.
+		if st := mem.StateAt(key, now); st.Exists {
+			if got, want := rdb.Get(ctx, key).Val(), gcraString(st); got != want {
+				t.Fatalf("seed %d step %d: stored %q, model %q", seed, step, got, want)
+			}
+		}
+	}
+	var alone model.State // the top plan alone, each decision at its final cost
+	var expires int64
+	for _, d := range admitted {
+		if at := d.at.UnixMicro(); d.final > 0 {
+			if alone.Exists && expires <= at {
+				alone = model.State{}
+			}
+			o := model.Step(top, alone, d.at, d.final)
+			if o.Status != model.Allowed {
+				t.Fatalf("seed %d: %d admitted at %d µs under %v, more than %v alone admits", seed, d.final, at, d.plan, top)
+			}
+			alone, expires = o.Next, at+o.TTL.Microseconds()
+		}
+	}
+	return switches
+}
+
+// gcraString is how gcra.lua stores st: the TAT, its ledger's three
+// integers (0:0:0 for none) and the rate and period it was written under.
+func gcraString(st model.State) string {
+	l := st.Ledger
+	return fmt.Sprintf("%d:%d:%d:%d:%d:%d", st.TAT, l.Refunded, l.Until, l.Since, st.Plan.Rate, st.Plan.Period)
+}
+
+// TestGCRAReadsOlderState: a GCRA state an older release wrote (a bare
+// TAT, or a TAT and its ledger, with no plan) reads as written under the
+// plan of the request that reads it, on miniredis and a real
+// redis-server, as the model reads a State with no Plan: a deploy neither
+// resets nor misreads its clients. An admission rewrites it with its
+// plan, the ledger carried while it lasts, and a settlement of that
+// admission gives back exactly.
+func TestGCRAReadsOlderState(t *testing.T) {
+	h := time.Hour
+	paid, free := algorithms.GCRA{Rate: 5, Period: h, Burst: 5}, algorithms.GCRA{Rate: 1, Period: h, Burst: 2}
+	now := time.UnixMicro(1_795_000_000_000_000)
+	t0, m := now.UnixMicro(), time.Minute.Microseconds()
+	tat := t0 + 24*m // two units of the paid plan, 0.4 of the free one
+	for _, b := range redistest.Backends(t) {
+		for i, tc := range []struct {
+			stored    string // an older release's
+			ledger    model.Ledger
+			plan      algorithms.GCRA
+			remaining int
+			want      string // stored after an admission of 1
+		}{
+			{fmt.Sprint(tat), model.Ledger{}, paid, 2, fmt.Sprintf("%d:0:0:0:5:3600000000", tat+12*m)},
+			{fmt.Sprint(tat), model.Ledger{}, free, 0, fmt.Sprintf("%d:0:0:0:1:3600000000", tat+60*m)},
+			{fmt.Sprintf("%d:7:%d:%d", tat, t0+120*m, t0-m), model.Ledger{Refunded: 7, Until: t0 + 120*m, Since: t0 - m}, paid, 2,
+				fmt.Sprintf("%d:7:%d:%d:5:3600000000", tat+12*m, t0+120*m, t0-m)},
+			{fmt.Sprintf("%d:7:%d:0", tat, t0-m), model.Ledger{Refunded: 7, Until: t0 - m}, paid, 2, fmt.Sprintf("%d:0:0:0:5:3600000000", tat+12*m)},
+		} {
+			name := fmt.Sprintf("old%d", runs.Add(1))
+			key := name + ":{g:x}:gc"
+			lim, err := limiter.New(mwtest.RedisStore(t, b.Client, redisstore.WithMinTTL(h)), []limiter.Rule{{Name: "g", Algorithm: paid}},
+				limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(name), limiter.WithDenyCache(0, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Client.Set(ctx, key, tc.stored, h).Err(); err != nil {
+				t.Fatal(err)
+			}
+			d, err := lim.Decide(ctx, limiter.Check{Rule: "g", Identity: "x", Cost: 1, Plan: tc.plan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := model.State{Exists: true, TAT: tat, Ledger: tc.ledger}
+			if got, want := d.Results[0].Result, model.Step(tc.plan, old, now, 1).Admitted; got != want || got.Remaining != tc.remaining {
+				t.Errorf("%s case %d: %q read under %v: %+v, want %+v with %d remaining", b.Name, i, tc.stored, tc.plan, got, want, tc.remaining)
+			}
+			if got := b.Client.Get(ctx, key).Val(); got != tc.want {
+				t.Errorf("%s case %d: %q after an admission under %v: stored %q, want %q", b.Name, i, tc.stored, tc.plan, got, tc.want)
+			}
+			if _, err := lim.Settle(ctx, d, 0); err != nil {
+				t.Fatal(err)
+			}
+			if got := b.Client.Get(ctx, key).Val(); !strings.HasPrefix(got, fmt.Sprint(tat, ":")) {
+				t.Errorf("%s case %d: settled at 0: stored %q, want the TAT back at %d", b.Name, i, got, tat)
+			}
+		}
+	}
+}
