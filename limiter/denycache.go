@@ -21,8 +21,8 @@ import (
 // meantime. (Two exceptions: on Redis Cluster a stack spanning slots may be
 // denied while another request's consumption awaits its refund, and its
 // cached wait then includes that consumption; and an admission under
-// another plan of a bucket with a faster rate makes its level drain at
-// that rate, sooner than the cached wait counted on.) When Redis forgets the
+// another plan of a bucket or GCRA with a faster rate makes its state
+// drain at that rate, sooner than the cached wait counted on.) When Redis forgets the
 // client sooner (an operator's reset, an eviction, a restart without
 // persistence, a clock step), the cache goes on denying for at most
 // maxAge. It never turns a deny into an allow: a miss asks Redis. Waits

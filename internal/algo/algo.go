@@ -33,8 +33,8 @@ type Row struct {
 	// (the window the windows' starts are aligned to and the log trims by,
 	// a concurrency limit's lease): keys carry their values, so that state
 	// kept under one value is never read, trimmed or given back under
-	// another. A bucket's state records the parameters it was written under
-	// instead, and GCRA's and a queue's are times: every plan of theirs
+	// another. The state of a bucket or GCRA records the parameters it was
+	// written under instead, and a queue's is a time: every plan of theirs
 	// shares one key (Facts.SharedKey).
 	keyed []int
 	// typ is the algorithm's type.
