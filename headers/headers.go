@@ -23,7 +23,7 @@
 // the request, its wait, as Retry-After says; left out while no quota is in
 // use. A concurrency limit's member has the quota unit and no window,
 // "in-flight";q=10;qu="concurrent-requests". Its waits in a Decision are
-// the oldest leases' expiry, the latest a slot can free up; the middleware
+// the oldest slots' expiry, the latest a slot can free up; the middleware
 // shortens them before writing (see middleware.WithConcurrencyRetryAfter).
 //
 // The binding rule is the one with the least Remaining; on a denied request,

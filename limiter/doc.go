@@ -22,7 +22,7 @@
 //	<prefix>:{<rule>:<identity>}:<algorithm code>[<parameters>]
 //
 // (the windows and the log add their window in µs, a concurrency limit its
-// lease: the parameters their stored state depends on,
+// TTL: the parameters their stored state depends on,
 // ratelimit:{per-ip:203.0.113.9}:sw60000000; the buckets, GCRA and a queue
 // have their code alone, ratelimit:{per-key:…}:tb). The
 // braces are a Redis Cluster hash tag, so one rule and identity always
@@ -53,7 +53,7 @@
 // A Check may carry a Plan, an algorithm in place of its rule's: the limit
 // of a customer's plan. A client's plans of one rule count into one state
 // wherever the new limit can read it: counts in the same window (fixed and
-// sliding windows, sliding log, concurrency leases: an upgrade from 2 to 5
+// sliding windows, sliding log, concurrency slots: an upgrade from 2 to 5
 // an hour admits 3 more at once, a downgrade admits nothing until the
 // counts fall), a bucket's units in use, whatever its capacity, rate or
 // period (2 of 2 in use, then a capacity of 5: 3 more), GCRA's debt and a
@@ -67,7 +67,7 @@
 // a Cluster stack's refund across slots) of a decision made before a
 // bucket's plan last changed, or of the decision that changed it, returns
 // nothing: its units were counted under another plan. A limit with another
-// window or lease keeps its state under other keys and starts afresh,
+// window or TTL keeps its state under other keys and starts afresh,
 // since the stored state depends on it: a short window never trims a long
 // one's log, and switching back finds the first state as it was. The deny
 // cache keys on the limit too, so one plan's denial never answers
@@ -131,7 +131,7 @@
 // replaces it, or on Close: through the same give-back as Settle, once.
 // If the process dies, its leased units come back as the rule's state
 // recovers. Leasable: the windows, the buckets and GCRA; a sliding log's
-// entries, a queue's turns and a concurrency limit's leases are not
+// entries, a queue's turns and a concurrency limit's slots are not
 // interchangeable units, and a leased rule takes no blocks. With
 // WithClock there is no sweeper: a lease ends when a request of its pool
 // finds it expired, or on Close.

@@ -71,7 +71,7 @@ func TestResetMarkIsTheStateKeys(t *testing.T) {
 		algorithms.FixedWindow{Limit: 4, Window: h}, algorithms.FixedWindow{Limit: 2, Window: h, Anchored: true}, algorithms.FixedWindow{Limit: 4, Window: m},
 		algorithms.SlidingWindow{Limit: 4, Window: h}, algorithms.SlidingWindow{Limit: 2, Window: h},
 		algorithms.SlidingLog{Limit: 4, Window: h}, algorithms.SlidingLog{Limit: 2, Window: h}, algorithms.SlidingLog{Limit: 2, Window: m},
-		algorithms.Concurrency{Limit: 4, Lease: h}, algorithms.Concurrency{Limit: 2, Lease: h},
+		algorithms.Concurrency{Limit: 4, TTL: h}, algorithms.Concurrency{Limit: 2, TTL: h},
 		algorithms.TokenBucket{Capacity: 4, Rate: 1, Period: h}, algorithms.TokenBucket{Capacity: 4, Rate: 2, Period: h},
 		algorithms.LeakyBucket{Capacity: 4, Rate: 1, Period: h}, algorithms.LeakyBucket{Capacity: 2, Rate: 1, Period: h},
 		algorithms.GCRA{Rate: 1, Period: m, Burst: 1}, algorithms.GCRA{Rate: 1, Period: 24 * h, Burst: 365}, algorithms.GCRA{Rate: 1, Period: exact.MaxSpan, Burst: 1},

@@ -583,7 +583,7 @@ func TestLeaseConfig(t *testing.T) {
 	}{
 		{limiter.Rule{Name: "log", Algorithm: algorithms.SlidingLog{Limit: 5, Window: time.Second}, Lease: time.Second}, false},
 		{limiter.Rule{Name: "queue", Algorithm: algorithms.Queue{Rate: 5, Period: time.Second}, Lease: time.Second}, false},
-		{limiter.Rule{Name: "inflight", Algorithm: algorithms.Concurrency{Limit: 5, Lease: time.Second}, Lease: time.Second}, false},
+		{limiter.Rule{Name: "inflight", Algorithm: algorithms.Concurrency{Limit: 5, TTL: time.Second}, Lease: time.Second}, false},
 		{limiter.Rule{Name: "blocks", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Blockable: true, Lease: time.Second}, false},
 		{limiter.Rule{Name: "penalty", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Penalty: time.Minute, Lease: time.Second}, false},
 		{limiter.Rule{Name: "negative", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Lease: -time.Second}, false},

@@ -103,43 +103,43 @@ func TestConcurrency(t *testing.T) {
 	}
 }
 
-// concurrencyTable holds at most 10 leases at once on store: the 11th
-// request is refused until a lease is given back or, if its holder died,
-// expires after the 30 s lease.
+// concurrencyTable holds at most 10 slots at once on store: the 11th
+// request is refused until a slot is given back or, if its holder died,
+// expires after the 30 s TTL.
 func concurrencyTable(t *testing.T, store limiter.Store, prefix string) {
 	now := bases[1]
-	lim, err := limiter.New(store, []limiter.Rule{{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, Lease: 30 * time.Second}}},
+	lim, err := limiter.New(store, []limiter.Rule{{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, TTL: 30 * time.Second}}},
 		limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix), limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var leases []limiter.Decision
+	var slots []limiter.Decision
 	for i := range 10 {
 		now = now.Add(time.Millisecond)
 		d, err := lim.Allow(ctx, "in-flight", "key")
 		if err != nil || !d.Allowed || d.Results[0].Remaining != 9-i || d.Results[0].Policy.Unit != "concurrent-requests" {
-			t.Fatalf("lease %d: %+v %v", i, d, err)
+			t.Fatalf("slot %d: %+v %v", i, d, err)
 		}
-		leases = append(leases, d)
+		slots = append(slots, d)
 	}
 	d, _ := lim.Allow(ctx, "in-flight", "key")
 	if d.Allowed || d.Results[0].RetryAfter != 30*time.Second-9*time.Millisecond {
-		t.Fatalf("11th: %+v, want refused until the oldest lease expires", d.Results[0])
+		t.Fatalf("11th: %+v, want refused until the oldest slot expires", d.Results[0])
 	}
-	if _, err := lim.Settle(ctx, leases[4], 0); err != nil { // a request ends
+	if _, err := lim.Settle(ctx, slots[4], 0); err != nil { // a request ends
 		t.Fatal(err)
 	}
 	if d, _ := lim.Allow(ctx, "in-flight", "key"); !d.Allowed || d.Results[0].Remaining != 0 {
-		t.Fatalf("after a release: %+v, want the freed lease", d.Results[0])
+		t.Fatalf("after a release: %+v, want the freed slot", d.Results[0])
 	}
-	// The holders die: nothing is released, the leases expire.
+	// The holders die: nothing is released, the slots expire.
 	now = now.Add(30*time.Second - 10*time.Millisecond)
 	if d, _ := lim.Allow(ctx, "in-flight", "key"); d.Allowed {
-		t.Fatal("admitted before any lease expired")
+		t.Fatal("admitted before any slot expired")
 	}
 	now = now.Add(time.Millisecond)
 	if d, _ := lim.Allow(ctx, "in-flight", "key"); !d.Allowed {
-		t.Fatalf("the oldest lease did not expire after 30 s: %+v", d.Results[0])
+		t.Fatalf("the oldest slot did not expire after 30 s: %+v", d.Results[0])
 	}
 }
 

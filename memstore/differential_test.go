@@ -47,7 +47,7 @@ func randomRules(rng *rand.Rand) []limiter.Rule {
 		{Name: "gc", Algorithm: algorithms.GCRA{Rate: n(), Period: span(), Burst: n()}},
 		{Name: "fa", Algorithm: algorithms.FixedWindow{Limit: n(), Window: span(), Anchored: true}},
 		{Name: "qu", Algorithm: algorithms.Queue{Rate: n(), Period: span(), MaxDelay: span() * time.Duration(rng.IntN(3))}},
-		{Name: "cc", Algorithm: algorithms.Concurrency{Limit: n(), Lease: span()}},
+		{Name: "cc", Algorithm: algorithms.Concurrency{Limit: n(), TTL: span()}},
 	}
 	// A third take blocks, half of those with a penalty; of the others,
 	// a leasable rule is leased one time in three.

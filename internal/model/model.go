@@ -79,8 +79,8 @@ func Step(alg algorithms.Algorithm, s State, now time.Time, cost int) Outcome {
 	case algorithms.Queue:
 		return queue(a, s, now, cost)
 	case algorithms.Concurrency:
-		// A lease is a sliding log's entry whose window is the lease.
-		o := slidingLog(algorithms.SlidingLog{Limit: a.Limit, Window: a.Lease}, s, now, cost)
+		// A slot is a sliding log's entry whose window is the TTL.
+		o := slidingLog(algorithms.SlidingLog{Limit: a.Limit, Window: a.TTL}, s, now, cost)
 		return o
 	}
 	panic("model: unknown algorithm " + alg.String()) // the set is sealed

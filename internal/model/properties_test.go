@@ -61,7 +61,7 @@ var propertyAlgorithms = []algorithms.Algorithm{
 	algorithms.LeakyBucket{Capacity: 4, Rate: 7, Period: 100 * time.Millisecond},
 	algorithms.GCRA{Rate: 3, Period: 100 * time.Millisecond, Burst: 5},
 	algorithms.Queue{Rate: 3, Period: 100 * time.Millisecond, MaxDelay: 150 * time.Millisecond},
-	algorithms.Concurrency{Limit: 4, Lease: 100 * time.Millisecond},
+	algorithms.Concurrency{Limit: 4, TTL: 100 * time.Millisecond},
 }
 
 // TestNeverAdmitsMoreThanPromised checks each algorithm's promise over
@@ -90,7 +90,7 @@ func TestNeverAdmitsMoreThanPromised(t *testing.T) {
 						}
 						bound = quota
 					case algorithms.SlidingLog, algorithms.Concurrency:
-						if d >= w { // leases never given back expire after w
+						if d >= w { // entries never given back expire after w
 							continue
 						}
 						bound = quota
