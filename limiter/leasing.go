@@ -38,11 +38,11 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 	var spendBuf [4]spend
 	var outBuf [2]*giveBack
 	spends, out := spendBuf[:0], outBuf[:0]
-	// What goes to the store: a pooled slice (the store keeps none of it).
-	pooled := storeChecks(len(sc))
-	defer pooled.free()
+	// What goes to the store: scratch checks (the store keeps none of them).
+	scratch := storeChecks(len(sc))
+	defer scratch.recycle()
 	var rulesBuf [4]checked
-	send, sendRules := pooled.checks[:0], rulesBuf[:0]
+	send, sendRules := scratch.checks[:0], rulesBuf[:0]
 	var deniedBy *pool
 	var denial algorithms.Result // deniedBy's
 	taking := false              // a take of this decision's is marked

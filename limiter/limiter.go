@@ -207,7 +207,7 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	}
 	var buf [4]checked
 	sc := storeChecks(len(checks))
-	defer sc.free()
+	defer sc.recycle()
 	rules, err := l.prepare(checks, sc.checks, buf[:0])
 	if err != nil {
 		return Decision{}, err

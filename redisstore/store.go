@@ -70,7 +70,7 @@ func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
 	switch c := rdb.(type) {
 	case *redis.Client:
 		if s.shards == oneServer {
-			s.dials = transport.WatchDials(c) // on c itself: its pool dials through c's hooks, not the clone's
+			s.dials = transport.WatchDials(c) // on c itself: its connection pool dials through c's hooks, not the clone's
 		}
 		if !s.honoursDeadline {
 			c = c.WithTimeout(cfg.timeout)
