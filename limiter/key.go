@@ -63,8 +63,8 @@ const blockSuffix = "b"
 
 // resetSuffix begins the key of the mark a Reset leaves beside a state it
 // forgot, followed by the state key's suffix: until the mark expires,
-// give-backs of decisions made before the Reset into that state are void
-// (they would give back into the fresh state).
+// refunds of decisions made before the Reset into that state are void
+// (they would refund into the fresh state).
 const resetSuffix = "r"
 
 // resetMark is the key and the span of the Reset mark beside stateKey, a
@@ -77,10 +77,10 @@ func resetMark(stateKey string, a *algo) (string, time.Duration) {
 }
 
 // resetSpan is how long a Reset's mark on a key of a's state lasts: how
-// long after a decision a give-back into that key can still return
+// long after a decision a refund into that key can still return
 // anything, for every algorithm whose state shares the key. The windows,
 // the log and a concurrency limit have in their key what their window
-// depends on: twice that window (a sliding window gives back into the
+// depends on: twice that window (a sliding window refunds into the
 // previous one), at most exact.MaxSpan. The buckets, GCRA and a queue keep
 // one key whatever their parameters (Facts.SharedKey), so a Reset cannot
 // know how long another parameter set's decisions last: exact.MaxSpan,

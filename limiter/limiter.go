@@ -32,7 +32,7 @@ type Rule struct {
 	Penalty time.Duration
 	// Lease, when positive, makes the rule leased: this Limiter takes the
 	// rule's units from the store in batches sized to its demand, spends
-	// them without asking the store, and gives back what it did not spend
+	// them without asking the store, and refunds what it did not spend
 	// when a batch has lasted Lease (at most a minute; a second or less
 	// keeps unspent units few) or on Close. For a global rule checked by
 	// every request of many instances. Only for the windows, the buckets

@@ -59,7 +59,7 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // the store call that forgets, Reset leaves a mark beside each state it
 // forgets (one more key each, for twice the window in the state's key, or
 // 10 years for GCRA and a queue, whose one key serves all their
-// parameters) that voids their give-backs.
+// parameters) that voids their refunds.
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, err := l.operand(rule, identity)
 	if err != nil {

@@ -58,7 +58,7 @@ type StoreCheck struct {
 	// Lease, when positive and Cost is too, asks for a quota lease with
 	// the request: once the stack is allowed, up to Lease more units are
 	// taken, no more than half of what remains beyond Cost, as one
-	// consumption of Cost plus the lease (its Token gives back either).
+	// consumption of Cost plus the lease (its Token refunds either).
 	// RuleResult.Leased says how many. A store that does not lease takes
 	// none. Only for the algorithms whose units are fungible: the windows,
 	// the buckets and GCRA.
@@ -79,7 +79,7 @@ type StoreRefund struct {
 	// Resets is the key of the mark a Reset of the check's rule and
 	// identity leaves, written like a block of Span (its value is the
 	// Reset's instant plus Span), or "" for none to read: while the mark
-	// lasts, a give-back of a decision made at or before the Reset's
+	// lasts, a refund of a decision made at or before the Reset's
 	// instant gives nothing.
 	Resets string
 	// Span is the mark's duration for the check's rule.

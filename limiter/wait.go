@@ -25,7 +25,7 @@ func delayOf(d Decision) time.Duration {
 // before the turn, Wait gives everything the decision consumed back (the
 // slot goes to the next request to arrive; the decision is then settled)
 // and returns the decision with ctx's error (not an ErrBackend, unless
-// the give-back failed too): do not proceed.
+// that settlement failed too): do not proceed.
 func (l *Limiter) Wait(ctx context.Context, checks ...Check) (Decision, error) {
 	d, err := l.Decide(ctx, checks...)
 	if err != nil || !d.Allowed {

@@ -2,7 +2,7 @@
 -- second half of the consume-then-refund protocol for a stack whose keys
 -- span Redis Cluster slots (one stack.lua run per slot; if any denies, the
 -- others refund), and the settlement of a cost known after the response.
--- Each give-back returns at most what a smaller decision at the original
+-- Each refund returns at most what a smaller decision at the original
 -- instant would have left (see refunds in lib.lua), and nothing when an
 -- operator's Reset forgot the state since the decision.
 -- KEYS[2i-1], KEYS[2i]: the state key of rule i and the key of the mark
@@ -16,7 +16,7 @@
 --   token stack.lua returned for it (mark, refunded), and the mark's span
 --   in µs ("" when there is no mark to read: KEYS[2i] is then unread): a
 --   mark whose end less that span, the Reset's instant, is at or after
---   the decision voids the give-back.
+--   the decision voids the refund.
 -- Reply: the number of rules refunded.
 local now, err = clock()
 if not now then

@@ -136,7 +136,7 @@ type Event struct {
 //	limit, err := middleware.NewWithLimiter(lim, rules)
 //	...
 //	err = srv.Shutdown(ctx) // no request is being decided or settled
-//	err = lim.Close()       // the unspent units go back
+//	err = lim.Close()       // the unspent units are refunded
 func New(rdb redis.Scripter, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
 	store, err := redisstore.New(rdb)
 	if err != nil {

@@ -23,7 +23,7 @@ const (
 	// RefundArgsPerRule is how many ARGV entries each rule takes in
 	// refund.lua: the rule (Params.Arg), the cost decided, the units to give
 	// back, the token (mark, refunded) and the span (µs) a Reset's mark
-	// voids the give-back within.
+	// voids the refund within.
 	RefundArgsPerRule = 6
 	// ReplyHead is how many reply values come before the rules: allowed and
 	// now.
