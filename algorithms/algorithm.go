@@ -98,14 +98,14 @@ func validateQuantity(algo, field string, v int) error {
 	return nil
 }
 
-// validateSpan checks that d is a usable window or period and that
+// validateDuration checks that d is a usable window or period and that
 // quantity*d, in microseconds, stays exact.
-func validateSpan(algo, field string, d time.Duration, quantityField string, quantity int) error {
+func validateDuration(algo, field string, d time.Duration, quantityField string, quantity int) error {
 	if d < minPeriod {
 		return fmt.Errorf("%w: %s.%s must be at least %v, got %v", ErrInvalid, algo, field, minPeriod, d)
 	}
-	if d > exact.MaxSpan {
-		return fmt.Errorf("%w: %s.%s must be at most %v, got %v", ErrInvalid, algo, field, exact.MaxSpan, d)
+	if d > exact.MaxDuration {
+		return fmt.Errorf("%w: %s.%s must be at most %v, got %v", ErrInvalid, algo, field, exact.MaxDuration, d)
 	}
 	us := d.Microseconds()
 	if us > exact.Max/int64(quantity) {

@@ -40,14 +40,14 @@ func (a Queue) Validate() error {
 	if err := validateQuantity("Queue", "Rate", a.Rate); err != nil {
 		return err
 	}
-	if err := validateSpan("Queue", "Period", a.Period, "Rate", 1); err != nil {
+	if err := validateDuration("Queue", "Period", a.Period, "Rate", 1); err != nil {
 		return err
 	}
 	if int64(a.Rate) > a.Period.Microseconds() {
 		return fmt.Errorf("%w: Queue.Rate of %d per %v is more than one per microsecond", ErrInvalid, a.Rate, a.Period)
 	}
-	if a.MaxDelay < 0 || a.MaxDelay > exact.MaxSpan {
-		return fmt.Errorf("%w: Queue.MaxDelay must be between 0 and %v, got %v", ErrInvalid, exact.MaxSpan, a.MaxDelay)
+	if a.MaxDelay < 0 || a.MaxDelay > exact.MaxDuration {
+		return fmt.Errorf("%w: Queue.MaxDelay must be between 0 and %v, got %v", ErrInvalid, exact.MaxDuration, a.MaxDelay)
 	}
 	return nil
 }

@@ -243,8 +243,8 @@ func (l *lease) refundFree() *refund {
 	}
 	l.refunded = true
 	c := l.check
-	resets, span := resetMark(c.Key, l.algo)
-	rf := &refund{at: l.at, fallback: l.fallback, StoreRefund: StoreRefund{Check: c, Back: l.free, Token: l.token, Resets: resets, Span: span}}
+	resets, ttl := resetMark(c.Key, l.algo)
+	rf := &refund{at: l.at, fallback: l.fallback, StoreRefund: StoreRefund{Check: c, Back: l.free, Token: l.token, Resets: resets, MarkTTL: ttl}}
 	l.free = 0
 	return rf
 }

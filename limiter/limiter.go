@@ -141,7 +141,7 @@ func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	if isRemote || l.cfg.fallback != nil {
 		l.breaker = &breaker{store: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
 		if isRemote {
-			l.breaker.span = remote.Remote()
+			l.breaker.timeout = remote.Remote()
 		}
 	}
 	for i, r := range rules {
@@ -155,8 +155,8 @@ func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		if a.err != nil {
 			return nil, fmt.Errorf("%w: rule %q: %w", ratelimit.ErrConfig, r.Name, a.err)
 		}
-		if r.Penalty < 0 || r.Penalty > exact.MaxSpan {
-			return nil, fmt.Errorf("%w: rule %q: penalty %v outside 0 to %v", ratelimit.ErrConfig, r.Name, r.Penalty, exact.MaxSpan)
+		if r.Penalty < 0 || r.Penalty > exact.MaxDuration {
+			return nil, fmt.Errorf("%w: rule %q: penalty %v outside 0 to %v", ratelimit.ErrConfig, r.Name, r.Penalty, exact.MaxDuration)
 		}
 		if why := leaseable(r, a); why != "" {
 			return nil, fmt.Errorf("%w: rule %q: %s", ratelimit.ErrConfig, r.Name, why)

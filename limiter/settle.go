@@ -60,8 +60,8 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 			}
 			restored[i] = c.Cost - f
 		case f < c.Cost:
-			resets, span := resetMark(c.Key, l.algoOfCheck(r, c))
-			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token, Resets: resets, Span: span})
+			resets, ttl := resetMark(c.Key, l.algoOfCheck(r, c))
+			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token, Resets: resets, MarkTTL: ttl})
 		case f > c.Cost:
 			a := l.algoOfCheck(r, c)
 			c.Cost = f - c.Cost
