@@ -66,13 +66,11 @@ func PolicyOf(a Algorithm) Policy {
 type Result struct {
 	// Allowed reports whether the request may proceed.
 	Allowed bool
-	// Limit is the most the rule admits at once (Limit, Capacity or Burst).
-	Limit int
 	// Remaining is what could still be admitted now, after this request.
 	Remaining int
 	// RetryAfter is how long until a request of the same cost would be
 	// admitted if nothing else happened: 0 when allowed, Never when the cost
-	// exceeds Limit.
+	// exceeds what the rule admits at once (its Policy's Quota).
 	RetryAfter time.Duration
 	// ResetAfter is how long until the rule's state is back to fresh.
 	ResetAfter time.Duration

@@ -153,7 +153,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 			}
 			j++
 		}
-		res.Rule, res.Policy, res.Limit, res.check = r.rule.name, r.algo.policy, r.algo.policy.Quota, sc[i]
+		res.Rule, res.Policy, res.check = r.rule.name, r.algo.policy, sc[i]
 		if s.marks {
 			s.pool.took()
 		}

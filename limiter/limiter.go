@@ -243,7 +243,7 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []StoreCheck, rules []che
 	}
 	for i, r := range rules {
 		res := &d.Results[i]
-		res.Rule, res.Policy, res.Limit, res.check = r.rule.name, r.algo.policy, r.algo.policy.Quota, sc[i]
+		res.Rule, res.Policy, res.check = r.rule.name, r.algo.policy, sc[i]
 	}
 	if t.ok && !d.Allowed && !d.Fallback {
 		l.denied.put(t, d)

@@ -51,8 +51,8 @@ func queueTable(t *testing.T, store limiter.Store, prefix string) {
 				queued = append(queued, d)
 			}
 		}
-		if r := queued[20].Results[0]; r.Limit != 21 || r.ResetAfter != 2100*time.Millisecond || r.NextAfter != 100*time.Millisecond {
-			t.Errorf("last queued: %+v, want limit 21, empty in 2.1 s, a slot in 100 ms", r)
+		if r := queued[20].Results[0]; r.Policy.Quota != 21 || r.ResetAfter != 2100*time.Millisecond || r.NextAfter != 100*time.Millisecond {
+			t.Errorf("last queued: %+v, want quota 21, empty in 2.1 s, a slot in 100 ms", r)
 		}
 		// Three give up: their turns go to the next three to arrive.
 		for _, i := range []int{5, 6, 7} {

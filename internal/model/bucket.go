@@ -21,7 +21,7 @@ func gcra(a algorithms.GCRA, s State, now time.Time, cost int) Outcome {
 	after := exact.CeilDiv(debt+need, rate)
 	q := quantities{remaining: exact.FloorDiv(max(0, limit-debt), period), retry: retry, reset: base - t,
 		next: nextUnit(debt, int64(a.Burst), rate, period), after: after, nextAfter: nextUnit(after*rate, int64(a.Burst), rate, period)}
-	return s.keep(outcome(a.Burst, status, q, State{TAT: t + after}, cost), t, t+after)
+	return s.keep(outcome(status, q, State{TAT: t + after}, cost), t, t+after)
 }
 
 // meter is the specification of meter.lua, shared by token_bucket.lua and
@@ -45,7 +45,7 @@ func meter(s State, now time.Time, cost int, p Plan) Outcome {
 	status, retry := verdict(c, p.Size, level+need <= capacity, func() int64 { return exact.CeilDiv(level+need-capacity, p.Rate) })
 	q := quantities{remaining: exact.FloorDiv(capacity-level, p.Period), retry: retry, reset: exact.CeilDiv(level, p.Rate),
 		next: nextUnit(level, p.Size, p.Rate, p.Period), after: exact.CeilDiv(level+need, p.Rate), nextAfter: nextUnit(level+need, p.Size, p.Rate, p.Period)}
-	return s.keep(outcome(int(p.Size), status, q, State{Level: level + need, Updated: last, Plan: p}, cost), t, t+q.after)
+	return s.keep(outcome(status, q, State{Level: level + need, Updated: last, Plan: p}, cost), t, t+q.after)
 }
 
 // nextUnit is the specification of verdict.lua's next_unit: the wait until

@@ -112,8 +112,8 @@ type quantities struct {
 
 // outcome builds an Outcome from an algorithm's quantities and the state
 // to store when the request is admitted.
-func outcome(limit int, status Status, q quantities, next State, cost int) Outcome {
-	held := algorithms.Result{Allowed: status == Allowed, Limit: limit, Remaining: int(max(0, q.remaining)),
+func outcome(status Status, q quantities, next State, cost int) Outcome {
+	held := algorithms.Result{Allowed: status == Allowed, Remaining: int(max(0, q.remaining)),
 		ResetAfter: exact.CeilMillis(q.reset), NextAfter: exact.CeilMillis(q.next)}
 	switch {
 	case status == Impossible:

@@ -48,7 +48,7 @@ func switchPlan(s State, t, c int64, p Plan) Outcome {
 	q := quantities{remaining: max(0, p.Size-used), retry: retry, reset: exact.CeilDiv(level, o.Rate), next: next,
 		after: exact.CeilDiv(written, p.Rate), nextAfter: nextUnit(written, p.Size, p.Rate, p.Period)}
 	l := s.Ledger.switched(t, last, level, o.Rate)
-	return l.keep(outcome(int(p.Size), status, q, State{Level: written, Updated: last, Plan: p}, int(c)), t, t+q.after)
+	return l.keep(outcome(status, q, State{Level: written, Updated: last, Plan: p}, int(c)), t, t+q.after)
 }
 
 // switched is the Ledger a state written under a new Plan at t starts

@@ -162,8 +162,8 @@ func TestNextAfterIsHonest(t *testing.T) {
 			simulate(t, rng, alg, 300, func(st model.State, now time.Time, _ int, _ model.Outcome) {
 				r := model.Step(alg, st, now, 0).Held
 				if r.NextAfter == 0 {
-					if r.Remaining != r.Limit {
-						t.Fatalf("%v seed %d: NextAfter 0 with %d of %d remaining", alg, seed, r.Remaining, r.Limit)
+					if quota := algorithms.PolicyOf(alg).Quota; r.Remaining != quota {
+						t.Fatalf("%v seed %d: NextAfter 0 with %d of %d remaining", alg, seed, r.Remaining, quota)
 					}
 					return
 				}
