@@ -196,13 +196,13 @@ func (p *pool) ahead(n int, now time.Time) bool {
 // empty reports whether the pool holds no lease. p.mu is held.
 func (p *pool) empty() bool { return p.current == nil && p.spare == nil }
 
-// slots is the pool's current and spare leases, either nil. p.mu is held.
-func (p *pool) slots() [2]*lease { return [2]*lease{p.current, p.spare} }
+// both is the pool's current and spare leases, either nil. p.mu is held.
+func (p *pool) both() [2]*lease { return [2]*lease{p.current, p.spare} }
 
 // held is the units the pool's leases hold free. p.mu is held.
 func (p *pool) held() int {
 	n := 0
-	for _, l := range p.slots() {
+	for _, l := range p.both() {
 		if l != nil {
 			n += l.free
 		}
@@ -336,15 +336,15 @@ func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, r checked, asked
 // current one is live with units left (a take ahead), else as the current
 // one. The lease it displaces (a concurrent take's) ends. p.mu is held.
 func (p *pool) install(l *lease, now time.Time) *refund {
-	slot := &p.current
+	place := &p.current
 	if c := p.current; c != nil && now.Before(c.expires) && c.free > 0 {
-		slot = &p.spare
+		place = &p.spare
 	}
 	var out *refund
-	if *slot != nil {
-		out = p.end(*slot)
+	if *place != nil {
+		out = p.end(*place)
 	}
-	*slot = l
+	*place = l
 	return out
 }
 
@@ -405,7 +405,7 @@ func (ls *leases) expired(now time.Time, all bool) []*refund {
 	var out []*refund
 	for key, p := range ls.pools {
 		p.mu.Lock()
-		for _, l := range p.slots() {
+		for _, l := range p.both() {
 			if l != nil && (all || !now.Before(l.expires)) {
 				if g := p.end(l); g != nil {
 					out = append(out, g)
@@ -434,7 +434,7 @@ func (ls *leases) forget(key string) {
 	defer ls.mu.Unlock()
 	if p := ls.pools[key]; p != nil {
 		p.mu.Lock()
-		for _, l := range p.slots() {
+		for _, l := range p.both() {
 			if l != nil {
 				l.ended, l.refunded = true, true
 			}

@@ -43,7 +43,7 @@ func queueTable(t *testing.T, store limiter.Store, prefix string) {
 			r := d.Results[0]
 			switch {
 			case i <= 20 && (!d.Allowed || r.Delay != time.Duration(i)*100*time.Millisecond || r.Remaining != 20-i):
-				t.Fatalf("request %d: %+v, want a turn in %d ms and %d slots left", i, r, i*100, 20-i)
+				t.Fatalf("request %d: %+v, want a turn in %d ms and %d turns left", i, r, i*100, 20-i)
 			case i > 20 && (d.Allowed || r.RetryAfter != 100*time.Millisecond || r.Remaining != 0):
 				t.Fatalf("request %d: %+v, want refused for 100 ms", i, r)
 			}
@@ -52,7 +52,7 @@ func queueTable(t *testing.T, store limiter.Store, prefix string) {
 			}
 		}
 		if r := queued[20].Results[0]; r.Policy.Quota != 21 || r.ResetAfter != 2100*time.Millisecond || r.NextAfter != 100*time.Millisecond {
-			t.Errorf("last queued: %+v, want quota 21, empty in 2.1 s, a slot in 100 ms", r)
+			t.Errorf("last queued: %+v, want quota 21, empty in 2.1 s, a turn in 100 ms", r)
 		}
 		// Three give up: their turns go to the next three to arrive.
 		for _, i := range []int{5, 6, 7} {
@@ -83,7 +83,7 @@ func queueTable(t *testing.T, store limiter.Store, prefix string) {
 			t.Errorf("denied stack: %+v, want denied by the gate, the queue's next turn still 100 ms away", d)
 		}
 		if st, _ := lim.Status(ctx, "q", "other"); st.Results[0].Remaining != 20 {
-			t.Errorf("after a denied stack the queue has %d slots, want 20", st.Results[0].Remaining)
+			t.Errorf("after a denied stack the queue has %d turns, want 20", st.Results[0].Remaining)
 		}
 		// A context already done takes no turn, on every store.
 		done, cancel := context.WithCancel(ctx)
@@ -92,7 +92,7 @@ func queueTable(t *testing.T, store limiter.Store, prefix string) {
 			t.Errorf("Wait with a cancelled context: %+v, %v; want context.Canceled and no turn", d, err)
 		}
 		if st, _ := lim.Status(ctx, "q", "late"); st.Results[0].Remaining != 21 {
-			t.Errorf("after a cancelled Wait the queue has %d slots, want 21", st.Results[0].Remaining)
+			t.Errorf("after a cancelled Wait the queue has %d turns, want 21", st.Results[0].Remaining)
 		}
 	}
 }

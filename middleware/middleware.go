@@ -331,7 +331,7 @@ func (m *mw) respond(w http.ResponseWriter, r *http.Request, next http.Handler, 
 	m.cfg.headers.Write(w.Header(), shown)
 	if d.Allowed && queued(d) {
 		// A queue: hold the request until its turn; a client that leaves
-		// first gives its slot back.
+		// first gives its turn back.
 		if err := m.lim.Hold(r.Context(), d); err != nil {
 			if errors.Is(err, limiter.ErrBackend) {
 				m.cfg.onError(r, err)
