@@ -232,7 +232,7 @@ func TestLeasesNeverOverAdmit(t *testing.T) {
 					clk.add(time.Duration(rng.Int64N(w/4+1)) * time.Microsecond)
 				case op == 3:
 					clk.add(time.Duration(rng.Int64N(2*ttl.Microseconds()+1)) * time.Microsecond)
-				case op == 4 && len(open) > 0: // settle: a give-back into the lease
+				case op == 4 && len(open) > 0: // settle: restored to the lease, or refunded
 					k := rng.IntN(len(open))
 					o := open[k]
 					open = slices.Delete(open, k, k+1)
