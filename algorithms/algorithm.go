@@ -66,13 +66,11 @@ func PolicyOf(a Algorithm) Policy {
 type Result struct {
 	// Allowed reports whether the request may proceed.
 	Allowed bool
-	// Limit is the most the rule admits at once (Limit, Capacity or Burst).
-	Limit int
 	// Remaining is what could still be admitted now, after this request.
 	Remaining int
 	// RetryAfter is how long until a request of the same cost would be
 	// admitted if nothing else happened: 0 when allowed, Never when the cost
-	// exceeds Limit.
+	// exceeds what the rule admits at once (its Policy's Quota).
 	RetryAfter time.Duration
 	// ResetAfter is how long until the rule's state is back to fresh.
 	ResetAfter time.Duration
@@ -98,14 +96,14 @@ func validateQuantity(algo, field string, v int) error {
 	return nil
 }
 
-// validateSpan checks that d is a usable window or period and that
+// validateDuration checks that d is a usable window or period and that
 // quantity*d, in microseconds, stays exact.
-func validateSpan(algo, field string, d time.Duration, quantityField string, quantity int) error {
+func validateDuration(algo, field string, d time.Duration, quantityField string, quantity int) error {
 	if d < minPeriod {
 		return fmt.Errorf("%w: %s.%s must be at least %v, got %v", ErrInvalid, algo, field, minPeriod, d)
 	}
-	if d > exact.MaxSpan {
-		return fmt.Errorf("%w: %s.%s must be at most %v, got %v", ErrInvalid, algo, field, exact.MaxSpan, d)
+	if d > exact.MaxDuration {
+		return fmt.Errorf("%w: %s.%s must be at most %v, got %v", ErrInvalid, algo, field, exact.MaxDuration, d)
 	}
 	us := d.Microseconds()
 	if us > exact.Max/int64(quantity) {

@@ -48,10 +48,10 @@ func TestValidateNamesTheField(t *testing.T) {
 		{algorithms.Queue{Rate: 2000, Period: time.Millisecond}, "Queue.Rate of 2000 per 1ms is more than one per microsecond"},
 		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: -time.Second}, "Queue.MaxDelay must be between 0"},
 		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: huge}, "Queue.MaxDelay must be between 0"},
-		{algorithms.Concurrency{Limit: 10, Lease: 30 * time.Second}, ""},
-		{algorithms.Concurrency{Limit: 0, Lease: 30 * time.Second}, "Concurrency.Limit must be positive"},
-		{algorithms.Concurrency{Limit: 100_001, Lease: 30 * time.Second}, "Concurrency.Limit must be at most 100000"},
-		{algorithms.Concurrency{Limit: 10, Lease: 0}, "Concurrency.Lease must be at least 1ms"},
+		{algorithms.Concurrency{Limit: 10, TTL: 30 * time.Second}, ""},
+		{algorithms.Concurrency{Limit: 0, TTL: 30 * time.Second}, "Concurrency.Limit must be positive"},
+		{algorithms.Concurrency{Limit: 100_001, TTL: 30 * time.Second}, "Concurrency.Limit must be at most 100000"},
+		{algorithms.Concurrency{Limit: 10, TTL: 0}, "Concurrency.TTL must be at least 1ms"},
 	} {
 		err := tc.alg.Validate()
 		switch {
@@ -78,7 +78,7 @@ func TestStringAndPolicy(t *testing.T) {
 		{algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 10}, "GCRA(5 per 1s, burst 10)", algorithms.Policy{Quota: 10, Window: 2 * time.Second}},
 		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}, "Queue(10 per 1s, max delay 2s)", algorithms.Policy{Quota: 21, Window: 2100 * time.Millisecond}},
 		{algorithms.Queue{Rate: 3, Period: time.Second, MaxDelay: time.Second}, "Queue(3 per 1s, max delay 1s)", algorithms.Policy{Quota: 3, Window: 1000002 * time.Microsecond}},
-		{algorithms.Concurrency{Limit: 10, Lease: 30 * time.Second}, "Concurrency(10 in flight, lease 30s)", algorithms.Policy{Quota: 10, Window: 30 * time.Second, Unit: "concurrent-requests"}},
+		{algorithms.Concurrency{Limit: 10, TTL: 30 * time.Second}, "Concurrency(10 in flight, ttl 30s)", algorithms.Policy{Quota: 10, Window: 30 * time.Second, Unit: "concurrent-requests"}},
 	} {
 		if got := tc.alg.String(); got != tc.str {
 			t.Errorf("String() = %q, want %q", got, tc.str)

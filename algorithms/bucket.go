@@ -16,7 +16,7 @@ func validateBucket(algo, sizeField string, size, rate int, period time.Duration
 	if err := validateQuantity(algo, "Rate", rate); err != nil {
 		return err
 	}
-	if err := validateSpan(algo, "Period", period, sizeField, size); err != nil {
+	if err := validateDuration(algo, "Period", period, sizeField, size); err != nil {
 		return err
 	}
 	us := period.Microseconds()
@@ -27,8 +27,8 @@ func validateBucket(algo, sizeField string, size, rate int, period time.Duration
 	if int64(size) > exact.Max/2/us {
 		return fmt.Errorf("%w: %s.%s %d times Period %v overflows exact arithmetic", ErrInvalid, algo, sizeField, size, period)
 	}
-	if w := refillPolicy(size, rate, period).Window; w > exact.MaxSpan {
-		return fmt.Errorf("%w: %s takes %v to refill %d %s, more than %v", ErrInvalid, algo, w, size, sizeField, exact.MaxSpan)
+	if w := refillPolicy(size, rate, period).Window; w > exact.MaxDuration {
+		return fmt.Errorf("%w: %s takes %v to refill %d %s, more than %v", ErrInvalid, algo, w, size, sizeField, exact.MaxDuration)
 	}
 	return nil
 }

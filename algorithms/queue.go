@@ -10,7 +10,7 @@ import (
 // Queue is a leaky bucket as a queue: requests leave at Rate per Period,
 // each delayed until its turn instead of refused, and only a request whose
 // wait would exceed MaxDelay is denied. No queue process runs: each
-// admitted request reserves the next free slot (like GCRA's theoretical
+// admitted request reserves the next free turn (like GCRA's theoretical
 // arrival time, kept in one string per key) and learns its wait,
 // Result.Delay, which the middleware (or Limiter.Wait) sleeps before
 // serving it.
@@ -18,16 +18,16 @@ import (
 // A unit's turn lasts T = Period/Rate, rounded up to a whole microsecond
 // (so a queue is slower than Rate by less than 1 µs per unit). A request
 // of cost c arriving when the queue's tail is at tat starts at
-// slot = max(tat, now), takes c turns, and is allowed iff its last turn
-// starts within MaxDelay: slot + (c-1)*T - now <= MaxDelay. Requests
+// start = max(tat, now), takes c turns, and is allowed iff its last turn
+// starts within MaxDelay: start + (c-1)*T - now <= MaxDelay. Requests
 // arriving together start T apart, never early; a request that gives up
 // before its turn (Limiter.Settle with 0) gives its turns back, and the
 // next requests to arrive take them.
 //
-// Limit and the Quota of its Policy are the turns that start within
-// MaxDelay of an empty queue, floor(MaxDelay/T) + 1; Remaining counts the
-// turns still free within MaxDelay. A cost above Limit is denied with
-// RetryAfter Never.
+// The Quota of its Policy is the turns that start within MaxDelay of an
+// empty queue, floor(MaxDelay/T) + 1; Remaining counts the turns still
+// free within MaxDelay. A cost above the Quota is denied with RetryAfter
+// Never.
 type Queue struct {
 	Rate     int
 	Period   time.Duration
@@ -40,14 +40,14 @@ func (a Queue) Validate() error {
 	if err := validateQuantity("Queue", "Rate", a.Rate); err != nil {
 		return err
 	}
-	if err := validateSpan("Queue", "Period", a.Period, "Rate", 1); err != nil {
+	if err := validateDuration("Queue", "Period", a.Period, "Rate", 1); err != nil {
 		return err
 	}
 	if int64(a.Rate) > a.Period.Microseconds() {
 		return fmt.Errorf("%w: Queue.Rate of %d per %v is more than one per microsecond", ErrInvalid, a.Rate, a.Period)
 	}
-	if a.MaxDelay < 0 || a.MaxDelay > exact.MaxSpan {
-		return fmt.Errorf("%w: Queue.MaxDelay must be between 0 and %v, got %v", ErrInvalid, exact.MaxSpan, a.MaxDelay)
+	if a.MaxDelay < 0 || a.MaxDelay > exact.MaxDuration {
+		return fmt.Errorf("%w: Queue.MaxDelay must be between 0 and %v, got %v", ErrInvalid, exact.MaxDuration, a.MaxDelay)
 	}
 	return nil
 }
@@ -57,15 +57,15 @@ func (a Queue) String() string {
 	return fmt.Sprintf("Queue(%d per %v, max delay %v)", a.Rate, a.Period, a.MaxDelay)
 }
 
-// slot is T, the time between two requests' turns, in whole microseconds
+// turn is T, the time between two requests' turns, in whole microseconds
 // (rounded up).
-func (a Queue) slot() time.Duration {
+func (a Queue) turn() time.Duration {
 	return time.Duration(exact.CeilDiv(a.Period.Microseconds(), int64(a.Rate))) * time.Microsecond
 }
 
 // policy is the requests an empty queue takes per the time they take to
 // leave.
 func (a Queue) policy() Policy {
-	n := int(a.MaxDelay/a.slot()) + 1
-	return Policy{Quota: n, Window: time.Duration(n) * a.slot()}
+	n := int(a.MaxDelay/a.turn()) + 1
+	return Policy{Quota: n, Window: time.Duration(n) * a.turn()}
 }

@@ -39,7 +39,7 @@ func validateLog(algo, windowField string, limit int, window time.Duration) erro
 	if err := validateQuantity(algo, "Limit", limit); err != nil {
 		return err
 	}
-	return validateSpan(algo, windowField, window, "Limit", limit)
+	return validateDuration(algo, windowField, window, "Limit", limit)
 }
 
 // String returns e.g. "SlidingLog(5 per 1m0s)".

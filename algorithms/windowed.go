@@ -11,7 +11,7 @@ func validateWindowed(algo string, limit int, window time.Duration) error {
 	if err := validateQuantity(algo, "Limit", limit); err != nil {
 		return err
 	}
-	return validateSpan(algo, "Window", window, "Limit", limit)
+	return validateDuration(algo, "Window", window, "Limit", limit)
 }
 
 func windowedString(algo string, limit int, window time.Duration) string {

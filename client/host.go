@@ -8,7 +8,7 @@ import (
 // host is what a Transport knows of one host's limits.
 type host struct {
 	until time.Time     // the host said no more quota before this
-	slot  time.Time     // while none is known to be left, the next request's turn
+	turn  time.Time     // while none is known to be left, the next request's turn
 	gap   time.Duration // between turns: the sustained rate (RateLimit-Policy)
 	left  int           // quota left, as reported less what was sent since; -1 unknown
 	sent  int64         // requests reserved so far
@@ -26,7 +26,7 @@ func (t *Transport) reserve(addr string, deadline time.Time) (at time.Time, seq 
 	h := t.host(addr)
 	at = later(t.clock.Now(), h.until)
 	if h.left == 0 {
-		at = later(at, h.slot)
+		at = later(at, h.turn)
 	}
 	if at.After(deadline) {
 		return at, 0, false
@@ -35,7 +35,7 @@ func (t *Transport) reserve(addr string, deadline time.Time) (at time.Time, seq 
 	case h.left > 0:
 		h.left--
 	case h.left == 0:
-		h.slot = at.Add(h.gap)
+		h.turn = at.Add(h.gap)
 	}
 	h.sent++
 	return at, h.sent, true
@@ -92,10 +92,10 @@ func (t *Transport) observe(addr string, seq int64, res *http.Response) (refused
 		if h.sent == seq {
 			// No request holds a turn after this one's: the retry goes
 			// when the host said, not a turn later.
-			h.slot = time.Time{}
+			h.turn = time.Time{}
 		}
 	case h.left > 0:
-		h.until, h.slot = time.Time{}, time.Time{}
+		h.until, h.turn = time.Time{}, time.Time{}
 	case h.left == 0:
 		h.until = later(h.until, now.Add(wait))
 	}

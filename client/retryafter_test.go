@@ -12,7 +12,7 @@ import (
 
 // After a refusal, the retry goes when Retry-After says, not when a longer
 // RateLimit "t" or X-RateLimit-Reset says a policy's quota is back (a
-// concurrency limit's lease expiry, here a minute), nor at the
+// concurrency limit's slot expiry, here a minute), nor at the
 // Transport's own next turn (a tenth of the 10-a-minute policy, after a
 // response that left no quota).
 func TestRetryAfterGovernsTheRetry(t *testing.T) {

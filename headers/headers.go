@@ -2,7 +2,7 @@
 //
 // Two families are supported, separately or together:
 //
-//	X-RateLimit-Limit      the binding rule's Limit
+//	X-RateLimit-Limit      the binding rule's quota (Policy.Quota)
 //	X-RateLimit-Remaining  the binding rule's Remaining (never negative)
 //	X-RateLimit-Reset      Unix epoch seconds, rounded up, when the binding
 //	                       rule is back to its full quota (as GitHub and
@@ -23,7 +23,7 @@
 // the request, its wait, as Retry-After says; left out while no quota is in
 // use. A concurrency limit's member has the quota unit and no window,
 // "in-flight";q=10;qu="concurrent-requests". Its waits in a Decision are
-// the oldest leases' expiry, the latest a slot can free up; the middleware
+// the oldest slots' expiry, the latest a slot can free up; the middleware
 // shortens them before writing (see middleware.WithConcurrencyRetryAfter).
 //
 // The binding rule is the one with the least Remaining; on a denied request,
@@ -94,7 +94,7 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 		}
 	}
 	if b, ok := binding(d); ok && n.restricts(h, b, d.Allowed) {
-		limit, remaining, reset := decimals(int64(b.Limit), int64(max(0, b.Remaining)), ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter))
+		limit, remaining, reset := decimals(int64(b.Policy.Quota), int64(max(0, b.Remaining)), ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter))
 		v.set(h, n.Limit, limit)
 		v.set(h, n.Remaining, remaining)
 		v.set(h, n.Reset, reset)

@@ -13,7 +13,6 @@ import (
 var now = time.Unix(1_800_000_000, 250_000_000)
 
 func result(rule string, quota int, window time.Duration, r algorithms.Result) limiter.RuleResult {
-	r.Limit = quota
 	return limiter.RuleResult{Rule: rule, Policy: algorithms.Policy{Quota: quota, Window: window}, Result: r}
 }
 

@@ -37,7 +37,7 @@ const tripAfter = 3
 // (nothing listens, the host is unreachable: see the Redis store), an error
 // reply or any other failure trips it at the third; timeouts and
 // connections lost in use only once such failures, with no success in
-// between, have gone on for span: one event (a pause, a CLIENT KILL)
+// between, have gone on for timeout: one event (a pause, a CLIENT KILL)
 // fails every call in flight at the same instant, and the next call, on a
 // new connection, succeeds. A decision that its caller gave up (its
 // context cancelled or past its deadline) says nothing of Redis and is not
@@ -50,7 +50,7 @@ type breaker struct {
 	skipped         atomic.Int64  // decisions answered without the store while down
 	failures        atomic.Int32  // round trips failed in a row while up
 	firstFailure    atomic.Int64  // Unix nanoseconds of the first of them
-	span            time.Duration // how long timeouts and lost connections must go on to trip (the store's timeout)
+	timeout         time.Duration // how long timeouts and lost connections must go on to trip (the store's timeout)
 
 	mu    sync.Mutex // guards the transition's facts
 	since time.Time
@@ -100,7 +100,7 @@ func (b *breaker) decide(ctx context.Context, now time.Time, checks []StoreCheck
 // fail counts a failure, once per round trip, and reports whether it is
 // the evidence that marks the store down: tripAfter failures in a row and,
 // when this one is weak (a timeout, a lost connection), the first of them
-// at least span ago.
+// at least timeout ago.
 func (b *breaker) fail(err error) bool {
 	if !fault.FirstOfRoundTrip(err) {
 		return false
@@ -110,7 +110,7 @@ func (b *breaker) fail(err error) bool {
 	if n == 1 {
 		b.firstFailure.Store(now)
 	}
-	return n >= tripAfter && (!fault.Weak(err) || now-b.firstFailure.Load() >= int64(b.span))
+	return n >= tripAfter && (!fault.Weak(err) || now-b.firstFailure.Load() >= int64(b.timeout))
 }
 
 // skip answers a decision while the store is down.

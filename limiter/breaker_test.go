@@ -49,22 +49,22 @@ func TestBreakerTripsOnConsecutiveFailures(t *testing.T) {
 }
 
 // Timeouts that all happen at once (a lost pipeline of coalesced
-// decisions) do not trip the breaker until they have gone on for its span.
+// decisions) do not trip the breaker until they have gone on for its timeout.
 func TestBreakerWantsTimeoutsOverTime(t *testing.T) {
 	fail := map[int]bool{}
 	for i := range 200 {
 		fail[i+1] = true
 	}
-	b := &breaker{store: &flaky{fail: fail, err: context.DeadlineExceeded}, retry: time.Hour, span: 50 * time.Millisecond}
+	b := &breaker{store: &flaky{fail: fail, err: context.DeadlineExceeded}, retry: time.Hour, timeout: 50 * time.Millisecond}
 	for i := range 100 {
 		if _, err := b.decide(context.Background(), time.Time{}, nil); errors.Is(err, ErrUnavailable) {
 			t.Fatalf("failure %d, all within microseconds, tripped the breaker", i+1)
 		}
 	}
 	time.Sleep(60 * time.Millisecond)
-	_, _ = b.decide(context.Background(), time.Time{}, nil) // the span has passed: this one trips it
+	_, _ = b.decide(context.Background(), time.Time{}, nil) // the timeout has passed: this one trips it
 	if _, err := b.decide(context.Background(), time.Time{}, nil); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("failures over more than the span did not trip it: %v", err)
+		t.Fatalf("failures over more than the timeout did not trip it: %v", err)
 	}
 }
 
@@ -107,26 +107,26 @@ var (
 
 // Connections lost in use (CLIENT KILL: EOF, a reset, a broken pipe), any
 // number of them at one instant, do not mark Redis down: the next call
-// redials. They are evidence only once they have gone on for the span
+// redials. They are evidence only once they have gone on for the timeout
 // (here an hour, so never), like timeouts.
 func TestBreakerLostConnectionsAreNotAnOutage(t *testing.T) {
 	errs := map[int]error{}
 	for i := range 60 {
 		errs[i+1] = []error{io.EOF, reset, io.ErrUnexpectedEOF, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}, net.ErrClosed}[i%5]
 	}
-	b := &breaker{store: &scripted{errs: errs}, retry: time.Hour, span: time.Hour}
+	b := &breaker{store: &scripted{errs: errs}, retry: time.Hour, timeout: time.Hour}
 	if got := outcomes(b, 61); strings.Contains(got, "skipped") {
 		t.Errorf("60 lost connections in a row marked Redis down: %s", got)
 	}
 }
 
-// A failed dial is evidence at once, even with a span of an hour: a lost
+// A failed dial is evidence at once, even with a timeout of an hour: a lost
 // connection and then two failed dials (or two timeouts that waited for a
 // connection whose dial failed, see transport.DialWatch.Cause) mark Redis down.
 func TestBreakerTripsOnFailedDials(t *testing.T) {
 	waited := fault.WithDialCause(&fault.DialError{Err: refused}, context.DeadlineExceeded)
 	for _, err := range []error{refused, waited} {
-		b := &breaker{store: &scripted{errs: map[int]error{1: io.EOF, 2: err, 3: err}}, retry: time.Hour, span: time.Hour}
+		b := &breaker{store: &scripted{errs: map[int]error{1: io.EOF, 2: err, 3: err}}, retry: time.Hour, timeout: time.Hour}
 		if got, want := outcomes(b, 5), "failed failed failed skipped skipped"; got != want {
 			t.Errorf("%v: got %s\nwant %s", err, got, want)
 		}
@@ -147,7 +147,7 @@ func TestBreakerCountsARoundTripOnce(t *testing.T) {
 		errs[21+i] = fault.Shared(loading, two)
 	}
 	errs[41] = loading // a third round trip
-	b := &breaker{store: &scripted{errs: errs}, retry: time.Hour, span: time.Hour}
+	b := &breaker{store: &scripted{errs: errs}, retry: time.Hour, timeout: time.Hour}
 	got := outcomes(b, 42)
 	if want := strings.Repeat("failed ", 41) + "skipped"; got != want {
 		t.Errorf("got %s\nwant %s", got, want)
@@ -175,7 +175,7 @@ func (s *blocking) Decide(context.Context, time.Time, []StoreCheck) (Decision, e
 // put the retry off: only a failed probe does.
 func TestBreakerLateFailureKeepsTheRetry(t *testing.T) {
 	s := &blocking{err: refused, started: make(chan struct{}), release: make(chan struct{})}
-	b := &breaker{store: s, retry: time.Hour, span: time.Hour}
+	b := &breaker{store: s, retry: time.Hour, timeout: time.Hour}
 	done := make(chan error)
 	go func() {
 		_, err := b.decide(context.Background(), time.Time{}, nil)

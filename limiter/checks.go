@@ -2,33 +2,35 @@ package limiter
 
 import "sync"
 
-// pooledChecks is the store checks of one Decide, from a pool: a Store
-// keeps nothing of them once Decide has returned (see Store), and a
-// Decision keeps copies, so one decision's slice serves the next.
-type pooledChecks struct {
+// scratchChecks is the store checks of one Decide, from scratch (arrays a
+// sync.Pool keeps for reuse): a Store keeps nothing of them once Decide
+// has returned (see Store), and a Decision keeps copies, so one
+// decision's array serves the next.
+type scratchChecks struct {
 	checks []StoreCheck
-	array  *[pooled]StoreCheck // nil when the slice is the decision's own
+	array  *[scratchLen]StoreCheck // nil when the slice is the decision's own
 }
 
-// pooled is how many checks a pooled slice holds; longer stacks allocate.
-const pooled = 4
+// scratchLen is how many checks a scratch array holds; longer stacks
+// allocate.
+const scratchLen = 4
 
-var checkArrays = sync.Pool{New: func() any { return new([pooled]StoreCheck) }}
+var checkScratch = sync.Pool{New: func() any { return new([scratchLen]StoreCheck) }}
 
 // storeChecks returns n zero store checks.
-func storeChecks(n int) pooledChecks {
-	if n > pooled {
-		return pooledChecks{checks: make([]StoreCheck, n)}
+func storeChecks(n int) scratchChecks {
+	if n > scratchLen {
+		return scratchChecks{checks: make([]StoreCheck, n)}
 	}
-	a := checkArrays.Get().(*[pooled]StoreCheck)
-	return pooledChecks{checks: a[:n], array: a}
+	a := checkScratch.Get().(*[scratchLen]StoreCheck)
+	return scratchChecks{checks: a[:n], array: a}
 }
 
-// free clears the checks (their keys are not kept alive by the pool) and
-// returns them to the pool.
-func (p pooledChecks) free() {
-	if p.array != nil {
-		clear(p.checks)
-		checkArrays.Put(p.array)
+// recycle clears the checks (their keys are not kept alive by the
+// scratch) and puts their array back for reuse.
+func (s scratchChecks) recycle() {
+	if s.array != nil {
+		clear(s.checks)
+		checkScratch.Put(s.array)
 	}
 }

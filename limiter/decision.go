@@ -34,7 +34,7 @@ type RuleResult struct {
 	// check is what was decided, for Settle.
 	check StoreCheck
 	// settled is set, atomically, in a decision's first result once Settle
-	// (or Wait's give-back) has claimed the decision: copies of a Decision
+	// (also Wait's, at 0) has claimed the decision: copies of a Decision
 	// share its Results, so a decision is settled once.
 	settled uint32
 }

@@ -93,7 +93,7 @@ func newDenyCache(size int, maxAge time.Duration) *denyCache {
 
 // stackOf identifies a stack by its keys, algorithms and costs. ok is false for
 // stacks that are not cached: any cost of 0, or a rule whose units are held
-// in flight (Facts.InFlight: a concurrency limit's leases come back when
+// in flight (Facts.InFlight: a concurrency limit's slots come back when
 // requests end, long before the wait it reports).
 func (c *denyCache) stackOf(checks []StoreCheck, rules []checked) (stackID, bool) {
 	var id stackID

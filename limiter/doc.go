@@ -22,7 +22,7 @@
 //	<prefix>:{<rule>:<identity>}:<algorithm code>[<parameters>]
 //
 // (the windows and the log add their window in µs, a concurrency limit its
-// lease: the parameters their stored state depends on,
+// TTL: the parameters their stored state depends on,
 // ratelimit:{per-ip:203.0.113.9}:sw60000000; the buckets, GCRA and a queue
 // have their code alone, ratelimit:{per-key:…}:tb). The
 // braces are a Redis Cluster hash tag, so one rule and identity always
@@ -44,7 +44,7 @@
 // Penalty through one limiter is honoured by every limiter's Blockable
 // rule of that name. The mark a Reset leaves beside a state it forgets
 // (…}:r and the state's suffix) belongs to that key: it voids the
-// give-backs into that state, whichever limiter decided, and nothing else
+// refunds into that state, whichever limiter decided, and nothing else
 // (see Limiter.Reset). To keep two limits apart, give them distinct rule
 // names or prefixes (WithPrefix).
 //
@@ -53,7 +53,7 @@
 // A Check may carry a Plan, an algorithm in place of its rule's: the limit
 // of a customer's plan. A client's plans of one rule count into one state
 // wherever the new limit can read it: counts in the same window (fixed and
-// sliding windows, sliding log, concurrency leases: an upgrade from 2 to 5
+// sliding windows, sliding log, concurrency slots: an upgrade from 2 to 5
 // an hour admits 3 more at once, a downgrade admits nothing until the
 // counts fall), a bucket's units in use, whatever its capacity, rate or
 // period (2 of 2 in use, then a capacity of 5: 3 more), and GCRA's,
@@ -71,12 +71,12 @@
 // turns never overlap and each lasts at least the shortest plan's turn, so
 // mixed queue plans admit no more than a queue of the largest rate and the
 // longest MaxDelay among them, and Delay stays the real wait for the turn.
-// A give-back (Settle, a lease's return, a Cluster stack's refund across
-// slots) of a decision made before a bucket's or GCRA's plan last changed,
+// A refund (Settle's, a lease's, a Cluster stack's across slots) of a
+// decision made before a bucket's or GCRA's plan last changed,
 // or of the decision that changed it, returns nothing: its units were
 // counted under another plan (GCRA plans that differ only by their burst
-// count alike and give back across each other). A limit with another
-// window or lease keeps its state under other keys and starts afresh,
+// count alike and refund across each other). A limit with another
+// window or TTL keeps its state under other keys and starts afresh,
 // since the stored state depends on it: a short window never trims a long
 // one's log, and switching back finds the first state as it was. The deny
 // cache keys on the limit too, so one plan's denial never answers
@@ -91,8 +91,8 @@
 // # Settlement
 //
 // Settle gives back what a decision did not use, at most once per
-// decision (a second Settle returns ErrSettled; Wait's give-back counts).
-// A give-back never returns more than a decision of the final cost at the
+// decision (a second Settle returns ErrSettled; Wait's settlement counts).
+// A refund never returns more than a decision of the final cost at the
 // original instant would have left, whatever happened in between. The
 // windows and the log give back exactly: their counts add up. The rules
 // whose state drains (the buckets and GCRA) give back what is left
@@ -103,14 +103,14 @@
 // refilled past it (10 taken from a bucket of 10, 10 more after it
 // refilled, then the first settled at 0: nothing back, and the bucket
 // stays empty, since the second 10 were spent). Such a key keeps a
-// ledger of its give-backs (three integers) from the first give-back until
+// ledger of its refunds (three integers) from the first refund until
 // no decision's share can matter any more. A queue gives back exactly the
 // part of the decision's turns still ahead of now, in whatever order its
 // clients leave (ten turns of a queue of 10 a second taken at once, those
 // of turns 3 to 7 settled at 0 soon after, last first or first first: the
 // next turn is 500 ms away); a turn under way gives back its part to
-// come, a turn past nothing. Each give-back moves the turns after it
-// forward, so a queue's ledger also lists the give-backs whose turns were
+// come, a turn past nothing. Each refund moves the turns after it
+// forward, so a queue's ledger also lists the refunds whose turns were
 // still ahead at the last one: at most one more than the requests then
 // holding turns ahead.
 //
@@ -121,10 +121,10 @@
 // keeps a pool per rule and identity. A request whose pool holds its
 // cost spends from it without asking the store (the stack's other rules
 // are still decided by the store, and a stack they deny spends nothing:
-// the units go back to the pool). Otherwise the request's check asks the
-// store for its cost and a lease with it, in the stack's one store call:
-// up to B more units, no more than half of what remains beyond the cost
-// (StoreCheck.Lease). B is the instance's recent demand over one
+// the units are restored to the pool). Otherwise the request's check asks
+// the store for its cost and a lease with it, in the stack's one store
+// call: up to B more units, no more than half of what remains beyond the
+// cost (StoreCheck.Lease). B is the instance's recent demand over one
 // interval I (at least 1, at most the rule's quota), where I is a tenth
 // of the lease, and no more than refills half a bucket's capacity (GCRA's
 // burst) or a tenth of a window. When a take comes up short (the store
@@ -135,12 +135,12 @@
 // its spare: requests go on spending the lease in place, to its last
 // unit, then the spare, so that none waits for a take. A lease's units
 // are spent within its Lease (for the windows, within the window they
-// were counted in); what is left goes back exactly when it expires (the
-// Limiter's sweeper, or the next request of the pool), when a take
-// replaces it, or on Close: through the same give-back as Settle, once.
+// were counted in); what is left is refunded exactly when it expires
+// (the Limiter's sweeper, or the next request of the pool), when a take
+// replaces it, or on Close: through the same refund as Settle's, once.
 // If the process dies, its leased units come back as the rule's state
 // recovers. Leasable: the windows, the buckets and GCRA; a sliding log's
-// entries, a queue's turns and a concurrency limit's leases are not
+// entries, a queue's turns and a concurrency limit's slots are not
 // interchangeable units, and a leased rule takes no blocks. With
 // WithClock there is no sweeper: a lease ends when a request of its pool
 // finds it expired, or on Close.
@@ -174,7 +174,7 @@
 // wait so (units were left, or a cost beyond one more unit) asks the
 // store instead of denying. A stack denied locally by a leased rule is
 // not sent to the store: its other rules report Undecided (and Allowed,
-// with no Remaining). Settle gives a leased rule's units back to its
-// pool (into the store with the lease's give-back if the lease has
+// with no Remaining). Settle restores a leased rule's units to its
+// pool (refunded to the store with the lease's refund if the lease has
 // ended, or nothing if that was done).
 package limiter

@@ -63,33 +63,33 @@ const blockSuffix = "b"
 
 // resetSuffix begins the key of the mark a Reset leaves beside a state it
 // forgot, followed by the state key's suffix: until the mark expires,
-// give-backs of decisions made before the Reset into that state are void
-// (they would give back into the fresh state).
+// refunds of decisions made before the Reset into that state are void
+// (they would refund into the fresh state).
 const resetSuffix = "r"
 
-// resetMark is the key and the span of the Reset mark beside stateKey, a
+// resetMark is the key and the TTL of the Reset mark beside stateKey, a
 // key of a's state: <prefix>:{<rule>:<identity>}:r<suffix> (no suffix
 // holds "}:"). Every algorithm whose state shares the key shares its mark
-// and its span, whichever limiter or plan decided.
+// and its TTL, whichever limiter or plan decided.
 func resetMark(stateKey string, a *algo) (string, time.Duration) {
 	i := strings.LastIndex(stateKey, "}:") + 2
-	return stateKey[:i] + resetSuffix + stateKey[i:], resetSpan(a)
+	return stateKey[:i] + resetSuffix + stateKey[i:], resetTTL(a)
 }
 
-// resetSpan is how long a Reset's mark on a key of a's state lasts: how
-// long after a decision a give-back into that key can still return
+// resetTTL is how long a Reset's mark on a key of a's state lasts: how
+// long after a decision a refund into that key can still return
 // anything, for every algorithm whose state shares the key. The windows,
 // the log and a concurrency limit have in their key what their window
-// depends on: twice that window (a sliding window gives back into the
-// previous one), at most exact.MaxSpan. The buckets, GCRA and a queue keep
-// one key whatever their parameters (Facts.SharedKey), so a Reset cannot
-// know how long another parameter set's decisions last: exact.MaxSpan,
-// the longest window of any.
-func resetSpan(a *algo) time.Duration {
+// depends on: twice that window (a sliding window refunds into the
+// previous one), at most exact.MaxDuration. The buckets, GCRA and a queue
+// keep one key whatever their parameters (Facts.SharedKey), so a Reset
+// cannot know how long another parameter set's decisions last:
+// exact.MaxDuration, the longest window of any.
+func resetTTL(a *algo) time.Duration {
 	if a.facts.SharedKey {
-		return exact.MaxSpan
+		return exact.MaxDuration
 	}
-	return min(exact.MaxSpan, 2*a.policy.Window)
+	return min(exact.MaxDuration, 2*a.policy.Window)
 }
 
 // key is the Redis key of one rule's state for one identity, under an

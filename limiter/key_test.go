@@ -60,9 +60,9 @@ func TestRuleNames(t *testing.T) {
 	}
 }
 
-// Algorithms whose state shares a key share its Reset mark, with one span
+// Algorithms whose state shares a key share its Reset mark, with one TTL
 // long enough for every one of their give-backs (twice its window, at
-// most exact.MaxSpan), so that a Reset through any of them voids the
+// most exact.MaxDuration), so that a Reset through any of them voids the
 // others' give-backs for as long as these can return anything; states
 // under different keys have different marks.
 func TestResetMarkIsTheStateKeys(t *testing.T) {
@@ -71,24 +71,24 @@ func TestResetMarkIsTheStateKeys(t *testing.T) {
 		algorithms.FixedWindow{Limit: 4, Window: h}, algorithms.FixedWindow{Limit: 2, Window: h, Anchored: true}, algorithms.FixedWindow{Limit: 4, Window: m},
 		algorithms.SlidingWindow{Limit: 4, Window: h}, algorithms.SlidingWindow{Limit: 2, Window: h},
 		algorithms.SlidingLog{Limit: 4, Window: h}, algorithms.SlidingLog{Limit: 2, Window: h}, algorithms.SlidingLog{Limit: 2, Window: m},
-		algorithms.Concurrency{Limit: 4, Lease: h}, algorithms.Concurrency{Limit: 2, Lease: h},
+		algorithms.Concurrency{Limit: 4, TTL: h}, algorithms.Concurrency{Limit: 2, TTL: h},
 		algorithms.TokenBucket{Capacity: 4, Rate: 1, Period: h}, algorithms.TokenBucket{Capacity: 4, Rate: 2, Period: h},
 		algorithms.LeakyBucket{Capacity: 4, Rate: 1, Period: h}, algorithms.LeakyBucket{Capacity: 2, Rate: 1, Period: h},
-		algorithms.GCRA{Rate: 1, Period: m, Burst: 1}, algorithms.GCRA{Rate: 1, Period: 24 * h, Burst: 365}, algorithms.GCRA{Rate: 1, Period: exact.MaxSpan, Burst: 1},
-		algorithms.Queue{Rate: 10, Period: time.Second}, algorithms.Queue{Rate: 1, Period: h, MaxDelay: exact.MaxSpan},
+		algorithms.GCRA{Rate: 1, Period: m, Burst: 1}, algorithms.GCRA{Rate: 1, Period: 24 * h, Burst: 365}, algorithms.GCRA{Rate: 1, Period: exact.MaxDuration, Burst: 1},
+		algorithms.Queue{Rate: 10, Period: time.Second}, algorithms.Queue{Rate: 1, Period: h, MaxDelay: exact.MaxDuration},
 	}
 	r := &rule{name: "api"}
 	for _, a := range algs {
 		for _, b := range algs {
 			algA, algB := newAlgo(a), newAlgo(b)
 			ka, kb := r.key("rl", "acme", algA.suffix), r.key("rl", "acme", algB.suffix)
-			markA, spanA := resetMark(ka, algA)
-			markB, spanB := resetMark(kb, algB)
+			markA, ttlA := resetMark(ka, algA)
+			markB, ttlB := resetMark(kb, algB)
 			switch {
-			case ka == kb && (markA != markB || spanA != spanB):
-				t.Errorf("%v and %v share %s: marks %s for %v and %s for %v", a, b, ka, markA, spanA, markB, spanB)
-			case ka == kb && spanA < min(exact.MaxSpan, 2*algorithms.PolicyOf(b).Window):
-				t.Errorf("%v and %v share %s: a mark of %v is shorter than twice %v's window", a, b, ka, spanA, b)
+			case ka == kb && (markA != markB || ttlA != ttlB):
+				t.Errorf("%v and %v share %s: marks %s for %v and %s for %v", a, b, ka, markA, ttlA, markB, ttlB)
+			case ka == kb && ttlA < min(exact.MaxDuration, 2*algorithms.PolicyOf(b).Window):
+				t.Errorf("%v and %v share %s: a mark of %v is shorter than twice %v's window", a, b, ka, ttlA, b)
 			case ka != kb && markA == markB:
 				t.Errorf("%v (%s) and %v (%s) share the mark %s", a, ka, b, kb, markA)
 			}

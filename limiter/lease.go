@@ -56,15 +56,16 @@ type lease struct {
 	expires  time.Time // local time its units may be spent until
 	free     int       // unspent and not reserved
 	reserved int       // reserved by decisions in flight
-	ended    bool      // spent from no more; what is free goes back once reserved is 0
-	given    bool      // given back: the store's give-back of its token is used
+	ended    bool      // spent from no more; what is free is refunded once reserved is 0
+	refunded bool      // refunded: the store's refund of its token is used
 }
 
-// giveBack is what a lease returns to the store when it ends.
-type giveBack struct {
-	refund   StoreRefund
-	at       time.Time
-	fallback bool
+// refund is what a lease gives back to the store that leased it when it
+// ends: its free units.
+type refund struct {
+	StoreRefund
+	at       time.Time // the lease's decision's instant
+	fallback bool      // leased from the fallback store
 }
 
 // spend is a leased check's part in a decision: units reserved from a
@@ -153,8 +154,8 @@ func (ls *leases) dropIdle(now time.Time, ttl time.Duration) {
 
 // reserve takes n units of the pool's current lease for a decision, if it
 // has them unexpired, else of its spare; a lease expired, or with too few
-// units left for n, ends (its give-back is appended to out).
-func (p *pool) reserve(n int, now time.Time, out []*giveBack) (*lease, []*giveBack) {
+// units left for n, ends (its refund is appended to out).
+func (p *pool) reserve(n int, now time.Time, out []*refund) (*lease, []*refund) {
 	for {
 		l := p.current
 		if l == nil {
@@ -195,13 +196,13 @@ func (p *pool) ahead(n int, now time.Time) bool {
 // empty reports whether the pool holds no lease. p.mu is held.
 func (p *pool) empty() bool { return p.current == nil && p.spare == nil }
 
-// slots is the pool's current and spare leases, either nil. p.mu is held.
-func (p *pool) slots() [2]*lease { return [2]*lease{p.current, p.spare} }
+// both is the pool's current and spare leases, either nil. p.mu is held.
+func (p *pool) both() [2]*lease { return [2]*lease{p.current, p.spare} }
 
 // held is the units the pool's leases hold free. p.mu is held.
 func (p *pool) held() int {
 	n := 0
-	for _, l := range p.slots() {
+	for _, l := range p.both() {
 		if l != nil {
 			n += l.free
 		}
@@ -220,10 +221,10 @@ func (p *pool) took() {
 	}
 }
 
-// end ends l: it is spent from no more, and what it holds free goes back
-// now, or once the decisions that reserved some of it are over. p.mu is
-// held.
-func (p *pool) end(l *lease) *giveBack {
+// end ends l: it is spent from no more, and what it holds free is
+// refunded now, or once the decisions that reserved some of it are over.
+// p.mu is held.
+func (p *pool) end(l *lease) *refund {
 	switch l {
 	case p.current:
 		p.current = nil
@@ -231,55 +232,56 @@ func (p *pool) end(l *lease) *giveBack {
 		p.spare = nil
 	}
 	l.ended = true
-	return l.settle()
+	return l.refundFree()
 }
 
-// settle is l's give-back, once l has ended and nothing is reserved
-// from it: its free units, once (settle leaves none free).
-func (l *lease) settle() *giveBack {
-	if !l.ended || l.reserved > 0 || l.free == 0 || l.given {
+// refundFree is l's refund, once l has ended and nothing is reserved
+// from it: its free units, once (refundFree leaves none free).
+func (l *lease) refundFree() *refund {
+	if !l.ended || l.reserved > 0 || l.free == 0 || l.refunded {
 		return nil
 	}
-	l.given = true
+	l.refunded = true
 	c := l.check
-	resets, span := resetMark(c.Key, l.algo)
-	g := &giveBack{at: l.at, fallback: l.fallback, refund: StoreRefund{Check: c, Back: l.free, Token: l.token, Resets: resets, Span: span}}
+	resets, ttl := resetMark(c.Key, l.algo)
+	rf := &refund{at: l.at, fallback: l.fallback, StoreRefund: StoreRefund{Check: c, Back: l.free, Token: l.token, Resets: resets, MarkTTL: ttl}}
 	l.free = 0
-	return g
+	return rf
 }
 
-// resolve ends a reservation of n units from l: spent, or back to l's
+// resolve ends a reservation of n units from l: spent, or restored to l's
 // free units when the decision was denied or failed. r is the check's
 // result, served from l: the rule's result at the last take, aged, with
 // the units the pool holds added to what remains.
-func (p *pool) resolve(l *lease, n int, spent bool, now time.Time) (r algorithms.Result, out *giveBack) {
+func (p *pool) resolve(l *lease, n int, spent bool, now time.Time) (r algorithms.Result, out *refund) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l.reserved -= n
 	if !spent {
 		l.free += n
 	}
-	out = l.settle()
+	out = l.refundFree()
 	r = p.aged(now)
 	r.Allowed, r.Remaining = true, r.Remaining+p.held()
 	return r, out
 }
 
-// unspend returns n units a decision spent from l (Settle's give-back):
-// they are free again in l if the pool still holds it, else they go back
-// to the store with l's give-back, unless that was done (they are then
-// lost: stricter, never looser).
-func (p *pool) unspend(l *lease, n int) *giveBack {
+// restore puts back n units a decision spent from l (Settle below the
+// cost):
+// they are free again in l if the pool still holds it, else they are
+// refunded to the store with l's refund, unless that was done (they are
+// then lost: stricter, never looser).
+func (p *pool) restore(l *lease, n int) *refund {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l.given {
+	if l.refunded {
 		return nil
 	}
 	l.free += n
 	if p.current != l && p.spare != l {
 		l.ended = true
 	}
-	return l.settle()
+	return l.refundFree()
 }
 
 // size is how many units a take asks for beyond its cost: the pool's
@@ -302,7 +304,7 @@ func (p *pool) size(now time.Time, iv time.Duration, quota int) int {
 // and what the pool holds in res's Remaining; when the rule denied, or
 // its take came up short (the store had less than asked), no take before
 // an interval has passed, or the rule's wait if longer.
-func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, r checked, asked int, now time.Time) (l *lease, out *giveBack) {
+func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, r checked, asked int, now time.Time) (l *lease, out *refund) {
 	iv := r.rule.leaseInterval
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -333,16 +335,16 @@ func (p *pool) taken(d Decision, res *RuleResult, c StoreCheck, r checked, asked
 // install puts a lease just taken in the pool: as its spare while the
 // current one is live with units left (a take ahead), else as the current
 // one. The lease it displaces (a concurrent take's) ends. p.mu is held.
-func (p *pool) install(l *lease, now time.Time) *giveBack {
-	slot := &p.current
+func (p *pool) install(l *lease, now time.Time) *refund {
+	place := &p.current
 	if c := p.current; c != nil && now.Before(c.expires) && c.free > 0 {
-		slot = &p.spare
+		place = &p.spare
 	}
-	var out *giveBack
-	if *slot != nil {
-		out = p.end(*slot)
+	var out *refund
+	if *place != nil {
+		out = p.end(*place)
 	}
-	*slot = l
+	*place = l
 	return out
 }
 
@@ -369,7 +371,7 @@ func (p *pool) aged(now time.Time) algorithms.Result {
 }
 
 // sweep starts the goroutine that ends expired leases nothing asks for
-// any more, gives their units back and forgets idle pools, until Close.
+// any more, refunds their units and forgets idle pools, until Close.
 func (l *Limiter) sweep() {
 	every := time.Duration(maxLease)
 	for _, r := range l.rules {
@@ -389,21 +391,21 @@ func (l *Limiter) sweep() {
 			case <-ls.stop:
 				return
 			case <-t.C:
-				l.returnLeases(ls.expired(time.Now(), false))
+				l.refundLeases(ls.expired(time.Now(), false))
 			}
 		}
 	}()
 }
 
 // expired ends the leases expired at now (all of them when all is set),
-// returns their give-backs, and forgets pools idle for a minute.
-func (ls *leases) expired(now time.Time, all bool) []*giveBack {
+// returns their refunds, and forgets pools idle for a minute.
+func (ls *leases) expired(now time.Time, all bool) []*refund {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	var out []*giveBack
+	var out []*refund
 	for key, p := range ls.pools {
 		p.mu.Lock()
-		for _, l := range p.slots() {
+		for _, l := range p.both() {
 			if l != nil && (all || !now.Before(l.expires)) {
 				if g := p.end(l); g != nil {
 					out = append(out, g)
@@ -425,16 +427,16 @@ func (ls *leases) isClosed() bool {
 	return ls.closed
 }
 
-// forget drops key's pool (Reset): its lease's units are not given back,
-// since a Reset voids give-backs of what was decided before it.
+// forget drops key's pool (Reset): its lease's units are not refunded,
+// since a Reset voids refunds of what was decided before it.
 func (ls *leases) forget(key string) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if p := ls.pools[key]; p != nil {
 		p.mu.Lock()
-		for _, l := range p.slots() {
+		for _, l := range p.both() {
 			if l != nil {
-				l.ended, l.given = true, true
+				l.ended, l.refunded = true, true
 			}
 		}
 		p.current, p.spare = nil, nil
@@ -443,14 +445,14 @@ func (ls *leases) forget(key string) {
 	}
 }
 
-// Close gives back the units of every lease (see Rule.Lease) and stops
-// leasing, and the sweeper: later decisions of leased rules ask the store
-// each time. A Limiter without leased rules has nothing to close. It
-// returns the store's error when a give-back failed. Such a give-back is
-// not sent again, and its outcome is unknown: one that timed out may
-// still have been applied (Redis runs a script it received even after
-// the caller stopped waiting); units not given back stay consumed until
-// the rule's state recovers them. Close is safe to call more than once.
+// Close refunds the units of every lease (see Rule.Lease) to the store and
+// stops leasing, and the sweeper: later decisions of leased rules ask the
+// store each time. A Limiter without leased rules has nothing to close. It
+// returns the store's error when a refund failed. Such a refund is not
+// sent again, and its outcome is unknown: one that timed out may still
+// have been applied (Redis runs a script it received even after the
+// caller stopped waiting); units not refunded stay consumed until the
+// rule's state recovers them. Close is safe to call more than once.
 func (l *Limiter) Close() error {
 	ls := l.leases
 	if ls == nil {
@@ -467,5 +469,5 @@ func (l *Limiter) Close() error {
 		close(ls.stop)
 		ls.swept.Wait()
 	}
-	return l.returnLeases(ls.expired(l.local(), true))
+	return l.refundLeases(ls.expired(l.local(), true))
 }

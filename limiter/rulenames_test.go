@@ -95,7 +95,7 @@ var quota3 = []algorithms.Algorithm{
 	algorithms.LeakyBucket{Capacity: 3, Rate: 1, Period: time.Hour},
 	algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 3},
 	algorithms.Queue{Rate: 1, Period: time.Hour, MaxDelay: 2 * time.Hour},
-	algorithms.Concurrency{Limit: 3, Lease: time.Hour},
+	algorithms.Concurrency{Limit: 3, TTL: time.Hour},
 }
 
 // A table of limiters, one per algorithm, all naming their rule "api" on

@@ -8,8 +8,8 @@ import (
 )
 
 // ErrSettled is returned by Settle for a decision that was settled
-// already, by Settle or by Wait's give-back when its context ended: a
-// decision is settled once, and a second Settle changes nothing.
+// already, by Settle or by Wait (which settles it at 0 when its context
+// ended): a decision is settled once, and a second Settle changes nothing.
 var ErrSettled = errors.New("ratelimit: decision already settled")
 
 // Settle charges an allowed decision's rules their final costs, once they
@@ -21,11 +21,11 @@ var ErrSettled = errors.New("ratelimit: decision already settled")
 // rules may deny: the returned Decision says (Allowed true when nothing
 // more was charged). Settling a denied decision changes nothing.
 //
-// A give-back never returns more than a decision of the final cost at the
+// A refund never returns more than a decision of the final cost at the
 // original instant would have left, whatever happened since: exactly the
 // difference while the rule's state has not emptied in between; for the
 // buckets and GCRA, once the decision's own share has drained away (the
-// bucket refilled while a long response ran) or other give-backs took the
+// bucket refilled while a long response ran) or other refunds took the
 // level below it, only what is left of it; for a queue, exactly the part
 // of the decision's turns still ahead, in any order (see "Settlement" in
 // the package doc).
@@ -34,7 +34,7 @@ var ErrSettled = errors.New("ratelimit: decision already settled")
 // Settle returns ErrSettled and changes nothing. Settle
 // runs against the store that decided (the fallback, for a
 // Decision.Fallback). Like a decision, it runs once and is never retried:
-// a give-back lost to a Redis failure leaves the charge in place
+// a refund lost to a Redis failure leaves the charge in place
 // (stricter, never looser), reported as an ErrBackend error.
 func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decision, error) {
 	if !d.Allowed {
@@ -46,7 +46,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	var refunds []StoreRefund
 	var extra []StoreCheck
 	var names []checked
-	var unspent []int // per result: units back to its lease
+	var restored []int // per result: units restored to its lease
 	for i, res := range d.Results {
 		c, f, r := res.check, final[i], l.rules[res.Rule]
 		switch {
@@ -55,13 +55,13 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 		case f < 0:
 			return Decision{}, fmt.Errorf("%w: rule %q: negative final cost %d", ErrCheck, res.Rule, f)
 		case f < c.Cost && res.lease != nil:
-			if unspent == nil {
-				unspent = make([]int, len(d.Results))
+			if restored == nil {
+				restored = make([]int, len(d.Results))
 			}
-			unspent[i] = c.Cost - f
+			restored[i] = c.Cost - f
 		case f < c.Cost:
-			resets, span := resetMark(c.Key, l.algoOfCheck(r, c))
-			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token, Resets: resets, Span: span})
+			resets, ttl := resetMark(c.Key, l.algoOfCheck(r, c))
+			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token, Resets: resets, MarkTTL: ttl})
 		case f > c.Cost:
 			a := l.algoOfCheck(r, c)
 			c.Cost = f - c.Cost
@@ -76,10 +76,10 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	if len(refunds) > 0 {
 		err = l.refund(ctx, d, refunds)
 	}
-	for i, n := range unspent {
+	for i, n := range restored {
 		if res := d.Results[i]; n > 0 {
-			if g := res.pool.unspend(res.lease, n); g != nil && err == nil {
-				err = l.returnLeases([]*giveBack{g})
+			if rf := res.pool.restore(res.lease, n); rf != nil && err == nil {
+				err = l.refundLeases([]*refund{rf})
 			}
 		}
 	}

@@ -43,7 +43,7 @@ func queueTable(t *testing.T, store limiter.Store, prefix string) {
 			r := d.Results[0]
 			switch {
 			case i <= 20 && (!d.Allowed || r.Delay != time.Duration(i)*100*time.Millisecond || r.Remaining != 20-i):
-				t.Fatalf("request %d: %+v, want a turn in %d ms and %d slots left", i, r, i*100, 20-i)
+				t.Fatalf("request %d: %+v, want a turn in %d ms and %d turns left", i, r, i*100, 20-i)
 			case i > 20 && (d.Allowed || r.RetryAfter != 100*time.Millisecond || r.Remaining != 0):
 				t.Fatalf("request %d: %+v, want refused for 100 ms", i, r)
 			}
@@ -51,8 +51,8 @@ func queueTable(t *testing.T, store limiter.Store, prefix string) {
 				queued = append(queued, d)
 			}
 		}
-		if r := queued[20].Results[0]; r.Limit != 21 || r.ResetAfter != 2100*time.Millisecond || r.NextAfter != 100*time.Millisecond {
-			t.Errorf("last queued: %+v, want limit 21, empty in 2.1 s, a slot in 100 ms", r)
+		if r := queued[20].Results[0]; r.Policy.Quota != 21 || r.ResetAfter != 2100*time.Millisecond || r.NextAfter != 100*time.Millisecond {
+			t.Errorf("last queued: %+v, want quota 21, empty in 2.1 s, a turn in 100 ms", r)
 		}
 		// Three give up: their turns go to the next three to arrive.
 		for _, i := range []int{5, 6, 7} {
@@ -83,7 +83,7 @@ func queueTable(t *testing.T, store limiter.Store, prefix string) {
 			t.Errorf("denied stack: %+v, want denied by the gate, the queue's next turn still 100 ms away", d)
 		}
 		if st, _ := lim.Status(ctx, "q", "other"); st.Results[0].Remaining != 20 {
-			t.Errorf("after a denied stack the queue has %d slots, want 20", st.Results[0].Remaining)
+			t.Errorf("after a denied stack the queue has %d turns, want 20", st.Results[0].Remaining)
 		}
 		// A context already done takes no turn, on every store.
 		done, cancel := context.WithCancel(ctx)
@@ -92,7 +92,7 @@ func queueTable(t *testing.T, store limiter.Store, prefix string) {
 			t.Errorf("Wait with a cancelled context: %+v, %v; want context.Canceled and no turn", d, err)
 		}
 		if st, _ := lim.Status(ctx, "q", "late"); st.Results[0].Remaining != 21 {
-			t.Errorf("after a cancelled Wait the queue has %d slots, want 21", st.Results[0].Remaining)
+			t.Errorf("after a cancelled Wait the queue has %d turns, want 21", st.Results[0].Remaining)
 		}
 	}
 }
@@ -103,43 +103,43 @@ func TestConcurrency(t *testing.T) {
 	}
 }
 
-// concurrencyTable holds at most 10 leases at once on store: the 11th
-// request is refused until a lease is given back or, if its holder died,
-// expires after the 30 s lease.
+// concurrencyTable holds at most 10 slots at once on store: the 11th
+// request is refused until a slot is given back or, if its holder died,
+// expires after the 30 s TTL.
 func concurrencyTable(t *testing.T, store limiter.Store, prefix string) {
 	now := bases[1]
-	lim, err := limiter.New(store, []limiter.Rule{{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, Lease: 30 * time.Second}}},
+	lim, err := limiter.New(store, []limiter.Rule{{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, TTL: 30 * time.Second}}},
 		limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix), limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var leases []limiter.Decision
+	var slots []limiter.Decision
 	for i := range 10 {
 		now = now.Add(time.Millisecond)
 		d, err := lim.Allow(ctx, "in-flight", "key")
 		if err != nil || !d.Allowed || d.Results[0].Remaining != 9-i || d.Results[0].Policy.Unit != "concurrent-requests" {
-			t.Fatalf("lease %d: %+v %v", i, d, err)
+			t.Fatalf("slot %d: %+v %v", i, d, err)
 		}
-		leases = append(leases, d)
+		slots = append(slots, d)
 	}
 	d, _ := lim.Allow(ctx, "in-flight", "key")
 	if d.Allowed || d.Results[0].RetryAfter != 30*time.Second-9*time.Millisecond {
-		t.Fatalf("11th: %+v, want refused until the oldest lease expires", d.Results[0])
+		t.Fatalf("11th: %+v, want refused until the oldest slot expires", d.Results[0])
 	}
-	if _, err := lim.Settle(ctx, leases[4], 0); err != nil { // a request ends
+	if _, err := lim.Settle(ctx, slots[4], 0); err != nil { // a request ends
 		t.Fatal(err)
 	}
 	if d, _ := lim.Allow(ctx, "in-flight", "key"); !d.Allowed || d.Results[0].Remaining != 0 {
-		t.Fatalf("after a release: %+v, want the freed lease", d.Results[0])
+		t.Fatalf("after a release: %+v, want the freed slot", d.Results[0])
 	}
-	// The holders die: nothing is released, the leases expire.
+	// The holders die: nothing is released, the slots expire.
 	now = now.Add(30*time.Second - 10*time.Millisecond)
 	if d, _ := lim.Allow(ctx, "in-flight", "key"); d.Allowed {
-		t.Fatal("admitted before any lease expired")
+		t.Fatal("admitted before any slot expired")
 	}
 	now = now.Add(time.Millisecond)
 	if d, _ := lim.Allow(ctx, "in-flight", "key"); !d.Allowed {
-		t.Fatalf("the oldest lease did not expire after 30 s: %+v", d.Results[0])
+		t.Fatalf("the oldest slot did not expire after 30 s: %+v", d.Results[0])
 	}
 }
 

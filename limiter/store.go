@@ -32,11 +32,11 @@ type Store interface {
 	Block(ctx context.Context, now time.Time, key string, d time.Duration) error
 	// Delete forgets keys, which share one hash tag with marks, and
 	// returns how many held state. When one did, it writes at each of
-	// marks, in the same atomic step, a block of the span at the same
+	// marks, in the same atomic step, a block lasting the TTL at the same
 	// index from now (a Reset's mark: see StoreRefund.Resets; a longer one
-	// in place is kept; a span under 1 µs writes none); when none did, it
+	// in place is kept; a TTL under 1 µs writes none); when none did, it
 	// writes nothing.
-	Delete(ctx context.Context, now time.Time, marks []string, spans []time.Duration, keys ...string) (int, error)
+	Delete(ctx context.Context, now time.Time, marks []string, ttls []time.Duration, keys ...string) (int, error)
 }
 
 // StoreCheck is one rule's part of a stacked decision, ready for a store.
@@ -58,7 +58,7 @@ type StoreCheck struct {
 	// Lease, when positive and Cost is too, asks for a quota lease with
 	// the request: once the stack is allowed, up to Lease more units are
 	// taken, no more than half of what remains beyond Cost, as one
-	// consumption of Cost plus the lease (its Token gives back either).
+	// consumption of Cost plus the lease (its Token refunds either).
 	// RuleResult.Leased says how many. A store that does not lease takes
 	// none. Only for the algorithms whose units are fungible: the windows,
 	// the buckets and GCRA.
@@ -77,13 +77,13 @@ type StoreRefund struct {
 	// Token is the Decide result's Token for the check.
 	Token Token
 	// Resets is the key of the mark a Reset of the check's rule and
-	// identity leaves, written like a block of Span (its value is the
-	// Reset's instant plus Span), or "" for none to read: while the mark
-	// lasts, a give-back of a decision made at or before the Reset's
+	// identity leaves, written like a block lasting MarkTTL (its value is
+	// the Reset's instant plus MarkTTL), or "" for none to read: while the
+	// mark lasts, a refund of a decision made at or before the Reset's
 	// instant gives nothing.
 	Resets string
-	// Span is the mark's duration for the check's rule.
-	Span time.Duration
+	// MarkTTL is how long the mark lasts for the check's rule.
+	MarkTTL time.Duration
 }
 
 // Token is what a store needs to give back a check's consumption: the

@@ -19,13 +19,13 @@ func delayOf(d Decision) time.Duration {
 
 // Wait decides like Decide and, when the checks are allowed with a delay
 // (a Queue rule), waits for the request's turn before returning: for job
-// workers, that take their slot and then run. A denied decision returns at
+// workers, that take their turn and then run. A denied decision returns at
 // once (its RetryAfter says when to come back). With a ctx already done,
 // Wait takes no turn and returns ctx's error, like Decide. When ctx ends
 // before the turn, Wait gives everything the decision consumed back (the
-// slot goes to the next request to arrive; the decision is then settled)
+// turn goes to the next request to arrive; the decision is then settled)
 // and returns the decision with ctx's error (not an ErrBackend, unless
-// the give-back failed too): do not proceed.
+// that settlement failed too): do not proceed.
 func (l *Limiter) Wait(ctx context.Context, checks ...Check) (Decision, error) {
 	d, err := l.Decide(ctx, checks...)
 	if err != nil || !d.Allowed {

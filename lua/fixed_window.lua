@@ -51,7 +51,7 @@ if refunds then
     local s, n = load_state(key)
     if s == mark then
       if n > back then
-        restore(key, "%d:%d", s, n - back)
+        rewrite(key, "%d:%d", s, n - back)
       else
         call("DEL", key)
       end

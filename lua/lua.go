@@ -2,7 +2,7 @@
 // readable file per algorithm (fixed_window.lua, sliding_log.lua,
 // sliding_window.lua, token_bucket.lua, leaky_bucket.lua, gcra.lua: its
 // decision, commit and refund, and queue.lua), helper files (lib.lua
-// always; state.lua, verdict.lua, ledger.lua (the bound on give-backs of
+// always; state.lua, verdict.lua, ledger.lua (the bound on refunds of
 // the rules whose state drains) and meter.lua for the algorithms that use
 // them; decide.lua, the decision of one stack, for the drivers that
 // decide; batches.lua, the decision of several stacks, for the batch
@@ -11,7 +11,7 @@
 // all-or-nothing, batch.lua decides several stacks in one run (the
 // decisions a client coalesced) and slots.lua those of several hash slots
 // of one Redis Cluster node (both functions of the library only),
-// refund.lua gives back all or part of a decision's consumption (after
+// refund.lua refunds all or part of a decision's consumption (after
 // refund_mode.lua), block.lua blocks a client for a rule, delete.lua
 // forgets a client's keys (and leaves a Reset's mark when it forgot any).
 //

@@ -2,21 +2,21 @@
 -- second half of the consume-then-refund protocol for a stack whose keys
 -- span Redis Cluster slots (one stack.lua run per slot; if any denies, the
 -- others refund), and the settlement of a cost known after the response.
--- Each give-back returns at most what a smaller decision at the original
+-- Each refund returns at most what a smaller decision at the original
 -- instant would have left (see refunds in lib.lua), and nothing when an
 -- operator's Reset forgot the state since the decision.
 -- KEYS[2i-1], KEYS[2i]: the state key of rule i and the key of the mark
 --   a Reset of its rule and identity leaves (block.lua writes it: the
---   Reset's instant plus a span).
+--   Reset's instant plus the mark's TTL).
 -- ARGV[1]: now in µs since the Unix epoch, or "" to read the server's TIME.
 -- ARGV[2]: the shortest TTL in ms a written key gets (as in stack.lua).
 -- ARGV[3]: the instant of the decision, in µs, that stack.lua reported.
 -- ARGV[REFUND_ARGS_HEAD + 1 + REFUND_ARGS_PER_RULE*(i-1) ...]: rule i (as
 --   in stack.lua), the cost it was decided at, the units to give back, the
---   token stack.lua returned for it (mark, refunded), and the mark's span
+--   token stack.lua returned for it (mark, refunded), and the mark's TTL
 --   in µs ("" when there is no mark to read: KEYS[2i] is then unread): a
---   mark whose end less that span, the Reset's instant, is at or after
---   the decision voids the give-back.
+--   mark whose end less that TTL, the Reset's instant, is at or after
+--   the decision voids the refund.
 -- Reply: the number of rules refunded.
 local now, err = clock()
 if not now then
@@ -31,11 +31,11 @@ for i = 1, #KEYS / 2 do
   if refund == nil then
     return unknown(ARGV[a])
   end
-  local span, reset = ARGV[a + 5], nil
-  if span ~= "" then
+  local mark_ttl, reset = ARGV[a + 5], nil
+  if mark_ttl ~= "" then
     reset = tonumber(call("GET", KEYS[2 * i]))
   end
-  if not reset or at > reset - tonumber(span) then
+  if not reset or at > reset - tonumber(mark_ttl) then
     refund(KEYS[2 * i - 1], now, at, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), r[2], r[3], r[4])
     n = n + 1
   end

@@ -80,8 +80,8 @@ if refunds then
 end
 
 -- A concurrency limit (algorithms.Concurrency) is a sliding log whose
--- window is the lease: one entry per lease, given back by its refund when
--- the request ends, expiring after the lease otherwise. Registered as
+-- window is the TTL: one entry per slot, given back by its refund when
+-- the request ends, expiring after the TTL otherwise. Registered as
 -- algorithms.cc.
 algorithms.cc, commits.cc = algorithms.sl, commits.sl
 if refunds then

@@ -87,9 +87,9 @@ if refunds then
   refunds.sw = function(key, now, at, cost, back, mark, _, limit, window)
     local s, c, p = load_state(key)
     if s == mark then
-      restore(key, "%d:%d:%d", s, max(0, c - back), p)
+      rewrite(key, "%d:%d:%d", s, max(0, c - back), p)
     elseif s == mark + window then
-      restore(key, "%d:%d:%d", s, c, max(0, p - back))
+      rewrite(key, "%d:%d:%d", s, c, max(0, p - back))
     end
   end
 end

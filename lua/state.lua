@@ -20,7 +20,7 @@ local function store(key, us, fmt, ...)
   call("SET", key, format(fmt, ...), "PX", ttl_ms(us))
 end
 
--- restore rewrites packed state and keeps the key's TTL (for refunds).
-local function restore(key, fmt, ...)
+-- rewrite writes packed state again and keeps the key's TTL (for refunds).
+local function rewrite(key, fmt, ...)
   call("SET", key, format(fmt, ...), "KEEPTTL")
 end

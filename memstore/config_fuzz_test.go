@@ -26,8 +26,8 @@ func FuzzConfig(f *testing.F) {
 	f.Add(uint8(3), int64(1<<40), int64(-1), int64(0), int64(-5), int64(0))
 	f.Add(uint8(5), int64(7), int64(1<<50), int64(time.Millisecond), int64(1<<30), int64(8_000_000_000_000_000))
 	_, rdb := redistest.Mini(f)
-	f.Fuzz(func(t *testing.T, kind uint8, a, b, span, cost, at int64) {
-		d := time.Duration(span)
+	f.Fuzz(func(t *testing.T, kind uint8, a, b, dur, cost, at int64) {
+		d := time.Duration(dur)
 		var alg algorithms.Algorithm
 		switch kind % 6 {
 		case 0:
@@ -59,7 +59,7 @@ func FuzzConfig(f *testing.F) {
 			t.Fatal(err)
 		}
 		quota := algorithms.PolicyOf(alg).Quota
-		if quota <= 0 || algorithms.PolicyOf(alg).Window <= 0 || algorithms.PolicyOf(alg).Window > exact.MaxSpan {
+		if quota <= 0 || algorithms.PolicyOf(alg).Window <= 0 || algorithms.PolicyOf(alg).Window > exact.MaxDuration {
 			t.Fatalf("%v: policy %+v", alg, algorithms.PolicyOf(alg))
 		}
 		c := int(min(max(0, cost), int64(quota)+1))

@@ -26,9 +26,9 @@ var (
 	runs atomic.Int64
 )
 
-// randomSpan is a window, period or lease: short ones make boundaries
-// frequent.
-func randomSpan(rng *rand.Rand) time.Duration {
+// randomDuration is a window, period, TTL, penalty or lease: short ones
+// make boundaries frequent.
+func randomDuration(rng *rand.Rand) time.Duration {
 	return []time.Duration{time.Millisecond, 7 * time.Millisecond, 250 * time.Millisecond, time.Second, time.Minute}[rng.IntN(5)]
 }
 
@@ -36,18 +36,18 @@ func randomSpan(rng *rand.Rand) time.Duration {
 // parameters: short windows make boundaries frequent, odd rates make
 // periods that are not whole microseconds.
 func randomRules(rng *rand.Rand) []limiter.Rule {
-	span := func() time.Duration { return randomSpan(rng) }
+	dur := func() time.Duration { return randomDuration(rng) }
 	n := func() int { return 1 + rng.IntN(6) }
 	rules := []limiter.Rule{
-		{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: n(), Window: span()}},
-		{Name: "sl", Algorithm: algorithms.SlidingLog{Limit: n(), Window: span()}},
-		{Name: "sw", Algorithm: algorithms.SlidingWindow{Limit: n(), Window: span()}},
-		{Name: "tb", Algorithm: algorithms.TokenBucket{Capacity: n(), Rate: n(), Period: span()}},
-		{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: n(), Rate: n(), Period: span()}},
-		{Name: "gc", Algorithm: algorithms.GCRA{Rate: n(), Period: span(), Burst: n()}},
-		{Name: "fa", Algorithm: algorithms.FixedWindow{Limit: n(), Window: span(), Anchored: true}},
-		{Name: "qu", Algorithm: algorithms.Queue{Rate: n(), Period: span(), MaxDelay: span() * time.Duration(rng.IntN(3))}},
-		{Name: "cc", Algorithm: algorithms.Concurrency{Limit: n(), Lease: span()}},
+		{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: n(), Window: dur()}},
+		{Name: "sl", Algorithm: algorithms.SlidingLog{Limit: n(), Window: dur()}},
+		{Name: "sw", Algorithm: algorithms.SlidingWindow{Limit: n(), Window: dur()}},
+		{Name: "tb", Algorithm: algorithms.TokenBucket{Capacity: n(), Rate: n(), Period: dur()}},
+		{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: n(), Rate: n(), Period: dur()}},
+		{Name: "gc", Algorithm: algorithms.GCRA{Rate: n(), Period: dur(), Burst: n()}},
+		{Name: "fa", Algorithm: algorithms.FixedWindow{Limit: n(), Window: dur(), Anchored: true}},
+		{Name: "qu", Algorithm: algorithms.Queue{Rate: n(), Period: dur(), MaxDelay: dur() * time.Duration(rng.IntN(3))}},
+		{Name: "cc", Algorithm: algorithms.Concurrency{Limit: n(), TTL: dur()}},
 	}
 	// A third take blocks, half of those with a penalty; of the others,
 	// a leasable rule is leased one time in three.
@@ -56,11 +56,11 @@ func randomRules(rng *rand.Rand) []limiter.Rule {
 		case 0:
 			rules[i].Blockable = true
 		case 1:
-			rules[i].Penalty = span()
+			rules[i].Penalty = dur()
 		case 2, 3:
 			switch rules[i].Algorithm.(type) {
 			case algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.TokenBucket, algorithms.LeakyBucket, algorithms.GCRA:
-				rules[i].Lease = span()
+				rules[i].Lease = dur()
 			}
 		}
 	}
@@ -118,7 +118,7 @@ func operate(t *testing.T, rng *rand.Rand, lua, model *limiter.Limiter, rules []
 	t.Helper()
 	r := rules[rng.IntN(len(rules))]
 	id := string(rune('a' + rng.IntN(3)))
-	span := algorithms.PolicyOf(r.Algorithm).Window
+	window := algorithms.PolicyOf(r.Algorithm).Window
 	var gotErr, wantErr error
 	var gotMore, wantMore limiter.Decision
 	switch rng.IntN(12) {
@@ -144,7 +144,7 @@ func operate(t *testing.T, rng *rand.Rand, lua, model *limiter.Limiter, rules []
 		if !r.Blockable && r.Penalty == 0 {
 			return
 		}
-		d := time.Duration(1+rng.IntN(3)) * span
+		d := time.Duration(1+rng.IntN(3)) * window
 		gotErr, wantErr = lua.Block(ctx, r.Name, id, d), model.Block(ctx, r.Name, id, d)
 	case 5:
 		gotErr, wantErr = lua.Unblock(ctx, r.Name, id), model.Unblock(ctx, r.Name, id)
@@ -187,7 +187,7 @@ func sentinel(err error) error {
 // slot denied keeps that charge, where the model consumed nothing.
 func otherPlans(rng *rand.Rand, rules []limiter.Rule, cluster bool) []limiter.Rule {
 	n := func() int { return 1 + rng.IntN(6) }
-	span := func() time.Duration { return randomSpan(rng) }
+	dur := func() time.Duration { return randomDuration(rng) }
 	plans := make([]limiter.Rule, len(rules))
 	for i, r := range rules {
 		plans[i] = r
@@ -203,17 +203,17 @@ func otherPlans(rng *rand.Rand, rules []limiter.Rule, cluster bool) []limiter.Ru
 			plans[i].Algorithm = a
 		case algorithms.TokenBucket:
 			if !cluster {
-				a.Capacity, a.Rate, a.Period = n(), n(), span()
+				a.Capacity, a.Rate, a.Period = n(), n(), dur()
 				plans[i].Algorithm = a
 			}
 		case algorithms.LeakyBucket:
 			if !cluster {
-				a.Capacity, a.Rate, a.Period = n(), n(), span()
+				a.Capacity, a.Rate, a.Period = n(), n(), dur()
 				plans[i].Algorithm = a
 			}
 		case algorithms.GCRA:
 			if !cluster {
-				a.Rate, a.Period = n(), span()
+				a.Rate, a.Period = n(), dur()
 			}
 			a.Burst = n()
 			plans[i].Algorithm = a

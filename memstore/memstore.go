@@ -179,8 +179,8 @@ func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []limiter.S
 			held = append(held, j)
 		}
 		locked := s.lock(held)
-		// A mark is a block ending its Span after the Reset's instant.
-		if left := s.blockLeft(j, r.Resets, t); left > 0 && at.UnixMicro() <= t+left-r.Span.Microseconds() {
+		// A mark is a block ending its MarkTTL after the Reset's instant.
+		if left := s.blockLeft(j, r.Resets, t); left > 0 && at.UnixMicro() <= t+left-r.MarkTTL.Microseconds() {
 			s.unlock(locked) // a Reset forgot the state since the decision
 			continue
 		}
@@ -223,7 +223,7 @@ func (s *Store) extend(i int, key string, t int64, d time.Duration) {
 // Delete implements limiter.Store: it counts the entries it found, expired
 // ones not yet swept included (now dates the mark only; Unblock, which
 // leaves none, passes no instant). A zero now means time.Now().
-func (s *Store) Delete(_ context.Context, now time.Time, marks []string, spans []time.Duration, keys ...string) (int, error) {
+func (s *Store) Delete(_ context.Context, now time.Time, marks []string, ttls []time.Duration, keys ...string) (int, error) {
 	all := append(keys[:len(keys):len(keys)], marks...)
 	shards := make([]int, len(all))
 	for j, k := range all {
@@ -243,7 +243,7 @@ func (s *Store) Delete(_ context.Context, now time.Time, marks []string, spans [
 			now = time.Now()
 		}
 		for i, mark := range marks {
-			s.extend(shards[len(keys)+i], mark, now.UnixMicro(), spans[i])
+			s.extend(shards[len(keys)+i], mark, now.UnixMicro(), ttls[i])
 		}
 	}
 	return n, nil

@@ -70,14 +70,14 @@ func queueDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) 
 	}
 	var pending []queued
 	for step := range steps {
-		switch span := q.MaxDelay.Microseconds(); rng.IntN(12) {
+		switch maxDelay := q.MaxDelay.Microseconds(); rng.IntN(12) {
 		case 0, 1, 2, 3, 4: // same instant
 		case 5, 6, 7, 8:
-			now = now.Add(time.Duration(rng.Int64N(span/16+1)) * time.Microsecond)
+			now = now.Add(time.Duration(rng.Int64N(maxDelay/16+1)) * time.Microsecond)
 		case 9, 10:
-			now = now.Add(time.Duration(rng.Int64N(span+1)) * time.Microsecond)
+			now = now.Add(time.Duration(rng.Int64N(maxDelay+1)) * time.Microsecond)
 		default: // the queue empties, often
-			now = now.Add(time.Duration(rng.Int64N(3*span+1)) * time.Microsecond)
+			now = now.Add(time.Duration(rng.Int64N(3*maxDelay+1)) * time.Microsecond)
 		}
 		if len(pending) == 0 || len(pending) < 32 && rng.IntN(2) == 0 {
 			c := limiter.Check{Rule: "q", Identity: "x", Cost: 1}

@@ -28,15 +28,15 @@
 //
 // A concurrency limit (algorithms.Concurrency) gets a slot back when a
 // request ends, which the server cannot know in advance: the limiter's
-// wait, until enough of the oldest leases expire, is only the latest a
+// wait, until enough of the oldest slots expire, is only the latest a
 // slot frees up. A refusal by one therefore sends Retry-After: 1 (see
 // WithConcurrencyRetryAfter), and the rule's RateLimit t says the same.
 // X-RateLimit-Reset keeps its meaning, the instant the rule's quota is
-// back in full, which for leases is when every lease now held has
-// expired, at the latest: a 30 s Lease puts it up to 30 s away. It is not
+// back in full, which for slots is when every slot now held has
+// expired, at the latest: a 30 s TTL puts it up to 30 s away. It is not
 // a time to retry; a client that waits for the longer of Retry-After and
-// X-RateLimit-Reset (client.Transport does) waits for the lease to run
-// out.
+// X-RateLimit-Reset (client.Transport does) waits for the slot's TTL to
+// run out.
 //
 // # Trust model
 //

@@ -181,7 +181,7 @@ func ExampleRule_settle() {
 	// 429 remaining=0 retry-after="900"
 }
 
-// At most 10 requests in flight per client, and 100 a minute: the lease is
+// At most 10 requests in flight per client, and 100 a minute: the slot is
 // taken in the same decision as the rate limit, and released when the
 // handler returns.
 func ExampleRule_inFlight() {
@@ -189,7 +189,7 @@ func ExampleRule_inFlight() {
 	defer stop()
 
 	limit, err := middleware.New(rdb, []middleware.Rule{
-		{Name: "in-flight", Key: keyfunc.IP(), Algorithm: algorithms.Concurrency{Limit: 10, Lease: time.Minute}},
+		{Name: "in-flight", Key: keyfunc.IP(), Algorithm: algorithms.Concurrency{Limit: 10, TTL: time.Minute}},
 		{Name: "per-minute", Key: keyfunc.IP(), Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}},
 	}, middleware.WithHeaders(headers.IETF))
 	if err != nil {

@@ -136,7 +136,7 @@ type Event struct {
 //	limit, err := middleware.NewWithLimiter(lim, rules)
 //	...
 //	err = srv.Shutdown(ctx) // no request is being decided or settled
-//	err = lim.Close()       // the unspent units go back
+//	err = lim.Close()       // the unspent units are refunded
 func New(rdb redis.Scripter, rules []Rule, opts ...Option) (func(http.Handler) http.Handler, error) {
 	store, err := redisstore.New(rdb)
 	if err != nil {
@@ -210,7 +210,7 @@ type mw struct {
 	rules []Rule
 	lim   *limiter.Limiter
 	// inFlight is, per rule, whether its algorithm holds its units in
-	// flight (see leases).
+	// flight (see holdsSlots).
 	inFlight []bool
 }
 
@@ -331,7 +331,7 @@ func (m *mw) respond(w http.ResponseWriter, r *http.Request, next http.Handler, 
 	m.cfg.headers.Write(w.Header(), shown)
 	if d.Allowed && queued(d) {
 		// A queue: hold the request until its turn; a client that leaves
-		// first gives its slot back.
+		// first gives its turn back.
 		if err := m.lim.Hold(r.Context(), d); err != nil {
 			if errors.Is(err, limiter.ErrBackend) {
 				m.cfg.onError(r, err)
@@ -357,21 +357,21 @@ func (m *mw) respond(w http.ResponseWriter, r *http.Request, next http.Handler, 
 
 // advertised is d as the response tells it: a concurrency limit's waits
 // (a refusal's RetryAfter, and NextAfter, the RateLimit field's t) at most
-// the configured one (WithConcurrencyRetryAfter). A lease comes back when
+// the configured one (WithConcurrencyRetryAfter). A slot comes back when
 // its request ends, which the server cannot know in advance; the oldest
-// lease's expiry that the limiter reports is only the latest it can come
+// slot's expiry that the limiter reports is only the latest it can come
 // back. A block's wait is kept. d's results are copied before a change:
 // the limiter's decision, which Hold and Settle use, is left alone.
 func (m *mw) advertised(d limiter.Decision, checks []limiter.Check, rules []int) limiter.Decision {
 	copied := false
 	for j, i := range rules {
 		res := d.Results[j]
-		if res.Blocked || !m.leases(checks[j], i) {
+		if res.Blocked || !m.holdsSlots(checks[j], i) {
 			continue
 		}
-		retry, next := res.RetryAfter, min(res.NextAfter, m.cfg.leaseRetry)
+		retry, next := res.RetryAfter, min(res.NextAfter, m.cfg.slotRetry)
 		if !res.Allowed && retry != algorithms.Never {
-			retry = min(retry, m.cfg.leaseRetry)
+			retry = min(retry, m.cfg.slotRetry)
 		}
 		if retry == res.RetryAfter && next == res.NextAfter {
 			continue
@@ -384,10 +384,10 @@ func (m *mw) advertised(d limiter.Decision, checks []limiter.Check, rules []int)
 	return d
 }
 
-// leases reports whether check c of rule i takes a lease: its algorithm
+// holdsSlots reports whether check c of rule i takes slots: its algorithm
 // (its Plan's, or the rule's) holds its units in flight, a concurrency
 // limit.
-func (m *mw) leases(c limiter.Check, i int) bool {
+func (m *mw) holdsSlots(c limiter.Check, i int) bool {
 	if c.Plan == nil {
 		return m.inFlight[i]
 	}

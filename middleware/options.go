@@ -23,16 +23,16 @@ type config struct {
 	deny       func(http.ResponseWriter, *http.Request, limiter.Decision)
 	headers    headers.Names
 	keyStatus  int
-	leaseRetry time.Duration
+	slotRetry  time.Duration
 }
 
 func defaults() config {
 	return config{
-		onError:    newErrorLog(time.Now).handle,
-		deny:       deny,
-		headers:    canonical(headers.XRateLimit),
-		keyStatus:  http.StatusUnauthorized,
-		leaseRetry: time.Second,
+		onError:   newErrorLog(time.Now).handle,
+		deny:      deny,
+		headers:   canonical(headers.XRateLimit),
+		keyStatus: http.StatusUnauthorized,
+		slotRetry: time.Second,
 	}
 }
 
@@ -145,10 +145,10 @@ func WithKeyErrorStatus(status int) Option {
 // concurrency limit (algorithms.Concurrency): 1 s by default. A refusal
 // sends it as Retry-After (rounded up to whole seconds) and, with the IETF
 // fields, as the rule's RateLimit t, which an admitted request that takes
-// the last slot is told too. A lease comes back when its request ends,
+// the last slot is told too. A slot comes back when its request ends,
 // which the server cannot know in advance; the wait the limiter reports,
-// until enough of the oldest leases expire, is only the latest a slot
-// frees up (a 30 s Lease on requests of 2 s would say 30 s), so the
+// until enough of the oldest slots expire, is only the latest a slot
+// frees up (a 30 s TTL on requests of 2 s would say 30 s), so the
 // response advertises the shorter of the two. Set it near the duration of
 // a typical request. X-RateLimit-Reset is not shortened: see the package
 // documentation.
@@ -157,7 +157,7 @@ func WithConcurrencyRetryAfter(d time.Duration) Option {
 		if d <= 0 {
 			return fmt.Errorf("%w: concurrency retry %v is not positive", ratelimit.ErrConfig, d)
 		}
-		c.leaseRetry = d
+		c.slotRetry = d
 		return nil
 	}
 }

@@ -46,10 +46,10 @@ func (r *recorder) Flush() {
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // settles reports whether any check of a request settles after the
-// response: its rule has Settle, or it holds a lease (a Concurrency limit).
+// response: its rule has Settle, or it holds a slot (a Concurrency limit).
 func (m *mw) settles(checks []limiter.Check, rules []int) bool {
 	for j, i := range rules {
-		if m.rules[i].Settle != nil || m.leases(checks[j], i) {
+		if m.rules[i].Settle != nil || m.holdsSlots(checks[j], i) {
 			return true
 		}
 	}
@@ -57,11 +57,11 @@ func (m *mw) settles(checks []limiter.Check, rules []int) bool {
 }
 
 // serveSettled serves an allowed request, then charges each rule its final
-// cost: 0 for a lease (a Concurrency limit: released, also when the
+// cost: 0 for a slot (a Concurrency limit: released, also when the
 // handler panics), Rule.Settle's, or the cost decided. A settlement that
 // fails is reported to the error handler and the hook; the charge decided
-// before the handler stays (stricter, never looser; a lease then expires
-// after its Lease), and it is not retried.
+// before the handler stays (stricter, never looser; a slot then expires
+// after its TTL), and it is not retried.
 func (m *mw) serveSettled(w http.ResponseWriter, r *http.Request, next http.Handler, d limiter.Decision, checks []limiter.Check, rules []int) {
 	rec := &recorder{ResponseWriter: w}
 	returned := false
@@ -75,7 +75,7 @@ func (m *mw) serveSettled(w http.ResponseWriter, r *http.Request, next http.Hand
 		final := make([]int, len(checks))
 		for j, i := range rules {
 			switch settle := m.rules[i].Settle; {
-			case m.leases(checks[j], i):
+			case m.holdsSlots(checks[j], i):
 				final[j] = 0
 			case settle != nil:
 				final[j] = max(0, settle(r, rec.status, rec.written))

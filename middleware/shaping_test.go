@@ -148,14 +148,14 @@ func TestQueueGivesUpTurns(t *testing.T) {
 
 // 64 goroutines on one key with 10 in flight at most: never more than 10
 // handlers run at once, every request is answered, and a handler that
-// panics still releases its lease.
+// panics still releases its slot.
 func TestConcurrencyLimit(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			rule := middleware.Rule{Name: "in-flight", Key: keyfunc.Constant("key"), Algorithm: algorithms.Concurrency{Limit: 10, Lease: time.Minute}}
+			rule := middleware.Rule{Name: "in-flight", Key: keyfunc.Constant("key"), Algorithm: algorithms.Concurrency{Limit: 10, TTL: time.Minute}}
 			var running, peak atomic.Int32
 			// Fail closed, with a timeout the race detector cannot reach: a
-			// request let through on a Redis timeout would hold no lease.
+			// request let through on a Redis timeout would hold no slot.
 			h := mwtest.New(t, b.Client, []middleware.Rule{rule}, middleware.WithHeaders(headers.Both),
 				middleware.WithFailClosed(),
 				limiter.WithPrefix(fmt.Sprintf("conc%d", time.Now().UnixNano())), redisstore.WithTimeout(10*time.Second))(
@@ -197,20 +197,20 @@ func TestConcurrencyLimit(t *testing.T) {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
 			if w.Header().Get("X-RateLimit-Remaining") != "9" || w.Header().Get("RateLimit-Policy") != `"in-flight";q=10;qu="concurrent-requests"` {
-				t.Errorf("after a panic: %v, want every lease back (9 left while this one runs)", w.Header())
+				t.Errorf("after a panic: %v, want every slot back (9 left while this one runs)", w.Header())
 			}
 		})
 	}
 }
 
-// A concurrency limit of 1 with a 30 s lease, its slot held by a request
+// A concurrency limit of 1 with a 30 s TTL, its slot held by a request
 // in progress: the next one is refused with a wait a client can act on
 // (1 s by default, or the configured one), in Retry-After, the RateLimit
 // field's t and the problem body alike, also when a Plan chose the limit;
-// X-RateLimit-Reset still says when the lease expires at the latest. The
-// request holding the slot is told t=1 too, not the lease.
+// X-RateLimit-Reset still says when the slot expires at the latest. The
+// request holding the slot is told t=1 too, not the TTL.
 func TestConcurrencyRefusalRetryAfter(t *testing.T) {
-	lease := algorithms.Concurrency{Limit: 1, Lease: 30 * time.Second}
+	inFlight := algorithms.Concurrency{Limit: 1, TTL: 30 * time.Second}
 	expiry := strconv.FormatInt(mwtest.Epoch.Add(30*time.Second).Unix(), 10)
 	for _, tc := range []struct {
 		name  string
@@ -218,10 +218,10 @@ func TestConcurrencyRefusalRetryAfter(t *testing.T) {
 		opts  []any
 		retry string
 	}{
-		{"default", middleware.Rule{Algorithm: lease}, nil, "1"},
-		{"configured", middleware.Rule{Algorithm: lease}, []any{middleware.WithConcurrencyRetryAfter(5 * time.Second)}, "5"},
+		{"default", middleware.Rule{Algorithm: inFlight}, nil, "1"},
+		{"configured", middleware.Rule{Algorithm: inFlight}, []any{middleware.WithConcurrencyRetryAfter(5 * time.Second)}, "5"},
 		{"chosen by a plan", middleware.Rule{Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour},
-			Plan: func(*http.Request) algorithms.Algorithm { return lease }}, nil, "1"},
+			Plan: func(*http.Request) algorithms.Algorithm { return inFlight }}, nil, "1"},
 	} {
 		for _, backend := range []string{"miniredis", "memstore"} {
 			rule := tc.rule

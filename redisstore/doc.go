@@ -46,22 +46,22 @@
 // Each call is bounded by the store's timeout (WithTimeout), even though
 // go-redis ignores context deadlines for socket I/O unless
 // ContextTimeoutEnabled is set: a *redis.Client is used through
-// rdb.WithTimeout(timeout), a clone sharing its pool, so every read and
-// write stops at the timeout (go-redis's clone runs none of the client's
-// hooks, tracing instrumentation included: set ContextTimeoutEnabled on the
-// client to keep them); calls through an AutoPipeliner stop waiting at it (a
-// batch's pipeline may wait for the client's ReadTimeout, but its calls
-// return at their deadline); other clients without ContextTimeoutEnabled
-// get a guard goroutine per call.
+// rdb.WithTimeout(timeout), a clone sharing its connection pool, so every
+// read and write stops at the timeout (go-redis's clone runs none of the
+// client's hooks, tracing instrumentation included: set
+// ContextTimeoutEnabled on the client to keep them); calls through an
+// AutoPipeliner stop waiting at it (a batch's pipeline may wait for the
+// client's ReadTimeout, but its calls return at their deadline); other
+// clients without ContextTimeoutEnabled get a guard goroutine per call.
 //
 // On a *redis.Client for one server, the store adds a dial hook to the
-// client (its pool dials with the client's own hooks): go-redis redials a
-// refused address in the background until the call's deadline, and the
-// call would see only the timeout. When a dial fails (connection refused,
-// host unreachable), the store's calls in flight fail at once with the
-// dial's error, and a call that timed out while the latest dial had failed
-// carries that dial's error as its cause (still context.DeadlineExceeded
-// to errors.Is).
+// client (its connection pool dials with the client's own hooks): go-redis
+// redials a refused address in the background until the call's deadline,
+// and the call would see only the timeout. When a dial fails (connection
+// refused, host unreachable), the store's calls in flight fail at once with
+// the dial's error, and a call that timed out while the latest dial had
+// failed carries that dial's error as its cause (still
+// context.DeadlineExceeded to errors.Is).
 //
 // On Redis Cluster (a *redis.ClusterClient, or any client with WithCluster)
 // checks are grouped by hash slot, and on a *redis.Ring by hash tag (a Ring

@@ -161,11 +161,11 @@ func (s *Store) refund(ctx context.Context, now, at string, refunds []limiter.St
 			if err != nil {
 				return err
 			}
-			span := any(r.Span.Microseconds())
+			markTTL := any(r.MarkTTL.Microseconds())
 			if r.Resets == "" {
-				span = ""
+				markTTL = ""
 			}
-			calls[g].Arg(p.Arg, r.Check.Cost, r.Back, r.Token.Mark, r.Token.Refunded, span)
+			calls[g].Arg(p.Arg, r.Check.Cost, r.Back, r.Token.Mark, r.Token.Refunded, markTTL)
 		}
 	}
 	errs := make([]error, len(groups))

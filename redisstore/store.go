@@ -70,7 +70,7 @@ func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
 	switch c := rdb.(type) {
 	case *redis.Client:
 		if s.shards == oneServer {
-			s.dials = transport.WatchDials(c) // on c itself: its pool dials through c's hooks, not the clone's
+			s.dials = transport.WatchDials(c) // on c itself: its connection pool dials through c's hooks, not the clone's
 		}
 		if !s.honoursDeadline {
 			c = c.WithTimeout(cfg.timeout)
@@ -209,10 +209,10 @@ func (s *Store) Block(ctx context.Context, now time.Time, key string, d time.Dur
 }
 
 // Delete implements limiter.Store within the store's timeout (delete.lua).
-func (s *Store) Delete(ctx context.Context, now time.Time, marks []string, spans []time.Duration, keys ...string) (int, error) {
+func (s *Store) Delete(ctx context.Context, now time.Time, marks []string, ttls []time.Duration, keys ...string) (int, error) {
 	args := []any{script.Now(now), s.minTTL}
 	for i, mark := range marks {
-		if us := spans[i].Microseconds(); us > 0 {
+		if us := ttls[i].Microseconds(); us > 0 {
 			keys = append(keys[:len(keys):len(keys)], mark)
 			args = append(args, us)
 		}

@@ -31,7 +31,7 @@ type Row struct {
 	Facts Facts
 	// keyed are the indices of the parameters the stored state depends on
 	// (the window the windows' starts are aligned to and the log trims by,
-	// a concurrency limit's lease): keys carry their values, so that state
+	// a concurrency limit's TTL): keys carry their values, so that state
 	// kept under one value is never read, trimmed or given back under
 	// another. The state of a bucket or GCRA records the parameters it was
 	// written under instead, and a queue's is a time: every plan of theirs
@@ -67,7 +67,7 @@ func row[T algorithms.Algorithm](code, file string, helpers []string, keyed []in
 func us(d time.Duration) int64 { return d.Microseconds() }
 
 // window is the keyed parameter of the rows that have one: the second (a
-// window or a lease).
+// window or a TTL).
 var window = []int{1}
 
 // The helper files of the buckets.
@@ -106,7 +106,7 @@ var Table = []Row{
 	}),
 	// A concurrency limit runs the sliding log's code under its own key.
 	row("cc", "sliding_log.lua", nil, window, Facts{InFlight: true, Units: true}, func(a algorithms.Concurrency) value {
-		return value{params: [3]int64{int64(a.Limit), us(a.Lease), 0}}
+		return value{params: [3]int64{int64(a.Limit), us(a.TTL), 0}}
 	}),
 }
 
@@ -116,7 +116,7 @@ type Desc struct {
 	Index int
 	// KeySuffix ends the keys of the algorithm's state: the code, then the
 	// parameters its stored state depends on (the window of the windows and
-	// the log, in µs: "sw60000000"; the lease of a concurrency limit), so
+	// the log, in µs: "sw60000000"; the TTL of a concurrency limit), so
 	// that a limit whose window changes starts afresh instead of
 	// misreading, trimming or giving back into its state. The buckets, GCRA
 	// and a queue have the code alone ("tb").

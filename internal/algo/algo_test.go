@@ -24,7 +24,7 @@ func TestDescribe(t *testing.T) {
 		{algorithms.LeakyBucket{Capacity: 10, Rate: 5, Period: time.Second}, "lb", "lb:10:5:1000000"},
 		{algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 10}, "gc", "gc:5:1000000:10"},
 		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}, "qu", "qu:10:1000000:2000000"},
-		{algorithms.Concurrency{Limit: 4, Lease: 30 * time.Second}, "cc30000000", "cc:4:30000000:0"},
+		{algorithms.Concurrency{Limit: 4, TTL: 30 * time.Second}, "cc30000000", "cc:4:30000000:0"},
 	} {
 		d, err := algo.Describe(tc.alg)
 		if err != nil {

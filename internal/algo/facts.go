@@ -30,7 +30,7 @@ type Facts struct {
 	// counts a Result does not tell.
 	Weighted bool
 	// Units: a Result's Remaining counts units, so that units given back
-	// add to it. A queue's counts its slots.
+	// add to it. A queue's counts its turns.
 	Units bool
 	// SharedKey: every parameter set of the algorithm keeps its state under
 	// one key, the code alone (the buckets, GCRA, a queue); the others'

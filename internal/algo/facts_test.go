@@ -28,7 +28,7 @@ func TestFacts(t *testing.T) {
 		{algorithms.LeakyBucket{Capacity: 7, Rate: 3, Period: time.Second}, algo.Facts{Leasable: true, Units: true, SharedKey: true}, algo.Refill{Size: 7, Rate: 3, Period: time.Second}},
 		{algorithms.GCRA{Rate: 4, Period: time.Minute, Burst: 9}, algo.Facts{Leasable: true, Units: true, SharedKey: true}, algo.Refill{Size: 9, Rate: 4, Period: time.Minute}},
 		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: h}, algo.Facts{SharedKey: true}, algo.Refill{}},
-		{algorithms.Concurrency{Limit: 4, Lease: h}, algo.Facts{InFlight: true, Units: true}, algo.Refill{}},
+		{algorithms.Concurrency{Limit: 4, TTL: h}, algo.Facts{InFlight: true, Units: true}, algo.Refill{}},
 	} {
 		d, err := algo.Describe(tc.alg)
 		if err != nil {
@@ -57,7 +57,7 @@ func TestEveryAlgorithmHasARow(t *testing.T) {
 		algorithms.LeakyBucket{Capacity: 1, Rate: 1, Period: time.Second},
 		algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1},
 		algorithms.Queue{Rate: 1, Period: time.Second},
-		algorithms.Concurrency{Limit: 1, Lease: time.Second},
+		algorithms.Concurrency{Limit: 1, TTL: time.Second},
 	}
 	var names []string
 	rows := make(map[int]string)

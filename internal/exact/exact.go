@@ -9,14 +9,15 @@ import "time"
 // microseconds). Below it, float64 arithmetic in Lua is exact.
 const Max = 1<<53 - 1
 
-// MaxSpan is the longest window, period or burst tolerance accepted: state
-// holds absolute times up to now + MaxSpan, which must stay below Max
-// microseconds.
-const MaxSpan = 10 * 365 * 24 * time.Hour
+// MaxDuration is the longest duration any parameter (a window, a period,
+// a burst tolerance, a queue's MaxDelay, a concurrency TTL), block or mark
+// may have: state holds absolute times up to now + MaxDuration, which must
+// stay below Max microseconds.
+const MaxDuration = 10 * 365 * 24 * time.Hour
 
 // MaxTime is the latest instant a decision can be made at (in 2245): with
-// MaxSpan added it is still exact in microseconds.
-var MaxTime = time.UnixMicro(Max - MaxSpan.Microseconds())
+// MaxDuration added it is still exact in microseconds.
+var MaxTime = time.UnixMicro(Max - MaxDuration.Microseconds())
 
 // FloorDiv is floor(a/b) for a >= 0, b > 0.
 func FloorDiv(a, b int64) int64 { return a / b }

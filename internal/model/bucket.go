@@ -27,7 +27,7 @@ func meter(s State, now time.Time, cost int, p Plan) Outcome {
 	status, retry := verdict(c, p.Size, level+need <= capacity, func() int64 { return exact.CeilDiv(level+need-capacity, p.Rate) })
 	q := quantities{remaining: exact.FloorDiv(capacity-level, p.Period), retry: retry, reset: exact.CeilDiv(level, p.Rate),
 		next: nextUnit(level, p.Size, p.Rate, p.Period), after: exact.CeilDiv(level+need, p.Rate), nextAfter: nextUnit(level+need, p.Size, p.Rate, p.Period)}
-	return s.keep(outcome(int(p.Size), status, q, State{Level: level + need, Updated: last, Plan: p}, cost), t, t+q.after)
+	return s.keep(outcome(status, q, State{Level: level + need, Updated: last, Plan: p}, cost), t, t+q.after)
 }
 
 // nextUnit is the specification of verdict.lua's next_unit: the wait until

@@ -37,7 +37,7 @@ func gcra(a algorithms.GCRA, s State, now time.Time, cost int) Outcome {
 	after := exact.CeilDiv(debt+need, p.Rate)
 	q := quantities{remaining: exact.FloorDiv(max(0, limit-debt), p.Period), retry: retry, reset: base - t,
 		next: nextUnit(debt, burst, p.Rate, p.Period), after: after, nextAfter: nextUnit(after*p.Rate, burst, p.Rate, p.Period)}
-	return s.keep(outcome(a.Burst, status, q, State{TAT: t + after, Plan: p}, cost), t, t+after)
+	return s.keep(outcome(status, q, State{TAT: t + after, Plan: p}, cost), t, t+after)
 }
 
 // gcraSwitch is the specification of gcra.lua's gcra_switch: a cost c
@@ -59,5 +59,5 @@ func gcraSwitch(s State, t, c, burst int64, p Plan) Outcome {
 	q := quantities{remaining: remaining, retry: retry, reset: lead, next: next,
 		after: after, nextAfter: nextUnit(after*p.Rate, burst, p.Rate, p.Period)}
 	l := s.Ledger.switched(t, t, lead, 1)
-	return l.keep(outcome(int(burst), status, q, State{TAT: t + after, Plan: p}, int(c)), t, t+after)
+	return l.keep(outcome(status, q, State{TAT: t + after, Plan: p}, int(c)), t, t+after)
 }

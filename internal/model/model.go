@@ -80,8 +80,8 @@ func Step(alg algorithms.Algorithm, s State, now time.Time, cost int) Outcome {
 	case algorithms.Queue:
 		return queue(a, s, now, cost)
 	case algorithms.Concurrency:
-		// A lease is a sliding log's entry whose window is the lease.
-		o := slidingLog(algorithms.SlidingLog{Limit: a.Limit, Window: a.Lease}, s, now, cost)
+		// A slot is a sliding log's entry whose window is the TTL.
+		o := slidingLog(algorithms.SlidingLog{Limit: a.Limit, Window: a.TTL}, s, now, cost)
 		return o
 	}
 	panic("model: unknown algorithm " + alg.String()) // the set is sealed
@@ -113,8 +113,8 @@ type quantities struct {
 
 // outcome builds an Outcome from an algorithm's quantities and the state
 // to store when the request is admitted.
-func outcome(limit int, status Status, q quantities, next State, cost int) Outcome {
-	held := algorithms.Result{Allowed: status == Allowed, Limit: limit, Remaining: int(max(0, q.remaining)),
+func outcome(status Status, q quantities, next State, cost int) Outcome {
+	held := algorithms.Result{Allowed: status == Allowed, Remaining: int(max(0, q.remaining)),
 		ResetAfter: exact.CeilMillis(q.reset), NextAfter: exact.CeilMillis(q.next)}
 	switch {
 	case status == Impossible:

@@ -211,8 +211,8 @@ func TestPlanSwitchWaitsAreHonest(t *testing.T) {
 				nexts++
 				exactWait(t, fmt.Sprintf("%s: more than %d remaining", what, r.Remaining), now, r.NextAfter,
 					func(at time.Time) bool { return model.Step(reader, st, at, 0).Held.Remaining > r.Remaining })
-			} else if r.Remaining != r.Limit {
-				t.Errorf("%s: NextAfter 0 with %d of %d remaining", what, r.Remaining, r.Limit)
+			} else if quota := algorithms.PolicyOf(reader).Quota; r.Remaining != quota {
+				t.Errorf("%s: NextAfter 0 with %d of %d remaining", what, r.Remaining, quota)
 			}
 		}
 		if denials < 200 || nexts < 100 {

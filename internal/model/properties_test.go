@@ -61,7 +61,7 @@ var propertyAlgorithms = []algorithms.Algorithm{
 	algorithms.LeakyBucket{Capacity: 4, Rate: 7, Period: 100 * time.Millisecond},
 	algorithms.GCRA{Rate: 3, Period: 100 * time.Millisecond, Burst: 5},
 	algorithms.Queue{Rate: 3, Period: 100 * time.Millisecond, MaxDelay: 150 * time.Millisecond},
-	algorithms.Concurrency{Limit: 4, Lease: 100 * time.Millisecond},
+	algorithms.Concurrency{Limit: 4, TTL: 100 * time.Millisecond},
 }
 
 // TestNeverAdmitsMoreThanPromised checks each algorithm's promise over
@@ -90,7 +90,7 @@ func TestNeverAdmitsMoreThanPromised(t *testing.T) {
 						}
 						bound = quota
 					case algorithms.SlidingLog, algorithms.Concurrency:
-						if d >= w { // leases never given back expire after w
+						if d >= w { // entries never given back expire after w
 							continue
 						}
 						bound = quota
@@ -162,8 +162,8 @@ func TestNextAfterIsHonest(t *testing.T) {
 			simulate(t, rng, alg, 300, func(st model.State, now time.Time, _ int, _ model.Outcome) {
 				r := model.Step(alg, st, now, 0).Held
 				if r.NextAfter == 0 {
-					if r.Remaining != r.Limit {
-						t.Fatalf("%v seed %d: NextAfter 0 with %d of %d remaining", alg, seed, r.Remaining, r.Limit)
+					if quota := algorithms.PolicyOf(alg).Quota; r.Remaining != quota {
+						t.Fatalf("%v seed %d: NextAfter 0 with %d of %d remaining", alg, seed, r.Remaining, quota)
 					}
 					return
 				}

@@ -28,7 +28,7 @@ func queue(a algorithms.Queue, s State, now time.Time, cost int) Outcome {
 	after := wait + c*slot
 	q := quantities{remaining: remaining, retry: retry, reset: wait, next: queueNext(wait, maxDelay, slot),
 		after: after, nextAfter: queueNext(after, maxDelay, slot), delay: wait}
-	return s.keep(outcome(quota, status, q, State{TAT: t + after}, cost), t, t+after)
+	return s.keep(outcome(status, q, State{TAT: t + after}, cost), t, t+after)
 }
 
 // queueSlot is a unit's turn: the period's share, rounded up to 1 µs.

@@ -29,7 +29,7 @@ func fixedWindow(a algorithms.FixedWindow, s State, now time.Time, cost int) Out
 	status, retry := verdict(c, limit, count+c <= limit, func() int64 { return toEnd })
 	// Quota comes back all at once at the window's end: reset is also next.
 	q := quantities{remaining: limit - count, retry: retry, reset: reset, next: reset, after: toEnd, nextAfter: toEnd}
-	return outcome(a.Limit, status, q, State{Start: start, Count: count + c}, cost)
+	return outcome(status, q, State{Start: start, Count: count + c}, cost)
 }
 
 // slidingLog is the specification of sliding_log.lua.
@@ -60,7 +60,7 @@ func slidingLog(a algorithms.SlidingLog, s State, now time.Time, cost int) Outco
 		nextState.Log = append(nextState.Log, in[at:]...)
 	}
 	q := quantities{remaining: limit - count, retry: retry, reset: newest + w - t, next: next, after: max(newest, t) + w - t, nextAfter: nextAfter}
-	return outcome(a.Limit, status, q, nextState, cost)
+	return outcome(status, q, nextState, cost)
 }
 
 // slidingWindow is the specification of sliding_window.lua.
@@ -85,7 +85,7 @@ func slidingWindow(a algorithms.SlidingWindow, s State, now time.Time, cost int)
 	status, retry := verdict(c, limit, used+c <= limit, func() int64 { return swRetry(prev, cur, elapsed, limit, c, w) })
 	q := quantities{remaining: limit - used, retry: retry, reset: resetAfter(cur), next: swNext(prev, cur, elapsed, w),
 		after: resetAfter(cur + c), nextAfter: swNext(prev, cur+c, elapsed, w)}
-	return outcome(a.Limit, status, q, State{Start: start, Count: cur + c, Prev: prev}, cost)
+	return outcome(status, q, State{Start: start, Count: cur + c, Prev: prev}, cost)
 }
 
 // swFirst is the smallest elapsed e >= 0 with

@@ -22,8 +22,8 @@ const (
 	RefundArgsHead = 3
 	// RefundArgsPerRule is how many ARGV entries each rule takes in
 	// refund.lua: the rule (Params.Arg), the cost decided, the units to give
-	// back, the token (mark, refunded) and the span (µs) a Reset's mark
-	// voids the give-back within.
+	// back, the token (mark, refunded) and the TTL (µs) of the Reset's mark
+	// that voids the refund.
 	RefundArgsPerRule = 6
 	// ReplyHead is how many reply values come before the rules: allowed and
 	// now.

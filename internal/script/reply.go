@@ -22,7 +22,7 @@ type Reply struct {
 
 // Rule is one rule's part of a stack.lua reply.
 type Rule struct {
-	// Result has Limit left zero: the caller knows it.
+	// Result is the rule's result; its quota is the caller's to know.
 	Result algorithms.Result
 	// Blocked is true when a block denied the rule.
 	Blocked bool

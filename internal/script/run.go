@@ -60,7 +60,7 @@ func (s *Script) Run(ctx context.Context, rdb redis.Scripter, call Call) (any, e
 }
 
 // Call is a script call's command line, built once for every way it may be
-// sent: three slots for the verb, the script or function and the key count
+// sent: three places for the verb, the script or function and the key count
 // (filled in when it is sent), the keys, then the arguments.
 type Call struct {
 	line []any
@@ -71,7 +71,7 @@ type Call struct {
 func NewCall(keys, args int) Call { return NewCallOn(make([]any, 0, 3+keys+args)) }
 
 // NewCallOn returns an empty Call built in line, whose capacity holds the
-// three slots, the keys and the arguments: a caller can allocate it with
+// three places, the keys and the arguments: a caller can allocate it with
 // something else.
 func NewCallOn(line []any) Call { return Call{line: line[:3]} }
 

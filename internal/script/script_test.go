@@ -126,7 +126,7 @@ func TestTableRows(t *testing.T) {
 		algorithms.LeakyBucket{Capacity: 10, Rate: 1, Period: time.Second},
 		algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 10},
 		algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: time.Second},
-		algorithms.Concurrency{Limit: 10, Lease: time.Minute},
+		algorithms.Concurrency{Limit: 10, TTL: time.Minute},
 	} {
 		p, err := Encode(alg)
 		if err != nil {

@@ -13,8 +13,8 @@ import (
 )
 
 // DialWatch is a dial hook on the client a store was given, for the
-// failures that its pool's dials meet. go-redis dials in the background,
-// with that client's dialer and hooks (not those of the store's
+// failures that its connection pool's dials meet. go-redis dials in the
+// background, with that client's dialer and hooks (not those of the store's
 // timeout-wrapped clone), redialling a refused address until the call's
 // deadline: the call sees only "context deadline exceeded". The watch keeps
 // the latest dial's failure, the cause of such a timeout (see Cause),
@@ -33,8 +33,8 @@ type epoch struct {
 	cause *fault.DialError
 }
 
-// WatchDials adds a DialWatch to c's hooks. It sees every dial of c's pool,
-// which the store's calls share with the application's.
+// WatchDials adds a DialWatch to c's hooks. It sees every dial of c's
+// connection pool, which the store's calls share with the application's.
 func WatchDials(c *redis.Client) *DialWatch {
 	w := &DialWatch{}
 	w.newEpoch()
@@ -46,8 +46,8 @@ func WatchDials(c *redis.Client) *DialWatch {
 func (w *DialWatch) newEpoch() *epoch { return w.epoch.Swap(&epoch{}) }
 
 // DialHook records each dial's outcome. A dial that gave up because its own
-// context ended (a caller's deadline, the pool's dial timeout) is no news
-// of the server.
+// context ended (a caller's deadline, the connection pool's dial timeout)
+// is no news of the server.
 func (w *DialWatch) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := next(ctx, network, addr)

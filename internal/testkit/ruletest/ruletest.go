@@ -103,7 +103,7 @@ func Hammer(t testing.TB, goroutines, each int, decide func() (limiter.Decision,
 }
 
 // KeySuffix is how the keys of alg's state end: its code, and the window
-// or lease of the windows, the log and a concurrency limit.
+// or TTL of the windows, the log and a concurrency limit.
 func KeySuffix(alg algorithms.Algorithm) string {
 	d, err := algo.Describe(alg)
 	if err != nil {
