@@ -69,7 +69,7 @@ if refunds then
     end
     local own = cdiv(cost * period, rate)
     local want = own - cdiv((cost - back) * period, rate)
-    local give, kept = ledger_give(tail, now, at, mark - at, own, refunded, want, tat - now, 1, tat)
+    local give, kept = ledger_refund(tail, now, at, mark - at, own, refunded, want, tat - now, 1, tat)
     if give > 0 then
       if rate0 then
         kept = kept .. format(":%d:%d", rate0, period0)

@@ -70,14 +70,14 @@ local function ledger_record(r, u, s, now, give, horizon)
   return r, u, s, false
 end
 
--- ledger_give is how much of want a give-back for a decision at `at` with
+-- ledger_refund is how much of want a give-back for a decision at `at` with
 -- token (mark, refunded) may return at now, given the level now: mark is
 -- the decision's level in points (or its TAT's lead over at), draining
 -- rate per µs, of which the decision added own. What was given back since
 -- counts only up to what the earlier decisions held, mark - own (see
--- model.Ledger.give). It returns that amount and the tail to store with
+-- model.Ledger.refund). It returns that amount and the tail to store with
 -- it.
-local function ledger_give(tail, now, at, mark, own, refunded, want, level, rate, horizon)
+local function ledger_refund(tail, now, at, mark, own, refunded, want, level, rate, horizon)
   local r, u, s = ledger_read(tail, now)
   if at <= s or r < refunded then
     return 0

@@ -9,11 +9,11 @@ import (
 
 // queue is the specification of queue.lua: the tail of the queue is kept
 // in TAT; a request starts at max(TAT, now), takes cost turns of
-// queueSlot µs each, and is allowed iff its last turn starts within
+// queueTurn µs each, and is allowed iff its last turn starts within
 // MaxDelay.
 func queue(a algorithms.Queue, s State, now time.Time, cost int) Outcome {
 	t, c := now.UnixMicro(), int64(cost)
-	maxDelay, slot := a.MaxDelay.Microseconds(), queueSlot(a)
+	maxDelay, turn := a.MaxDelay.Microseconds(), queueTurn(a)
 	base := t
 	if s.Exists {
 		base = max(t, s.TAT)
@@ -21,29 +21,29 @@ func queue(a algorithms.Queue, s State, now time.Time, cost int) Outcome {
 	wait := base - t
 	var remaining int64
 	if wait <= maxDelay {
-		remaining = (maxDelay-wait)/slot + 1
+		remaining = (maxDelay-wait)/turn + 1
 	}
 	quota := algorithms.PolicyOf(a).Quota // turns within MaxDelay of an empty queue
-	status, retry := verdict(c, int64(quota), c <= remaining, func() int64 { return wait + (c-1)*slot - maxDelay })
-	after := wait + c*slot
-	q := quantities{remaining: remaining, retry: retry, reset: wait, next: queueNext(wait, maxDelay, slot),
-		after: after, nextAfter: queueNext(after, maxDelay, slot), delay: wait}
+	status, retry := verdict(c, int64(quota), c <= remaining, func() int64 { return wait + (c-1)*turn - maxDelay })
+	after := wait + c*turn
+	q := quantities{remaining: remaining, retry: retry, reset: wait, next: queueNext(wait, maxDelay, turn),
+		after: after, nextAfter: queueNext(after, maxDelay, turn), delay: wait}
 	return s.keep(outcome(status, q, State{TAT: t + after}, cost), t, t+after)
 }
 
-// queueSlot is a unit's turn: the period's share, rounded up to 1 µs.
-func queueSlot(a algorithms.Queue) int64 {
+// queueTurn is a unit's turn: the period's share, rounded up to 1 µs.
+func queueTurn(a algorithms.Queue) int64 {
 	return exact.CeilDiv(a.Period.Microseconds(), int64(a.Rate))
 }
 
 // queueNext is the time until one more turn starts within maxDelay, for a
 // tail wait ahead (0 when all of them do already).
-func queueNext(wait, maxDelay, slot int64) int64 {
+func queueNext(wait, maxDelay, turn int64) int64 {
 	switch {
-	case wait <= maxDelay%slot:
+	case wait <= maxDelay%turn:
 		return 0
 	case wait > maxDelay:
 		return wait - maxDelay
 	}
-	return slot - (maxDelay-wait)%slot
+	return turn - (maxDelay-wait)%turn
 }

@@ -70,7 +70,7 @@ type Ledger struct {
 // earlier decisions give nothing back. Exact in Lua's float64.
 const MaxRefunded = 1 << 52
 
-// give is how much of want (points or µs) a give-back for the decision at
+// refund is how much of want (points or µs) a give-back for the decision at
 // instant at with tok may return at t: at most the bound and the level
 // now. mark is the decision's level in points (or its TAT's lead over at),
 // draining rate per µs; own is what the decision itself added to it. A
@@ -82,7 +82,7 @@ const MaxRefunded = 1 << 52
 // That part is at most the level the earlier decisions held then, mark
 // less own (each of their give-backs kept to this same bound), so the
 // bound subtracts the smaller of the two.
-func (l Ledger) give(t, at int64, tok Token, mark, own, want, level, rate int64) int64 {
+func (l Ledger) refund(t, at int64, tok Token, mark, own, want, level, rate int64) int64 {
 	if l.Until <= t {
 		l = Ledger{}
 	}
@@ -188,7 +188,7 @@ func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int
 	case algorithms.GCRA:
 		return tatRefund(s, t, a, gcraIncrement(alg, cost), gcraIncrement(alg, cost)-gcraIncrement(alg, cost-back), tok), 0
 	case algorithms.Queue:
-		return queueRefund(s, t, a, int64(cost)*queueSlot(alg), b*queueSlot(alg), tok), 0
+		return queueRefund(s, t, a, int64(cost)*queueTurn(alg), b*queueTurn(alg), tok), 0
 	}
 	return s, 0
 }
@@ -201,7 +201,7 @@ func meterRefund(s State, t, at, cost, back int64, tok Token, p Plan) State {
 	if t > last {
 		level, last = drain(level, t-last, p.Rate), t
 	}
-	g := s.Ledger.give(t, at, tok, tok.Mark, cost*p.Period, back*p.Period, level, p.Rate)
+	g := s.Ledger.refund(t, at, tok, tok.Mark, cost*p.Period, back*p.Period, level, p.Rate)
 	if g == 0 {
 		return s
 	}
@@ -214,7 +214,7 @@ func meterRefund(s State, t, at, cost, back int64, tok Token, p Plan) State {
 // t, for a decision that moved it on by own µs (nothing when the state's
 // Plan changed since the decision: see Ledger.switched).
 func tatRefund(s State, t, at, own, want int64, tok Token) State {
-	g := s.Ledger.give(t, at, tok, tok.Mark-at, own, want, s.TAT-t, 1)
+	g := s.Ledger.refund(t, at, tok, tok.Mark-at, own, want, s.TAT-t, 1)
 	if g == 0 {
 		return s
 	}
