@@ -56,8 +56,13 @@ type Store struct {
 }
 
 type shard struct {
-	mu        sync.Mutex
-	entries   map[string]entry
+	mu sync.Mutex
+	// entries are held by pointer and written in place: a state (with its
+	// give-back ledger and a bucket's or GCRA's plan) is larger than a map
+	// keeps inline. spare holds entries dropped since, for reuse, so that
+	// keys that expire and come back allocate nothing.
+	entries   map[string]*entry
+	spare     []*entry
 	nextSweep int
 	puts      uint32 // puts since the shard was made, for sampleEvery
 }
@@ -185,15 +190,14 @@ func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []limiter.S
 			continue
 		}
 		sh := &s.shards[i]
-		e := sh.entries[r.Check.Key]
 		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), now, at, r.Check.Cost, r.Back, model.Token(r.Token))
-		switch {
+		switch e := sh.entries[r.Check.Key]; {
 		case !next.Exists:
-			delete(sh.entries, r.Check.Key)
+			sh.drop(r.Check.Key)
 		case ttl > 0:
-			sh.entries[r.Check.Key] = entry{state: next, expires: t + ttl.Microseconds()}
-		default:
-			sh.entries[r.Check.Key] = entry{state: next, expires: e.expires}
+			sh.set(r.Check.Key, entry{state: next, expires: t + ttl.Microseconds()})
+		case e != nil:
+			e.state = next
 		}
 		s.unlock(locked)
 	}
@@ -232,9 +236,8 @@ func (s *Store) Delete(_ context.Context, now time.Time, marks []string, ttls []
 	defer s.unlock(s.lock(slices.Clone(shards)))
 	n := 0
 	for j, k := range keys {
-		entries := s.shards[shards[j]].entries
-		if _, ok := entries[k]; ok {
-			delete(entries, k)
+		if sh := &s.shards[shards[j]]; sh.entries[k] != nil {
+			sh.drop(k)
 			n++
 		}
 	}
@@ -274,8 +277,8 @@ func (s *Store) unlock(locked []int) {
 
 // state is the live state at key in shard i at t (µs); its shard is locked.
 func (s *Store) state(i int, key string, t int64) model.State {
-	e, ok := s.shards[i].entries[key]
-	if !ok || e.expires <= t {
+	e := s.shards[i].entries[key]
+	if e == nil || e.expires <= t {
 		return model.State{}
 	}
 	return e.state
@@ -310,15 +313,47 @@ const (
 	sampled     = 8
 )
 
+// spareEntries is how many dropped entries a shard keeps for reuse.
+const spareEntries = 64
+
+// set stores e at key, in place of the entry there, or in a spare one.
+func (sh *shard) set(key string, e entry) {
+	if p := sh.entries[key]; p != nil {
+		*p = e
+		return
+	}
+	if sh.entries == nil {
+		sh.entries = make(map[string]*entry)
+	}
+	var p *entry
+	if n := len(sh.spare); n > 0 {
+		p, sh.spare = sh.spare[n-1], sh.spare[:n-1]
+	} else {
+		p = new(entry)
+	}
+	*p = e
+	sh.entries[key] = p
+}
+
+// drop deletes the entry at key and keeps it, cleared, for reuse.
+func (sh *shard) drop(key string) {
+	p := sh.entries[key]
+	if p == nil {
+		return
+	}
+	delete(sh.entries, key)
+	if len(sh.spare) < spareEntries {
+		*p = entry{}
+		sh.spare = append(sh.spare, p)
+	}
+}
+
 // put stores e. It checks a few entries at random for expiry; when the
 // shard has doubled since its last sweep, it drops all expired entries, and
 // past limit live entries it drops arbitrary ones down to 7/8 of limit, so
 // the work stays amortized O(1) per put even under a flood of identities.
 func (sh *shard) put(key string, e entry, now int64, limit int) {
-	if sh.entries == nil {
-		sh.entries = make(map[string]entry)
-	}
-	sh.entries[key] = e
+	sh.set(key, e)
 	if sh.puts++; sh.puts%sampleEvery == 0 {
 		n := 0
 		for k, v := range sh.entries { // map iteration starts at random
@@ -326,7 +361,7 @@ func (sh *shard) put(key string, e entry, now int64, limit int) {
 				break
 			}
 			if v.expires <= now {
-				delete(sh.entries, k)
+				sh.drop(k)
 			}
 		}
 	}
@@ -335,7 +370,7 @@ func (sh *shard) put(key string, e entry, now int64, limit int) {
 	}
 	for k, v := range sh.entries {
 		if v.expires <= now {
-			delete(sh.entries, k)
+			sh.drop(k)
 		}
 	}
 	if len(sh.entries) > limit {
@@ -345,7 +380,7 @@ func (sh *shard) put(key string, e entry, now int64, limit int) {
 				break
 			}
 			if k != key {
-				delete(sh.entries, k)
+				sh.drop(k)
 			}
 		}
 	}
