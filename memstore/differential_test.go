@@ -106,6 +106,28 @@ func refunded(cluster bool, got, want limiter.Decision) {
 // pair is one decision as the Lua scripts and the model made it.
 type pair struct{ got, want limiter.Decision }
 
+// luaAndModel returns two limiters of rules on the clock *now, one on the
+// Lua scripts on rdb, the other on a memstore (the Go model), that memstore,
+// and the key of the rules' state for the identity "x" under the first
+// rule's name and the key suffix suffix, all under a prefix of their own
+// named after name.
+func luaAndModel(t *testing.T, rdb *redis.Client, now *time.Time, name string, rules []limiter.Rule, suffix string) (lua, model *limiter.Limiter, mem *memstore.Store, key string) {
+	t.Helper()
+	clock := limiter.WithClock(func() time.Time { return *now })
+	name = fmt.Sprintf("%s%d", name, runs.Add(1))
+	prefix := limiter.WithPrefix(name)
+	lua, err := limiter.New(mwtest.RedisStore(t, rdb, redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(5*time.Second)),
+		rules, clock, prefix, limiter.WithDenyCache(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem = memstore.Must()
+	if model, err = limiter.New(mem, rules, clock, prefix); err != nil {
+		t.Fatal(err)
+	}
+	return lua, model, mem, name + ":{" + rules[0].Name + ":x}:" + suffix
+}
+
 // operate, now and then, settles one of the allowed decisions made so far
 // (made now, or earlier: time has passed and other decisions were made
 // since, and its state may have drained and clamped) with random final

@@ -15,7 +15,6 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
-	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
@@ -68,19 +67,7 @@ func gcraDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) (
 	top := plans[0]
 	rules := []limiter.Rule{{Name: "g", Algorithm: plans[rng.IntN(len(plans))]}}
 	now := time.UnixMicro(1_790_000_000_000_000 + rng.Int64N(exact.MaxTime.UnixMicro()-1_790_000_000_000_000))
-	clock := limiter.WithClock(func() time.Time { return now })
-	name := fmt.Sprintf("gdiff%d", runs.Add(1))
-	prefix, key := limiter.WithPrefix(name), name+":{g:x}:gc"
-	lua, err := limiter.New(mwtest.RedisStore(t, rdb, redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(5*time.Second)),
-		rules, clock, prefix, limiter.WithDenyCache(0, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem := memstore.Must()
-	spec, err := limiter.New(mem, rules, clock, prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lua, spec, mem, key := luaAndModel(t, rdb, &now, "gdiff", rules, "gc")
 	type charged struct {
 		pair
 		plan        algorithms.GCRA

@@ -11,11 +11,8 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
-	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
-	"github.com/seed-bff0c9e1/ratelimit/memstore"
-	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // TestDifferentialQueueSettlement: queue decisions settled in random order
@@ -51,19 +48,7 @@ func queueDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) 
 	plan.Rate = 1 + rng.IntN(20)
 	rules := []limiter.Rule{{Name: "q", Algorithm: q}}
 	now := time.UnixMicro(1_790_000_000_000_000 + rng.Int64N(exact.MaxTime.UnixMicro()-1_790_000_000_000_000))
-	clock := limiter.WithClock(func() time.Time { return now })
-	name := fmt.Sprintf("qdiff%d", runs.Add(1))
-	prefix, key := limiter.WithPrefix(name), name+":{q:x}:qu"
-	lua, err := limiter.New(mwtest.RedisStore(t, rdb, redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(5*time.Second)),
-		rules, clock, prefix, limiter.WithDenyCache(0, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem := memstore.Must()
-	model, err := limiter.New(mem, rules, clock, prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lua, model, mem, key := luaAndModel(t, rdb, &now, "qdiff", rules, "qu")
 	type queued struct {
 		pair
 		cost int
