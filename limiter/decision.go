@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
 )
 
 // RuleResult is one rule's part of a Decision.
@@ -27,10 +28,8 @@ type RuleResult struct {
 	// Leased is how many units a leased check (StoreCheck.Lease) took
 	// beyond its cost; the store fills it.
 	Leased int
-	// lease and pool are where a leased rule's units came from, for
-	// Settle.
-	lease *lease
-	pool  *pool
+	// lease is where a leased rule's units came from, for Settle.
+	lease *lease.Lease[StoreCheck]
 	// check is what was decided, for Settle.
 	check StoreCheck
 	// settled is set, atomically, in a decision's first result once Settle

@@ -14,6 +14,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
 )
 
 // Rule is a named limit. Name appears in keys and headers: 1 to 64 bytes of
@@ -62,9 +63,9 @@ type Check struct {
 // concurrent use.
 type Limiter struct {
 	store   Store
-	breaker *breaker   // nil for in-process stores
-	denied  *denyCache // nil when off
-	leases  *leases    // nil without leased rules
+	breaker *breaker                 // nil for in-process stores
+	denied  *denyCache               // nil when off
+	leases  *lease.Pools[StoreCheck] // nil without leased rules
 	rules   map[string]*rule
 	given   []Rule   // as New was given them
 	algos   sync.Map // algorithms.Algorithm -> *algo, for plans
@@ -76,9 +77,7 @@ type rule struct {
 	algo      *algo
 	blockable bool
 	penalty   time.Duration
-	// lease is the rule's lease (0: not leased) and leaseInterval the
-	// time between short takes (see interval).
-	lease, leaseInterval time.Duration
+	lease     lease.Rule // zero: not leased
 }
 
 // algo is a validated algorithm and what the limiter derives from it once.
@@ -87,9 +86,9 @@ type algo struct {
 	suffix string // ends its keys
 	params string // identifies it and its parameters (deny cache, settlement)
 	policy algorithms.Policy
-	facts  algodesc.Facts  // what the limiter asks of it, rather than its type
-	refill algodesc.Refill // a bucket's or GCRA's
-	err    error           // invalid: the reason
+	facts  algodesc.Facts // what the limiter asks of it, rather than its type
+	lease  lease.Algo     // what lease pools read of it
+	err    error          // invalid: the reason
 }
 
 func newAlgo(alg algorithms.Algorithm) *algo {
@@ -97,7 +96,9 @@ func newAlgo(alg algorithms.Algorithm) *algo {
 	if err != nil {
 		return &algo{err: unprefixed(err)}
 	}
-	return &algo{alg: alg, suffix: d.KeySuffix, params: d.Params, policy: algorithms.PolicyOf(alg), facts: d.Facts, refill: d.Refill}
+	p := algorithms.PolicyOf(alg)
+	return &algo{alg: alg, suffix: d.KeySuffix, params: d.Params, policy: p, facts: d.Facts,
+		lease: lease.Algo{Facts: d.Facts, Refill: d.Refill, Quota: p.Quota, Window: p.Window}}
 }
 
 // algoOf is a plan, validated once per value.
@@ -158,19 +159,19 @@ func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		if r.Penalty < 0 || r.Penalty > exact.MaxDuration {
 			return nil, fmt.Errorf("%w: rule %q: penalty %v outside 0 to %v", ratelimit.ErrConfig, r.Name, r.Penalty, exact.MaxDuration)
 		}
-		if why := leaseable(r, a); why != "" {
+		if why := lease.Invalid(r.Lease, r.Blockable || r.Penalty > 0, r.Algorithm.String(), &a.lease); why != "" {
 			return nil, fmt.Errorf("%w: rule %q: %s", ratelimit.ErrConfig, r.Name, why)
 		}
 		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: r.Penalty}
 		if r.Lease > 0 {
-			l.rules[r.Name].lease, l.rules[r.Name].leaseInterval = r.Lease, interval(a, r.Lease)
 			if l.leases == nil {
-				l.leases = &leases{pools: make(map[string]*pool)}
+				l.leases = lease.New[StoreCheck](l.cfg.clock)
 			}
+			l.rules[r.Name].lease = l.leases.Rule(r.Lease, &a.lease)
 		}
 	}
 	if l.leases != nil && l.cfg.clock == nil {
-		l.sweep()
+		l.leases.Start(func(out []lease.Refund[StoreCheck]) { l.refundLeases(out) })
 	}
 	return l, nil
 }

@@ -86,11 +86,7 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 		keys = append(keys, key)
 	}
 	keys = append(keys, r.key(l.cfg.prefix, identity, blockSuffix))
-	if l.leases != nil {
-		for _, k := range keys {
-			l.leases.forget(k)
-		}
-	}
+	l.leases.Forget(keys...)
 	return l.deleteKeys(ctx, rule, now, marks, ttls, keys...)
 }
 

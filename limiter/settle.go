@@ -46,7 +46,6 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	var refunds []StoreRefund
 	var extra []StoreCheck
 	var names []checked
-	var restored []int // per result: units restored to its lease
 	for i, res := range d.Results {
 		c, f, r := res.check, final[i], l.rules[res.Rule]
 		switch {
@@ -54,11 +53,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 			return Decision{}, fmt.Errorf("%w: rule %q: not decided by this Limiter", ErrCheck, res.Rule)
 		case f < 0:
 			return Decision{}, fmt.Errorf("%w: rule %q: negative final cost %d", ErrCheck, res.Rule, f)
-		case f < c.Cost && res.lease != nil:
-			if restored == nil {
-				restored = make([]int, len(d.Results))
-			}
-			restored[i] = c.Cost - f
+		case f < c.Cost && res.lease != nil: // restored below, once claimed
 		case f < c.Cost:
 			resets, ttl := resetMark(c.Key, l.algoOfCheck(r, c))
 			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token, Resets: resets, MarkTTL: ttl})
@@ -76,10 +71,10 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	if len(refunds) > 0 {
 		err = l.refund(ctx, d, refunds)
 	}
-	for i, n := range restored {
-		if res := d.Results[i]; n > 0 {
-			if rf := res.pool.restore(res.lease, n); rf != nil && err == nil {
-				err = l.refundLeases([]*refund{rf})
+	for i, res := range d.Results {
+		if n := res.check.Cost - final[i]; n > 0 && res.lease != nil {
+			if out := res.lease.Restore(n, nil); err == nil {
+				err = l.refundLeases(out)
 			}
 		}
 	}
@@ -99,8 +94,8 @@ func claim(d Decision) bool {
 	return len(d.Results) > 0 && atomic.CompareAndSwapUint32(&d.Results[0].settled, 0, 1)
 }
 
-// refund gives refunds of d back on the store that decided d, at the
-// limiter's clock.
+// refund gives refunds of d back on the store that decided d (of d, it
+// reads At and Fallback), at the limiter's clock.
 func (l *Limiter) refund(ctx context.Context, d Decision, refunds []StoreRefund) error {
 	now, err := l.now()
 	if err != nil {

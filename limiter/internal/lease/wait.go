@@ -1,4 +1,4 @@
-package limiter
+package lease
 
 import (
 	"time"
@@ -16,7 +16,7 @@ import (
 // RetryAfter runs until that take, and no less than the store's wait (see
 // storeWait); ok is false when the pool cannot bound the store's wait,
 // and the check then goes to the store. p.mu is held.
-func (p *pool) denied(a *algo, cost int, now time.Time) (r algorithms.Result, ok bool) {
+func (p *pool[C]) denied(a *Algo, cost int, now time.Time) (r algorithms.Result, ok bool) {
 	store, ok := p.storeWait(a, cost, now)
 	if !ok {
 		return r, false
@@ -42,17 +42,17 @@ func (p *pool) denied(a *algo, cost int, now time.Time) (r algorithms.Result, ok
 // (NextAfter: every unit comes back then). It is false too when the state
 // seen had no quota in use (NextAfter 0), which says nothing of what other
 // instances took since. p.mu is held.
-func (p *pool) storeWait(a *algo, cost int, now time.Time) (wait time.Duration, ok bool) {
+func (p *pool[C]) storeWait(a *Algo, cost int, now time.Time) (wait time.Duration, ok bool) {
 	r := p.seen
 	switch {
-	case cost > a.policy.Quota:
+	case cost > a.Quota:
 		return algorithms.Never, true
 	case r.NextAfter == 0:
 		return 0, false
 	}
-	switch f := a.facts; {
-	case a.refill.Rate > 0:
-		wait = r.NextAfter + a.refill.Time(cost-1)
+	switch f := a.Facts; {
+	case a.Refill.Rate > 0:
+		wait = r.NextAfter + a.Refill.Time(cost-1)
 	case f.Weighted:
 		switch {
 		case r.Remaining > 0:

@@ -1,0 +1,36 @@
+package lease
+
+import (
+	"testing"
+	"time"
+)
+
+// Close ends every lease and returns their free units once; a stack after
+// it is not served by the pools, and Forget drops a pool's lease without
+// a refund.
+func TestCloseAndForget(t *testing.T) {
+	now := base
+	ps := New[string](func() time.Time { return now })
+	r := ps.Rule(time.Second, &bucket)
+	s := &store{left: 100}
+	for _, key := range []string{"a", "b"} {
+		st := ps.Stack()
+		asked, send, err := st.Add(t.Context(), key, 1, true, &r, &bucket)
+		if err != nil || !send || asked != 4 {
+			t.Fatalf("%s: take of %d, send %v, %v; want a take of 4", key, asked, send, err)
+		}
+		s.decide(&st, 1, asked, -1)
+		st.Finish()
+	}
+	ps.Forget("a")
+	if got := s.refund(ps.Close()); len(got) != 1 || got[0] != 4 {
+		t.Errorf("Close refunded %v, want [4] (b's lease; a's forgotten)", got)
+	}
+	if got := ps.Close(); got != nil {
+		t.Errorf("second Close refunded %v, want nothing", got)
+	}
+	st := ps.Stack()
+	if asked, send, _ := st.Add(t.Context(), "b", 1, true, &r, &bucket); asked != 0 || !send {
+		t.Errorf("after Close: take of %d, send %v; want the check sent unleased", asked, send)
+	}
+}
