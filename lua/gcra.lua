@@ -19,12 +19,12 @@
 -- its ledger's tail and the plan (rate, period) it was written under, nil
 -- for an older release's state.
 local function gcra_load(key)
-  local tat, tail = tat_load(key)
-  local ledger, rate, period = match(tail or "", "^(:%d+:%d+:%d+):(%d+):(%d+)$")
-  if ledger then
-    return tat, ledger, tonumber(rate), tonumber(period)
+  local v = call("GET", key)
+  local tat, ledger, rate, period = match(v or "", "^(%d+)(:%d+:%d+:%d+):(%d+):(%d+)$")
+  if tat then -- this release's state, in one match
+    return tonumber(tat), ledger, tonumber(rate), tonumber(period)
   end
-  return tat, tail
+  return tat_parse(v)
 end
 
 -- gcra_switch decides cost under a plan (rate, period, burst) against a

@@ -108,16 +108,20 @@ local function ledger_switch(tail, now, last, level, rate)
   return ""
 end
 
--- tat_load reads a TAT state: the TAT in µs (nil for a missing key) and
--- its ledger's tail.
-local function tat_load(key)
-  local v = call("GET", key)
+-- tat_parse reads a TAT state's value v (GET's reply): the TAT in µs (nil
+-- for a missing key) and its ledger's tail.
+local function tat_parse(v)
   local tat = tonumber(v)
   if tat or not v then
     return tat
   end
   local t, tail = match(v, "^(%d+)(:.*)$")
   return tonumber(t), tail
+end
+
+-- tat_load reads the TAT state at key (see tat_parse).
+local function tat_load(key)
+  return tat_parse(call("GET", key))
 end
 
 -- tat_commit stores the TAT now + after, with the ledger carried, and
