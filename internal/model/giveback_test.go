@@ -46,6 +46,21 @@ func (s *store) refund(alg algorithms.Algorithm, now, at time.Time, cost, back i
 	}
 }
 
+// advance moves now on at random for a state whose window is w µs: not at
+// all, within an eighth of the window, within it, or up to three windows
+// (the state empties, often).
+func advance(rng *rand.Rand, now time.Time, w int64) time.Time {
+	switch rng.IntN(5) {
+	case 1:
+		return now.Add(time.Duration(rng.Int64N(w/8+1)) * time.Microsecond)
+	case 2:
+		return now.Add(time.Duration(rng.Int64N(w+1)) * time.Microsecond)
+	case 3:
+		return now.Add(time.Duration(rng.Int64N(3*w+1)) * time.Microsecond)
+	}
+	return now
+}
+
 // decision is an admitted decision that may be settled later.
 type decision struct {
 	alg         algorithms.Algorithm
@@ -87,15 +102,7 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 			s := &store{}
 			var admitted []*decision
 			for step := range 120 {
-				switch rng.IntN(5) {
-				case 0: // same instant
-				case 1:
-					now = now.Add(time.Duration(rng.Int64N(w/8+1)) * time.Microsecond)
-				case 2:
-					now = now.Add(time.Duration(rng.Int64N(w+1)) * time.Microsecond)
-				case 3:
-					now = now.Add(time.Duration(rng.Int64N(3*w+1)) * time.Microsecond)
-				}
+				now = advance(rng, now, w)
 				if rng.IntN(3) > 0 || len(admitted) == 0 {
 					cost := 1 + rng.IntN(quota)
 					o, ok := s.decide(alg, now, cost)

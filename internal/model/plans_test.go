@@ -83,15 +83,7 @@ func TestPlanSwitchNeverOverAdmits(t *testing.T) {
 			var switched time.Time // when the state last changed plans
 			var admitted []*decision
 			for step := range 120 {
-				switch rng.IntN(5) {
-				case 0: // same instant
-				case 1:
-					now = now.Add(time.Duration(rng.Int64N(w/8+1)) * time.Microsecond)
-				case 2:
-					now = now.Add(time.Duration(rng.Int64N(w+1)) * time.Microsecond)
-				case 3:
-					now = now.Add(time.Duration(rng.Int64N(3*w+1)) * time.Microsecond)
-				}
+				now = advance(rng, now, w)
 				if rng.IntN(3) == 0 {
 					plan = plans[rng.IntN(len(plans))]
 				}
