@@ -23,23 +23,31 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
+// collectorOn returns a registry with a collector in it and a Redis store
+// of the given timeout on srv.
+func collectorOn(t *testing.T, srv *miniredis.Miniredis, timeout time.Duration) (*prometheus.Registry, *prommetrics.Collector, *redisstore.Store) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	reg := prometheus.NewRegistry()
+	c, err := prommetrics.New(reg, prommetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := redisstore.New(rdb, redisstore.WithTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, c, store
+}
+
 // A scripted sequence through a real HTTP server, then a scrape of
 // /metrics: 3 admitted, 1 denied by Redis, 1 denied from the deny cache, 1
 // request without an API key, then Redis goes away: 3 requests fail on it
 // (which marks it down), 1 more is answered at once.
 func TestScrape(t *testing.T) {
 	srv := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
-	reg := prometheus.NewRegistry()
-	c, err := prommetrics.New(reg, prommetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := redisstore.New(rdb, redisstore.WithTimeout(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, c, store := collectorOn(t, srv, 50*time.Millisecond)
 	rules := []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"),
 		Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}}
 	lim, err := limiter.New(store, middleware.LimiterRules(rules))
@@ -138,18 +146,7 @@ func scrape(t *testing.T, url string) map[string]string {
 // A request refused by a leased rule's pool, in a stack of two, asks the
 // other rule nothing: it counts as undecided for that rule, not allowed.
 func TestUndecidedRule(t *testing.T) {
-	srv := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
-	reg := prometheus.NewRegistry()
-	c, err := prommetrics.New(reg, prommetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := redisstore.New(rdb, redisstore.WithTimeout(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, c, store := collectorOn(t, miniredis.RunT(t), 5*time.Second)
 	rules := []middleware.Rule{
 		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}},
 		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Lease: time.Second},
