@@ -167,3 +167,36 @@ func TestLeasedRuleWithAPlanThatCannotBeLeased(t *testing.T) {
 		leased.Close()
 	}
 }
+
+// TestLeasedRuleWithAnotherPlan: a lease pool holds units of one parameter
+// set, the rule's; a check of a leased rule under another Plan (a bucket's
+// or GCRA's, which share the rule's key) is decided by the store as an
+// unleased check is, each time, and its refusals tell the store's wait.
+func TestLeasedRuleWithAnotherPlan(t *testing.T) {
+	rule := algorithms.GCRA{Rate: 50, Period: time.Hour, Burst: 50}
+	plan := algorithms.GCRA{Rate: 5, Period: time.Hour, Burst: 5}
+	for _, base := range bases {
+		clk := newClock(base)
+		counted := &counting{Store: memstore.Must()}
+		lim := must(limiter.New(counted, []limiter.Rule{{Name: "global", Algorithm: rule, Lease: time.Second}}, clk.option()))
+		plain := must(limiter.New(memstore.Must(), []limiter.Rule{{Name: "global", Algorithm: rule}}, clk.option()))
+		for i := range 8 {
+			check := limiter.Check{Rule: "global", Identity: "all", Cost: 1, Plan: plan}
+			asked := counted.decides.Load()
+			got, err := lim.Decide(ctx, check)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := plain.Decide(ctx, check)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if counted.decides.Load() != asked+1 || got.Allowed != want.Allowed || got.RetryAfter() != want.RetryAfter() {
+				t.Errorf("%d: request %d under %v: %d store calls, allowed %v, RetryAfter %v; unleased: allowed %v, RetryAfter %v",
+					base.Year(), i, plan, counted.decides.Load()-asked, got.Allowed, got.RetryAfter(), want.Allowed, want.RetryAfter())
+			}
+			clk.add(10 * time.Millisecond)
+		}
+		lim.Close()
+	}
+}

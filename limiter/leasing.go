@@ -24,8 +24,12 @@ func leased(sc []StoreCheck, rules []checked) bool {
 }
 
 // leases reports whether a check of cost is served from its rule's leases
-// (see lease.Rule.Serves).
-func (c checked) leases(cost int) bool { return c.rule.lease.Serves(&c.algo.lease, cost) }
+// (see lease.Rule.Serves). A pool holds units of the rule's own
+// parameters: a check under another Plan (which may share the rule's key)
+// is decided by the store as an unleased check is.
+func (c checked) leases(cost int) bool {
+	return (c.algo == c.rule.algo || c.algo.params == c.rule.algo.params) && c.rule.lease.Serves(&c.algo.lease, cost)
+}
 
 // decideLeased decides a stack with leased checks: package lease serves
 // each from its pool, refuses it there, or sizes a take of a new lease,

@@ -37,8 +37,9 @@ type Rule struct {
 	// when a batch has lasted Lease (at most a minute; a second or less
 	// keeps unspent units few) or on Close. For a global rule checked by
 	// every request of many instances. Only for the windows, the buckets
-	// and GCRA, and not with Blockable or Penalty; see "Leases" in the
-	// package doc for what it bounds and what its results report.
+	// and GCRA, and not with Blockable or Penalty; a check under another
+	// Plan is decided by the store as an unleased check is. See "Leases"
+	// in the package doc for what it bounds and what its results report.
 	Lease time.Duration
 }
 

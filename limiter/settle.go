@@ -73,8 +73,8 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	}
 	for i, res := range d.Results {
 		if n := res.check.Cost - final[i]; n > 0 && res.lease != nil {
-			if out := res.lease.Restore(n, nil); err == nil {
-				err = l.refundLeases(out)
+			if e := l.refundLeases(res.lease.Restore(n, nil)); err == nil {
+				err = e
 			}
 		}
 	}
