@@ -224,10 +224,14 @@ func (s *Store) extend(i int, key string, t int64, d time.Duration) {
 	}
 }
 
-// Delete implements limiter.Store: it counts the entries it found, expired
-// ones not yet swept included (now dates the mark only; Unblock, which
-// leaves none, passes no instant). A zero now means time.Now().
+// Delete implements limiter.Store: it counts the live entries it found,
+// as Redis would (it drops expired ones too). A zero now means
+// time.Now().
 func (s *Store) Delete(_ context.Context, now time.Time, marks []string, ttls []time.Duration, keys ...string) (int, error) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	t := now.UnixMicro()
 	all := append(keys[:len(keys):len(keys)], marks...)
 	shards := make([]int, len(all))
 	for j, k := range all {
@@ -236,17 +240,17 @@ func (s *Store) Delete(_ context.Context, now time.Time, marks []string, ttls []
 	defer s.unlock(s.lock(slices.Clone(shards)))
 	n := 0
 	for j, k := range keys {
-		if sh := &s.shards[shards[j]]; sh.entries[k] != nil {
+		sh := &s.shards[shards[j]]
+		if e := sh.entries[k]; e != nil {
+			if e.expires > t {
+				n++
+			}
 			sh.drop(k)
-			n++
 		}
 	}
-	if n > 0 && len(marks) > 0 {
-		if now.IsZero() {
-			now = time.Now()
-		}
+	if n > 0 {
 		for i, mark := range marks {
-			s.extend(shards[len(keys)+i], mark, now.UnixMicro(), ttls[i])
+			s.extend(shards[len(keys)+i], mark, t, ttls[i])
 		}
 	}
 	return n, nil

@@ -81,3 +81,25 @@ func TestResetWritesNothingWhenNothingFound(t *testing.T) {
 		}
 	}
 }
+
+// A Reset after the state expired finds nothing, as on Redis, where the
+// key is gone: ErrNotFound, and no mark written.
+func TestResetOfExpiredStateFindsNothing(t *testing.T) {
+	mem := memstore.Must()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	lim, err := limiter.New(mem, []limiter.Rule{{Name: "api", Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute}}},
+		limiter.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := lim.Allow(ctx, "api", "alice"); err != nil || !d.Allowed {
+		t.Fatalf("%+v, %v", d, err)
+	}
+	now = now.Add(time.Hour)
+	if err := lim.Reset(ctx, "api", "alice"); !errors.Is(err, limiter.ErrNotFound) {
+		t.Fatalf("reset of expired state: %v, want ErrNotFound", err)
+	}
+	if got := mem.Len(); got != 0 {
+		t.Errorf("after the reset of expired state: %d entries, want 0", got)
+	}
+}
