@@ -52,14 +52,14 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 
 // Reset forgets a rule's state for identity, and its block: the client
 // starts afresh, on every instance (within the deny cache's maxAge; at once
-// on this one). State kept under plans has keys of
-// its own: name those algorithms too. When there was nothing to forget it
-// returns ErrNotFound and writes nothing. Decisions made before the Reset
-// and settled after it give nothing back, whichever limiter made them: in
-// the store call that forgets, Reset leaves a mark beside each state it
-// forgets (one more key each, for twice the window in the state's key, or
-// 10 years for GCRA and a queue, whose one key serves all their
-// parameters) that voids their refunds.
+// on this one). State kept under a plan with another window or TTL has
+// keys of its own: name those algorithms too. When there was nothing to
+// forget it returns ErrNotFound and writes nothing. Decisions made before
+// the Reset and settled after it give nothing back, whichever limiter made
+// them: in the store call that forgets, Reset leaves a mark beside each
+// state it forgets (one more key each, for twice the window in the state's
+// key, or 10 years for the buckets, GCRA and a queue, whose one key serves
+// all their parameters) that voids their refunds.
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, err := l.operand(rule, identity)
 	if err != nil {

@@ -4,9 +4,9 @@
 --   three integers ("0:0:0" for none; ledger.lua) and the rate and period
 --   in µs it was written under (its plan). Every plan of a rule shares the
 --   key. An older release's string, a bare TAT or a TAT and its ledger,
---   reads as written under the plan that reads it, and an older release
---   reads this one's TAT and ledger (the plan follows them). A missing key
---   is a TAT of now.
+--   reads as written under the plan that reads it (a release older than
+--   this one cannot read this string: see "Upgrading" in docs/guide.md).
+--   A missing key is a TAT of now.
 -- ARGV: rate, period in µs, burst; cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, next µs and the state its
 -- commit needs; the commit returns the reset after it, the next after it

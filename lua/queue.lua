@@ -9,47 +9,47 @@
 -- how long it waits for its turn), reset µs, next µs and the state its
 -- commit needs; the commit returns the reset after it, the next after it
 -- and its token (see lib.lua).
--- A unit's turn lasts slot = ceil(period / rate) µs. A request starts at
+-- A unit's turn lasts ceil(period / rate) µs (turn). A request starts at
 -- max(tail, now) and takes cost turns; it is allowed iff its last unit's
 -- turn starts within max delay, that is iff cost <= remaining, where
--- remaining = floor((max delay - wait) / slot) + 1 (0 when wait > max
+-- remaining = floor((max delay - wait) / turn) + 1 (0 when wait > max
 -- delay) counts the turns that start within it.
 
 -- queue_next is the time until one more turn starts within max delay,
 -- for a tail wait ahead (0 when all of them do already).
-local function queue_next(wait, max_delay, slot)
-  if wait <= fmod(max_delay, slot) then
+local function queue_next(wait, max_delay, turn)
+  if wait <= fmod(max_delay, turn) then
     return 0
   end
   if wait > max_delay then
     return wait - max_delay
   end
-  return slot - fmod(max_delay - wait, slot)
+  return turn - fmod(max_delay - wait, turn)
 end
 
 algorithms.qu = function(key, now, cost, rate, period, max_delay)
   local tat, tail = tat_load(key)
   local base = max(now, tat or now)
-  local wait, slot = base - now, cdiv(period, rate)
+  local wait, turn = base - now, cdiv(period, rate)
   local remaining = 0
   if wait <= max_delay then
-    remaining = idiv(max_delay - wait, slot) + 1
+    remaining = idiv(max_delay - wait, turn) + 1
   end
-  local next = queue_next(wait, max_delay, slot)
-  if cost > idiv(max_delay, slot) + 1 then
+  local next = queue_next(wait, max_delay, turn)
+  if cost > idiv(max_delay, turn) + 1 then
     return -1, remaining, -1, wait, next
   end
   if cost > remaining then
-    return 0, remaining, wait + (cost - 1) * slot - max_delay, wait, next
+    return 0, remaining, wait + (cost - 1) * turn - max_delay, wait, next
   end
   return 1, remaining, wait, wait, next, wait, tail
 end
 
 commits.qu = function(key, now, cost, rate, period, max_delay, wait, tail)
-  local slot = cdiv(period, rate)
-  local after = wait + cost * slot
+  local turn = cdiv(period, rate)
+  local after = wait + cost * turn
   local mark, refunded = tat_commit(key, now, after, tail)
-  return after, queue_next(after, max_delay, slot), mark, refunded
+  return after, queue_next(after, max_delay, turn), mark, refunded
 end
 
 if refunds then
@@ -135,8 +135,8 @@ if refunds then
         later = later + holes[k][3]
       end
     end
-    local slot = cdiv(period, rate)
-    local give = min(back * slot, tat - now, drain(mark - at - max(0, r - refunded - later), now - at, 1))
+    local turn = cdiv(period, rate)
+    local give = min(back * turn, tat - now, drain(mark - at - max(0, r - refunded - later), now - at, 1))
     if give <= 0 then
       return
     end
@@ -144,7 +144,7 @@ if refunds then
     r, u, s, restarted = ledger_record(r, u, s, now, give, tat)
     rest = ""
     if not restarted then
-      rest = queue_rest(queue_with(holes, mark, refunded, cost * slot, give), now, r)
+      rest = queue_rest(queue_with(holes, mark, refunded, cost * turn, give), now, r)
     end
     call("SET", key, int(tat - give) .. format(":%d:%d:%d", r, u, s) .. rest, "KEEPTTL")
   end

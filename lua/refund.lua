@@ -6,8 +6,8 @@
 -- instant would have left (see refunds in lib.lua), and nothing when an
 -- operator's Reset forgot the state since the decision.
 -- KEYS[2i-1], KEYS[2i]: the state key of rule i and the key of the mark
---   a Reset of its rule and identity leaves (block.lua writes it: the
---   Reset's instant plus the mark's TTL).
+--   a Reset of its rule and identity leaves (delete.lua writes it, with
+--   mark.lua's extend: the Reset's instant plus the mark's TTL).
 -- ARGV[1]: now in µs since the Unix epoch, or "" to read the server's TIME.
 -- ARGV[2]: the shortest TTL in ms a written key gets (as in stack.lua).
 -- ARGV[3]: the instant of the decision, in µs, that stack.lua reported.
