@@ -28,7 +28,7 @@ func leased(sc []StoreCheck, rules []checked) bool {
 // parameters: a check under another Plan (which may share the rule's key)
 // is decided by the store as an unleased check is.
 func (c checked) leases(cost int) bool {
-	return (c.algo == c.rule.algo || c.algo.params == c.rule.algo.params) && c.rule.lease.Serves(&c.algo.lease, cost)
+	return c.algo.params == c.rule.algo.params && c.rule.lease.Serves(&c.algo.lease, cost)
 }
 
 // decideLeased decides a stack with leased checks: package lease serves

@@ -61,11 +61,7 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // key, or 10 years for the buckets, GCRA and a queue, whose one key serves
 // all their parameters) that voids their refunds.
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
-	r, err := l.operand(rule, identity)
-	if err != nil {
-		return err
-	}
-	now, err := l.now()
+	r, now, err := l.operand(rule, identity)
 	if err != nil {
 		return err
 	}
@@ -96,7 +92,7 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 // the rule's own wait (when a request would be admitted). A longer block
 // already in place is kept. d is at most 10 years.
 func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Duration) error {
-	r, err := l.operand(rule, identity)
+	r, now, err := l.operand(rule, identity)
 	if err != nil {
 		return err
 	}
@@ -106,10 +102,6 @@ func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Durat
 	if d <= 0 || d > exact.MaxDuration {
 		return fmt.Errorf("%w: rule %q: a block must last more than 0 and at most 10 years, not %v", ErrCheck, rule, d)
 	}
-	now, err := l.now()
-	if err != nil {
-		return err
-	}
 	return changed(l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), d))
 }
 
@@ -117,21 +109,23 @@ func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Durat
 // it, leaving its other state alone; like Reset, at once on this instance,
 // and ErrNotFound when the identity was not blocked.
 func (l *Limiter) Unblock(ctx context.Context, rule, identity string) error {
-	r, err := l.operand(rule, identity)
+	r, now, err := l.operand(rule, identity) // at now, a block that has ended is none
 	if err != nil {
 		return err
 	}
-	return l.deleteKeys(ctx, rule, time.Time{}, nil, nil, r.key(l.cfg.prefix, identity, blockSuffix))
+	return l.deleteKeys(ctx, rule, now, nil, nil, r.key(l.cfg.prefix, identity, blockSuffix))
 }
 
-// operand is the rule an operator's call names, with its identity checked.
-func (l *Limiter) operand(rule, identity string) (*rule, error) {
+// operand is the rule an operator's call names, with its identity
+// checked, and the instant of the call (see now).
+func (l *Limiter) operand(rule, identity string) (*rule, time.Time, error) {
 	r := l.rules[rule]
 	if r == nil {
-		return nil, fmt.Errorf("%w: no rule %q", ErrCheck, rule)
+		return nil, time.Time{}, fmt.Errorf("%w: no rule %q", ErrCheck, rule)
 	}
 	if identity == "" {
-		return nil, fmt.Errorf("%w: rule %q: empty identity", ErrCheck, rule)
+		return nil, time.Time{}, fmt.Errorf("%w: rule %q: empty identity", ErrCheck, rule)
 	}
-	return r, nil
+	now, err := l.now()
+	return r, now, err
 }

@@ -49,14 +49,14 @@ type Token = model.Token
 // New returns empty pools that run on clock (nil: the local clock; a
 // lease's time to live is local).
 func New[C any](clock func() time.Time) *Pools[C] {
-	return &Pools[C]{pools: make(map[string]*pool[C]), clock: clock, every: MaxTTL}
+	return &Pools[C]{pools: make(map[string]*pool[C]), clock: clock, every: MaxLease}
 }
 
 // Rule is the leased rule of algorithm a leasing for ttl; the sweeper (see
 // Start) runs at least every quarter of it.
 func (ps *Pools[C]) Rule(ttl time.Duration, a *Algo) Rule {
 	ps.every = min(ps.every, max(time.Millisecond, ttl/4))
-	return Rule{TTL: ttl, Interval: interval(a, ttl)}
+	return Rule{Lease: ttl, Interval: interval(a, ttl)}
 }
 
 // now is the time the pools run on.
@@ -132,7 +132,7 @@ func (ps *Pools[C]) Start(sink func([]Refund[C])) {
 }
 
 // expired ends the leases expired at now (all of them when all is set),
-// returns their refunds, and forgets pools idle for MaxTTL.
+// returns their refunds, and forgets pools idle for MaxLease.
 func (ps *Pools[C]) expired(now time.Time, all bool) []Refund[C] {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -144,7 +144,7 @@ func (ps *Pools[C]) expired(now time.Time, all bool) []Refund[C] {
 				out = p.end(l, out)
 			}
 		}
-		if p.empty() && now.Sub(p.used) >= MaxTTL {
+		if p.empty() && now.Sub(p.used) >= MaxLease {
 			delete(ps.pools, key)
 		}
 		p.mu.Unlock()

@@ -6,8 +6,8 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 )
 
-// MaxTTL is the longest lease a rule may set.
-const MaxTTL = time.Minute
+// MaxLease is the longest lease a rule may set.
+const MaxLease = time.Minute
 
 // Algo is what the pools read of a check's algorithm: its facts, its
 // refill (a bucket's or GCRA's) and its policy's quota and window.
@@ -18,10 +18,10 @@ type Algo struct {
 	Window time.Duration
 }
 
-// Rule is a leased rule: how long a lease lasts (TTL), and how long its
+// Rule is a leased rule: how long a lease lasts (Lease), and how long its
 // pools go between takes that came up short (Interval).
 type Rule struct {
-	TTL, Interval time.Duration
+	Lease, Interval time.Duration
 }
 
 // Invalid is the reason a rule of the algorithm a, named name, leasing for
@@ -29,8 +29,8 @@ type Rule struct {
 // takes blocks.
 func Invalid(ttl time.Duration, blocks bool, name string, a *Algo) string {
 	switch {
-	case ttl < 0 || ttl > MaxTTL:
-		return "lease " + ttl.String() + " outside 0 to " + MaxTTL.String()
+	case ttl < 0 || ttl > MaxLease:
+		return "lease " + ttl.String() + " outside 0 to " + MaxLease.String()
 	case ttl == 0:
 		return ""
 	case blocks:
@@ -46,7 +46,7 @@ func Invalid(ttl time.Duration, blocks bool, name string, a *Algo) string {
 // consumes, and a (a Plan's, when the check has one) can be leased; any
 // other check of the rule is decided by the store as an unleased one is.
 func (r Rule) Serves(a *Algo, cost int) bool {
-	return r.TTL > 0 && cost > 0 && a.Facts.Leasable
+	return r.Lease > 0 && cost > 0 && a.Facts.Leasable
 }
 
 // interval is how long a pool of a rule of algorithm a leasing for ttl

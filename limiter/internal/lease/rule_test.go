@@ -7,9 +7,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 )
 
-// A lease of a window lasts its TTL, and no further than the end of the
+// A lease of a window lasts its Lease, and no further than the end of the
 // window its units were counted in (the token's mark is that window's
-// start, in µs), at large timestamps too; a bucket's lasts its TTL.
+// start, in µs), at large timestamps too; a bucket's lasts its Lease.
 func TestExpiry(t *testing.T) {
 	window := Algo{Facts: algo.Facts{Leasable: true, WindowBound: true, Units: true}, Quota: 10, Window: time.Second}
 	start := base.UnixMicro()

@@ -72,7 +72,7 @@ func (s *Stack[C]) spend(i int) *spend[C] {
 func (s *Stack[C]) Add(ctx context.Context, key string, cost int, serves bool, r *Rule, a *Algo) (lease int, send bool, err error) {
 	var p *pool[C]
 	if serves && s.deniedBy == nil {
-		p = s.ps.pool(key, s.now, r.TTL)
+		p = s.ps.pool(key, s.now, r.Lease)
 	}
 	if p == nil {
 		s.add(spend[C]{})
@@ -204,7 +204,7 @@ func (s *Stack[C]) Taken(i int, d Take[C], res *algorithms.Result) *Lease[C] {
 		p.next = s.now.Add(iv)
 	}
 	l := &Lease[C]{pool: p, check: d.Check, size: cost + leased, token: token, at: d.At, fallback: d.Fallback,
-		expires: s.now.Add(expiry(sp.algo, token.Mark, d.At, sp.rule.TTL)), free: leased}
+		expires: s.now.Add(expiry(sp.algo, token.Mark, d.At, sp.rule.Lease)), free: leased}
 	if l.free > 0 {
 		s.out = p.install(l, s.now, s.out)
 	}
