@@ -92,19 +92,6 @@ func Must(opts ...Option) *Store {
 	return s
 }
 
-// size returns the number of entries held, expired ones not yet swept
-// included.
-func (s *Store) size() int {
-	n := 0
-	for i := range s.shards {
-		sh := &s.shards[i]
-		sh.mu.Lock()
-		n += len(sh.entries)
-		sh.mu.Unlock()
-	}
-	return n
-}
-
 // Decide implements limiter.Store. A zero now means time.Now().
 func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreCheck) (limiter.Decision, error) {
 	if now.IsZero() {
