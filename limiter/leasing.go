@@ -78,7 +78,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 		} else if !local { // not asked: refused here first, or failed
 			res.Allowed, res.Undecided = true, true
 		}
-		res.Rule, res.Policy, res.check = rules[i].rule.name, rules[i].algo.policy, sc[i]
+		rules[i].name(res, sc[i])
 	}
 	l.refundLeases(st.Finish())
 	if failed {
@@ -93,8 +93,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 func (l *Limiter) refundLeases(out []lease.Refund[StoreCheck]) error {
 	var err error
 	for _, rf := range out {
-		resets, ttl := resetMark(rf.Check.Key, l.algoOf(rf.Check.Algorithm))
-		back := StoreRefund{Check: rf.Check, Back: rf.Back, Token: Token(rf.Token), Resets: resets, MarkTTL: ttl}
+		back := storeRefund(rf.Check, l.algoOf(rf.Check.Algorithm), rf.Back, Token(rf.Token))
 		if e := l.refund(context.Background(), Decision{At: rf.At, Fallback: rf.Fallback}, []StoreRefund{back}); e != nil && err == nil {
 			err = e
 		}

@@ -244,8 +244,7 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []StoreCheck, rules []che
 		}
 	}
 	for i, r := range rules {
-		res := &d.Results[i]
-		res.Rule, res.Policy, res.check = r.rule.name, r.algo.policy, sc[i]
+		r.name(&d.Results[i], sc[i])
 	}
 	if t.ok && !d.Allowed && !d.Fallback {
 		l.denied.put(t, d)
@@ -257,6 +256,12 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []StoreCheck, rules []che
 type checked struct {
 	rule *rule
 	algo *algo
+}
+
+// name fills in what the limiter knows of res, the result of the store
+// check sc of c: its rule's name and policy, and the check, for Settle.
+func (c checked) name(res *RuleResult, sc StoreCheck) {
+	res.Rule, res.Policy, res.check = c.rule.name, c.algo.policy, sc
 }
 
 // prepare validates checks and builds their store checks in sc, of their

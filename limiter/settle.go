@@ -55,8 +55,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 			return Decision{}, fmt.Errorf("%w: rule %q: negative final cost %d", ErrCheck, res.Rule, f)
 		case f < c.Cost && res.lease != nil: // restored below, once claimed
 		case f < c.Cost:
-			resets, ttl := resetMark(c.Key, l.algoOfCheck(r, c))
-			refunds = append(refunds, StoreRefund{Check: c, Back: c.Cost - f, Token: res.Token, Resets: resets, MarkTTL: ttl})
+			refunds = append(refunds, storeRefund(c, l.algoOfCheck(r, c), c.Cost-f, res.Token))
 		case f > c.Cost:
 			a := l.algoOfCheck(r, c)
 			c.Cost = f - c.Cost
@@ -92,6 +91,13 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 // already.
 func claim(d Decision) bool {
 	return len(d.Results) > 0 && atomic.CompareAndSwapUint32(&d.Results[0].settled, 0, 1)
+}
+
+// storeRefund is the refund of back units of check c, decided with a,
+// whose consumption tok names, with the Reset mark beside its state.
+func storeRefund(c StoreCheck, a *algo, back int, tok Token) StoreRefund {
+	resets, ttl := resetMark(c.Key, a)
+	return StoreRefund{Check: c, Back: back, Token: tok, Resets: resets, MarkTTL: ttl}
 }
 
 // refund gives refunds of d back on the store that decided d (of d, it
