@@ -124,7 +124,7 @@ func (s *Store) refundGroups(ctx context.Context, now, at string, groups []group
 				res := &gr.results[i]
 				c.Cost += res.Leased // a lease was taken with the cost
 				refunds = append(refunds, limiter.StoreRefund{Check: c, Back: c.Cost, Token: res.Token})
-				if f, _ := algo.FactsOf(c.Algorithm); f.Units { // a queue's slots are not
+				if f, _ := algo.FactsOf(c.Algorithm); f.Units { // a queue's turns are not units
 					res.Remaining += c.Cost
 				}
 				res.Token, res.Leased = limiter.Token{}, 0
