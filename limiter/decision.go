@@ -28,6 +28,11 @@ type RuleResult struct {
 	// Leased is how many units a leased check (StoreCheck.Lease) took
 	// beyond its cost; the store fills it.
 	Leased int
+	// Shadow is true for a shadow rule's result (Rule.Shadow): Allowed is
+	// its own verdict, which the Decision's Allowed and RetryAfter leave
+	// out. Allowed false is a would-be refusal, with its RetryAfter; the
+	// rule then consumed nothing.
+	Shadow bool
 	// lease is where a leased rule's units came from, for Settle.
 	lease *lease.Lease[StoreCheck]
 	// check is what was decided, for Settle.
@@ -40,8 +45,9 @@ type RuleResult struct {
 
 // Decision is the outcome of a stack of checks.
 type Decision struct {
-	// Allowed is true when every check allowed; only then was anything
-	// consumed.
+	// Allowed is true when every check allowed, shadow rules' checks aside;
+	// only then was anything consumed (and of a shadow rule, only when its
+	// own result allowed too).
 	Allowed bool
 	// At is the instant the decision was made at: the Redis server's TIME
 	// by default, so every app server reports the same instants.
@@ -59,12 +65,13 @@ type Decision struct {
 	Cached bool
 }
 
-// RetryAfter is the longest RetryAfter among the denying rules: 0 when
-// allowed, algorithms.Never when some rule can never admit the cost.
+// RetryAfter is the longest RetryAfter among the denying rules, shadow
+// rules aside: 0 when allowed, algorithms.Never when some rule can never
+// admit the cost.
 func (d Decision) RetryAfter() time.Duration {
 	var wait time.Duration
 	for _, r := range d.Results {
-		if !r.Allowed {
+		if !r.Allowed && !r.Shadow {
 			wait = max(wait, r.RetryAfter)
 		}
 	}

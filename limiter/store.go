@@ -17,9 +17,12 @@ type Store interface {
 	// their costs. It returns whether the stack was allowed, the instant it
 	// was decided at, and one result per check in order, of which it fills
 	// only the embedded algorithms.Result, Blocked and Token (the Limiter
-	// names the rules). It must not keep checks once it has returned (the
-	// Limiter reuses them): a store that goes on in the background copies
-	// what it needs.
+	// names the rules). Shadow checks (StoreCheck.Shadow) take no part in
+	// the verdict, all in the same atomic step: the stack is allowed when
+	// every other check allows, and a shadow check consumes its cost only
+	// when the stack is allowed and it allows itself. It must not keep
+	// checks once it has returned (the Limiter reuses them): a store that
+	// goes on in the background copies what it needs.
 	Decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error)
 	// Refund gives back, at now, units that Decide consumed at the instant
 	// at, whatever was decided on the keys since: never more than a
@@ -63,6 +66,13 @@ type StoreCheck struct {
 	// none. Only for the algorithms whose units are fungible: the windows,
 	// the buckets and GCRA.
 	Lease int
+	// Shadow makes the check a shadow check (Rule.Shadow): it is decided
+	// and its result reports its own verdict (a denial with its
+	// RetryAfter), but it never denies the stack, consumes only when the
+	// stack is allowed and it allows too, takes no lease, and writes no
+	// block: its Penalty is not applied (a block in place still denies
+	// it, in its result).
+	Shadow bool
 	// params identifies the algorithm and its parameters (set by the
 	// Limiter).
 	params string

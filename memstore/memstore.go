@@ -120,7 +120,11 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 	leases := leaseBuf[:0]
 	allowed := true
 	for i, c := range checks {
-		o, lease := model.Take(c.Algorithm, s.state(idx[i], c.Key, t), now, c.Cost, c.Lease)
+		lease := c.Lease
+		if c.Shadow { // a shadow check takes no lease
+			lease = 0
+		}
+		o, lease := model.Take(c.Algorithm, s.state(idx[i], c.Key, t), now, c.Cost, lease)
 		leases = append(leases, lease)
 		isBlocked := false
 		if left := s.blockLeft(bidx[i], c.Blocks, t); left > 0 {
@@ -128,7 +132,7 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 			wait, h := exact.CeilMillis(left), o.Held
 			o, isBlocked = model.Outcome{Held: algorithms.Result{RetryAfter: max(h.RetryAfter, wait), ResetAfter: max(h.ResetAfter, wait), NextAfter: max(h.NextAfter, wait)}}, true
 		} else {
-			if o.Status == model.Denied && c.Blocks != "" && c.Penalty > 0 {
+			if o.Status == model.Denied && c.Blocks != "" && c.Penalty > 0 && !c.Shadow {
 				s.putBlock(bidx[i], c.Blocks, t, t+c.Penalty.Microseconds())
 				wait := exact.CeilMillis(c.Penalty.Microseconds())
 				o.Held.RetryAfter, o.Held.ResetAfter, o.Held.NextAfter = max(o.Held.RetryAfter, wait), max(o.Held.ResetAfter, wait), max(o.Held.NextAfter, wait)
@@ -137,13 +141,13 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 		}
 		outcomes = append(outcomes, o)
 		blocked = append(blocked, isBlocked)
-		allowed = allowed && !isBlocked && o.Status == model.Allowed
+		allowed = allowed && (c.Shadow || !isBlocked && o.Status == model.Allowed)
 	}
 	d := limiter.Decision{Allowed: allowed, At: now, Results: make([]limiter.RuleResult, len(checks))}
 	for i, c := range checks {
 		o, res := &outcomes[i], &d.Results[i]
 		res.Blocked = blocked[i]
-		if !allowed {
+		if !allowed || blocked[i] || o.Status != model.Allowed { // only a shadow check denies in an allowed stack
 			res.Result = o.Held
 			continue
 		}
