@@ -214,3 +214,24 @@ func TestShadowLeaseRefused(t *testing.T) {
 		t.Fatalf("got %v, want a config error naming the rule", err)
 	}
 }
+
+// A stack of a leased rule and a shadow rule: the shadow check goes to the
+// store whether the lease serves the leased rule or a take goes with it,
+// and is counted exactly, never refusing.
+func TestShadowBesideLeasedRule(t *testing.T) {
+	rules := []limiter.Rule{
+		{Name: "global", Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Second, Burst: 1000}, Lease: time.Second},
+		{Name: "sh", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}, Shadow: true},
+	}
+	lim := newLimiter(t, memstore.Must(), rules, fixedClock(bases[1]))
+	for i := range 6 {
+		d, err := lim.Decide(ctx, limiter.Check{Rule: "global", Identity: "all", Cost: 1}, limiter.Check{Rule: "sh", Identity: "x", Cost: 1})
+		sh := d.Results[1]
+		if err != nil || !d.Allowed || sh.Undecided || sh.Allowed != (i < 3) || sh.Remaining != max(0, 2-i) {
+			t.Fatalf("request %d: %+v %v, want allowed, the shadow rule counting down from 2 then refusing", i, d, err)
+		}
+	}
+	if err := lim.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
