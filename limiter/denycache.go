@@ -105,8 +105,10 @@ func (c *denyCache) stackOf(checks []store.Check, rules []checked) (stackID, boo
 			if rules[j].algo.facts.InFlight || ch.Cost == 0 {
 				return stackID{}, false
 			}
-			h.WriteString(ch.Key)
-			h.WriteString(ch.Params)
+			k := &ch.Key // the bytes of its String, without building it
+			for _, part := range [...]string{k.Prefix, ":{", k.Rule, ":", k.Identity, "}:", k.Suffix, "\x00", ch.Params} {
+				h.WriteString(part)
+			}
 			var cost [9]byte
 			for j := range 8 {
 				cost[j] = byte(uint64(ch.Cost) >> (8 * j))

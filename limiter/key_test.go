@@ -21,7 +21,7 @@ func TestHostileIdentitiesGetDistinctBoundedKeys(t *testing.T) {
 	ids = append(ids, encodeIdentity("{a}"))
 	seen := map[string]string{}
 	for _, id := range ids {
-		k := r.key("rl", id, "gc")
+		k := r.key("rl", id, "gc").String()
 		if got, max := len(k), len("rl:{per-ip:}:gc")+maxRawIdentity; got > max {
 			t.Errorf("identity of %d bytes: key of %d bytes, want at most %d", len(id), got, max)
 		}

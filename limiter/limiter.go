@@ -288,7 +288,8 @@ func (l *Limiter) prepare(checks []Check, sc []store.Check, out []checked) ([]ch
 		}
 		sc[i] = store.Check{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Params: a.params, Cost: c.Cost}
 		if r.blockable {
-			sc[i].Blocks, sc[i].Penalty = r.key(l.cfg.prefix, c.Identity, blockSuffix), r.penalty
+			sc[i].Blocks, sc[i].Penalty = sc[i].Key, r.penalty
+			sc[i].Blocks.Suffix = blockSuffix
 		}
 		for j := range i {
 			if sc[j].Key == sc[i].Key {
@@ -326,7 +327,7 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, r
 	if err != nil && !fallback {
 		return Decision{}, err
 	}
-	d := Decision{Allowed: v.Allowed, At: v.At, Fallback: fallback, Results: make([]RuleResult, len(sc))}
+	d := Decision{Allowed: v.Allowed, At: v.At, Fallback: fallback, Results: newResults(len(sc))}
 	for i := range res {
 		d.Results[i].found(&res[i])
 	}

@@ -51,7 +51,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	for i, res := range d.Results {
 		c, f, r := res.check, final[i], l.rules[res.Rule]
 		switch {
-		case c.Key == "":
+		case c.Key == (store.Key{}):
 			return Decision{}, fmt.Errorf("%w: rule %q: not decided by this Limiter", ErrCheck, res.Rule)
 		case f < 0:
 			return Decision{}, fmt.Errorf("%w: rule %q: negative final cost %d", ErrCheck, res.Rule, f)

@@ -61,7 +61,7 @@ type shard struct {
 	// give-back ledger and a bucket's or GCRA's plan) is larger than a map
 	// keeps inline. spare holds entries dropped since, for reuse, so that
 	// keys that expire and come back allocate nothing.
-	entries   map[string]*entry
+	entries   map[store.Key]*entry
 	spare     []*entry
 	nextSweep int
 	puts      uint32 // puts since the shard was made, for sampleEvery
@@ -105,7 +105,7 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, r
 		idx = append(idx, s.shardOf(c.Key))
 		bidx = append(bidx, -1)
 		locked = append(locked, idx[len(idx)-1])
-		if c.Blocks != "" {
+		if c.Blocks != (store.Key{}) {
 			bidx[len(bidx)-1] = s.shardOf(c.Blocks)
 			locked = append(locked, bidx[len(bidx)-1])
 		}
@@ -128,7 +128,7 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, r
 			wait, h := exact.CeilMillis(left), o.Held
 			o, isBlocked = model.Outcome{Held: algorithms.Result{RetryAfter: max(h.RetryAfter, wait), ResetAfter: max(h.ResetAfter, wait), NextAfter: max(h.NextAfter, wait)}}, true
 		} else {
-			if o.Status == model.Denied && c.Blocks != "" && c.Penalty > 0 {
+			if o.Status == model.Denied && c.Blocks != (store.Key{}) && c.Penalty > 0 {
 				s.putBlock(bidx[i], c.Blocks, t, t+c.Penalty.Microseconds())
 				wait := exact.CeilMillis(c.Penalty.Microseconds())
 				o.Held.RetryAfter, o.Held.ResetAfter, o.Held.NextAfter = max(o.Held.RetryAfter, wait), max(o.Held.ResetAfter, wait), max(o.Held.NextAfter, wait)
@@ -164,7 +164,7 @@ func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []store.Ref
 		var buf [2]int
 		i, j := s.shardOf(r.Check.Key), -1 // j: the Reset mark's shard, if any
 		held := append(buf[:0], i)
-		if r.Mark.Key != "" {
+		if r.Mark.Key != (store.Key{}) {
 			j = s.shardOf(r.Mark.Key)
 			held = append(held, j)
 		}
@@ -190,7 +190,7 @@ func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []store.Ref
 }
 
 // Block implements store.Store. A zero now means time.Now().
-func (s *Store) Block(_ context.Context, now time.Time, key string, d time.Duration) error {
+func (s *Store) Block(_ context.Context, now time.Time, key store.Key, d time.Duration) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -202,7 +202,7 @@ func (s *Store) Block(_ context.Context, now time.Time, key string, d time.Durat
 
 // extend makes the block at key, in shard i, last until d after t (µs),
 // unless it lasts longer already. Shard i is locked.
-func (s *Store) extend(i int, key string, t int64, d time.Duration) {
+func (s *Store) extend(i int, key store.Key, t int64, d time.Duration) {
 	until := t + d.Microseconds()
 	if left := s.blockLeft(i, key, t); t+left < until {
 		s.putBlock(i, key, t, until)
@@ -212,7 +212,7 @@ func (s *Store) extend(i int, key string, t int64, d time.Duration) {
 // Reset implements store.Store: it counts the live entries it found,
 // as Redis would (it drops expired ones too). A zero now means
 // time.Now().
-func (s *Store) Reset(_ context.Context, now time.Time, keys []string, marks []store.Mark) (int, error) {
+func (s *Store) Reset(_ context.Context, now time.Time, keys []store.Key, marks []store.Mark) (int, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -243,8 +243,10 @@ func (s *Store) Reset(_ context.Context, now time.Time, keys []string, marks []s
 	return n, nil
 }
 
-func (s *Store) shardOf(key string) int {
-	return int(maphash.String(s.seed, key) % uint64(len(s.shards)))
+// shardOf is the shard of key: of its identity, so that the rules of one
+// client share a lock.
+func (s *Store) shardOf(key store.Key) int {
+	return int(maphash.String(s.seed, key.Identity) % uint64(len(s.shards)))
 }
 
 // lock locks shards, sorted and without repeats in place, in ascending
@@ -267,7 +269,7 @@ func (s *Store) unlock(locked []int) {
 }
 
 // state is the live state at key in shard i at t (µs); its shard is locked.
-func (s *Store) state(i int, key string, t int64) model.State {
+func (s *Store) state(i int, key store.Key, t int64) model.State {
 	e := s.shards[i].entries[key]
 	if e == nil || e.expires <= t {
 		return model.State{}
@@ -277,7 +279,7 @@ func (s *Store) state(i int, key string, t int64) model.State {
 
 // blockLeft is the time left (µs) of the block at key in shard i at t, 0
 // when none; i < 0 means no block key. A block's end is kept in TAT.
-func (s *Store) blockLeft(i int, key string, t int64) int64 {
+func (s *Store) blockLeft(i int, key store.Key, t int64) int64 {
 	if i < 0 {
 		return 0
 	}
@@ -288,7 +290,7 @@ func (s *Store) blockLeft(i int, key string, t int64) int64 {
 }
 
 // putBlock writes a block until the instant until (µs) at key in shard i.
-func (s *Store) putBlock(i int, key string, t, until int64) {
+func (s *Store) putBlock(i int, key store.Key, t, until int64) {
 	s.shards[i].put(key, entry{state: model.State{Exists: true, TAT: until}, expires: until}, t, s.maxPerShard())
 }
 
@@ -308,13 +310,13 @@ const (
 const spareEntries = 64
 
 // set stores e at key, in place of the entry there, or in a spare one.
-func (sh *shard) set(key string, e entry) {
+func (sh *shard) set(key store.Key, e entry) {
 	if p := sh.entries[key]; p != nil {
 		*p = e
 		return
 	}
 	if sh.entries == nil {
-		sh.entries = make(map[string]*entry)
+		sh.entries = make(map[store.Key]*entry)
 	}
 	var p *entry
 	if n := len(sh.spare); n > 0 {
@@ -327,7 +329,7 @@ func (sh *shard) set(key string, e entry) {
 }
 
 // drop deletes the entry at key and keeps it, cleared, for reuse.
-func (sh *shard) drop(key string) {
+func (sh *shard) drop(key store.Key) {
 	p := sh.entries[key]
 	if p == nil {
 		return
@@ -343,7 +345,7 @@ func (sh *shard) drop(key string) {
 // shard has doubled since its last sweep, it drops all expired entries, and
 // past limit live entries it drops arbitrary ones down to 7/8 of limit, so
 // the work stays amortized O(1) per put even under a flood of identities.
-func (sh *shard) put(key string, e entry, now int64, limit int) {
+func (sh *shard) put(key store.Key, e entry, now int64, limit int) {
 	sh.set(key, e)
 	if sh.puts++; sh.puts%sampleEvery == 0 {
 		n := 0

@@ -35,7 +35,7 @@ func groupBy[S comparable](checks []store.Check, shard func(key string) S) [][]i
 	var groups [][]int
 	var shards []S
 	for i, c := range checks {
-		sh := shard(c.Key)
+		sh := shard(c.Key.String())
 		j := 0
 		for j < len(shards) && shards[j] != sh {
 			j++
@@ -147,11 +147,11 @@ func (s *Store) refund(ctx context.Context, now, at string, refunds []store.Refu
 		for _, i := range members {
 			r := refunds[i]
 			mark := r.Mark.Key
-			if mark == "" { // no mark to read: the state key stands in, unread
+			if mark == (store.Key{}) { // no mark to read: the state key stands in, unread
 				mark = r.Check.Key
 			}
-			calls[g].Key(r.Check.Key)
-			calls[g].Key(mark)
+			calls[g].Key(r.Check.Key.String())
+			calls[g].Key(mark.String())
 		}
 		calls[g].Arg(now, s.minTTL, at)
 		for _, i := range members {
@@ -161,7 +161,7 @@ func (s *Store) refund(ctx context.Context, now, at string, refunds []store.Refu
 				return err
 			}
 			markTTL := any(r.Mark.TTL.Microseconds())
-			if r.Mark.Key == "" {
+			if r.Mark.Key == (store.Key{}) {
 				markTTL = ""
 			}
 			calls[g].Arg(p.Arg, r.Check.Cost, r.Back, r.Token.Stamp, r.Token.Refunded, markTTL)

@@ -207,24 +207,28 @@ func (s *Store) Refund(ctx context.Context, now, at time.Time, refunds []store.R
 }
 
 // Block implements store.Store within the store's timeout (block.lua).
-func (s *Store) Block(ctx context.Context, now time.Time, key string, d time.Duration) error {
+func (s *Store) Block(ctx context.Context, now time.Time, key store.Key, d time.Duration) error {
 	_, err := within(s, ctx, func(ctx context.Context) (any, error) {
-		return s.caller.Run(ctx, script.Block(), script.CallOf([]string{key}, script.Now(now), s.minTTL, d.Microseconds()))
+		return s.caller.Run(ctx, script.Block(), script.CallOf([]string{key.String()}, script.Now(now), s.minTTL, d.Microseconds()))
 	})
 	return err
 }
 
 // Reset implements store.Store within the store's timeout (delete.lua).
-func (s *Store) Reset(ctx context.Context, now time.Time, keys []string, marks []store.Mark) (int, error) {
+func (s *Store) Reset(ctx context.Context, now time.Time, keys []store.Key, marks []store.Mark) (int, error) {
+	names := make([]string, 0, len(keys)+len(marks))
+	for _, k := range keys {
+		names = append(names, k.String())
+	}
 	args := []any{script.Now(now), s.minTTL}
 	for _, m := range marks {
 		if us := m.TTL.Microseconds(); us > 0 {
-			keys = append(keys[:len(keys):len(keys)], m.Key)
+			names = append(names, m.Key.String())
 			args = append(args, us)
 		}
 	}
 	v, err := within(s, ctx, func(ctx context.Context) (any, error) {
-		return s.caller.Run(ctx, script.Delete(), script.CallOf(keys, args...))
+		return s.caller.Run(ctx, script.Delete(), script.CallOf(names, args...))
 	})
 	if err != nil {
 		return 0, err
@@ -262,7 +266,7 @@ type oneLine [3 + 2 + script.ArgsHead + script.ArgsPerRule]any
 func (s *Store) run(ctx context.Context, now string, checks []store.Check, results []store.Result, line []any) (script.Reply, error) {
 	blocks := 0
 	for _, c := range checks {
-		if c.Blocks != "" {
+		if c.Blocks != (store.Key{}) {
 			blocks++
 		}
 	}
@@ -272,11 +276,11 @@ func (s *Store) run(ctx context.Context, now string, checks []store.Check, resul
 	}
 	call := script.NewCallOn(line)
 	for _, c := range checks {
-		call.Key(c.Key)
+		call.Key(c.Key.String())
 	}
 	for _, c := range checks {
-		if c.Blocks != "" {
-			call.Key(c.Blocks)
+		if c.Blocks != (store.Key{}) {
+			call.Key(c.Blocks.String())
 		}
 	}
 	call.Arg(now, s.minTTL)
@@ -287,7 +291,7 @@ func (s *Store) run(ctx context.Context, now string, checks []store.Check, resul
 			return script.Reply{}, err
 		}
 		penalty := any(script.NoBlocks)
-		if c.Blocks != "" {
+		if c.Blocks != (store.Key{}) {
 			penalty = script.Penalty(c.Penalty)
 		}
 		cost := script.Cost(c.Cost)

@@ -10,7 +10,7 @@ import (
 type Check struct {
 	// Key names the state; the Limiter builds it (see the limiter
 	// package's Keys).
-	Key string
+	Key Key
 	// Algorithm is the rule's algorithm, already validated.
 	Algorithm algorithms.Algorithm
 	// Params is Algorithm and its parameters as the Lua scripts read them,
@@ -19,11 +19,11 @@ type Check struct {
 	Params string
 	// Cost is the request's weight, >= 0.
 	Cost int
-	// Blocks is the key of the rule's block for the identity, or "" when
-	// the rule takes no blocks: while a block lasts, the rule denies with
-	// Blocked set and RetryAfter the longer of the block's time left and
-	// the rule's own wait.
-	Blocks string
+	// Blocks is the key of the rule's block for the identity, or the zero
+	// Key when the rule takes no blocks: while a block lasts, the rule
+	// denies with Blocked set and RetryAfter the longer of the block's
+	// time left and the rule's own wait.
+	Blocks Key
 	// Penalty, for a rule with Blocks, is how long a denial by the rule's
 	// own algorithm blocks the client (0: none).
 	Penalty time.Duration

@@ -11,7 +11,7 @@ type Refund struct {
 	// Token is the Decide result's Token for the check.
 	Token Token
 	// Mark is the mark a Reset of the check's state leaves (see
-	// Store.Reset), or a zero Mark for none to read: while the mark
+	// Store.Reset), or the zero Mark for none to read: while the mark
 	// lasts, a refund of a decision made at or before the Reset's instant
 	// gives nothing.
 	Mark Mark
@@ -31,6 +31,6 @@ type Token struct {
 // of decisions made before it give nothing: its key and how long it
 // lasts. Its value is the Reset's instant plus TTL.
 type Mark struct {
-	Key string
+	Key Key
 	TTL time.Duration
 }

@@ -25,13 +25,13 @@ type Store interface {
 	Refund(ctx context.Context, now, at time.Time, refunds []Refund) error
 	// Block writes a block of d, from now, at key (a Check's Blocks). A
 	// longer block in place is kept.
-	Block(ctx context.Context, now time.Time, key string, d time.Duration) error
+	Block(ctx context.Context, now time.Time, key Key, d time.Duration) error
 	// Reset forgets keys, which share one hash tag with marks, and returns
 	// how many held state. When one did, it writes each of marks, in the
 	// same atomic step, lasting its TTL from now (a longer mark in place
 	// is kept; a TTL under 1 µs writes none); when none did, it writes
 	// nothing.
-	Reset(ctx context.Context, now time.Time, keys []string, marks []Mark) (int, error)
+	Reset(ctx context.Context, now time.Time, keys []Key, marks []Mark) (int, error)
 }
 
 // Remote is a Store whose state is on a server it calls over a network,

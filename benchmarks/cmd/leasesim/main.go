@@ -325,7 +325,7 @@ type counted struct {
 
 func (c counted) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
 	for _, ch := range checks {
-		if strings.Contains(ch.Key, globalKey) {
+		if strings.Contains(ch.Key.String(), globalKey) {
 			c.n.Add(1)
 			break
 		}
