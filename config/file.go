@@ -109,7 +109,7 @@ func jsonSyntax(name string, data []byte) error {
 	}
 	before := data[:se.Offset]
 	line := bytes.Count(before, []byte("\n")) + 1
-	col := len(before) - bytes.LastIndexByte(before, '\n')
+	col := max(1, len(before)-bytes.LastIndexByte(before, '\n')-1) // Offset counts the byte at fault
 	return &fieldError{file: name, line: line, col: col, field: "(syntax)", msg: se.Error()}
 }
 
