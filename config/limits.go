@@ -230,8 +230,8 @@ func (l *Limits) keepsWired(g *generation) error {
 		return nil
 	}
 	_ = g.lim.Close()
-	return fmt.Errorf("%w: %s: stacks: found no stack %s; required: every stack the program wires with Middleware",
-		ratelimit.ErrConfig, l.path, strings.Join(sorted(missing), ", "))
+	return &fieldError{file: l.path, line: 1, col: 1, field: "stacks",
+		msg: "found no stack " + strings.Join(sorted(missing), ", ") + "; required: every stack the program wires with Middleware"}
 }
 
 func (l *Limits) report(err error) {
