@@ -18,13 +18,13 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
-// generation is what one version of the file built: a limiter of all its
-// rules and a middleware per stack. Requests hold the generation they
-// started on until they end.
+// generation is what one version of the file built: a limiter and a
+// middleware per stack. Requests hold the generation they started on
+// until they end.
 type generation struct {
 	data   []byte
 	file   *file
-	lim    *limiter.Limiter
+	lims   []*limiter.Limiter
 	stacks map[string]func(http.Handler) http.Handler
 	// mux matches requests to the stacks' patterns, through byPattern;
 	// nil when no stack has patterns.
@@ -146,7 +146,10 @@ func (noStore) Delete(context.Context, time.Time, []string, []time.Duration, ...
 }
 
 // newGeneration builds what data, the contents of the file named name,
-// describes, on store: one limiter, a middleware per stack.
+// describes, on store: a limiter and a middleware per stack. A rule in
+// several stacks shares its state among them as limiters of one name on
+// one store do (see "Keys" in package limiter); a limiter per stack keeps
+// building a stack proportional to its own rules.
 func newGeneration(name string, data []byte, store limiter.Store, s *settings) (*generation, error) {
 	f, rules, err := read(name, data, s.funcs)
 	if err != nil {
@@ -156,19 +159,15 @@ func newGeneration(name string, data []byte, store limiter.Store, s *settings) (
 	if f.prefix != "" {
 		opts = append(opts[:len(opts):len(opts)], limiter.WithPrefix(f.prefix))
 	}
-	lim, err := limiter.New(store, middleware.LimiterRules(rules), opts...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	g := &generation{data: data, file: f, lim: lim, stacks: make(map[string]func(http.Handler) http.Handler, len(f.stacks))}
+	g := &generation{data: data, file: f, stacks: make(map[string]func(http.Handler) http.Handler, len(f.stacks))}
 	byName := make(map[string]middleware.Rule, len(rules))
 	for _, r := range rules {
 		byName[r.Name] = r
 	}
 	for _, st := range f.stacks {
-		h, err := stackMiddleware(f, st, byName, lim, s.middlewareOpts)
+		h, err := g.stackMiddleware(st, byName, store, opts, s.middlewareOpts)
 		if err != nil {
-			_ = lim.Close()
+			g.close()
 			return nil, &fieldError{file: name, line: st.node.Line, col: st.node.Column, field: st.field, msg: trimConfig(err)}
 		}
 		g.stacks[st.name] = h
@@ -183,33 +182,50 @@ func newGeneration(name string, data []byte, store limiter.Store, s *settings) (
 	return g, nil
 }
 
-// stackMiddleware is the middleware of stack st: its rules in its order,
-// with its failure policy and exemptions (the file's, unless it has its
-// own) after the program's options.
-func stackMiddleware(f *file, st *stack, byName map[string]middleware.Rule, lim *limiter.Limiter, given []middleware.Option) (func(http.Handler) http.Handler, error) {
+// stackMiddleware is the middleware of stack st, on a limiter of its
+// rules in its order, with its failure policy and exemptions (the file's,
+// unless it has its own) after the program's options.
+func (g *generation) stackMiddleware(st *stack, byName map[string]middleware.Rule, store limiter.Store, limOpts []limiter.Option, given []middleware.Option) (func(http.Handler) http.Handler, error) {
 	rules := make([]middleware.Rule, len(st.rules))
 	for i, name := range st.rules {
 		rules[i] = byName[name]
 	}
+	lim, err := limiter.New(store, middleware.LimiterRules(rules), limOpts...)
+	if err != nil {
+		return nil, err
+	}
+	g.lims = append(g.lims, lim)
 	opts := given[:len(given):len(given)]
 	failure, exempt := st.failure, st.exempt
 	if failure == "" {
-		failure = f.failure
+		failure = g.file.failure
 	}
 	if exempt == nil {
-		exempt = f.exempt
+		exempt = g.file.exempt
 	}
 	if failure == "closed" {
 		opts = append(opts, middleware.WithFailClosed())
 	}
 	if len(exempt) > 0 {
-		ex, err := middleware.ExemptIPs(f.clientIP, exempt...)
+		ex, err := middleware.ExemptIPs(g.file.clientIP, exempt...)
 		if err != nil {
 			return nil, err
 		}
 		opts = append(opts, middleware.WithExempt(ex))
 	}
 	return middleware.NewWithLimiter(lim, rules, opts...)
+}
+
+// close closes the generation's limiters, which gives back the units of
+// their leases, returning the first error.
+func (g *generation) close() error {
+	var first error
+	for _, lim := range g.lims {
+		if err := lim.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // stackFor is the stack whose pattern r matches, or "".

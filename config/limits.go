@@ -209,7 +209,7 @@ func (l *Limits) reload(data []byte, err error) error {
 		return err
 	}
 	l.cur.Store(g)
-	if err := old.lim.Close(); err != nil {
+	if err := old.close(); err != nil {
 		slog.Warn("ratelimit: leased units of the previous rules not all given back", "file", l.path, "err", err)
 	}
 	slog.Info("ratelimit: rules reloaded", "file", l.path, "rules", len(g.file.rules), "stacks", len(g.file.stacks), "took", time.Since(start))
@@ -229,7 +229,7 @@ func (l *Limits) keepsWired(g *generation) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	_ = g.lim.Close()
+	_ = g.close()
 	return &fieldError{file: l.path, line: 1, col: 1, field: "stacks",
 		msg: "found no stack " + strings.Join(sorted(missing), ", ") + "; required: every stack the program wires with Middleware"}
 }
@@ -247,7 +247,7 @@ func (l *Limits) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
-	return l.cur.Load().lim.Close()
+	return l.cur.Load().close()
 }
 
 // stackNames are the generation's stacks, sorted.
