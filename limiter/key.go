@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // maxRawIdentity is the longest identity kept verbatim in a key.
@@ -71,9 +72,9 @@ const resetSuffix = "r"
 // key of a's state: <prefix>:{<rule>:<identity>}:r<suffix> (no suffix
 // holds "}:"). Every algorithm whose state shares the key shares its mark
 // and its TTL, whichever limiter or plan decided.
-func resetMark(stateKey string, a *algo) (string, time.Duration) {
+func resetMark(stateKey string, a *algo) store.Mark {
 	i := strings.LastIndex(stateKey, "}:") + 2
-	return stateKey[:i] + resetSuffix + stateKey[i:], resetTTL(a)
+	return store.Mark{Key: stateKey[:i] + resetSuffix + stateKey[i:], TTL: resetTTL(a)}
 }
 
 // resetTTL is how long a Reset's mark on a key of a's state lasts: how

@@ -82,8 +82,8 @@ func TestResetMarkIsTheStateKeys(t *testing.T) {
 		for _, b := range algs {
 			algA, algB := newAlgo(a), newAlgo(b)
 			ka, kb := r.key("rl", "acme", algA.suffix), r.key("rl", "acme", algB.suffix)
-			markA, ttlA := resetMark(ka, algA)
-			markB, ttlB := resetMark(kb, algB)
+			ma, mb := resetMark(ka, algA), resetMark(kb, algB)
+			markA, ttlA, markB, ttlB := ma.Key, ma.TTL, mb.Key, mb.TTL
 			switch {
 			case ka == kb && (markA != markB || ttlA != ttlB):
 				t.Errorf("%v and %v share %s: marks %s for %v and %s for %v", a, b, ka, markA, ttlA, markB, ttlB)

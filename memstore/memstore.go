@@ -1,4 +1,4 @@
-// Package memstore is an in-process limiter.Store: the same algorithms and
+// Package memstore is an in-process store.Store: the same algorithms and
 // the same results as the Redis scripts, computed by the algorithms' Go
 // models, with state in sharded maps.
 //
@@ -25,7 +25,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // Defaults, applied unless an Option says otherwise.
@@ -48,7 +48,7 @@ func WithMaxKeys(n int) Option {
 	}
 }
 
-// Store is an in-process limiter.Store. It is safe for concurrent use.
+// Store is an in-process store.Store. It is safe for concurrent use.
 type Store struct {
 	seed    maphash.Seed
 	shards  [shardCount]shard
@@ -67,7 +67,7 @@ type shard struct {
 	puts      uint32 // puts since the shard was made, for sampleEvery
 }
 
-var _ limiter.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)
 
 type entry struct {
 	state   model.State
@@ -92,8 +92,8 @@ func Must(opts ...Option) *Store {
 	return s
 }
 
-// Decide implements limiter.Store. A zero now means time.Now().
-func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreCheck) (limiter.Decision, error) {
+// Decide implements store.Store. A zero now means time.Now().
+func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -139,25 +139,23 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 		blocked = append(blocked, isBlocked)
 		allowed = allowed && !isBlocked && o.Status == model.Allowed
 	}
-	d := limiter.Decision{Allowed: allowed, At: now, Results: make([]limiter.RuleResult, len(checks))}
 	for i, c := range checks {
-		o, res := &outcomes[i], &d.Results[i]
-		res.Blocked = blocked[i]
+		o := &outcomes[i]
+		results[i] = store.Result{Result: o.Held, Blocked: blocked[i]}
 		if !allowed {
-			res.Result = o.Held
 			continue
 		}
-		res.Result, res.Leased = o.Admitted, leases[i]
+		results[i].Result, results[i].Leased = o.Admitted, leases[i]
 		if c.Cost > 0 {
-			res.Token = limiter.Token(model.TokenOf(c.Algorithm, o.Next))
+			results[i].Token = model.TokenOf(c.Algorithm, o.Next)
 			s.shards[idx[i]].put(c.Key, entry{state: o.Next, expires: t + o.TTL.Microseconds()}, t, s.maxPerShard())
 		}
 	}
-	return d, nil
+	return store.Verdict{Allowed: allowed, At: now}, nil
 }
 
-// Refund implements limiter.Store. A zero now means time.Now().
-func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []limiter.StoreRefund) error {
+// Refund implements store.Store. A zero now means time.Now().
+func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []store.Refund) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -166,18 +164,18 @@ func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []limiter.S
 		var buf [2]int
 		i, j := s.shardOf(r.Check.Key), -1 // j: the Reset mark's shard, if any
 		held := append(buf[:0], i)
-		if r.Resets != "" {
-			j = s.shardOf(r.Resets)
+		if r.Mark.Key != "" {
+			j = s.shardOf(r.Mark.Key)
 			held = append(held, j)
 		}
 		locked := s.lock(held)
-		// A mark is a block ending its MarkTTL after the Reset's instant.
-		if left := s.blockLeft(j, r.Resets, t); left > 0 && at.UnixMicro() <= t+left-r.MarkTTL.Microseconds() {
+		// A mark is kept as a block ending its TTL after the Reset's instant.
+		if left := s.blockLeft(j, r.Mark.Key, t); left > 0 && at.UnixMicro() <= t+left-r.Mark.TTL.Microseconds() {
 			s.unlock(locked) // a Reset forgot the state since the decision
 			continue
 		}
 		sh := &s.shards[i]
-		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), now, at, r.Check.Cost, r.Back, model.Token(r.Token))
+		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), now, at, r.Check.Cost, r.Back, r.Token)
 		switch e := sh.entries[r.Check.Key]; {
 		case !next.Exists:
 			sh.drop(r.Check.Key)
@@ -191,7 +189,7 @@ func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []limiter.S
 	return nil
 }
 
-// Block implements limiter.Store. A zero now means time.Now().
+// Block implements store.Store. A zero now means time.Now().
 func (s *Store) Block(_ context.Context, now time.Time, key string, d time.Duration) error {
 	if now.IsZero() {
 		now = time.Now()
@@ -211,18 +209,20 @@ func (s *Store) extend(i int, key string, t int64, d time.Duration) {
 	}
 }
 
-// Delete implements limiter.Store: it counts the live entries it found,
+// Reset implements store.Store: it counts the live entries it found,
 // as Redis would (it drops expired ones too). A zero now means
 // time.Now().
-func (s *Store) Delete(_ context.Context, now time.Time, marks []string, ttls []time.Duration, keys ...string) (int, error) {
+func (s *Store) Reset(_ context.Context, now time.Time, keys []string, marks []store.Mark) (int, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
 	t := now.UnixMicro()
-	all := append(keys[:len(keys):len(keys)], marks...)
-	shards := make([]int, len(all))
-	for j, k := range all {
+	shards := make([]int, len(keys)+len(marks))
+	for j, k := range keys {
 		shards[j] = s.shardOf(k)
+	}
+	for j, m := range marks {
+		shards[len(keys)+j] = s.shardOf(m.Key)
 	}
 	defer s.unlock(s.lock(slices.Clone(shards)))
 	n := 0
@@ -236,8 +236,8 @@ func (s *Store) Delete(_ context.Context, now time.Time, marks []string, ttls []
 		}
 	}
 	if n > 0 {
-		for i, mark := range marks {
-			s.extend(shards[len(keys)+i], mark, t, ttls[i])
+		for i, m := range marks {
+			s.extend(shards[len(keys)+i], m.Key, t, m.TTL)
 		}
 	}
 	return n, nil

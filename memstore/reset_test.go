@@ -11,6 +11,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // A Reset that finds nothing to forget writes nothing (an operator's typo
@@ -19,7 +20,7 @@ import (
 // made before it. Today and in 2245, where µs timestamps have 16 digits.
 func TestResetWritesNothingWhenNothingFound(t *testing.T) {
 	type counted struct {
-		store limiter.Store
+		store store.Store
 		keys  func() int
 	}
 	stores := map[string]counted{}
