@@ -16,6 +16,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // generation is what one version of the file built: a limiter and a
@@ -131,26 +132,24 @@ type noStore struct{}
 
 var errNoStore = errors.New("ratelimit: a store for validation only")
 
-func (noStore) Decide(context.Context, time.Time, []limiter.StoreCheck) (limiter.Decision, error) {
-	return limiter.Decision{}, errNoStore
+func (noStore) Decide(context.Context, time.Time, []store.Check, []store.Result) (store.Verdict, error) {
+	return store.Verdict{}, errNoStore
 }
 
-func (noStore) Refund(context.Context, time.Time, time.Time, []limiter.StoreRefund) error {
-	return errNoStore
-}
+func (noStore) Refund(context.Context, time.Time, time.Time, []store.Refund) error { return errNoStore }
 
 func (noStore) Block(context.Context, time.Time, string, time.Duration) error { return errNoStore }
 
-func (noStore) Delete(context.Context, time.Time, []string, []time.Duration, ...string) (int, error) {
+func (noStore) Reset(context.Context, time.Time, []string, []store.Mark) (int, error) {
 	return 0, errNoStore
 }
 
 // newGeneration builds what data, the contents of the file named name,
-// describes, on store: a limiter and a middleware per stack. A rule in
+// describes, on backend: a limiter and a middleware per stack. A rule in
 // several stacks shares its state among them as limiters of one name on
 // one store do (see "Keys" in package limiter); a limiter per stack keeps
 // building a stack proportional to its own rules.
-func newGeneration(name string, data []byte, store limiter.Store, s *settings) (*generation, error) {
+func newGeneration(name string, data []byte, backend store.Store, s *settings) (*generation, error) {
 	f, rules, err := read(name, data, s.funcs)
 	if err != nil {
 		return nil, err
@@ -165,7 +164,7 @@ func newGeneration(name string, data []byte, store limiter.Store, s *settings) (
 		byName[r.Name] = r
 	}
 	for _, st := range f.stacks {
-		h, err := g.stackMiddleware(st, byName, store, opts, s.middlewareOpts)
+		h, err := g.stackMiddleware(st, byName, backend, opts, s.middlewareOpts)
 		if err != nil {
 			g.close()
 			return nil, &fieldError{file: name, line: st.node.Line, col: st.node.Column, field: st.field, msg: trimConfig(err)}
@@ -185,12 +184,12 @@ func newGeneration(name string, data []byte, store limiter.Store, s *settings) (
 // stackMiddleware is the middleware of stack st, on a limiter of its
 // rules in its order, with its failure policy and exemptions (the file's,
 // unless it has its own) after the program's options.
-func (g *generation) stackMiddleware(st *stack, byName map[string]middleware.Rule, store limiter.Store, limOpts []limiter.Option, given []middleware.Option) (func(http.Handler) http.Handler, error) {
+func (g *generation) stackMiddleware(st *stack, byName map[string]middleware.Rule, backend store.Store, limOpts []limiter.Option, given []middleware.Option) (func(http.Handler) http.Handler, error) {
 	rules := make([]middleware.Rule, len(st.rules))
 	for i, name := range st.rules {
 		rules[i] = byName[name]
 	}
-	lim, err := limiter.New(store, middleware.LimiterRules(rules), limOpts...)
+	lim, err := limiter.New(backend, middleware.LimiterRules(rules), limOpts...)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // Limits are the rules of a file, in force: middlewares by stack name
@@ -24,7 +25,7 @@ import (
 // the file changes (Reload, Watch). It is safe for concurrent use.
 type Limits struct {
 	path  string
-	store limiter.Store
+	store store.Store
 	set   settings
 
 	cur atomic.Pointer[generation]
@@ -91,11 +92,11 @@ var errClosed = errors.New("ratelimit: limits closed")
 // The Limits keep the file's path: Reload, or Watch, reads it again.
 // Close them once the server has stopped serving, to give back the units
 // of leased rules.
-func Load(path string, store limiter.Store, opts ...Option) (*Limits, error) {
-	if store == nil {
+func Load(path string, backend store.Store, opts ...Option) (*Limits, error) {
+	if backend == nil {
 		return nil, fmt.Errorf("%w: nil store", ratelimit.ErrConfig)
 	}
-	l := &Limits{path: path, store: store, wired: map[string]bool{}}
+	l := &Limits{path: path, store: backend, wired: map[string]bool{}}
 	for _, opt := range opts {
 		opt(&l.set)
 	}
@@ -103,7 +104,7 @@ func Load(path string, store limiter.Store, opts ...Option) (*Limits, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := newGeneration(path, data, store, &l.set)
+	g, err := newGeneration(path, data, backend, &l.set)
 	if err != nil {
 		return nil, err
 	}

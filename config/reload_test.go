@@ -21,18 +21,19 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
-// store is a backend the reload tests run on.
-type store struct {
+// backend is a store the reload tests run on.
+type backend struct {
 	name  string
-	store limiter.Store
+	store store.Store
 }
 
 // stores are the memstore, and Redis stores on miniredis and, when
 // redis-server is installed, a real server.
-func stores(t *testing.T) []store {
-	out := []store{{"memstore", memstore.Must()}}
+func stores(t *testing.T) []backend {
+	out := []backend{{"memstore", memstore.Must()}}
 	for _, b := range redistest.Backends(t) {
 		// A long timeout: 64 goroutines under the race detector
 		// are slow, and the test is about reloads, not timeouts.
@@ -40,7 +41,7 @@ func stores(t *testing.T) []store {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, store{b.Name, s})
+		out = append(out, backend{b.Name, s})
 	}
 	return out
 }
