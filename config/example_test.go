@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
 
 	"github.com/seed-bff0c9e1/ratelimit/config"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
@@ -31,4 +34,30 @@ func ExampleLoad() {
 	}
 	fmt.Println(codes[http.StatusOK], "allowed,", codes[http.StatusTooManyRequests], "refused")
 	// Output: 20 allowed, 1 refused
+}
+
+// TestReadmeShowsTheExampleFile: the README's file is
+// examples/config/ratelimit.yaml, which ExampleLoad loads (its comments
+// aside).
+func TestReadmeShowsTheExampleFile(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "## Rules in a file")
+	_, block, _ := strings.Cut(section, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	file, err := os.ReadFile("../examples/config/ratelimit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, line := range strings.SplitAfter(string(file), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			lines = append(lines, line)
+		}
+	}
+	if want := strings.Join(lines, ""); block != want {
+		t.Errorf("README shows\n%s\nthe file is\n%s", block, want)
+	}
 }
