@@ -8,6 +8,7 @@ require (
 	github.com/go-chi/httprate v0.16.1
 	github.com/redis/go-redis/v9 v9.22.0
 	go.uber.org/goleak v1.3.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/time v0.15.0
 )
 

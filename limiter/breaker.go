@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // ErrUnavailable is wrapped (with ErrBackend) by the error of a decision
@@ -59,29 +60,30 @@ type breaker struct {
 
 // decider is the part of a Store the breaker uses.
 type decider interface {
-	Decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error)
+	Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error)
 }
 
 // decide asks the store unless it is marked down. It returns the store's
-// decision, or the fallback's with Fallback set (and the store's failure,
-// nil when the store was skipped), or an ErrUnavailable error.
-func (b *breaker) decide(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
+// verdict, or the fallback's with fallback true (and the store's failure,
+// nil when the store was skipped), or an ErrUnavailable error; the store
+// that decided wrote results.
+func (b *breaker) decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (v store.Verdict, fallback bool, err error) {
 	until := b.downUntil.Load()
 	if until != 0 {
 		if time.Now().UnixNano() < until || !b.probing.CompareAndSwap(false, true) {
 			b.skipped.Add(1)
-			return b.skip(ctx, now, checks)
+			return b.skip(ctx, now, checks, results)
 		}
 		defer b.probing.Store(false)
 	}
-	d, err := b.store.Decide(ctx, now, checks)
+	v, err = b.store.Decide(ctx, now, checks, results)
 	switch {
 	case err == nil:
 		b.failures.Store(0)
 		b.up(ctx)
-		return d, nil
+		return v, false, nil
 	case ctx.Err() != nil:
-		return Decision{}, err // the caller gave up: says nothing of Redis
+		return store.Verdict{}, false, err // the caller gave up: says nothing of Redis
 	}
 	switch {
 	case until != 0 && b.downUntil.CompareAndSwap(until, time.Now().Add(b.retry).UnixNano()):
@@ -92,9 +94,9 @@ func (b *breaker) decide(ctx context.Context, now time.Time, checks []StoreCheck
 		b.trip(ctx, err)
 	}
 	if b.fallback == nil {
-		return Decision{}, err
+		return store.Verdict{}, false, err
 	}
-	return b.fall(ctx, now, checks, err)
+	return b.fall(ctx, now, checks, results, err)
 }
 
 // fail counts a failure, once per round trip, and reports whether it is
@@ -114,25 +116,25 @@ func (b *breaker) fail(err error) bool {
 }
 
 // skip answers a decision while the store is down.
-func (b *breaker) skip(ctx context.Context, now time.Time, checks []StoreCheck) (Decision, error) {
+func (b *breaker) skip(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, bool, error) {
 	if b.fallback != nil {
-		return b.fall(ctx, now, checks, nil)
+		return b.fall(ctx, now, checks, results, nil)
 	}
 	b.mu.Lock()
 	cause := b.cause
 	b.mu.Unlock()
-	return Decision{}, fmt.Errorf("%w (last failure: %v)", ErrUnavailable, cause)
+	return store.Verdict{}, false, fmt.Errorf("%w (last failure: %v)", ErrUnavailable, cause)
 }
 
 // fall decides with the fallback. The store may have used up the
 // deadline; the fallback is local. A failing fallback is the failure.
-func (b *breaker) fall(ctx context.Context, now time.Time, checks []StoreCheck, cause error) (Decision, error) {
-	d, err := b.fallback.Decide(context.WithoutCancel(ctx), now, checks)
+func (b *breaker) fall(ctx context.Context, now time.Time, checks []store.Check, results []store.Result, cause error) (store.Verdict, bool, error) {
+	clear(results) // what the failed store may have written
+	v, err := b.fallback.Decide(context.WithoutCancel(ctx), now, checks, results)
 	if err != nil {
-		return Decision{}, err
+		return store.Verdict{}, false, err
 	}
-	d.Fallback = true
-	return d, cause
+	return v, true, cause
 }
 
 // trip marks the store down for retry, unless it is already: a call sent

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // flaky fails the calls whose numbers are in fail, with err (a refused
@@ -23,15 +24,15 @@ type flaky struct {
 	err  error
 }
 
-func (f *flaky) Decide(context.Context, time.Time, []StoreCheck) (Decision, error) {
+func (f *flaky) Decide(context.Context, time.Time, []store.Check, []store.Result) (store.Verdict, error) {
 	f.n++
 	if f.fail[f.n] {
 		if f.err != nil {
-			return Decision{}, f.err
+			return store.Verdict{}, f.err
 		}
-		return Decision{}, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+		return store.Verdict{}, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
 	}
-	return Decision{Allowed: true}, nil
+	return store.Verdict{Allowed: true}, nil
 }
 
 // One or two failures among successes never turn requests away; three in
@@ -57,13 +58,13 @@ func TestBreakerWantsTimeoutsOverTime(t *testing.T) {
 	}
 	b := &breaker{store: &flaky{fail: fail, err: context.DeadlineExceeded}, retry: time.Hour, timeout: 50 * time.Millisecond}
 	for i := range 100 {
-		if _, err := b.decide(context.Background(), time.Time{}, nil); errors.Is(err, ErrUnavailable) {
+		if _, _, err := b.decide(context.Background(), time.Time{}, nil, nil); errors.Is(err, ErrUnavailable) {
 			t.Fatalf("failure %d, all within microseconds, tripped the breaker", i+1)
 		}
 	}
 	time.Sleep(60 * time.Millisecond)
-	_, _ = b.decide(context.Background(), time.Time{}, nil) // the timeout has passed: this one trips it
-	if _, err := b.decide(context.Background(), time.Time{}, nil); !errors.Is(err, ErrUnavailable) {
+	_, _, _ = b.decide(context.Background(), time.Time{}, nil, nil) // the timeout has passed: this one trips it
+	if _, _, err := b.decide(context.Background(), time.Time{}, nil, nil); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("failures over more than the timeout did not trip it: %v", err)
 	}
 }
@@ -75,19 +76,19 @@ type scripted struct {
 	errs map[int]error
 }
 
-func (s *scripted) Decide(context.Context, time.Time, []StoreCheck) (Decision, error) {
+func (s *scripted) Decide(context.Context, time.Time, []store.Check, []store.Result) (store.Verdict, error) {
 	s.n++
 	if err := s.errs[s.n]; err != nil {
-		return Decision{}, err
+		return store.Verdict{}, err
 	}
-	return Decision{Allowed: true}, nil
+	return store.Verdict{Allowed: true}, nil
 }
 
 // outcomes runs n decisions and says what each got.
 func outcomes(b *breaker, n int) string {
 	var got []string
 	for range n {
-		_, err := b.decide(context.Background(), time.Time{}, nil)
+		_, _, err := b.decide(context.Background(), time.Time{}, nil, nil)
 		switch {
 		case errors.Is(err, ErrUnavailable):
 			got = append(got, "skipped")
@@ -163,12 +164,12 @@ type blocking struct {
 	release chan struct{}
 }
 
-func (s *blocking) Decide(context.Context, time.Time, []StoreCheck) (Decision, error) {
+func (s *blocking) Decide(context.Context, time.Time, []store.Check, []store.Result) (store.Verdict, error) {
 	if s.n.Add(1) == 1 {
 		close(s.started)
 		<-s.release
 	}
-	return Decision{}, s.err
+	return store.Verdict{}, s.err
 }
 
 // A call sent before Redis was marked down that fails afterwards does not
@@ -178,7 +179,7 @@ func TestBreakerLateFailureKeepsTheRetry(t *testing.T) {
 	b := &breaker{store: s, retry: time.Hour, timeout: time.Hour}
 	done := make(chan error)
 	go func() {
-		_, err := b.decide(context.Background(), time.Time{}, nil)
+		_, _, err := b.decide(context.Background(), time.Time{}, nil, nil)
 		done <- err
 	}()
 	<-s.started
@@ -219,7 +220,7 @@ func TestBreakerIgnoresCallersGivingUp(t *testing.T) {
 		}
 		b := &breaker{store: &scripted{errs: errs}, retry: time.Hour}
 		for range 10 {
-			if _, err := b.decide(ctx, time.Time{}, nil); !errors.Is(err, ctx.Err()) {
+			if _, _, err := b.decide(ctx, time.Time{}, nil, nil); !errors.Is(err, ctx.Err()) {
 				t.Fatalf("got %v, want %v", err, ctx.Err())
 			}
 		}
@@ -229,7 +230,7 @@ func TestBreakerIgnoresCallersGivingUp(t *testing.T) {
 		until := time.Now().UnixNano()
 		b.downUntil.Store(until) // down, the retry due
 		b.store = &scripted{errs: map[int]error{1: ctx.Err()}}
-		_, _ = b.decide(ctx, time.Time{}, nil)
+		_, _, _ = b.decide(ctx, time.Time{}, nil, nil)
 		if b.downUntil.Load() != until || b.probing.Load() {
 			t.Errorf("%v: a probe given up moved the retry (%d, was %d) or kept the probe slot", ctx.Err(), b.downUntil.Load(), until)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // RuleResult is one rule's part of a Decision.
@@ -19,13 +20,13 @@ type RuleResult struct {
 	Blocked bool
 	// Token is what the store needs to give this rule's consumption back
 	// (see Limiter.Settle); stores fill it, callers leave it alone.
-	Token Token
+	Token store.Token
 	// Undecided is true when the rule was not asked: another rule denied
 	// the stack first without the store (a leased rule's local denial, or
 	// the deny cache). It reports Allowed, and nothing it reports is a
 	// verdict on this request.
 	Undecided bool
-	// Leased is how many units a leased check (StoreCheck.Lease) took
+	// Leased is how many units a leased check (store.Check.Lease) took
 	// beyond its cost; the store fills it.
 	Leased int
 	// Shadow is true for a shadow rule's result (Rule.Shadow): Allowed is
@@ -34,13 +35,18 @@ type RuleResult struct {
 	// rule then consumed nothing.
 	Shadow bool
 	// lease is where a leased rule's units came from, for Settle.
-	lease *lease.Lease[StoreCheck]
+	lease *lease.Lease[store.Check]
 	// check is what was decided, for Settle.
-	check StoreCheck
+	check store.Check
 	// settled is set, atomically, in a decision's first result once Settle
 	// (also Wait's, at 0) has claimed the decision: copies of a Decision
 	// share its Results, so a decision is settled once.
 	settled uint32
+}
+
+// found copies what the store found for the rule's check.
+func (r *RuleResult) found(s *store.Result) {
+	r.Result, r.Blocked, r.Token, r.Leased = s.Result, s.Blocked, s.Token, s.Leased
 }
 
 // Decision is the outcome of a stack of checks.

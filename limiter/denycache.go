@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // denyCache remembers stacks that Redis denied, until the earliest time
@@ -74,7 +75,7 @@ type ticket struct {
 // lookup returns the cached denial of checks at now (the passed-in
 // clock's time, or zero for the local clock), Cached set, or the ticket
 // to cache the store's answer with.
-func (c *denyCache) lookup(checks []StoreCheck, rules []checked, now time.Time) (Decision, ticket) {
+func (c *denyCache) lookup(checks []store.Check, rules []checked, now time.Time) (Decision, ticket) {
 	id, ok := c.stackOf(checks, rules)
 	if !ok {
 		return Decision{}, ticket{}
@@ -95,7 +96,7 @@ func newDenyCache(size int, maxAge time.Duration) *denyCache {
 // stacks that are not cached: any cost of 0, or a rule whose units are held
 // in flight (Facts.InFlight: a concurrency limit's slots come back when
 // requests end, long before the wait it reports).
-func (c *denyCache) stackOf(checks []StoreCheck, rules []checked) (stackID, bool) {
+func (c *denyCache) stackOf(checks []store.Check, rules []checked) (stackID, bool) {
 	var id stackID
 	for i, seed := range c.seeds {
 		var h maphash.Hash
@@ -104,8 +105,10 @@ func (c *denyCache) stackOf(checks []StoreCheck, rules []checked) (stackID, bool
 			if rules[j].algo.facts.InFlight || ch.Cost == 0 {
 				return stackID{}, false
 			}
-			h.WriteString(ch.Key)
-			h.WriteString(ch.params)
+			k := &ch.Key // the bytes of its String, without building it
+			for _, part := range [...]string{k.Prefix, ":{", k.Rule, ":", k.Identity, "}:", k.Suffix, "\x00", ch.Params} {
+				h.WriteString(part)
+			}
 			var cost [9]byte
 			for j := range 8 {
 				cost[j] = byte(uint64(ch.Cost) >> (8 * j))

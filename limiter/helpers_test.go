@@ -9,6 +9,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // mustStore is a store from redisstore.New, or a panic.
@@ -35,7 +36,7 @@ func must(l *limiter.Limiter, err error) *limiter.Limiter {
 }
 
 // newLimiter is limiter.New; it fails t on an error.
-func newLimiter(t testing.TB, store limiter.Store, rules []limiter.Rule, opts ...limiter.Option) *limiter.Limiter {
+func newLimiter(t testing.TB, store store.Store, rules []limiter.Rule, opts ...limiter.Option) *limiter.Limiter {
 	t.Helper()
 	lim, err := limiter.New(store, rules, opts...)
 	if err != nil {
@@ -58,8 +59,8 @@ var bases = []time.Time{
 
 // everyStore returns a fresh store of each kind the tests run on: the
 // memstore, miniredis and, when available, a real redis-server.
-func everyStore(t *testing.T) map[string]limiter.Store {
-	stores := map[string]limiter.Store{"memstore": memstore.Must()}
+func everyStore(t *testing.T) map[string]store.Store {
+	stores := map[string]store.Store{"memstore": memstore.Must()}
 	for _, b := range redistest.Backends(t) {
 		stores[b.Name] = mustStore(redisstore.New(b.Client, redisstore.WithMinTTL(time.Hour)))
 	}

@@ -3,10 +3,10 @@ package limiter
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"strings"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // maxRawIdentity is the longest identity kept verbatim in a key.
@@ -68,12 +68,13 @@ const blockSuffix = "b"
 const resetSuffix = "r"
 
 // resetMark is the key and the TTL of the Reset mark beside stateKey, a
-// key of a's state: <prefix>:{<rule>:<identity>}:r<suffix> (no suffix
-// holds "}:"). Every algorithm whose state shares the key shares its mark
-// and its TTL, whichever limiter or plan decided.
-func resetMark(stateKey string, a *algo) (string, time.Duration) {
-	i := strings.LastIndex(stateKey, "}:") + 2
-	return stateKey[:i] + resetSuffix + stateKey[i:], resetTTL(a)
+// key of a's state: <prefix>:{<rule>:<identity>}:r<suffix>. Every
+// algorithm whose state shares the key shares its mark and its TTL,
+// whichever limiter or plan decided.
+func resetMark(stateKey store.Key, a *algo) store.Mark {
+	mark := stateKey
+	mark.Suffix = resetSuffix + stateKey.Suffix
+	return store.Mark{Key: mark, TTL: resetTTL(a)}
 }
 
 // resetTTL is how long a Reset's mark on a key of a's state lasts: how
@@ -92,8 +93,8 @@ func resetTTL(a *algo) time.Duration {
 	return min(exact.MaxDuration, 2*a.policy.Window)
 }
 
-// key is the Redis key of one rule's state for one identity, under an
+// key is the key of one rule's state for one identity, under an
 // algorithm's key suffix.
-func (r *rule) key(prefix, identity, suffix string) string {
-	return prefix + ":{" + r.name + ":" + encodeIdentity(identity) + "}:" + suffix
+func (r *rule) key(prefix, identity, suffix string) store.Key {
+	return store.Key{Prefix: prefix, Rule: r.name, Identity: encodeIdentity(identity), Suffix: suffix}
 }

@@ -21,7 +21,7 @@ func TestHostileIdentitiesGetDistinctBoundedKeys(t *testing.T) {
 	ids = append(ids, encodeIdentity("{a}"))
 	seen := map[string]string{}
 	for _, id := range ids {
-		k := r.key("rl", id, "gc")
+		k := r.key("rl", id, "gc").String()
 		if got, max := len(k), len("rl:{per-ip:}:gc")+maxRawIdentity; got > max {
 			t.Errorf("identity of %d bytes: key of %d bytes, want at most %d", len(id), got, max)
 		}
@@ -82,8 +82,8 @@ func TestResetMarkIsTheStateKeys(t *testing.T) {
 		for _, b := range algs {
 			algA, algB := newAlgo(a), newAlgo(b)
 			ka, kb := r.key("rl", "acme", algA.suffix), r.key("rl", "acme", algB.suffix)
-			markA, ttlA := resetMark(ka, algA)
-			markB, ttlB := resetMark(kb, algB)
+			ma, mb := resetMark(ka, algA), resetMark(kb, algB)
+			markA, ttlA, markB, ttlB := ma.Key, ma.TTL, mb.Key, mb.TTL
 			switch {
 			case ka == kb && (markA != markB || ttlA != ttlB):
 				t.Errorf("%v and %v share %s: marks %s for %v and %s for %v", a, b, ka, markA, ttlA, markB, ttlB)

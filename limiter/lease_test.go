@@ -17,20 +17,21 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // counting counts a store's decisions and give-backs.
 type counting struct {
-	limiter.Store
+	store.Store
 	decides, refunds atomic.Int64
 }
 
-func (c *counting) Decide(ctx context.Context, now time.Time, checks []limiter.StoreCheck) (limiter.Decision, error) {
+func (c *counting) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
 	c.decides.Add(1)
-	return c.Store.Decide(ctx, now, checks)
+	return c.Store.Decide(ctx, now, checks, results)
 }
 
-func (c *counting) Refund(ctx context.Context, now, at time.Time, refunds []limiter.StoreRefund) error {
+func (c *counting) Refund(ctx context.Context, now, at time.Time, refunds []store.Refund) error {
 	c.refunds.Add(1)
 	return c.Store.Refund(ctx, now, at, refunds)
 }
@@ -63,7 +64,7 @@ func remaining(t *testing.T, peeker *limiter.Limiter, id string) int {
 // instance leasing a fixed window of 100 a second for 200 ms, counting its
 // store calls, on a clock 100 ms into a second of base, and an unleased
 // limiter that peeks at the store's state (keys under tag).
-func leaseStepsOn(s limiter.Store, base time.Time, tag string) (*counting, *clock, *limiter.Limiter, *limiter.Limiter) {
+func leaseStepsOn(s store.Store, base time.Time, tag string) (*counting, *clock, *limiter.Limiter, *limiter.Limiter) {
 	store := &counting{Store: s}
 	clk := newClock(base.Truncate(time.Second).Add(100 * time.Millisecond))
 	alg := algorithms.FixedWindow{Limit: 100, Window: time.Second}
@@ -532,7 +533,7 @@ func TestLeaseWhileRedisIsDown(t *testing.T) {
 // more than 50 together, and after Close what they admitted and what the
 // store has left add up to 50: the stacks the per-user rule denied spent
 // no global unit, and every unit leased and not spent came back.
-func leasedFleetTable(t *testing.T, store limiter.Store, prefix string) {
+func leasedFleetTable(t *testing.T, store store.Store, prefix string) {
 	t.Helper()
 	rules := []limiter.Rule{
 		{Name: "per-user", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}},

@@ -11,6 +11,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // hourly are the leasable algorithms with an hour's quota of 50: against
@@ -36,7 +37,7 @@ var hourly = []algorithms.Algorithm{
 // when it admits, its decision is settled back to nothing. Most refusals
 // are the pool's own, made without asking the store.
 func TestLeasedRefusalWaitsNoLessThanTheStore(t *testing.T) {
-	stores := map[string]limiter.Store{"memstore": memstore.Must()}
+	stores := map[string]store.Store{"memstore": memstore.Must()}
 	for _, b := range redistest.Backends(t) {
 		stores[b.Name] = mustStore(redisstore.New(b.Client, redisstore.WithMinTTL(time.Hour), exactnessTimeout))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // The limiter's side of quota leases (see "Leases" in the package doc):
@@ -14,7 +15,7 @@ import (
 // two only here, and a nil *lease.Pools (no leased rule) holds nothing.
 
 // leased reports whether checks include a check a lease serves.
-func leased(sc []StoreCheck, rules []checked) bool {
+func leased(sc []store.Check, rules []checked) bool {
 	for i, r := range rules {
 		if r.leases(sc[i].Cost) {
 			return true
@@ -36,14 +37,14 @@ func (c checked) leases(cost int) bool {
 // which goes to the store with the stack's other checks. A stack the store
 // denies (or that fails) spends nothing: what it reserved is restored to
 // the leases.
-func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []checked) (Decision, error) {
+func (l *Limiter) decideLeased(ctx context.Context, sc []store.Check, rules []checked) (Decision, error) {
 	st := l.leases.Stack()
 	// What goes to the store: scratch checks (the store keeps none of them).
 	scratch := storeChecks(len(sc))
 	defer scratch.recycle()
 	send, sendRules := scratch.checks[:0], make([]checked, 0, 4)
 	for i, c := range sc {
-		n, ok, err := st.Add(ctx, c.Key, c.Cost, rules[i].leases(c.Cost), &rules[i].rule.lease, &rules[i].algo.lease)
+		n, ok, err := st.Add(ctx, c.Key.String(), c.Cost, rules[i].leases(c.Cost), &rules[i].rule.lease, &rules[i].algo.lease)
 		if err != nil {
 			l.refundLeases(st.Refunds())
 			return Decision{}, err
@@ -57,10 +58,10 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 	var d Decision
 	var err error
 	if !st.Refused() && len(send) > 0 {
-		d, err = l.decideChecks(ctx, send, sendRules)
+		d, err = l.decideChecks(ctx, send, scratch.results[:len(send)], sendRules)
 	}
 	failed := err != nil && !d.Fallback
-	full := Decision{Allowed: !st.Refused() && !failed && (len(send) == 0 || d.Allowed), At: d.At, Fallback: d.Fallback, Cached: d.Cached, Results: make([]RuleResult, len(sc))}
+	full := Decision{Allowed: !st.Refused() && !failed && (len(send) == 0 || d.Allowed), At: d.At, Fallback: d.Fallback, Cached: d.Cached, Results: newResults(len(sc))}
 	if d.At.IsZero() {
 		full.At = st.Now()
 	}
@@ -71,8 +72,8 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 			*res = d.Results[j]
 			if c := send[j]; st.Takes(i) {
 				c.Cost += res.Leased
-				res.lease = st.Taken(i, lease.Take[StoreCheck]{Allowed: d.Allowed, At: d.At, Fallback: d.Fallback, Cost: send[j].Cost,
-					Leased: res.Leased, Token: lease.Token(res.Token), Check: c}, &res.Result)
+				res.lease = st.Taken(i, lease.Take[store.Check]{Allowed: d.Allowed, At: d.At, Fallback: d.Fallback, Cost: send[j].Cost,
+					Leased: res.Leased, Token: res.Token, Check: c}, &res.Result)
 			}
 			j++
 		} else if !local { // not asked: refused here first, or failed
@@ -90,11 +91,11 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []StoreCheck, rules []che
 // refundLeases refunds ended leases' free units, each to the store that
 // leased them: like Settle's refunds, once, never retried (a failure
 // leaves the units consumed: stricter, never looser).
-func (l *Limiter) refundLeases(out []lease.Refund[StoreCheck]) error {
+func (l *Limiter) refundLeases(out []lease.Refund[store.Check]) error {
 	var err error
 	for _, rf := range out {
-		back := storeRefund(rf.Check, l.algoOf(rf.Check.Algorithm), rf.Back, Token(rf.Token))
-		if e := l.refund(context.Background(), Decision{At: rf.At, Fallback: rf.Fallback}, []StoreRefund{back}); e != nil && err == nil {
+		back := storeRefund(rf.Check, l.algoOf(rf.Check.Algorithm), rf.Back, rf.Token)
+		if e := l.refund(context.Background(), Decision{At: rf.At, Fallback: rf.Fallback}, []store.Refund{back}); e != nil && err == nil {
 			err = e
 		}
 	}

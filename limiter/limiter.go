@@ -15,6 +15,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // Rule is a named limit. Name appears in keys and headers: 1 to 64 bytes of
@@ -68,10 +69,10 @@ type Check struct {
 // Limiter decides stacks of rules against a Store. It is safe for
 // concurrent use.
 type Limiter struct {
-	store   Store
-	breaker *breaker                 // nil for in-process stores
-	denied  *denyCache               // nil when off
-	leases  *lease.Pools[StoreCheck] // nil without leased rules
+	store   store.Store
+	breaker *breaker                  // nil for in-process stores
+	denied  *denyCache                // nil when off
+	leases  *lease.Pools[store.Check] // nil without leased rules
 	rules   map[string]*rule
 	given   []Rule   // as New was given them
 	algos   sync.Map // algorithms.Algorithm -> *algo, for plans
@@ -119,8 +120,8 @@ func (l *Limiter) algoOf(alg algorithms.Algorithm) *algo {
 
 // algoOfCheck is the algorithm check c of rule r (nil: not this
 // Limiter's) was decided with: the rule's, or its plan's (cached).
-func (l *Limiter) algoOfCheck(r *rule, c StoreCheck) *algo {
-	if r != nil && c.params == r.algo.params {
+func (l *Limiter) algoOfCheck(r *rule, c store.Check) *algo {
+	if r != nil && c.Params == r.algo.params {
 		return r.algo
 	}
 	return l.algoOf(c.Algorithm)
@@ -131,23 +132,23 @@ func (l *Limiter) algoOfCheck(r *rule, c StoreCheck) *algo {
 // validates the rules and options and does not touch the store, so a
 // limiter on Redis starts while Redis is down. A Remote store gets a
 // breaker (see WithRetryInterval) and a deny cache (see WithDenyCache).
-func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
-	if store == nil {
+func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
+	if s == nil {
 		return nil, fmt.Errorf("%w: nil store", ratelimit.ErrConfig)
 	}
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("%w: no rules", ratelimit.ErrConfig)
 	}
-	l := &Limiter{store: store, cfg: defaults(), rules: make(map[string]*rule, len(rules)), given: slices.Clone(rules)}
+	l := &Limiter{store: s, cfg: defaults(), rules: make(map[string]*rule, len(rules)), given: slices.Clone(rules)}
 	if err := options.Apply(&l.cfg, opts); err != nil {
 		return nil, err
 	}
-	remote, isRemote := store.(Remote)
+	remote, isRemote := s.(store.Remote)
 	if (isRemote || l.cfg.denySet) && l.cfg.denyCache > 0 {
 		l.denied = newDenyCache(l.cfg.denyCache, l.cfg.denyAge)
 	}
 	if isRemote || l.cfg.fallback != nil {
-		l.breaker = &breaker{store: store, fallback: l.cfg.fallback, retry: l.cfg.retry}
+		l.breaker = &breaker{store: s, fallback: l.cfg.fallback, retry: l.cfg.retry}
 		if isRemote {
 			l.breaker.timeout = remote.Remote()
 		}
@@ -175,13 +176,13 @@ func New(store Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: r.Penalty, shadow: r.Shadow}
 		if r.Lease > 0 {
 			if l.leases == nil {
-				l.leases = lease.New[StoreCheck](l.cfg.clock)
+				l.leases = lease.New[store.Check](l.cfg.clock)
 			}
 			l.rules[r.Name].lease = l.leases.Rule(r.Lease, &a.lease)
 		}
 	}
 	if l.leases != nil && l.cfg.clock == nil {
-		l.leases.Start(func(out []lease.Refund[StoreCheck]) { l.refundLeases(out) })
+		l.leases.Start(func(out []lease.Refund[store.Check]) { l.refundLeases(out) })
 	}
 	return l, nil
 }
@@ -226,12 +227,13 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	if l.leases != nil && leased(sc.checks, rules) {
 		return l.decideLeased(ctx, sc.checks, rules)
 	}
-	return l.decideChecks(ctx, sc.checks, rules)
+	return l.decideChecks(ctx, sc.checks, sc.results, rules)
 }
 
 // decideChecks decides prepared checks: through the deny cache, then the
-// store (by way of the breaker); it names the results after their rules.
-func (l *Limiter) decideChecks(ctx context.Context, sc []StoreCheck, rules []checked) (Decision, error) {
+// store (by way of the breaker), which writes into res, of their length;
+// it names the results after their rules.
+func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []store.Result, rules []checked) (Decision, error) {
 	now, err := l.now()
 	if err != nil {
 		return Decision{}, err
@@ -245,7 +247,7 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []StoreCheck, rules []che
 			return d, nil
 		}
 	}
-	d, err := l.decide(ctx, now, sc)
+	d, err := l.decide(ctx, now, sc, res)
 	if err != nil {
 		err = backendError(err)
 		if !d.Fallback {
@@ -270,13 +272,13 @@ type checked struct {
 // name fills in what the limiter knows of res, the result of the store
 // check sc of c: its rule's name, policy and shadow mark, and the check,
 // for Settle.
-func (c checked) name(res *RuleResult, sc StoreCheck) {
+func (c checked) name(res *RuleResult, sc store.Check) {
 	res.Rule, res.Policy, res.Shadow, res.check = c.rule.name, c.algo.policy, sc.Shadow, sc
 }
 
 // prepare validates checks and builds their store checks in sc, of their
 // length.
-func (l *Limiter) prepare(checks []Check, sc []StoreCheck, out []checked) ([]checked, error) {
+func (l *Limiter) prepare(checks []Check, sc []store.Check, out []checked) ([]checked, error) {
 	for i, c := range checks {
 		r := l.rules[c.Rule]
 		if r == nil {
@@ -294,9 +296,10 @@ func (l *Limiter) prepare(checks []Check, sc []StoreCheck, out []checked) ([]che
 		if c.Cost < 0 {
 			return nil, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
 		}
-		sc[i] = StoreCheck{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Cost: c.Cost, Shadow: r.shadow, params: a.params}
+		sc[i] = store.Check{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Params: a.params, Cost: c.Cost, Shadow: r.shadow}
 		if r.blockable {
-			sc[i].Blocks, sc[i].Penalty = r.key(l.cfg.prefix, c.Identity, blockSuffix), r.penalty
+			sc[i].Blocks, sc[i].Penalty = sc[i].Key, r.penalty
+			sc[i].Blocks.Suffix = blockSuffix
 		}
 		for j := range i {
 			if sc[j].Key == sc[i].Key {
@@ -320,12 +323,25 @@ func (l *Limiter) now() (time.Time, error) {
 	return now, nil
 }
 
-// decide asks the store through its breaker.
-func (l *Limiter) decide(ctx context.Context, now time.Time, sc []StoreCheck) (Decision, error) {
+// decide asks the store, through its breaker, and builds the Decision
+// from what it wrote in res: its rules are named by the caller.
+func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, res []store.Result) (Decision, error) {
+	var v store.Verdict
+	var fallback bool
+	var err error
 	if l.breaker != nil {
-		return l.breaker.decide(ctx, now, sc)
+		v, fallback, err = l.breaker.decide(ctx, now, sc, res)
+	} else {
+		v, err = l.store.Decide(ctx, now, sc, res)
 	}
-	return l.store.Decide(ctx, now, sc)
+	if err != nil && !fallback {
+		return Decision{}, err
+	}
+	d := Decision{Allowed: v.Allowed, At: v.At, Fallback: fallback, Results: newResults(len(sc))}
+	for i := range res {
+		d.Results[i].found(&res[i])
+	}
+	return d, err
 }
 
 // backendError wraps a store failure in ErrBackend, and network timeouts in

@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // ErrNotFound is returned by Reset and Unblock when there was nothing to
@@ -30,12 +31,12 @@ func changed(err error) error {
 	return nil
 }
 
-// deleteKeys deletes keys for an operator's call (see changed) and, when
-// it deleted any, leaves at each of marks, in the same store call, a
-// Reset's mark lasting its TTL from now: deleting none is ErrNotFound,
-// naming the rule, and writes nothing.
-func (l *Limiter) deleteKeys(ctx context.Context, rule string, now time.Time, marks []string, ttls []time.Duration, keys ...string) error {
-	n, err := l.store.Delete(ctx, now, marks, ttls, keys...)
+// forget deletes keys for an operator's call (see changed) and, when it
+// deleted any, leaves each of marks, in the same store call, lasting its
+// TTL from now: deleting none is ErrNotFound, naming the rule, and writes
+// nothing.
+func (l *Limiter) forget(ctx context.Context, rule string, now time.Time, keys []store.Key, marks []store.Mark) error {
+	n, err := l.store.Reset(ctx, now, keys, marks)
 	if err = changed(err); err == nil && n == 0 {
 		err = fmt.Errorf("%w: rule %q", ErrNotFound, rule)
 	}
@@ -73,17 +74,17 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 		}
 		states = append(states, a)
 	}
-	keys := make([]string, 0, len(states)+1)
-	marks := make([]string, len(states))
-	ttls := make([]time.Duration, len(states))
+	keys := make([]store.Key, 0, len(states)+1)
+	marks := make([]store.Mark, len(states))
+	names := make([]string, len(states)) // the lease pools'
 	for i, a := range states {
 		key := r.key(l.cfg.prefix, identity, a.suffix)
-		marks[i], ttls[i] = resetMark(key, a)
+		marks[i], names[i] = resetMark(key, a), key.String()
 		keys = append(keys, key)
 	}
 	keys = append(keys, r.key(l.cfg.prefix, identity, blockSuffix))
-	l.leases.Forget(keys...)
-	return l.deleteKeys(ctx, rule, now, marks, ttls, keys...)
+	l.leases.Forget(names...)
+	return l.forget(ctx, rule, now, keys, marks)
 }
 
 // Block makes a Blockable rule (or one with a Penalty) deny identity for
@@ -113,7 +114,7 @@ func (l *Limiter) Unblock(ctx context.Context, rule, identity string) error {
 	if err != nil {
 		return err
 	}
-	return l.deleteKeys(ctx, rule, now, nil, nil, r.key(l.cfg.prefix, identity, blockSuffix))
+	return l.forget(ctx, rule, now, []store.Key{r.key(l.cfg.prefix, identity, blockSuffix)}, nil)
 }
 
 // operand is the rule an operator's call names, with its identity

@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // TestOperatorControls runs operatorTable on every store.
@@ -20,7 +21,7 @@ func TestOperatorControls(t *testing.T) {
 // operatorTable runs the operator controls against store, with a clock
 // moved by hand: a login rule of 3 a minute with a 10-minute penalty, and
 // an api rule of 5 a minute that honours blocks.
-func operatorTable(t *testing.T, store limiter.Store, prefix string) {
+func operatorTable(t *testing.T, store store.Store, prefix string) {
 	now := bases[0]
 	rules := []limiter.Rule{
 		{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Minute}, Penalty: 10 * time.Minute},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // Defaults, applied unless an Option says otherwise.
@@ -21,7 +23,7 @@ type Option func(*config) error
 type config struct {
 	prefix    string
 	clock     func() time.Time
-	fallback  Store
+	fallback  store.Store
 	retry     time.Duration
 	denyCache int
 	denyAge   time.Duration
@@ -60,7 +62,7 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// WithFallback decides with store (an in-process memstore, typically)
+// WithFallback decides with s (an in-process memstore, typically)
 // while Redis fails or is marked down, instead of failing: every decision
 // goes straight to the fallback, adding no Redis timeout, until Redis
 // answers a probe again (see WithRetryInterval).
@@ -68,12 +70,12 @@ func WithClock(now func() time.Time) Option {
 // Accuracy: while Redis is away, each app instance limits on its own, so N
 // instances admit up to N times a global limit, and what the fallback
 // admitted is not copied to Redis when it comes back.
-func WithFallback(store Store) Option {
+func WithFallback(s store.Store) Option {
 	return func(c *config) error {
-		if store == nil {
+		if s == nil {
 			return fmt.Errorf("WithFallback: nil fallback store")
 		}
-		c.fallback = store
+		c.fallback = s
 		return nil
 	}
 }

@@ -14,17 +14,18 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // planStores are the stores a plan test runs on: the memstore and every
 // Redis backend (with a timeout that a loaded machine running 32 goroutines
 // under the race detector does not reach).
-func planStores(t *testing.T) map[string]func(t *testing.T) limiter.Store {
-	stores := map[string]func(t *testing.T) limiter.Store{
-		"memstore": func(*testing.T) limiter.Store { return memstore.Must() },
+func planStores(t *testing.T) map[string]func(t *testing.T) store.Store {
+	stores := map[string]func(t *testing.T) store.Store{
+		"memstore": func(*testing.T) store.Store { return memstore.Must() },
 	}
 	for _, b := range redistest.Backends(t) {
-		stores[b.Name] = func(t *testing.T) limiter.Store {
+		stores[b.Name] = func(t *testing.T) store.Store {
 			return mustStore(redisstore.New(b.Client, redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(5*time.Second)))
 		}
 	}
@@ -33,7 +34,7 @@ func planStores(t *testing.T) map[string]func(t *testing.T) limiter.Store {
 
 // planLimiter is a limiter with one rule "api" on store, at the clock
 // *now, and a deny cache of denyCache entries.
-func planLimiter(t *testing.T, store limiter.Store, alg algorithms.Algorithm, now *time.Time, denyCache int) *limiter.Limiter {
+func planLimiter(t *testing.T, store store.Store, alg algorithms.Algorithm, now *time.Time, denyCache int) *limiter.Limiter {
 	lim, err := limiter.New(store, []limiter.Rule{{Name: "api", Algorithm: alg}},
 		limiter.WithClock(func() time.Time { return *now }), limiter.WithPrefix(fmt.Sprintf("plan%d", time.Now().UnixNano())),
 		limiter.WithDenyCache(denyCache, time.Hour))

@@ -11,11 +11,12 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // apiLimiter is a limiter with one rule "api" of alg on store, at the
 // clock now, under prefix.
-func apiLimiter(t *testing.T, store limiter.Store, alg algorithms.Algorithm, now time.Time, prefix string) *limiter.Limiter {
+func apiLimiter(t *testing.T, store store.Store, alg algorithms.Algorithm, now time.Time, prefix string) *limiter.Limiter {
 	t.Helper()
 	lim, err := limiter.New(store, []limiter.Rule{{Name: "api", Algorithm: alg}}, fixedClock(now), limiter.WithPrefix(prefix))
 	if err != nil {

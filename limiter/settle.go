@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // ErrSettled is returned by Settle for a decision that was settled
@@ -45,13 +47,13 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	if len(final) != len(d.Results) {
 		return Decision{}, fmt.Errorf("%w: %d final costs for %d rules", ErrCheck, len(final), len(d.Results))
 	}
-	var refunds []StoreRefund
-	var extra []StoreCheck
+	var refunds []store.Refund
+	var extra []store.Check
 	var names []checked
 	for i, res := range d.Results {
 		c, f, r := res.check, final[i], l.rules[res.Rule]
 		switch {
-		case c.Key == "":
+		case c.Key == (store.Key{}):
 			return Decision{}, fmt.Errorf("%w: rule %q: not decided by this Limiter", ErrCheck, res.Rule)
 		case f < 0:
 			return Decision{}, fmt.Errorf("%w: rule %q: negative final cost %d", ErrCheck, res.Rule, f)
@@ -83,7 +85,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	if len(extra) == 0 {
 		return Decision{Allowed: true, At: d.At}, err
 	}
-	more, moreErr := l.decideChecks(ctx, extra, names)
+	more, moreErr := l.decideChecks(ctx, extra, make([]store.Result, len(extra)), names)
 	if err == nil {
 		err = moreErr
 	}
@@ -98,23 +100,22 @@ func claim(d Decision) bool {
 
 // storeRefund is the refund of back units of check c, decided with a,
 // whose consumption tok names, with the Reset mark beside its state.
-func storeRefund(c StoreCheck, a *algo, back int, tok Token) StoreRefund {
-	resets, ttl := resetMark(c.Key, a)
-	return StoreRefund{Check: c, Back: back, Token: tok, Resets: resets, MarkTTL: ttl}
+func storeRefund(c store.Check, a *algo, back int, tok store.Token) store.Refund {
+	return store.Refund{Check: c, Back: back, Token: tok, Mark: resetMark(c.Key, a)}
 }
 
 // refund gives refunds of d back on the store that decided d (of d, it
 // reads At and Fallback), at the limiter's clock.
-func (l *Limiter) refund(ctx context.Context, d Decision, refunds []StoreRefund) error {
+func (l *Limiter) refund(ctx context.Context, d Decision, refunds []store.Refund) error {
 	now, err := l.now()
 	if err != nil {
 		return err
 	}
-	store := l.store
+	s := l.store
 	if d.Fallback {
-		store = l.cfg.fallback
+		s = l.cfg.fallback
 	}
-	if err := store.Refund(ctx, now, d.At, refunds); err != nil {
+	if err := s.Refund(ctx, now, d.At, refunds); err != nil {
 		return backendError(err)
 	}
 	return nil

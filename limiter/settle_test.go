@@ -9,6 +9,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 func TestSettle(t *testing.T) {
@@ -22,7 +23,7 @@ func TestSettle(t *testing.T) {
 // successful logins (settled at 0) and exactly 5 failures (settled at 1);
 // a reservation of 4 settled at 1 leaves limit-1; a settlement above the
 // reservation charges the difference, or is denied beyond the limit.
-func settleTable(t *testing.T, store limiter.Store, prefix string) {
+func settleTable(t *testing.T, store store.Store, prefix string) {
 	now := bases[1]
 	rules := ruletest.Six(5)
 	lim, err := limiter.New(store, rules, limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix))
@@ -140,7 +141,7 @@ func settleTable(t *testing.T, store limiter.Store, prefix string) {
 // 10 had drained away), where subtracting from the current state admitted
 // 10 more at once, 20 in an instant. Half refilled (5 more taken at
 // t0+5s), it gives back 5. Settled at once, all 10.
-func lateGiveBack(t *testing.T, store limiter.Store, prefix string) {
+func lateGiveBack(t *testing.T, store store.Store, prefix string) {
 	t.Helper()
 	for _, alg := range []algorithms.Algorithm{
 		algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: 10 * time.Second},

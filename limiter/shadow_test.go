@@ -14,6 +14,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // verdict is a rule's part of a shadow step: its own verdict and what it
@@ -81,9 +82,9 @@ var shadowTables = []struct {
 	}},
 }
 
-// shadowTable runs shadowTables on store at fixed instants from each base,
+// shadowTable runs shadowTables on s at fixed instants from each base,
 // ten minutes into an hour (the windows end 50 minutes later).
-func shadowTable(t *testing.T, store limiter.Store, prefix string) {
+func shadowTable(t *testing.T, s store.Store, prefix string) {
 	t.Helper()
 	for _, base := range bases {
 		for _, tc := range shadowTables {
@@ -91,7 +92,7 @@ func shadowTable(t *testing.T, store limiter.Store, prefix string) {
 				{Name: "enf", Algorithm: algorithms.FixedWindow{Limit: tc.enf, Window: time.Hour}},
 				{Name: "sh", Algorithm: algorithms.FixedWindow{Limit: tc.sh, Window: time.Hour}, Shadow: true},
 			}
-			lim := newLimiter(t, store, rules, fixedClock(base.Add(10*time.Minute)),
+			lim := newLimiter(t, s, rules, fixedClock(base.Add(10*time.Minute)),
 				limiter.WithPrefix(fmt.Sprintf("%s%d", prefix, base.Year())), limiter.WithDenyCache(0, 0))
 			var d limiter.Decision
 			for i, s := range tc.steps {
@@ -125,19 +126,19 @@ func TestShadowRules(t *testing.T) {
 	stores := everyStore(t)
 	_, mini := redistest.Mini(t)
 	stores["miniredis cluster"] = mustStore(redisstore.New(mini, redisstore.WithCluster(), redisstore.WithMinTTL(time.Hour)))
-	for name, store := range stores {
-		t.Run(name, func(t *testing.T) { shadowTable(t, store, "shadow") })
+	for name, s := range stores {
+		t.Run(name, func(t *testing.T) { shadowTable(t, s, "shadow") })
 	}
 }
 
 // A shadow denial writes no block, while a block in place shows as a
 // would-be refusal; neither refuses the request.
 func TestShadowPenaltyWritesNoBlock(t *testing.T) {
-	for name, store := range everyStore(t) {
+	for name, s := range everyStore(t) {
 		t.Run(name, func(t *testing.T) {
 			now := bases[1]
 			rules := []limiter.Rule{{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}, Penalty: time.Hour, Shadow: true}}
-			lim := newLimiter(t, store, rules, limiter.WithClock(func() time.Time { return now }), limiter.WithDenyCache(0, 0))
+			lim := newLimiter(t, s, rules, limiter.WithClock(func() time.Time { return now }), limiter.WithDenyCache(0, 0))
 			want := []bool{true, false, false}
 			for i, w := range want {
 				d, err := lim.Allow(ctx, "login", "x")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 func TestQueue(t *testing.T) {
@@ -22,7 +23,7 @@ func TestQueue(t *testing.T) {
 // from 0 to 2 s (21 of them), the other 29 are refused with the wait until
 // a turn within 2 s frees up; requests that give up free their turns for
 // the next to arrive; stacked with a rule that denies, nothing is queued.
-func queueTable(t *testing.T, store limiter.Store, prefix string) {
+func queueTable(t *testing.T, store store.Store, prefix string) {
 	for _, base := range bases {
 		now := base
 		rules := []limiter.Rule{
@@ -106,7 +107,7 @@ func TestConcurrency(t *testing.T) {
 // concurrencyTable holds at most 10 slots at once on store: the 11th
 // request is refused until a slot is given back or, if its holder died,
 // expires after the 30 s TTL.
-func concurrencyTable(t *testing.T, store limiter.Store, prefix string) {
+func concurrencyTable(t *testing.T, store store.Store, prefix string) {
 	now := bases[1]
 	lim, err := limiter.New(store, []limiter.Rule{{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, TTL: 30 * time.Second}}},
 		limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(prefix), limiter.WithDenyCache(0, 0))
@@ -156,7 +157,7 @@ func TestQueueGivesBackInAnyOrder(t *testing.T) {
 // arrival's turn is t0+500 ms whichever leaves first. A turn that has
 // started gives back only its part still ahead: turn 0, 90 ms at t0+10 ms
 // or 89 ms at t0+11 ms.
-func queueOrders(t *testing.T, store limiter.Store, prefix string) {
+func queueOrders(t *testing.T, store store.Store, prefix string) {
 	for _, base := range bases {
 		for _, tc := range []struct {
 			gone []int
@@ -213,7 +214,7 @@ func TestQueueForgetsOldGiveBacks(t *testing.T) {
 // are taken and the last ten given back. The decision of t0, its turn
 // long past, settled at 0 then gives nothing back: the next turn is still
 // 100 ms away.
-func queueForgets(t *testing.T, store limiter.Store, prefix string) {
+func queueForgets(t *testing.T, store store.Store, prefix string) {
 	for _, base := range bases {
 		now := base
 		lim, err := limiter.New(store, []limiter.Rule{{Name: "q", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}}},

@@ -10,6 +10,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // TestUndecidedRules: a stack of a per-IP rule and a global rule of 1 an
@@ -18,7 +19,7 @@ import (
 // rule's lease pool or by the deny cache, asked the per-IP rule nothing:
 // it is reported Undecided.
 func TestUndecidedRules(t *testing.T) {
-	stores := map[string]limiter.Store{"memstore": memstore.Must()}
+	stores := map[string]store.Store{"memstore": memstore.Must()}
 	for _, b := range redistest.Backends(t) {
 		stores[b.Name] = mustStore(redisstore.New(b.Client, redisstore.WithMinTTL(time.Hour), exactnessTimeout))
 	}

@@ -109,8 +109,8 @@ local function decide_stack(now, k0, a0, n)
       return nil, remaining
     end
     if status == 1 and cost > 0 then
-      local after, next_after, mark, refunded = commits[code](KEYS[k0 + 1], now, cost, p1, p2, p3, s1, s2, s3)
-      return {1, now, 1, remaining - cost, retry, after, next_after, mark, refunded, lease}
+      local after, next_after, stamp, refunded = commits[code](KEYS[k0 + 1], now, cost, p1, p2, p3, s1, s2, s3)
+      return {1, now, 1, remaining - cost, retry, after, next_after, stamp, refunded, lease}
     end
     return {(status == 1 or shadow) and 1 or 0, now, status, remaining, retry, reset, next, 0, 0, 0}
   end
@@ -150,8 +150,8 @@ local function decide_stack(now, k0, a0, n)
       local cost = p[2]
       if cost > 0 then
         local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
-        local after, next_after, mark, refunded = commits[p[1]](KEYS[k0 + i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8])
-        reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7] = reply[r + 1] - cost, after, next_after, mark, refunded, p[9]
+        local after, next_after, stamp, refunded = commits[p[1]](KEYS[k0 + i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8])
+        reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7] = reply[r + 1] - cost, after, next_after, stamp, refunded, p[9]
       end
     end
   end

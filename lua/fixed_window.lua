@@ -37,7 +37,7 @@ algorithms.fw = function(key, now, cost, limit, window, anchored)
   return 1, remaining, 0, reset, reset, start, count
 end
 
--- The token's mark is the window start written.
+-- The token's stamp is the window start written.
 commits.fw = function(key, now, cost, limit, window, _, start, count)
   local to_end = start + window - now
   store(key, to_end, "%d:%d", start, count + cost)
@@ -47,9 +47,9 @@ end
 if refunds then
   -- A window refunded to nothing is no window: an anchored one must not
   -- keep its start.
-  refunds.fw = function(key, now, at, cost, back, mark)
+  refunds.fw = function(key, now, at, cost, back, stamp)
     local s, n = load_state(key)
-    if s == mark then
+    if s == stamp then
       if n > back then
         rewrite(key, "%d:%d", s, n - back)
       else

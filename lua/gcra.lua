@@ -54,22 +54,22 @@ end
 -- stored under the plan it was decided under.
 commits.gc = function(key, now, cost, rate, period, burst, debt, tail)
   local after = cdiv(debt + cost * period, rate)
-  local mark, refunded = tat_commit(key, now, after, tail, format(":%d:%d", rate, period))
-  return after, next_unit(after * rate, burst, rate, period), mark, refunded
+  local stamp, refunded = tat_commit(key, now, after, tail, format(":%d:%d", rate, period))
+  return after, next_unit(after * rate, burst, rate, period), stamp, refunded
 end
 
 if refunds then
   -- A give-back moves the TAT back by what the ledger allows of the
   -- cost's increment less the rest's (model.tatRefund), and keeps the
   -- state's plan: nothing when the plan changed since the decision.
-  refunds.gc = function(key, now, at, cost, back, mark, refunded, rate, period)
+  refunds.gc = function(key, now, at, cost, back, stamp, refunded, rate, period)
     local tat, tail, rate0, period0 = gcra_load(key)
     if not tat then
       return
     end
     local own = cdiv(cost * period, rate)
     local want = own - cdiv((cost - back) * period, rate)
-    local give, kept = ledger_refund(tail, now, at, mark - at, own, refunded, want, tat - now, 1, tat)
+    local give, kept = ledger_refund(tail, now, at, stamp - at, own, refunded, want, tat - now, 1, tat)
     if give > 0 then
       if rate0 then
         kept = kept .. format(":%d:%d", rate0, period0)

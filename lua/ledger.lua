@@ -2,7 +2,7 @@
 -- leaky buckets, GCRA, a queue), and the TAT state GCRA and the queue
 -- share; included only in scripts whose stacks use one of them. The bound
 -- it enforces is model.Ledger's: a give-back returns at most what the
--- decision's own level (its token's mark), drained since and less what
+-- decision's own level (its token's stamp), drained since and less what
 -- earlier decisions gave back since, still holds, and at most the level
 -- now, so it never returns more than a smaller decision at the original
 -- instant would have left. A queue's give-backs, exact, are queue.lua's.
@@ -71,19 +71,19 @@ local function ledger_record(r, u, s, now, give, horizon)
 end
 
 -- ledger_refund is how much of want a give-back for a decision at `at` with
--- token (mark, refunded) may return at now, given the level now: mark is
+-- token (stamp, refunded) may return at now, given the level now: stamp is
 -- the decision's level in points (or its TAT's lead over at), draining
 -- rate per µs, of which the decision added own. What was given back since
--- counts only up to what the earlier decisions held, mark - own (see
+-- counts only up to what the earlier decisions held, stamp - own (see
 -- model.Ledger.refund). It returns that amount and the tail to store with
 -- it.
-local function ledger_refund(tail, now, at, mark, own, refunded, want, level, rate, horizon)
+local function ledger_refund(tail, now, at, stamp, own, refunded, want, level, rate, horizon)
   local r, u, s = ledger_read(tail, now)
   if at <= s or r < refunded then
     return 0
   end
-  local earlier = min(r - refunded, max(0, mark - own))
-  local give = min(want, level, drain(mark - earlier, now - at, rate))
+  local earlier = min(r - refunded, max(0, stamp - own))
+  local give = min(want, level, drain(stamp - earlier, now - at, rate))
   if give <= 0 then
     return 0
   end
@@ -125,7 +125,7 @@ local function tat_load(key)
 end
 
 -- tat_commit stores the TAT now + after, with the ledger carried, and
--- returns the token's mark and refunded count. plan, when not nil, ends
+-- returns the token's stamp and refunded count. plan, when not nil, ends
 -- the string, after the ledger's three integers (GCRA's, gcra.lua).
 local function tat_commit(key, now, after, tail, plan)
   local kept, ttl, refunded = ledger_keep(tail, now, after)

@@ -58,10 +58,10 @@ local algorithms = {}
 
 -- commits maps an algorithm code to its commit function, which writes the
 -- state of an admitted request and returns the reset after it, the next
--- after it and the decision's token, two integers (mark, refunded; see
+-- after it and the decision's token, two integers (stamp, refunded; see
 -- refunds). Plain functions given the state, not closures: Lua would build
 -- a closure and its captured locals on every decision.
---   commit(key, now, cost, p1, p2, p3, s1, s2, s3) -> after, next, mark, refunded
+--   commit(key, now, cost, p1, p2, p3, s1, s2, s3) -> after, next, stamp, refunded
 local commits = {}
 
 -- refunds maps an algorithm code to its refund function, which gives back,
@@ -70,8 +70,8 @@ local commits = {}
 -- windows and the log, within the ledger's bound for the buckets and GCRA
 -- (ledger.lua), exactly the turns still ahead for a queue (queue.lua),
 -- never more than a commit of cost - back at `at` would have left:
---   refund(key, now, at, cost, back, mark, refunded, p1, p2, p3)
--- mark and refunded are the commit's token (the window start of the fixed
+--   refund(key, now, at, cost, back, stamp, refunded, p1, p2, p3)
+-- stamp and refunded are the commit's token (the window start of the fixed
 -- and sliding windows; the level, or the TAT, after the commit and the
 -- ledger's refunded count for the draining rules; else 0). refunds is nil
 -- in decision scripts; refund scripts set it to a table right after this

@@ -57,7 +57,7 @@ local function meter(key, now, cost, size, rate, period)
 end
 
 -- meter_commit stores the level an admitted cost raises, under the plan it
--- was decided under; its token's mark is that level.
+-- was decided under; its token's stamp is that level.
 local function meter_commit(key, now, cost, size, rate, period, level, last, tail)
   level = level + cost * period
   local after = cdiv(level, rate)
@@ -67,12 +67,12 @@ local function meter_commit(key, now, cost, size, rate, period, level, last, tai
 end
 
 -- meter_refund lowers the level, drained to now, by what the ledger allows
--- of back units, for a decision at `at` with token (mark, refunded) under
+-- of back units, for a decision at `at` with token (stamp, refunded) under
 -- a plan (size, rate, period): nothing when the state's plan changed since
 -- (ledger_switch).
 local meter_refund
 if refunds then
-  meter_refund = function(key, now, at, cost, back, mark, refunded, size, rate, period)
+  meter_refund = function(key, now, at, cost, back, stamp, refunded, size, rate, period)
     local level, last, _, _, _, tail = meter_load(key)
     if not level then
       return
@@ -81,7 +81,7 @@ if refunds then
     if now > last then
       level, last = drain(level, now - last, rate), now
     end
-    local give, kept = ledger_refund(tail, now, at, mark, cost * period, refunded, back * period, level, rate, now + cdiv(level, rate))
+    local give, kept = ledger_refund(tail, now, at, stamp, cost * period, refunded, back * period, level, rate, now + cdiv(level, rate))
     if give > 0 then
       call("SET", key, format("%d:%d:%d:%d:%d", level - give, last, size, rate, period) .. kept, "KEEPTTL")
     end

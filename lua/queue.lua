@@ -48,18 +48,18 @@ end
 commits.qu = function(key, now, cost, rate, period, max_delay, wait, tail)
   local turn = cdiv(period, rate)
   local after = wait + cost * turn
-  local mark, refunded = tat_commit(key, now, after, tail)
-  return after, queue_next(after, max_delay, turn), mark, refunded
+  local stamp, refunded = tat_commit(key, now, after, tail)
+  return after, queue_next(after, max_delay, turn), stamp, refunded
 end
 
 if refunds then
   -- A give-back returns exactly the part of the back turns still ahead of
   -- now, in any order (model.queueRefund): the ledger's rest lists the
-  -- holes, ",<mark>,<refunded>,<length>" each, in the queue's order, a
-  -- hole's place being the token (mark, refunded) of the last decision it
+  -- holes, ",<stamp>,<refunded>,<length>" each, in the queue's order, a
+  -- hole's place being the token (stamp, refunded) of the last decision it
   -- gave back for. Places are compared through differences, exact.
 
-  -- queue_holes decodes a ledger's rest: the holes, {mark, refunded,
+  -- queue_holes decodes a ledger's rest: the holes, {stamp, refunded,
   -- length} each.
   local function queue_holes(rest)
     local holes, i = {}, 1
@@ -74,20 +74,20 @@ if refunds then
   end
 
   -- queue_with is model.withHole: holes with the give-back of give µs by
-  -- the decision at place (mark, refunded), whose own µs of turns end
+  -- the decision at place (stamp, refunded), whose own µs of turns end
   -- there, added, merged with the hole that ends where those turns begin
   -- and with the one whose give-backs begin where they end.
-  local function queue_with(holes, mark, refunded, own, give)
+  local function queue_with(holes, stamp, refunded, own, give)
     local i = 1
-    while holes[i] and mark - holes[i][1] > holes[i][2] - refunded do
+    while holes[i] and stamp - holes[i][1] > holes[i][2] - refunded do
       i = i + 1
     end
-    local h, lo, hi = {mark, refunded, give}, i, i
+    local h, lo, hi = {stamp, refunded, give}, i, i
     local b, a = holes[i - 1], holes[i]
-    if b and mark - b[1] == own + b[2] - refunded then
+    if b and stamp - b[1] == own + b[2] - refunded then
       h[3], lo = h[3] + b[3], i - 1
     end
-    if a and a[1] - mark == a[3] + refunded - a[2] then
+    if a and a[1] - stamp == a[3] + refunded - a[2] then
       h, hi = {a[1], a[2], a[3] + h[3]}, i + 1
     end
     local out = {}
@@ -120,7 +120,7 @@ if refunds then
   -- since the decision, the holes after its place came from later
   -- decisions; the rest moved its turns forward (at least 0: a token older
   -- than the ledger has turns that ended before now, and gets nothing).
-  refunds.qu = function(key, now, at, cost, back, mark, refunded, rate, period)
+  refunds.qu = function(key, now, at, cost, back, stamp, refunded, rate, period)
     local tat, tail = tat_load(key)
     if not tat then
       return
@@ -131,12 +131,12 @@ if refunds then
     end
     local holes, later = queue_holes(rest), 0
     for k = 1, #holes do
-      if holes[k][1] - mark > refunded - holes[k][2] then
+      if holes[k][1] - stamp > refunded - holes[k][2] then
         later = later + holes[k][3]
       end
     end
     local turn = cdiv(period, rate)
-    local give = min(back * turn, tat - now, drain(mark - at - max(0, r - refunded - later), now - at, 1))
+    local give = min(back * turn, tat - now, drain(stamp - at - max(0, r - refunded - later), now - at, 1))
     if give <= 0 then
       return
     end
@@ -144,7 +144,7 @@ if refunds then
     r, u, s, restarted = ledger_record(r, u, s, now, give, tat)
     rest = ""
     if not restarted then
-      rest = queue_rest(queue_with(holes, mark, refunded, cost * turn, give), now, r)
+      rest = queue_rest(queue_with(holes, stamp, refunded, cost * turn, give), now, r)
     end
     call("SET", key, int(tat - give) .. format(":%d:%d:%d", r, u, s) .. rest, "KEEPTTL")
   end

@@ -13,7 +13,7 @@
 -- ARGV[3]: the instant of the decision, in µs, that stack.lua reported.
 -- ARGV[REFUND_ARGS_HEAD + 1 + REFUND_ARGS_PER_RULE*(i-1) ...]: rule i (as
 --   in stack.lua), the cost it was decided at, the units to give back, the
---   token stack.lua returned for it (mark, refunded), and the mark's TTL
+--   token stack.lua returned for it (stamp, refunded), and the mark's TTL
 --   in µs ("" when there is no mark to read: KEYS[2i] is then unread): a
 --   mark whose end less that TTL, the Reset's instant, is at or after
 --   the decision voids the refund.

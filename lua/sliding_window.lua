@@ -75,7 +75,7 @@ algorithms.sw = function(key, now, cost, limit, window)
   return 1, remaining, 0, reset, next, start, cur, prev
 end
 
--- The token's mark is the window start written.
+-- The token's stamp is the window start written.
 commits.sw = function(key, now, cost, limit, window, _, start, cur, prev)
   local after = sw_reset(prev, cur + cost, now - start, window)
   store(key, after, "%d:%d:%d", start, cur + cost, prev)
@@ -84,11 +84,11 @@ end
 
 if refunds then
   -- The count sits in c while the window lasts, in p once the next began.
-  refunds.sw = function(key, now, at, cost, back, mark, _, limit, window)
+  refunds.sw = function(key, now, at, cost, back, stamp, _, limit, window)
     local s, c, p = load_state(key)
-    if s == mark then
+    if s == stamp then
       rewrite(key, "%d:%d:%d", s, max(0, c - back), p)
-    elseif s == mark + window then
+    elseif s == stamp + window then
       rewrite(key, "%d:%d:%d", s, c, max(0, p - back))
     end
   end

@@ -16,7 +16,7 @@
 --   blocks, else the µs a denial of this rule blocks the client for (0:
 --   none).
 -- Reply: {allowed, now (REPLY_HEAD values), then per rule (REPLY_PER_RULE
---   values): status, remaining, retry, reset, next, mark, refunded, lease}. The
+--   values): status, remaining, retry, reset, next, stamp, refunded, lease}. The
 --   layout constants come from the Go package that assembles the script.
 --   allowed is 1 when every rule allowed (and their state was written),
 --   else 0 (and nothing was written); a shadow rule is left out of it, and
@@ -28,7 +28,7 @@
 --   for the request's turn; 0 for the other algorithms). remaining counts
 --   after this request. retry, reset and next (until one more unit is
 --   available, 0 when none is used) are in µs (Go rounds them up to whole
---   milliseconds). mark and refunded are the rule's token, what refund.lua
+--   milliseconds). stamp and refunded are the rule's token, what refund.lua
 --   needs to give its commit back (0 when not written); lease is the
 --   units taken beyond the cost (0 unless the rule is leased), which
 --   remaining and the token count in.

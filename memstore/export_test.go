@@ -19,10 +19,36 @@ func (s *Store) Len() int {
 	return n
 }
 
-// StateAt is the live state at key at now (a missing key's is the zero
-// State), for the tests of package memstore_test.
+// LiveAt is the number of entries live at now, for the tests of package
+// memstore_test.
+func (s *Store) LiveAt(now time.Time) int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for _, e := range sh.entries {
+			if e.expires > now.UnixMicro() {
+				n++
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// StateAt is the live state at key, named as on Redis, at now (a missing
+// key's is the zero State), for the tests of package memstore_test.
 func (s *Store) StateAt(key string, now time.Time) model.State {
-	i := s.shardOf(key)
-	defer s.unlock(s.lock([]int{i}))
-	return s.state(i, key, now.UnixMicro())
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for k := range sh.entries {
+			if k.String() == key {
+				defer sh.mu.Unlock()
+				return s.state(i, k, now.UnixMicro())
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return model.State{}
 }

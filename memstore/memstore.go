@@ -1,4 +1,4 @@
-// Package memstore is an in-process limiter.Store: the same algorithms and
+// Package memstore is an in-process store.Store: the same algorithms and
 // the same results as the Redis scripts, computed by the algorithms' Go
 // models, with state in sharded maps.
 //
@@ -25,7 +25,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // Defaults, applied unless an Option says otherwise.
@@ -48,7 +48,7 @@ func WithMaxKeys(n int) Option {
 	}
 }
 
-// Store is an in-process limiter.Store. It is safe for concurrent use.
+// Store is an in-process store.Store. It is safe for concurrent use.
 type Store struct {
 	seed    maphash.Seed
 	shards  [shardCount]shard
@@ -61,13 +61,13 @@ type shard struct {
 	// give-back ledger and a bucket's or GCRA's plan) is larger than a map
 	// keeps inline. spare holds entries dropped since, for reuse, so that
 	// keys that expire and come back allocate nothing.
-	entries   map[string]*entry
+	entries   map[store.Key]*entry
 	spare     []*entry
 	nextSweep int
 	puts      uint32 // puts since the shard was made, for sampleEvery
 }
 
-var _ limiter.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)
 
 type entry struct {
 	state   model.State
@@ -92,8 +92,8 @@ func Must(opts ...Option) *Store {
 	return s
 }
 
-// Decide implements limiter.Store. A zero now means time.Now().
-func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreCheck) (limiter.Decision, error) {
+// Decide implements store.Store. A zero now means time.Now().
+func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -105,7 +105,7 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 		idx = append(idx, s.shardOf(c.Key))
 		bidx = append(bidx, -1)
 		locked = append(locked, idx[len(idx)-1])
-		if c.Blocks != "" {
+		if c.Blocks != (store.Key{}) {
 			bidx[len(bidx)-1] = s.shardOf(c.Blocks)
 			locked = append(locked, bidx[len(bidx)-1])
 		}
@@ -132,7 +132,7 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 			wait, h := exact.CeilMillis(left), o.Held
 			o, isBlocked = model.Outcome{Held: algorithms.Result{RetryAfter: max(h.RetryAfter, wait), ResetAfter: max(h.ResetAfter, wait), NextAfter: max(h.NextAfter, wait)}}, true
 		} else {
-			if o.Status == model.Denied && c.Blocks != "" && c.Penalty > 0 && !c.Shadow {
+			if o.Status == model.Denied && c.Blocks != (store.Key{}) && c.Penalty > 0 && !c.Shadow {
 				s.putBlock(bidx[i], c.Blocks, t, t+c.Penalty.Microseconds())
 				wait := exact.CeilMillis(c.Penalty.Microseconds())
 				o.Held.RetryAfter, o.Held.ResetAfter, o.Held.NextAfter = max(o.Held.RetryAfter, wait), max(o.Held.ResetAfter, wait), max(o.Held.NextAfter, wait)
@@ -143,25 +143,23 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []limiter.StoreC
 		blocked = append(blocked, isBlocked)
 		allowed = allowed && (c.Shadow || !isBlocked && o.Status == model.Allowed)
 	}
-	d := limiter.Decision{Allowed: allowed, At: now, Results: make([]limiter.RuleResult, len(checks))}
 	for i, c := range checks {
-		o, res := &outcomes[i], &d.Results[i]
-		res.Blocked = blocked[i]
+		o := &outcomes[i]
+		results[i] = store.Result{Result: o.Held, Blocked: blocked[i]}
 		if !allowed || blocked[i] || o.Status != model.Allowed { // only a shadow check denies in an allowed stack
-			res.Result = o.Held
 			continue
 		}
-		res.Result, res.Leased = o.Admitted, leases[i]
+		results[i].Result, results[i].Leased = o.Admitted, leases[i]
 		if c.Cost > 0 {
-			res.Token = limiter.Token(model.TokenOf(c.Algorithm, o.Next))
+			results[i].Token = model.TokenOf(c.Algorithm, o.Next)
 			s.shards[idx[i]].put(c.Key, entry{state: o.Next, expires: t + o.TTL.Microseconds()}, t, s.maxPerShard())
 		}
 	}
-	return d, nil
+	return store.Verdict{Allowed: allowed, At: now}, nil
 }
 
-// Refund implements limiter.Store. A zero now means time.Now().
-func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []limiter.StoreRefund) error {
+// Refund implements store.Store. A zero now means time.Now().
+func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []store.Refund) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -170,18 +168,18 @@ func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []limiter.S
 		var buf [2]int
 		i, j := s.shardOf(r.Check.Key), -1 // j: the Reset mark's shard, if any
 		held := append(buf[:0], i)
-		if r.Resets != "" {
-			j = s.shardOf(r.Resets)
+		if r.Mark.Key != (store.Key{}) {
+			j = s.shardOf(r.Mark.Key)
 			held = append(held, j)
 		}
 		locked := s.lock(held)
-		// A mark is a block ending its MarkTTL after the Reset's instant.
-		if left := s.blockLeft(j, r.Resets, t); left > 0 && at.UnixMicro() <= t+left-r.MarkTTL.Microseconds() {
+		// A mark is kept as a block ending its TTL after the Reset's instant.
+		if left := s.blockLeft(j, r.Mark.Key, t); left > 0 && at.UnixMicro() <= t+left-r.Mark.TTL.Microseconds() {
 			s.unlock(locked) // a Reset forgot the state since the decision
 			continue
 		}
 		sh := &s.shards[i]
-		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), now, at, r.Check.Cost, r.Back, model.Token(r.Token))
+		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), now, at, r.Check.Cost, r.Back, r.Token)
 		switch e := sh.entries[r.Check.Key]; {
 		case !next.Exists:
 			sh.drop(r.Check.Key)
@@ -195,8 +193,8 @@ func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []limiter.S
 	return nil
 }
 
-// Block implements limiter.Store. A zero now means time.Now().
-func (s *Store) Block(_ context.Context, now time.Time, key string, d time.Duration) error {
+// Block implements store.Store. A zero now means time.Now().
+func (s *Store) Block(_ context.Context, now time.Time, key store.Key, d time.Duration) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -208,25 +206,27 @@ func (s *Store) Block(_ context.Context, now time.Time, key string, d time.Durat
 
 // extend makes the block at key, in shard i, last until d after t (µs),
 // unless it lasts longer already. Shard i is locked.
-func (s *Store) extend(i int, key string, t int64, d time.Duration) {
+func (s *Store) extend(i int, key store.Key, t int64, d time.Duration) {
 	until := t + d.Microseconds()
 	if left := s.blockLeft(i, key, t); t+left < until {
 		s.putBlock(i, key, t, until)
 	}
 }
 
-// Delete implements limiter.Store: it counts the live entries it found,
+// Reset implements store.Store: it counts the live entries it found,
 // as Redis would (it drops expired ones too). A zero now means
 // time.Now().
-func (s *Store) Delete(_ context.Context, now time.Time, marks []string, ttls []time.Duration, keys ...string) (int, error) {
+func (s *Store) Reset(_ context.Context, now time.Time, keys []store.Key, marks []store.Mark) (int, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
 	t := now.UnixMicro()
-	all := append(keys[:len(keys):len(keys)], marks...)
-	shards := make([]int, len(all))
-	for j, k := range all {
+	shards := make([]int, len(keys)+len(marks))
+	for j, k := range keys {
 		shards[j] = s.shardOf(k)
+	}
+	for j, m := range marks {
+		shards[len(keys)+j] = s.shardOf(m.Key)
 	}
 	defer s.unlock(s.lock(slices.Clone(shards)))
 	n := 0
@@ -240,15 +240,17 @@ func (s *Store) Delete(_ context.Context, now time.Time, marks []string, ttls []
 		}
 	}
 	if n > 0 {
-		for i, mark := range marks {
-			s.extend(shards[len(keys)+i], mark, t, ttls[i])
+		for i, m := range marks {
+			s.extend(shards[len(keys)+i], m.Key, t, m.TTL)
 		}
 	}
 	return n, nil
 }
 
-func (s *Store) shardOf(key string) int {
-	return int(maphash.String(s.seed, key) % uint64(len(s.shards)))
+// shardOf is the shard of key: of its identity, so that the rules of one
+// client share a lock.
+func (s *Store) shardOf(key store.Key) int {
+	return int(maphash.String(s.seed, key.Identity) % uint64(len(s.shards)))
 }
 
 // lock locks shards, sorted and without repeats in place, in ascending
@@ -271,7 +273,7 @@ func (s *Store) unlock(locked []int) {
 }
 
 // state is the live state at key in shard i at t (µs); its shard is locked.
-func (s *Store) state(i int, key string, t int64) model.State {
+func (s *Store) state(i int, key store.Key, t int64) model.State {
 	e := s.shards[i].entries[key]
 	if e == nil || e.expires <= t {
 		return model.State{}
@@ -281,7 +283,7 @@ func (s *Store) state(i int, key string, t int64) model.State {
 
 // blockLeft is the time left (µs) of the block at key in shard i at t, 0
 // when none; i < 0 means no block key. A block's end is kept in TAT.
-func (s *Store) blockLeft(i int, key string, t int64) int64 {
+func (s *Store) blockLeft(i int, key store.Key, t int64) int64 {
 	if i < 0 {
 		return 0
 	}
@@ -292,7 +294,7 @@ func (s *Store) blockLeft(i int, key string, t int64) int64 {
 }
 
 // putBlock writes a block until the instant until (µs) at key in shard i.
-func (s *Store) putBlock(i int, key string, t, until int64) {
+func (s *Store) putBlock(i int, key store.Key, t, until int64) {
 	s.shards[i].put(key, entry{state: model.State{Exists: true, TAT: until}, expires: until}, t, s.maxPerShard())
 }
 
@@ -312,13 +314,13 @@ const (
 const spareEntries = 64
 
 // set stores e at key, in place of the entry there, or in a spare one.
-func (sh *shard) set(key string, e entry) {
+func (sh *shard) set(key store.Key, e entry) {
 	if p := sh.entries[key]; p != nil {
 		*p = e
 		return
 	}
 	if sh.entries == nil {
-		sh.entries = make(map[string]*entry)
+		sh.entries = make(map[store.Key]*entry)
 	}
 	var p *entry
 	if n := len(sh.spare); n > 0 {
@@ -331,7 +333,7 @@ func (sh *shard) set(key string, e entry) {
 }
 
 // drop deletes the entry at key and keeps it, cleared, for reuse.
-func (sh *shard) drop(key string) {
+func (sh *shard) drop(key store.Key) {
 	p := sh.entries[key]
 	if p == nil {
 		return
@@ -347,7 +349,7 @@ func (sh *shard) drop(key string) {
 // shard has doubled since its last sweep, it drops all expired entries, and
 // past limit live entries it drops arbitrary ones down to 7/8 of limit, so
 // the work stays amortized O(1) per put even under a flood of identities.
-func (sh *shard) put(key string, e entry, now int64, limit int) {
+func (sh *shard) put(key store.Key, e entry, now int64, limit int) {
 	sh.set(key, e)
 	if sh.puts++; sh.puts%sampleEvery == 0 {
 		n := 0

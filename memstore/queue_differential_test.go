@@ -120,7 +120,7 @@ func queueString(st model.State) string {
 	if l := st.Ledger; l.Until != 0 {
 		s += fmt.Sprintf(":%d:%d:%d", l.Refunded, l.Until, l.Since)
 		for _, h := range l.Holes {
-			s += fmt.Sprintf(",%d,%d,%d", h.Mark, h.Refunded, h.Length)
+			s += fmt.Sprintf(",%d,%d,%d", h.Stamp, h.Refunded, h.Length)
 		}
 	}
 	return s

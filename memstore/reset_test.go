@@ -11,6 +11,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // A Reset that finds nothing to forget writes nothing (an operator's typo
@@ -19,18 +20,18 @@ import (
 // made before it. Today and in 2245, where µs timestamps have 16 digits.
 func TestResetWritesNothingWhenNothingFound(t *testing.T) {
 	type counted struct {
-		store limiter.Store
-		keys  func() int
+		store store.Store
+		keys  func(now time.Time) int // live keys
 	}
 	stores := map[string]counted{}
 	mem := memstore.Must()
-	stores["memstore"] = counted{mem, mem.Len}
+	stores["memstore"] = counted{mem, mem.LiveAt}
 	for _, b := range redistest.Backends(t) {
 		store, err := redisstore.New(b.Client)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stores[b.Name] = counted{store, func() int {
+		stores[b.Name] = counted{store, func(time.Time) int {
 			n, err := b.Client.DBSize(ctx).Result()
 			if err != nil {
 				t.Fatal(err)
@@ -46,11 +47,11 @@ func TestResetWritesNothingWhenNothingFound(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				before := s.keys()
+				before := s.keys(base)
 				if err := lim.Reset(ctx, "api", "nobody"); !errors.Is(err, limiter.ErrNotFound) {
 					t.Fatalf("reset of an unknown identity: %v, want ErrNotFound", err)
 				}
-				if got := s.keys(); got != before {
+				if got := s.keys(base); got != before {
 					t.Fatalf("reset of an unknown identity: %d keys, want %d", got, before)
 				}
 
@@ -61,7 +62,7 @@ func TestResetWritesNothingWhenNothingFound(t *testing.T) {
 				if err := lim.Reset(ctx, "api", "alice"); err != nil {
 					t.Fatalf("reset of a known identity: %v", err)
 				}
-				if got, want := s.keys(), before+1; got != want { // the state gone, the mark written
+				if got, want := s.keys(base), before+1; got != want { // the state gone, the mark written
 					t.Fatalf("after the reset of a known identity: %d keys, want %d", got, want)
 				}
 				if _, err := lim.Allow(ctx, "api", "alice"); err != nil {

@@ -14,19 +14,20 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // hanging is a store whose decisions wait for their context to end, like
 // a Redis call cut short; entered receives each decision as it starts.
 type hanging struct {
-	limiter.Store
+	store.Store
 	entered chan struct{}
 }
 
-func (s hanging) Decide(ctx context.Context, _ time.Time, _ []limiter.StoreCheck) (limiter.Decision, error) {
+func (s hanging) Decide(ctx context.Context, _ time.Time, _ []store.Check, _ []store.Result) (store.Verdict, error) {
 	s.entered <- struct{}{}
 	<-ctx.Done()
-	return limiter.Decision{}, ctx.Err()
+	return store.Verdict{}, ctx.Err()
 }
 
 // A client that hangs up while its request is decided is not a Redis

@@ -1,4 +1,4 @@
-// Package redisstore is the limiter.Store on Redis: each Decide is one run of the decision
+// Package redisstore is the store.Store on Redis: each Decide is one run of the decision
 // script, so all its checks are decided atomically in one round trip. On
 // Redis 7 and later the scripts run as functions of one library (FCALL),
 // loaded on first use and again after "Function not found" (a restart,
@@ -75,7 +75,7 @@
 // never looser). After a network error the store asks the cluster client
 // to reload the topology, so a failed-over master is left quickly.
 //
-// The store is a limiter.Remote: a Limiter on it marks Redis down after
+// The store is a store.Remote: a Limiter on it marks Redis down after
 // repeated failures (limiter.WithRetryInterval) and caches denials
 // (limiter.WithDenyCache).
 package redisstore

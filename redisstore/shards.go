@@ -12,7 +12,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 	"github.com/seed-bff0c9e1/ratelimit/internal/transport"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // Stacks whose keys live on several servers (Redis Cluster slots, Ring
@@ -31,11 +31,11 @@ func (s *Store) reloadTopology(err error) {
 
 // groupBy groups the indices of checks by the shard of their keys, in order
 // of first appearance.
-func groupBy[S comparable](checks []limiter.StoreCheck, shard func(key string) S) [][]int {
+func groupBy[S comparable](checks []store.Check, shard func(key string) S) [][]int {
 	var groups [][]int
 	var shards []S
 	for i, c := range checks {
-		sh := shard(c.Key)
+		sh := shard(c.Key.String())
 		j := 0
 		for j < len(shards) && shards[j] != sh {
 			j++
@@ -51,27 +51,27 @@ func groupBy[S comparable](checks []limiter.StoreCheck, shard func(key string) S
 
 // group is one shard's share of a stack, decided by one script run.
 type group struct {
-	checks  []limiter.StoreCheck
-	results []limiter.RuleResult
+	checks  []store.Check
+	results []store.Result
 	reply   script.Reply
 	err     error
 }
 
-func (s *Store) decideAcrossShards(ctx context.Context, now time.Time, checks []limiter.StoreCheck, idx [][]int) (limiter.Decision, error) {
+func (s *Store) decideAcrossShards(ctx context.Context, now time.Time, checks []store.Check, results []store.Result, idx [][]int) (store.Verdict, error) {
 	groups := make([]group, len(idx))
 	for g, members := range idx {
 		gr := &groups[g]
 		for _, i := range members {
 			gr.checks = append(gr.checks, checks[i])
 		}
-		gr.results = make([]limiter.RuleResult, len(members))
+		gr.results = make([]store.Result, len(members))
 	}
 	// The first group fixes the instant (its node's TIME, unless passed in);
 	// the others decide at that same instant, concurrently.
 	first := &groups[0]
 	first.reply, first.err = s.run(ctx, script.Now(now), first.checks, first.results, nil)
 	if first.err != nil {
-		return limiter.Decision{}, first.err
+		return store.Verdict{}, first.err
 	}
 	at := strconv.FormatInt(first.reply.Now, 10)
 	var wg sync.WaitGroup
@@ -93,15 +93,14 @@ func (s *Store) decideAcrossShards(ctx context.Context, now time.Time, checks []
 		s.refundGroups(ctx, script.Now(now), at, groups)
 	}
 	if err != nil {
-		return limiter.Decision{}, err
+		return store.Verdict{}, err
 	}
-	d := limiter.Decision{Allowed: allowed, At: time.UnixMicro(first.reply.Now), Results: make([]limiter.RuleResult, len(checks))}
 	for g, members := range idx {
 		for j, i := range members {
-			d.Results[i] = groups[g].results[j]
+			results[i] = groups[g].results[j]
 		}
 	}
-	return d, nil
+	return store.Verdict{Allowed: allowed, At: time.UnixMicro(first.reply.Now)}, nil
 }
 
 // refundGroups gives back what the groups that allowed consumed (of their
@@ -114,7 +113,7 @@ func (s *Store) refundGroups(ctx context.Context, now, at string, groups []group
 	// its own, so a hung node cannot hang the request.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
-	var refunds []limiter.StoreRefund
+	var refunds []store.Refund
 	for g := range groups {
 		gr := &groups[g]
 		if gr.err != nil || !gr.reply.Allowed {
@@ -123,11 +122,11 @@ func (s *Store) refundGroups(ctx context.Context, now, at string, groups []group
 		for i, c := range gr.checks {
 			if res := &gr.results[i]; c.Cost > 0 && (res.Allowed || !c.Shadow) {
 				c.Cost += res.Leased // a lease was taken with the cost
-				refunds = append(refunds, limiter.StoreRefund{Check: c, Back: c.Cost, Token: res.Token})
+				refunds = append(refunds, store.Refund{Check: c, Back: c.Cost, Token: res.Token})
 				if f, _ := algo.FactsOf(c.Algorithm); f.Units { // a queue's turns are not units
 					res.Remaining += c.Cost
 				}
-				res.Token, res.Leased = limiter.Token{}, 0
+				res.Token, res.Leased = store.Token{}, 0
 			}
 		}
 	}
@@ -136,8 +135,8 @@ func (s *Store) refundGroups(ctx context.Context, now, at string, groups []group
 
 // refund runs refund.lua once per shard of refunds, concurrently, at now
 // (encoded as script.Now) for a decision at the instant at (µs).
-func (s *Store) refund(ctx context.Context, now, at string, refunds []limiter.StoreRefund) error {
-	checks := make([]limiter.StoreCheck, len(refunds))
+func (s *Store) refund(ctx context.Context, now, at string, refunds []store.Refund) error {
+	checks := make([]store.Check, len(refunds))
 	for i, r := range refunds {
 		checks[i] = r.Check
 	}
@@ -147,25 +146,25 @@ func (s *Store) refund(ctx context.Context, now, at string, refunds []limiter.St
 		calls[g] = script.NewCall(2*len(members), script.RefundArgsHead+script.RefundArgsPerRule*len(members))
 		for _, i := range members {
 			r := refunds[i]
-			resets := r.Resets
-			if resets == "" { // no mark to read: the state key stands in, unread
-				resets = r.Check.Key
+			mark := r.Mark.Key
+			if mark == (store.Key{}) { // no mark to read: the state key stands in, unread
+				mark = r.Check.Key
 			}
-			calls[g].Key(r.Check.Key)
-			calls[g].Key(resets)
+			calls[g].Key(r.Check.Key.String())
+			calls[g].Key(mark.String())
 		}
 		calls[g].Arg(now, s.minTTL, at)
 		for _, i := range members {
 			r := refunds[i]
-			p, err := s.paramsOf(r.Check.Algorithm)
+			p, err := s.paramsOf(&r.Check)
 			if err != nil {
 				return err
 			}
-			markTTL := any(r.MarkTTL.Microseconds())
-			if r.Resets == "" {
+			markTTL := any(r.Mark.TTL.Microseconds())
+			if r.Mark.Key == (store.Key{}) {
 				markTTL = ""
 			}
-			calls[g].Arg(p.Arg, r.Check.Cost, r.Back, r.Token.Mark, r.Token.Refunded, markTTL)
+			calls[g].Arg(p.Arg, r.Check.Cost, r.Back, r.Token.Stamp, r.Token.Refunded, markTTL)
 		}
 	}
 	errs := make([]error, len(groups))
@@ -180,7 +179,7 @@ func (s *Store) refund(ctx context.Context, now, at string, refunds []limiter.St
 // shardGroups groups the indices of checks by the server their keys live
 // on: by hash slot on a cluster, by hash tag on a ring, all together on
 // one server.
-func (s *Store) shardGroups(checks []limiter.StoreCheck) [][]int {
+func (s *Store) shardGroups(checks []store.Check) [][]int {
 	switch s.shards {
 	case bySlot:
 		return groupBy(checks, transport.Slot)

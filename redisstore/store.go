@@ -12,14 +12,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit"
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
 	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 	"github.com/seed-bff0c9e1/ratelimit/internal/transport"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
-// Store is a limiter.Store on Redis (see the package documentation). It is
+// Store is a store.Store on Redis (see the package documentation). It is
 // safe for concurrent use.
 type Store struct {
 	rdb             redis.Scripter
@@ -30,11 +29,11 @@ type Store struct {
 	honoursDeadline bool
 	coalesced       bool                 // rdb is a Coalescer (or Nodes): it bounds each call itself
 	caller          *script.Caller       // functions or scripts
-	params          sync.Map             // algorithms.Algorithm -> script.Params, encoded once
+	params          sync.Map             // algorithms.Algorithm -> script.Params, boxed once
 	dials           *transport.DialWatch // nil unless the client is one server's *redis.Client
 }
 
-var _ limiter.Remote = (*Store)(nil)
+var _ store.Remote = (*Store)(nil)
 
 // sharding says how a client spreads keys over servers.
 type sharding int
@@ -100,7 +99,7 @@ func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// Remote implements limiter.Remote: the store's timeout (see WithTimeout).
+// Remote implements store.Remote: the store's timeout (see WithTimeout).
 func (s *Store) Remote() (timeout time.Duration) { return s.timeout }
 
 func isNilPointer(v any) bool {
@@ -123,15 +122,16 @@ func honoursDeadline(rdb redis.Scripter) bool {
 	return false
 }
 
-// paramsOf is alg's part of the scripts' arguments, encoded once per
-// algorithm value: the store's own cache, since only it runs scripts.
-func (s *Store) paramsOf(alg algorithms.Algorithm) (script.Params, error) {
-	if p, ok := s.params.Load(alg); ok {
+// paramsOf is c's part of the scripts' arguments: its Params, as the
+// Limiter encoded them, boxed once per algorithm value for the command
+// lines.
+func (s *Store) paramsOf(c *store.Check) (script.Params, error) {
+	if p, ok := s.params.Load(c.Algorithm); ok {
 		return p.(script.Params), nil
 	}
-	p, err := script.Encode(alg)
+	p, err := script.Encode(c.Params)
 	if err == nil {
-		s.params.Store(alg, p)
+		s.params.Store(c.Algorithm, p)
 	}
 	return p, err
 }
@@ -179,46 +179,56 @@ func within[T any](s *Store, ctx context.Context, f func(context.Context) (T, er
 	}
 }
 
-// Decide implements limiter.Store within the store's timeout: within,
+// Decide implements store.Store within the store's timeout: within,
 // without its closure on the usual clients.
-func (s *Store) Decide(ctx context.Context, now time.Time, checks []limiter.StoreCheck) (limiter.Decision, error) {
+func (s *Store) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
 	if !s.honoursDeadline {
-		checks := slices.Clone(checks) // within may return while its call goes on
-		return within(s, ctx, func(ctx context.Context) (limiter.Decision, error) { return s.decide(ctx, now, checks) })
+		// within may return while its call goes on: the call has slices
+		// of its own, copied back once it has returned.
+		checks, own := slices.Clone(checks), make([]store.Result, len(results))
+		v, err := within(s, ctx, func(ctx context.Context) (store.Verdict, error) { return s.decide(ctx, now, checks, own) })
+		if err == nil {
+			copy(results, own)
+		}
+		return v, err
 	}
 	b := s.bind(ctx)
-	d, err := s.decide(b.Ctx, now, checks)
-	return d, s.dials.Cause(b.Ended(err))
+	v, err := s.decide(b.Ctx, now, checks, results)
+	return v, s.dials.Cause(b.Ended(err))
 }
 
-// Refund implements limiter.Store within the store's timeout: one refund.lua run
+// Refund implements store.Store within the store's timeout: one refund.lua run
 // per shard, concurrently.
-func (s *Store) Refund(ctx context.Context, now, at time.Time, refunds []limiter.StoreRefund) error {
+func (s *Store) Refund(ctx context.Context, now, at time.Time, refunds []store.Refund) error {
 	_, err := within(s, ctx, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, s.refund(ctx, script.Now(now), strconv.FormatInt(at.UnixMicro(), 10), refunds)
 	})
 	return err
 }
 
-// Block implements limiter.Store within the store's timeout (block.lua).
-func (s *Store) Block(ctx context.Context, now time.Time, key string, d time.Duration) error {
+// Block implements store.Store within the store's timeout (block.lua).
+func (s *Store) Block(ctx context.Context, now time.Time, key store.Key, d time.Duration) error {
 	_, err := within(s, ctx, func(ctx context.Context) (any, error) {
-		return s.caller.Run(ctx, script.Block(), script.CallOf([]string{key}, script.Now(now), s.minTTL, d.Microseconds()))
+		return s.caller.Run(ctx, script.Block(), script.CallOf([]string{key.String()}, script.Now(now), s.minTTL, d.Microseconds()))
 	})
 	return err
 }
 
-// Delete implements limiter.Store within the store's timeout (delete.lua).
-func (s *Store) Delete(ctx context.Context, now time.Time, marks []string, ttls []time.Duration, keys ...string) (int, error) {
+// Reset implements store.Store within the store's timeout (delete.lua).
+func (s *Store) Reset(ctx context.Context, now time.Time, keys []store.Key, marks []store.Mark) (int, error) {
+	names := make([]string, 0, len(keys)+len(marks))
+	for _, k := range keys {
+		names = append(names, k.String())
+	}
 	args := []any{script.Now(now), s.minTTL}
-	for i, mark := range marks {
-		if us := ttls[i].Microseconds(); us > 0 {
-			keys = append(keys[:len(keys):len(keys)], mark)
+	for _, m := range marks {
+		if us := m.TTL.Microseconds(); us > 0 {
+			names = append(names, m.Key.String())
 			args = append(args, us)
 		}
 	}
 	v, err := within(s, ctx, func(ctx context.Context) (any, error) {
-		return s.caller.Run(ctx, script.Delete(), script.CallOf(keys, args...))
+		return s.caller.Run(ctx, script.Delete(), script.CallOf(names, args...))
 	})
 	if err != nil {
 		return 0, err
@@ -230,41 +240,33 @@ func (s *Store) Delete(ctx context.Context, now time.Time, marks []string, ttls 
 	return int(n), nil
 }
 
-func (s *Store) decide(ctx context.Context, now time.Time, checks []limiter.StoreCheck) (limiter.Decision, error) {
+func (s *Store) decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
 	if s.shards != oneServer {
 		if groups := s.shardGroups(checks); len(groups) > 1 {
-			return s.decideAcrossShards(ctx, now, checks, groups)
+			return s.decideAcrossShards(ctx, now, checks, results, groups)
 		}
 	}
-	var d limiter.Decision
 	var line []any
 	if len(checks) == 1 {
-		one := new(oneCheck)
-		d.Results, line = one.results[:], one.line[:0]
-	} else {
-		d.Results = make([]limiter.RuleResult, len(checks))
+		line = new(oneLine)[:0]
 	}
-	reply, err := s.run(ctx, script.Now(now), checks, d.Results, line)
+	reply, err := s.run(ctx, script.Now(now), checks, results, line)
 	if err != nil {
-		return limiter.Decision{}, err
+		return store.Verdict{}, err
 	}
-	d.Allowed, d.At = reply.Allowed, time.UnixMicro(reply.Now)
-	return d, nil
+	return store.Verdict{Allowed: reply.Allowed, At: time.UnixMicro(reply.Now)}, nil
 }
 
-// oneCheck is a one-check decision's results and its script call's command
-// line, in one allocation (the line lives as long as the results do).
-type oneCheck struct {
-	results [1]limiter.RuleResult
-	line    [3 + 2 + script.ArgsHead + script.ArgsPerRule]any // the slots, a state key and a block key, the arguments
-}
+// oneLine is a one-check decision's command line: the slots, a state key
+// and a block key, the arguments.
+type oneLine [3 + 2 + script.ArgsHead + script.ArgsPerRule]any
 
 // run decides checks in one script run, filling results; the command line
 // is built in line when it is not nil (see oneCheck).
-func (s *Store) run(ctx context.Context, now string, checks []limiter.StoreCheck, results []limiter.RuleResult, line []any) (script.Reply, error) {
+func (s *Store) run(ctx context.Context, now string, checks []store.Check, results []store.Result, line []any) (script.Reply, error) {
 	blocks := 0
 	for _, c := range checks {
-		if c.Blocks != "" {
+		if c.Blocks != (store.Key{}) {
 			blocks++
 		}
 	}
@@ -274,22 +276,22 @@ func (s *Store) run(ctx context.Context, now string, checks []limiter.StoreCheck
 	}
 	call := script.NewCallOn(line)
 	for _, c := range checks {
-		call.Key(c.Key)
+		call.Key(c.Key.String())
 	}
 	for _, c := range checks {
-		if c.Blocks != "" {
-			call.Key(c.Blocks)
+		if c.Blocks != (store.Key{}) {
+			call.Key(c.Blocks.String())
 		}
 	}
 	call.Arg(now, s.minTTL)
 	var mask script.Mask
 	for _, c := range checks {
-		p, err := s.paramsOf(c.Algorithm)
+		p, err := s.paramsOf(&c)
 		if err != nil {
 			return script.Reply{}, err
 		}
 		penalty := any(script.NoBlocks)
-		if c.Blocks != "" {
+		if c.Blocks != (store.Key{}) {
 			penalty = script.Penalty(c.Penalty)
 		}
 		cost := script.Cost(c.Cost)
@@ -308,6 +310,6 @@ func (s *Store) run(ctx context.Context, now string, checks []limiter.StoreCheck
 		return script.Reply{}, err
 	}
 	return script.Parse(v, len(checks), func(i int, r script.Rule) {
-		results[i].Result, results[i].Blocked, results[i].Token, results[i].Leased = r.Result, r.Blocked, limiter.Token(r.Token), r.Lease
+		results[i] = store.Result{Result: r.Result, Blocked: r.Blocked, Token: r.Token, Leased: r.Lease}
 	})
 }

@@ -5,26 +5,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit/store"
+
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 )
 
-// store keeps one key's state the way a store does: written when admitted,
+// keyState keeps one key's state the way a store does: written when admitted,
 // forgotten past its TTL. Each call names the algorithm (the plan) it runs
 // under.
-type store struct {
+type keyState struct {
 	st      model.State
 	expires int64
 }
 
-func (s *store) state(t int64) model.State {
+func (s *keyState) state(t int64) model.State {
 	if s.st.Exists && s.expires <= t {
 		s.st = model.State{}
 	}
 	return s.st
 }
 
-func (s *store) decide(alg algorithms.Algorithm, now time.Time, cost int) (model.Outcome, bool) {
+func (s *keyState) decide(alg algorithms.Algorithm, now time.Time, cost int) (model.Outcome, bool) {
 	t := now.UnixMicro()
 	o := model.Step(alg, s.state(t), now, cost)
 	if o.Status == model.Allowed && cost > 0 {
@@ -33,7 +35,7 @@ func (s *store) decide(alg algorithms.Algorithm, now time.Time, cost int) (model
 	return o, o.Status == model.Allowed
 }
 
-func (s *store) refund(alg algorithms.Algorithm, now, at time.Time, cost, back int, tok model.Token) {
+func (s *keyState) refund(alg algorithms.Algorithm, now, at time.Time, cost, back int, tok store.Token) {
 	t := now.UnixMicro()
 	next, ttl := model.Refund(alg, s.state(t), now, at, cost, back, tok)
 	switch {
@@ -66,7 +68,7 @@ type decision struct {
 	alg         algorithms.Algorithm
 	at          time.Time
 	cost, final int
-	tok         model.Token
+	tok         store.Token
 	settled     bool
 }
 
@@ -74,7 +76,7 @@ type decision struct {
 // its final cost at its own instant, under its own algorithm, and nothing
 // is ever given back.
 func reference(admitted []*decision, now time.Time) (model.State, bool) {
-	ref := &store{}
+	ref := &keyState{}
 	for _, d := range admitted {
 		if d.final == 0 {
 			continue
@@ -99,7 +101,7 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 		for seed := range uint64(3000) {
 			rng := rand.New(rand.NewPCG(seed, 23))
 			now := time.UnixMicro(1_795_000_000_000_000 + rng.Int64N(w))
-			s := &store{}
+			s := &keyState{}
 			var admitted []*decision
 			for step := range 120 {
 				now = advance(rng, now, w)
@@ -135,7 +137,7 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 				}
 			}
 			// A lone decision settled at once gives back exactly.
-			lone := &store{}
+			lone := &keyState{}
 			o, _ := lone.decide(alg, now, quota)
 			lone.refund(alg, now, now, quota, quota, model.TokenOf(alg, o.Next))
 			if got, want := model.Step(alg, lone.state(now.UnixMicro()), now, 0).Held.Remaining, quota; got != want {
@@ -150,12 +152,12 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 }
 
 // level is a comparable picture of a state at now: what a peek reports.
-func level(s *store, alg algorithms.Algorithm, now time.Time) algorithms.Result {
+func level(s *keyState, alg algorithms.Algorithm, now time.Time) algorithms.Result {
 	return model.Step(alg, s.state(now.UnixMicro()), now, 0).Held
 }
 
 // tail is where the queue at s ends at t (µs): t when it is empty.
-func (s *store) tail(t int64) int64 {
+func (s *keyState) tail(t int64) int64 {
 	if st := s.state(t); st.Exists {
 		return max(st.TAT, t)
 	}

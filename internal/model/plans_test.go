@@ -77,7 +77,7 @@ func TestPlanSwitchNeverOverAdmits(t *testing.T) {
 		for seed := range uint64(1000) {
 			rng := rand.New(rand.NewPCG(seed, 29))
 			now := time.UnixMicro(1_795_000_000_000_000 + rng.Int64N(w))
-			s := &store{}
+			s := &keyState{}
 			plan := plans[0]
 			var written model.Plan // the plan of the state's last write
 			var switched time.Time // when the state last changed plans
@@ -128,7 +128,7 @@ func TestPlanSwitchNeverOverAdmits(t *testing.T) {
 					}
 				}
 			}
-			alone := &store{}
+			alone := &keyState{}
 			for _, d := range admitted {
 				if _, ok := alone.decide(larger, d.at, d.final); d.final > 0 && !ok {
 					t.Fatalf("seed %d: %v admitted %d at %d µs under %v, more than it alone admits", seed, larger, d.final, d.at.UnixMicro(), d.alg)
@@ -151,7 +151,7 @@ func TestGiveBackAcrossPlans(t *testing.T) {
 		{algorithms.GCRA{Rate: 2, Period: h, Burst: 2}, algorithms.GCRA{Rate: 5, Period: h, Burst: 5}},
 	} {
 		t0 := time.UnixMicro(1_795_000_000_000_000)
-		s := &store{}
+		s := &keyState{}
 		var made []*decision
 		for i, alg := range []algorithms.Algorithm{tc.free, tc.paid, tc.paid} {
 			at := t0.Add(time.Duration(i) * time.Second)
@@ -184,7 +184,7 @@ func TestPlanSwitchWaitsAreHonest(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 31))
 			writer, reader := plans[rng.IntN(len(plans))], plans[rng.IntN(len(plans))]
 			now := time.UnixMicro(1_795_000_000_000_000)
-			s := &store{}
+			s := &keyState{}
 			for range 1 + rng.IntN(8) {
 				now = now.Add(time.Duration(rng.Int64N(20_000)) * time.Microsecond)
 				s.decide(writer, now, 1+rng.IntN(algorithms.PolicyOf(writer).Quota))

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit/store"
+
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 )
@@ -18,7 +20,7 @@ type turn struct {
 	at, held int64 // µs: its instant, and the turns it holds
 	cost     int
 	alg      algorithms.Queue
-	tok      model.Token
+	tok      store.Token
 	settled  bool
 }
 
@@ -80,7 +82,7 @@ func TestQueueGivesBackExactly(t *testing.T) {
 		if seed%2 == 1 {
 			now = time.UnixMicro(8_678_000_000_000_000 + rng.Int64N(1_000_000)) // 16 digits, near 2^53
 		}
-		s := &store{}
+		s := &keyState{}
 		var ref turns
 		for step := range 150 {
 			switch rng.IntN(12) {

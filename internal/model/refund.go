@@ -5,30 +5,25 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
-// Token is what a give-back needs to know of the decision it gives back
-// for, as stack.lua reports it (see TokenOf).
-type Token struct {
-	// Mark is the window start written, for the fixed and sliding windows;
-	// the level just after the decision (points), for the buckets; the TAT
-	// just after it (µs), for GCRA and a queue; 0 for the others.
-	Mark int64
-	// Refunded is the state's Ledger.Refunded just after the decision.
-	Refunded int64
-}
-
-// TokenOf is the Token of a decision of cost that stored s.
-func TokenOf(alg algorithms.Algorithm, s State) Token {
+// TokenOf is the store.Token of a decision of cost that stored s, as
+// stack.lua reports it: its Stamp is the window start written, for the
+// fixed and sliding windows; the level just after the decision (points),
+// for the buckets; the TAT just after it (µs), for GCRA and a queue; 0 for
+// the others. Its Refunded is the state's Ledger.Refunded just after the
+// decision.
+func TokenOf(alg algorithms.Algorithm, s State) store.Token {
 	switch alg.(type) {
 	case algorithms.FixedWindow, algorithms.SlidingWindow:
-		return Token{Mark: s.Start}
+		return store.Token{Stamp: s.Start}
 	case algorithms.TokenBucket, algorithms.LeakyBucket:
-		return Token{Mark: s.Level, Refunded: s.Refunded}
+		return store.Token{Stamp: s.Level, Refunded: s.Refunded}
 	case algorithms.GCRA, algorithms.Queue:
-		return Token{Mark: s.TAT, Refunded: s.Refunded}
+		return store.Token{Stamp: s.TAT, Refunded: s.Refunded}
 	}
-	return Token{}
+	return store.Token{}
 }
 
 // Ledger is what the state of a draining rule (the buckets, GCRA, a queue)
@@ -52,10 +47,10 @@ type Ledger struct {
 	// Refunded is what give-backs returned (points, or µs of TAT) since
 	// the state was fresh or since Since.
 	Refunded int64
-	// Until is an instant (µs) that no decision's Token outlives: past it
-	// every Token's bound is 0, so the Ledger starts afresh. Decisions keep
+	// Until is an instant (µs) that no decision's token outlives: past it
+	// every token's bound is 0, so the Ledger starts afresh. Decisions keep
 	// the state alive until then, so Refunded is never forgotten while a
-	// Token could use it.
+	// token could use it.
 	Until int64
 	// Since is when Refunded last started again from 0, because it reached
 	// MaxRefunded or a bucket's or GCRA's Plan changed; decisions made at
@@ -82,7 +77,7 @@ const MaxRefunded = 1 << 52
 // That part is at most the level the earlier decisions held then, mark
 // less own (each of their give-backs kept to this same bound), so the
 // bound subtracts the smaller of the two.
-func (l Ledger) refund(t, at int64, tok Token, mark, own, want, level, rate int64) int64 {
+func (l Ledger) refund(t, at int64, tok store.Token, mark, own, want, level, rate int64) int64 {
 	if l.Until <= t {
 		l = Ledger{}
 	}
@@ -150,14 +145,14 @@ func gcraIncrement(a algorithms.GCRA, cost int) int64 {
 // The windows and the log give back exactly (their counts do not clamp);
 // the buckets and GCRA give back what their Ledger's bound allows; a queue
 // exactly the part of the decision's turns still ahead of now.
-func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int, tok Token) (next State, ttl time.Duration) {
+func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int, tok store.Token) (next State, ttl time.Duration) {
 	if !s.Exists {
 		return s, 0
 	}
 	t, a, b := now.UnixMicro(), at.UnixMicro(), int64(back)
 	switch alg := alg.(type) {
 	case algorithms.FixedWindow:
-		if s.Start == tok.Mark {
+		if s.Start == tok.Stamp {
 			if s.Count <= b {
 				return State{}, 0 // a window refunded to nothing is no window
 			}
@@ -165,9 +160,9 @@ func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int
 		}
 	case algorithms.SlidingWindow:
 		switch w := alg.Window.Microseconds(); s.Start {
-		case tok.Mark:
+		case tok.Stamp:
 			s.Count = max(0, s.Count-b)
-		case tok.Mark + w:
+		case tok.Stamp + w:
 			s.Prev = max(0, s.Prev-b)
 		}
 	case algorithms.SlidingLog, algorithms.Concurrency:
@@ -196,12 +191,12 @@ func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int
 // meterRefund gives back back units of a bucket decided under p at t: the
 // level drained to t, lowered by what the Ledger allows (nothing when the
 // state's Plan changed since the decision: see Ledger.switched).
-func meterRefund(s State, t, at, cost, back int64, tok Token, p Plan) State {
+func meterRefund(s State, t, at, cost, back int64, tok store.Token, p Plan) State {
 	level, last := min(p.Size*p.Period, s.Level), s.Updated
 	if t > last {
 		level, last = drain(level, t-last, p.Rate), t
 	}
-	g := s.Ledger.refund(t, at, tok, tok.Mark, cost*p.Period, back*p.Period, level, p.Rate)
+	g := s.Ledger.refund(t, at, tok, tok.Stamp, cost*p.Period, back*p.Period, level, p.Rate)
 	if g == 0 {
 		return s
 	}
@@ -213,8 +208,8 @@ func meterRefund(s State, t, at, cost, back int64, tok Token, p Plan) State {
 // tatRefund moves GCRA's TAT back by what the Ledger allows of want µs at
 // t, for a decision that moved it on by own µs (nothing when the state's
 // Plan changed since the decision: see Ledger.switched).
-func tatRefund(s State, t, at, own, want int64, tok Token) State {
-	g := s.Ledger.refund(t, at, tok, tok.Mark-at, own, want, s.TAT-t, 1)
+func tatRefund(s State, t, at, own, want int64, tok store.Token) State {
+	g := s.Ledger.refund(t, at, tok, tok.Stamp-at, own, want, s.TAT-t, 1)
 	if g == 0 {
 		return s
 	}

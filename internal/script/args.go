@@ -1,7 +1,9 @@
 package script
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
@@ -22,14 +24,14 @@ const (
 	RefundArgsHead = 3
 	// RefundArgsPerRule is how many ARGV entries each rule takes in
 	// refund.lua: the rule (Params.Arg), the cost decided, the units to give
-	// back, the token (mark, refunded) and the TTL (µs) of the Reset's mark
+	// back, the token (stamp, refunded) and the TTL (µs) of the Reset's mark
 	// that voids the refund.
 	RefundArgsPerRule = 6
 	// ReplyHead is how many reply values come before the rules: allowed and
 	// now.
 	ReplyHead = 2
 	// ReplyPerRule is how many reply values each rule has: status,
-	// remaining, retry, reset, next, the token (mark, refunded) and the
+	// remaining, retry, reset, next, the token (stamp, refunded) and the
 	// lease taken.
 	ReplyPerRule = 8
 )
@@ -46,13 +48,16 @@ type Params struct {
 	Mask Mask
 }
 
-// Encode encodes a valid algorithm for the scripts (see algo.Describe).
-func Encode(alg algorithms.Algorithm) (Params, error) {
-	d, err := algo.Describe(alg)
-	if err != nil {
-		return Params{}, err
+// Encode readies an algorithm's parameters, as algo.Desc.Params encodes
+// them, for the scripts.
+func Encode(params string) (Params, error) {
+	code, rest, _ := strings.Cut(params, ":")
+	for i, r := range algo.Table {
+		if r.Code == code && strings.Count(rest, ":") == 2 {
+			return Params{Arg: params, Mask: 1 << i}, nil
+		}
 	}
-	return Params{Arg: d.Params, Mask: 1 << d.Index}, nil
+	return Params{}, fmt.Errorf("%w: no algorithm's parameters: %q", algorithms.ErrInvalid, params)
 }
 
 // Cost returns cost ready for the argument list; the usual costs box

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/internal/model"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // ErrReply is wrapped when a script reply does not have the documented shape.
@@ -27,7 +27,7 @@ type Rule struct {
 	// Blocked is true when a block denied the rule.
 	Blocked bool
 	// Token is what refund.lua needs to give the rule's consumption back.
-	Token model.Token
+	Token store.Token
 	// Lease is the units taken beyond the cost, for a leased rule.
 	Lease int
 }
@@ -64,7 +64,7 @@ func Parse(v any, n int, set func(i int, r Rule)) (Reply, error) {
 				NextAfter:  ms(ints[4]),
 			},
 			Blocked: ints[0] == blocked,
-			Token:   model.Token{Mark: ints[5], Refunded: ints[6]},
+			Token:   store.Token{Stamp: ints[5], Refunded: ints[6]},
 			Lease:   int(ints[7]),
 		}
 		// An allowed rule's retry is its delay.

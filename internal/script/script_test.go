@@ -128,7 +128,11 @@ func TestTableRows(t *testing.T) {
 		algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: time.Second},
 		algorithms.Concurrency{Limit: 10, TTL: time.Minute},
 	} {
-		p, err := Encode(alg)
+		d, err := algo.Describe(alg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Encode(d.Params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,8 +146,10 @@ func TestTableRows(t *testing.T) {
 			t.Errorf("%s does not register algorithms.%s", row.File, row.Code)
 		}
 	}
-	if _, err := Encode(algorithms.GCRA{}); err == nil {
-		t.Error("Encode accepted an invalid algorithm")
+	for _, params := range []string{"", "zz:1:2:3", "gc"} {
+		if _, err := Encode(params); err == nil {
+			t.Errorf("Encode accepted %q", params)
+		}
 	}
 }
 
@@ -153,7 +159,8 @@ func TestReplyLayoutAgrees(t *testing.T) {
 	srv := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
-	gc, _ := Encode(algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 2})
+	d, _ := algo.Describe(algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 2})
+	gc, _ := Encode(d.Params)
 	for n := 1; n <= 3; n++ {
 		keys := make([]string, n)
 		args := []any{Now(time.UnixMicro(1_795_000_000_000_000)), MinTTL(0)}
@@ -168,7 +175,7 @@ func TestReplyLayoutAgrees(t *testing.T) {
 		calls := 0
 		reply, err := Parse(v, n, func(i int, r Rule) {
 			calls++
-			if !r.Result.Allowed || r.Result.Remaining != 1 || r.Token.Mark <= 0 || r.Blocked {
+			if !r.Result.Allowed || r.Result.Remaining != 1 || r.Token.Stamp <= 0 || r.Blocked {
 				t.Errorf("rule %d: %+v", i, r)
 			}
 		})

@@ -40,6 +40,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/benchmarks/internal/redisproc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // config is the simulation's flags.
@@ -322,14 +323,14 @@ type counted struct {
 	n *atomic.Int64
 }
 
-func (c counted) Decide(ctx context.Context, now time.Time, checks []limiter.StoreCheck) (limiter.Decision, error) {
+func (c counted) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
 	for _, ch := range checks {
-		if strings.Contains(ch.Key, globalKey) {
+		if strings.Contains(ch.Key.String(), globalKey) {
 			c.n.Add(1)
 			break
 		}
 	}
-	return c.Store.Decide(ctx, now, checks)
+	return c.Store.Decide(ctx, now, checks, results)
 }
 
 // dispatch releases perSecond requests a second into work, each

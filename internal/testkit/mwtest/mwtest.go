@@ -17,6 +17,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // Epoch is the instant Clock decides at.
@@ -51,11 +52,11 @@ func OnRedis(t testing.TB, rdb redis.Scripter, rules []middleware.Rule, s Stack)
 	return New(t, rdb, rules, s.options()...)
 }
 
-// Limit is New on store with limiter options lopts and middleware options
+// Limit is New on st with limiter options lopts and middleware options
 // opts.
-func Limit(t testing.TB, store limiter.Store, rules []middleware.Rule, lopts []limiter.Option, opts ...middleware.Option) func(http.Handler) http.Handler {
+func Limit(t testing.TB, st store.Store, rules []middleware.Rule, lopts []limiter.Option, opts ...middleware.Option) func(http.Handler) http.Handler {
 	t.Helper()
-	return New(t, store, rules, Stack{Lim: lopts, MW: opts}.options()...)
+	return New(t, st, rules, Stack{Lim: lopts, MW: opts}.options()...)
 }
 
 // options lists s's options for New.
@@ -73,7 +74,7 @@ func (s Stack) options() []any {
 	return opts
 }
 
-// New builds the middleware of rules on backend (a limiter.Store, or a
+// New builds the middleware of rules on backend (a store.Store, or a
 // redis.Scripter put in a Redis store) and gives each option to the piece
 // it configures: a redisstore.Option to the store, a limiter.Option to the
 // limiter, a middleware.Option to the middleware. It fails t on an error.
@@ -101,15 +102,15 @@ func Build(backend any, rules []middleware.Rule, opts ...any) (func(http.Handler
 			return nil, fmt.Errorf("mwtest: %T is not an option", o)
 		}
 	}
-	store, ok := backend.(limiter.Store)
+	st, ok := backend.(store.Store)
 	if !ok {
 		rs, err := redisstore.New(backend.(redis.Scripter), s.Store...)
 		if err != nil {
 			return nil, err
 		}
-		store = rs
+		st = rs
 	}
-	lim, err := limiter.New(store, middleware.LimiterRules(rules), s.Lim...)
+	lim, err := limiter.New(st, middleware.LimiterRules(rules), s.Lim...)
 	if err != nil {
 		return nil, err
 	}

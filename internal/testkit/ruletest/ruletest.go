@@ -14,6 +14,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // Six returns one rule of each algorithm, named by its code, each admitting
@@ -38,7 +39,7 @@ func Checks(rules []limiter.Rule, identity string, cost int) []limiter.Check {
 	return checks
 }
 
-// New is a Limiter of rules on backend (a limiter.Store, or a
+// New is a Limiter of rules on backend (a store.Store, or a
 // redis.Scripter put in a Redis store), each option given to the piece it
 // configures: a redisstore.Option to the store, a limiter.Option to the
 // limiter. It fails t on an error.
@@ -65,18 +66,18 @@ func Build(backend any, rules []limiter.Rule, opts ...any) (*limiter.Limiter, er
 			return nil, fmt.Errorf("ruletest: %T is not an option", o)
 		}
 	}
-	store, ok := backend.(limiter.Store)
+	st, ok := backend.(store.Store)
 	if !ok {
 		rdb, _ := backend.(redis.Scripter) // nil: redisstore.New says so
 		rs, err := redisstore.New(rdb, storeOpts...)
 		if err != nil {
 			return nil, err
 		}
-		store = rs
+		st = rs
 	} else if len(storeOpts) > 0 {
 		return nil, fmt.Errorf("ruletest: Redis store options for a %T", backend)
 	}
-	return limiter.New(store, rules, limOpts...)
+	return limiter.New(st, rules, limOpts...)
 }
 
 // Hammer runs goroutines*each decisions and returns how many were allowed.

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit/store"
+
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 )
 
@@ -31,7 +33,7 @@ type Lease[C any] struct {
 	pool     *pool[C] // the pool it was taken for
 	check    C        // as decided, for its refund
 	size     int      // every unit it took: the request's cost and its lease
-	token    Token
+	token    store.Token
 	at       time.Time // the decision's instant
 	fallback bool      // taken from the fallback store
 	expires  time.Time // local time its units may be spent until

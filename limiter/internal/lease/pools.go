@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed-bff0c9e1/ratelimit/internal/model"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // maxPools bounds the pools kept; checks of further identities are
@@ -37,14 +37,10 @@ type Pools[C any] struct {
 type Refund[C any] struct {
 	Check    C
 	Back     int
-	Token    Token
+	Token    store.Token
 	At       time.Time
 	Fallback bool
 }
-
-// Token is what the store needs to give a check's consumption back (the
-// Go model's, filled by the store that decided).
-type Token = model.Token
 
 // New returns empty pools that run on clock (nil: the local clock; a
 // lease's time to live is local).

@@ -12,7 +12,7 @@ func TestCloseAndForget(t *testing.T) {
 	now := base
 	ps := New[string](func() time.Time { return now })
 	r := ps.Rule(time.Second, &bucket)
-	s := &store{left: 100}
+	s := &units{left: 100}
 	for _, key := range []string{"a", "b"} {
 		st := ps.Stack()
 		asked, send, err := st.Add(t.Context(), key, 1, true, &r, &bucket)

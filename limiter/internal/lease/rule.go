@@ -64,7 +64,7 @@ func interval(a *Algo, ttl time.Duration) time.Duration {
 }
 
 // expiry is how long a lease of algorithm a, whose window starts at mark
-// (µs, the token's Mark), taken at the instant at, lasts: ttl, and for the
+// (µs, the token's Stamp), taken at the instant at, lasts: ttl, and for the
 // windows (Facts.WindowBound) no further than the end of the window its
 // units were counted in, so that they are spent in that window.
 func expiry(a *Algo, mark int64, at time.Time, ttl time.Duration) time.Duration {

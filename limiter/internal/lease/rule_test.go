@@ -8,7 +8,7 @@ import (
 )
 
 // A lease of a window lasts its Lease, and no further than the end of the
-// window its units were counted in (the token's mark is that window's
+// window its units were counted in (the token's stamp is that window's
 // start, in µs), at large timestamps too; a bucket's lasts its Lease.
 func TestExpiry(t *testing.T) {
 	window := Algo{Facts: algo.Facts{Leasable: true, WindowBound: true, Units: true}, Quota: 10, Window: time.Second}

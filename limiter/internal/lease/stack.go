@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit/store"
+
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 )
 
@@ -170,7 +172,7 @@ type Take[C any] struct {
 	Fallback bool      // the fallback store decided it
 	Cost     int       // the request's cost, without the lease
 	Leased   int       // the units the store took beyond Cost
-	Token    Token
+	Token    store.Token
 	Check    C // the check as decided (of cost Cost+Leased), for its refund
 }
 
@@ -204,7 +206,7 @@ func (s *Stack[C]) Taken(i int, d Take[C], res *algorithms.Result) *Lease[C] {
 		p.next = s.now.Add(iv)
 	}
 	l := &Lease[C]{pool: p, check: d.Check, size: cost + leased, token: token, at: d.At, fallback: d.Fallback,
-		expires: s.now.Add(expiry(sp.algo, token.Mark, d.At, sp.rule.Lease)), free: leased}
+		expires: s.now.Add(expiry(sp.algo, token.Stamp, d.At, sp.rule.Lease)), free: leased}
 	if l.free > 0 {
 		s.out = p.install(l, s.now, s.out)
 	}

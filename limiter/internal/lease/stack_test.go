@@ -20,13 +20,13 @@ var base = time.UnixMicro(1 << 51)
 // leasing it for a second takes every 100 ms when short.
 var bucket = Algo{Facts: algo.Facts{Leasable: true, Units: true}, Refill: algo.Refill{Size: 100, Rate: 100, Period: time.Second}, Quota: 100}
 
-// store is a store of left units for the steps: a take gets its cost and
+// units is a store of left units for the steps: a take gets its cost and
 // up to give more (all it asks when give is negative), and a refund puts
 // units back.
-type store struct{ left int }
+type units struct{ left int }
 
 // decide sends check 0 of st, of cost and its lease asked, to the store.
-func (s *store) decide(st *Stack[string], cost, asked, give int) (algorithms.Result, *Lease[string]) {
+func (s *units) decide(st *Stack[string], cost, asked, give int) (algorithms.Result, *Lease[string]) {
 	if s.left < cost {
 		res := algorithms.Result{RetryAfter: 50 * ms, NextAfter: 50 * ms}
 		return res, st.Taken(0, Take[string]{At: st.Now(), Cost: cost}, &res)
@@ -41,7 +41,7 @@ func (s *store) decide(st *Stack[string], cost, asked, give int) (algorithms.Res
 }
 
 // refund gives back out's units, and returns how many each gave.
-func (s *store) refund(out []Refund[string]) []int {
+func (s *units) refund(out []Refund[string]) []int {
 	var backs []int
 	for _, rf := range out {
 		s.left += rf.Back
@@ -61,7 +61,7 @@ func TestStackSteps(t *testing.T) {
 	now := base
 	ps := New[string](func() time.Time { return now })
 	r := ps.Rule(time.Second, &bucket)
-	s := &store{left: 100}
+	s := &units{left: 100}
 	for i, tc := range []struct {
 		at         time.Duration
 		cost, give int

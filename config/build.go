@@ -1,0 +1,237 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/store"
+)
+
+// generation is what one version of the file built: a limiter and a
+// middleware per stack. Requests hold the generation they started on
+// until they end.
+type generation struct {
+	data   []byte
+	file   *file
+	lims   []*limiter.Limiter
+	stacks map[string]func(http.Handler) http.Handler
+	// mux matches requests to the stacks' patterns, through byPattern;
+	// nil when no stack has patterns.
+	mux       *http.ServeMux
+	byPattern map[string]string
+}
+
+// read parses data, the contents of the file named name, and builds its
+// rules as middleware rules, reporting every problem with its position.
+func read(name string, data []byte, funcs map[string]keyfunc.KeyFunc) (*file, []middleware.Rule, error) {
+	f, err := parse(name, data)
+	if f == nil {
+		return nil, nil, err
+	}
+	p := &parser{file: name}
+	if err != nil {
+		p.errs = append(p.errs, unjoin(err)...)
+	}
+	ip, err := keyfunc.ClientIP(f.clientIP)
+	if err != nil {
+		ip = keyfunc.IP() // client_ip's problems are reported already
+	}
+	rules := make([]middleware.Rule, len(f.rules))
+	for i, r := range f.rules {
+		rules[i] = p.build(r, ip, funcs)
+	}
+	return f, rules, p.err()
+}
+
+// build makes r's middleware rule, reporting what the limiter would refuse
+// at the field that causes it.
+func (p *parser) build(r *rule, ip keyfunc.KeyFunc, funcs map[string]keyfunc.KeyFunc) middleware.Rule {
+	mr := middleware.Rule{Name: r.name, Algorithm: r.algorithm, Optional: r.optional, Blockable: r.blockable,
+		Penalty: r.penalty, Lease: r.lease}
+	// Shadow: r.shadow maps to mr.Shadow once the middleware has it.
+	if r.key != nil {
+		mr.Key = p.keyFunc(r.key, ip, funcs)
+	}
+	if r.altKey != nil {
+		mr.AltKey = p.keyFunc(r.altKey, ip, funcs)
+	}
+	if r.plans != nil && r.plans.by != nil {
+		mr.Plan = p.plan(r.plans, funcs)
+	}
+	if r.name == "" {
+		return mr
+	}
+	if _, err := limiter.New(noStore{}, []limiter.Rule{{Name: r.name, Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}}); err != nil {
+		p.bad(r.node, join(r.field, "name"), "1 to 64 bytes of [A-Za-z0-9._-]")
+		return mr
+	}
+	if r.algorithm == nil {
+		return mr
+	}
+	lr := middleware.LimiterRules([]middleware.Rule{mr})[0]
+	lease := lr.Lease
+	lr.Lease = 0
+	if !p.admits(lr, orNode(r.penaltyNode, r.node), join(r.field, "penalty"), fmt.Sprint(r.penalty)) {
+		return mr
+	}
+	lr.Lease = lease
+	p.admits(lr, orNode(r.leaseNode, r.node), join(r.field, "lease"), fmt.Sprint(r.lease))
+	return mr
+}
+
+// admits reports whether the limiter accepts lr, recording its complaint
+// at field (whose value is shown as found) when it does not.
+func (p *parser) admits(lr limiter.Rule, n *yaml.Node, field, found string) bool {
+	lim, err := limiter.New(noStore{}, []limiter.Rule{lr})
+	if err != nil {
+		msg := trimConfig(err)
+		msg = strings.TrimPrefix(msg, "rule "+strconv.Quote(lr.Name)+": ")
+		p.fail(n, field, "found %q: %s", found, msg)
+		return false
+	}
+	_ = lim.Close() // stops a leased rule's sweeper; nothing was taken
+	return true
+}
+
+// unjoin is the errors joined in err.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// trimConfig is err's message without the ErrConfig prefix.
+func trimConfig(err error) string {
+	return strings.TrimPrefix(err.Error(), ratelimit.ErrConfig.Error()+": ")
+}
+
+// orNode is n, or def when n is nil.
+func orNode(n, def *yaml.Node) *yaml.Node {
+	if n == nil {
+		return def
+	}
+	return n
+}
+
+// noStore is the store rules are checked against: limiter.New validates
+// without calling it.
+type noStore struct{}
+
+var errNoStore = errors.New("ratelimit: a store for validation only")
+
+func (noStore) Decide(context.Context, time.Time, []store.Check, []store.Result) (store.Verdict, error) {
+	return store.Verdict{}, errNoStore
+}
+
+func (noStore) Refund(context.Context, time.Time, time.Time, []store.Refund) error { return errNoStore }
+
+func (noStore) Block(context.Context, time.Time, store.Key, time.Duration) error { return errNoStore }
+
+func (noStore) Reset(context.Context, time.Time, []store.Key, []store.Mark) (int, error) {
+	return 0, errNoStore
+}
+
+// newGeneration builds what data, the contents of the file named name,
+// describes, on backend: a limiter and a middleware per stack. A rule in
+// several stacks shares its state among them as limiters of one name on
+// one store do (see "Keys" in package limiter); a limiter per stack keeps
+// building a stack proportional to its own rules.
+func newGeneration(name string, data []byte, backend store.Store, s *settings) (*generation, error) {
+	f, rules, err := read(name, data, s.funcs)
+	if err != nil {
+		return nil, err
+	}
+	opts := s.limiterOpts
+	if f.prefix != "" {
+		opts = append(opts[:len(opts):len(opts)], limiter.WithPrefix(f.prefix))
+	}
+	g := &generation{data: data, file: f, stacks: make(map[string]func(http.Handler) http.Handler, len(f.stacks))}
+	byName := make(map[string]middleware.Rule, len(rules))
+	for _, r := range rules {
+		byName[r.Name] = r
+	}
+	for _, st := range f.stacks {
+		h, err := g.stackMiddleware(st, byName, backend, opts, s.middlewareOpts)
+		if err != nil {
+			g.close()
+			return nil, &fieldError{file: name, line: st.node.Line, col: st.node.Column, field: st.field, msg: trimConfig(err)}
+		}
+		g.stacks[st.name] = h
+		for _, pattern := range st.match {
+			if g.mux == nil {
+				g.mux, g.byPattern = http.NewServeMux(), map[string]string{}
+			}
+			g.mux.Handle(pattern, http.NotFoundHandler()) // checked by parse
+			g.byPattern[pattern] = st.name
+		}
+	}
+	return g, nil
+}
+
+// stackMiddleware is the middleware of stack st, on a limiter of its
+// rules in its order, with its failure policy and exemptions (the file's,
+// unless it has its own) after the program's options.
+func (g *generation) stackMiddleware(st *stack, byName map[string]middleware.Rule, backend store.Store, limOpts []limiter.Option, given []middleware.Option) (func(http.Handler) http.Handler, error) {
+	rules := make([]middleware.Rule, len(st.rules))
+	for i, name := range st.rules {
+		rules[i] = byName[name]
+	}
+	lim, err := limiter.New(backend, middleware.LimiterRules(rules), limOpts...)
+	if err != nil {
+		return nil, err
+	}
+	g.lims = append(g.lims, lim)
+	opts := given[:len(given):len(given)]
+	failure, exempt := st.failure, st.exempt
+	if failure == "" {
+		failure = g.file.failure
+	}
+	if exempt == nil {
+		exempt = g.file.exempt
+	}
+	if failure == "closed" {
+		opts = append(opts, middleware.WithFailClosed())
+	}
+	if len(exempt) > 0 {
+		ex, err := middleware.ExemptIPs(g.file.clientIP, exempt...)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, middleware.WithExempt(ex))
+	}
+	return middleware.NewWithLimiter(lim, rules, opts...)
+}
+
+// close closes the generation's limiters, which gives back the units of
+// their leases, returning the first error.
+func (g *generation) close() error {
+	var first error
+	for _, lim := range g.lims {
+		if err := lim.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// stackFor is the stack whose pattern r matches, or "".
+func (g *generation) stackFor(r *http.Request) (stack, pattern string) {
+	if g.mux == nil {
+		return "", ""
+	}
+	_, pattern = g.mux.Handler(r)
+	return g.byPattern[pattern], pattern
+}

@@ -1,0 +1,355 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/netx"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+)
+
+// file is a rules file as read: every value checked, nothing built yet.
+type file struct {
+	prefix   string
+	clientIP keyfunc.IPConfig
+	failure  string // "open" or "closed"
+	exempt   []string
+	rules    []*rule
+	stacks   []*stack
+}
+
+// rule is one rule of a file.
+type rule struct {
+	node      *yaml.Node
+	field     string
+	name      string
+	key       *keySpec
+	altKey    *keySpec
+	optional  bool
+	blockable bool
+	// shadow: the rule is decided and counted but never refuses.
+	shadow    bool
+	algorithm algorithms.Algorithm
+	plans     *plans
+	penalty   time.Duration
+	lease     time.Duration
+	// penaltyNode and leaseNode are where a limit on them is reported.
+	penaltyNode, leaseNode *yaml.Node
+}
+
+// stack is a set of rules decided together for a request, wired by name
+// (Limits.Middleware) and by the ServeMux patterns it matches
+// (Limits.Handler).
+type stack struct {
+	node    *yaml.Node
+	field   string
+	name    string
+	rules   []string
+	match   []string
+	failure string   // "" for the file's
+	exempt  []string // nil for the file's
+	// rulesNode and matchNode are the lists, for errors about an entry.
+	rulesNode, matchNode *yaml.Node
+}
+
+// Top-level, rule and stack fields, in the order the documentation lists
+// them.
+var (
+	fileFields  = []string{"prefix", "client_ip", "fail", "exempt", "rules", "stacks"}
+	ruleFields  = append([]string{"name", "key", "alt_key", "optional", "plans", "lease", "penalty", "blockable", "shadow"}, kindFields...)
+	stackFields = []string{"name", "rules", "match", "fail", "exempt"}
+)
+
+// parse reads data, the contents of the file named name, as YAML (JSON
+// included), returning every problem found, and what it could read
+// despite them (nil when not even the document could be read).
+func parse(name string, data []byte) (*file, error) {
+	p := &parser{file: name}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := jsonSyntax(name, data); err != nil {
+		return nil, err
+	}
+	if err := dec.Decode(&doc); err != nil {
+		p.errs = append(p.errs, syntaxError(name, err))
+		return nil, p.err()
+	}
+	var extra yaml.Node
+	if dec.Decode(&extra) == nil {
+		p.fail(&extra, "(document)", "found a second YAML document; allowed: one")
+	}
+	if len(doc.Content) == 0 {
+		p.fail(&doc, "(document)", "found nothing; required: a mapping with rules and stacks")
+		return nil, p.err()
+	}
+	return p.top(doc.Content[0]), p.err()
+}
+
+// jsonSyntax reports where a JSON document (data that starts with { or
+// [) breaks JSON's syntax, which the YAML parser would place less
+// precisely.
+func jsonSyntax(name string, data []byte) error {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
+		return nil
+	}
+	var v any
+	var se *json.SyntaxError
+	if err := json.Unmarshal(data, &v); !errors.As(err, &se) {
+		return nil
+	}
+	before := data[:se.Offset]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := max(1, len(before)-bytes.LastIndexByte(before, '\n')-1) // Offset counts the byte at fault
+	return &fieldError{file: name, line: line, col: col, field: "(syntax)", msg: se.Error()}
+}
+
+// syntaxError turns the YAML parser's error into one of a field error's
+// form, keeping its line.
+func syntaxError(name string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if _, err := fmt.Sscanf(msg, "line %d:", &line); err == nil {
+		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+	}
+	return &fieldError{file: name, line: line, col: 1, field: "(syntax)", msg: msg}
+}
+
+func (p *parser) top(n *yaml.Node) *file {
+	n = deref(n)
+	m := p.fields(n, "", fileFields...)
+	if m == nil {
+		return nil
+	}
+	f := &file{failure: "open"}
+	p.require(n, m, "", "rules", "stacks")
+	if v, ok := m["prefix"]; ok {
+		f.prefix, _ = p.str(v, "prefix", "a key prefix (e.g. api)")
+	}
+	if v, ok := m["client_ip"]; ok {
+		f.clientIP = p.clientIP(v, "client_ip")
+	}
+	if v, ok := m["fail"]; ok {
+		f.failure = p.failure(v, "fail")
+	}
+	if v, ok := m["exempt"]; ok {
+		f.exempt = p.networks(v, "exempt")
+	}
+	if v, ok := m["rules"]; ok {
+		p.list(v, "rules", "rules", func(e *yaml.Node, field string) {
+			if r := p.rule(e, field); r != nil {
+				f.rules = append(f.rules, r)
+			}
+		})
+	}
+	if v, ok := m["stacks"]; ok {
+		p.list(v, "stacks", "stacks", func(e *yaml.Node, field string) {
+			if s := p.stack(e, field); s != nil {
+				f.stacks = append(f.stacks, s)
+			}
+		})
+	}
+	p.crossCheck(f)
+	return f
+}
+
+// clientIP reads how client addresses are found: the proxies trusted to
+// forward them, and the prefix lengths that group them.
+func (p *parser) clientIP(n *yaml.Node, field string) keyfunc.IPConfig {
+	var cfg keyfunc.IPConfig
+	m := p.fields(n, field, "trusted_proxies", "ipv4_prefix", "ipv6_prefix")
+	if v, ok := m["trusted_proxies"]; ok {
+		cfg.TrustedProxies = p.networks(v, join(field, "trusted_proxies"))
+	}
+	if v, ok := m["ipv4_prefix"]; ok {
+		cfg.IPv4PrefixLen, _ = p.integer(v, join(field, "ipv4_prefix"), 1, 32)
+	}
+	if v, ok := m["ipv6_prefix"]; ok {
+		cfg.IPv6PrefixLen, _ = p.integer(v, join(field, "ipv6_prefix"), 1, 128)
+	}
+	return cfg
+}
+
+// networks reads a list of CIDRs or addresses.
+func (p *parser) networks(n *yaml.Node, field string) []string {
+	const allowed = "a CIDR or an address (e.g. 10.0.0.0/8, 192.0.2.7, 2001:db8::/32)"
+	nets, nodes := p.strs(n, field, allowed)
+	for i, s := range nets {
+		if _, err := netx.ParsePrefix(s); err != nil {
+			p.bad(nodes[i], index(field, i), allowed)
+		}
+	}
+	if nets == nil {
+		nets = []string{}
+	}
+	return nets
+}
+
+// failure reads the failure policy.
+func (p *parser) failure(n *yaml.Node, field string) string {
+	const allowed = `"open" (serve requests Redis failed to decide) or "closed" (answer them 503)`
+	s, ok := p.str(n, field, allowed)
+	if ok && s != "open" && s != "closed" {
+		p.bad(n, field, allowed)
+	}
+	return s
+}
+
+func (p *parser) rule(n *yaml.Node, field string) *rule {
+	m := p.fields(n, field, ruleFields...)
+	if m == nil {
+		return nil
+	}
+	r := &rule{node: n, field: field}
+	p.require(n, m, field, "name", "key")
+	if v, ok := m["name"]; ok {
+		r.name, _ = p.str(v, join(field, "name"), "1 to 64 bytes of [A-Za-z0-9._-]")
+		r.node = v
+	}
+	if v, ok := m["key"]; ok {
+		r.key = p.key(v, join(field, "key"))
+	}
+	if v, ok := m["alt_key"]; ok {
+		r.altKey = p.key(v, join(field, "alt_key"))
+	}
+	for name, b := range map[string]*bool{"optional": &r.optional, "blockable": &r.blockable, "shadow": &r.shadow} {
+		if v, ok := m[name]; ok {
+			*b = p.boolean(v, join(field, name))
+		}
+	}
+	r.algorithm = p.algorithm(n, m, field)
+	if v, ok := m["plans"]; ok {
+		r.plans = p.plans(v, join(field, "plans"))
+	}
+	if v, ok := m["penalty"]; ok {
+		r.penalty, r.penaltyNode = p.duration(v, join(field, "penalty")), v
+	}
+	if v, ok := m["lease"]; ok {
+		r.lease, r.leaseNode = p.duration(v, join(field, "lease")), v
+	}
+	return r
+}
+
+func (p *parser) stack(n *yaml.Node, field string) *stack {
+	m := p.fields(n, field, stackFields...)
+	if m == nil {
+		return nil
+	}
+	s := &stack{node: n, field: field}
+	p.require(n, m, field, "name", "rules")
+	if v, ok := m["name"]; ok {
+		s.name, _ = p.str(v, join(field, "name"), "a name (e.g. api)")
+		s.node = v
+	}
+	if v, ok := m["rules"]; ok {
+		s.rules, _ = p.strs(v, join(field, "rules"), "rule names")
+		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
+			p.bad(v, join(field, "rules"), "a list of one or more rule names")
+		}
+		s.rulesNode = v
+	}
+	if v, ok := m["match"]; ok {
+		s.match, _ = p.strs(v, join(field, "match"), `http.ServeMux patterns (e.g. "POST /login", "/api/")`)
+		s.matchNode = v
+	}
+	if v, ok := m["fail"]; ok {
+		s.failure = p.failure(v, join(field, "fail"))
+	}
+	if v, ok := m["exempt"]; ok {
+		s.exempt = p.networks(v, join(field, "exempt"))
+	}
+	return s
+}
+
+// crossCheck reports what no single field shows: names used twice, a stack
+// naming a rule the file does not have, patterns that conflict.
+func (p *parser) crossCheck(f *file) {
+	rules := map[string]*rule{}
+	for _, r := range f.rules {
+		if r.name == "" {
+			continue
+		}
+		if first, dup := rules[r.name]; dup {
+			p.fail(r.node, join(r.field, "name"), "found %q again; allowed: a name no other rule has (first at line %d)", r.name, first.node.Line)
+			continue
+		}
+		rules[r.name] = r
+	}
+	stacks := map[string]*stack{}
+	mux := http.NewServeMux()
+	for _, s := range f.stacks {
+		if first, dup := stacks[s.name]; dup && s.name != "" {
+			p.fail(s.node, join(s.field, "name"), "found %q again; allowed: a name no other stack has (first at line %d)", s.name, first.node.Line)
+		}
+		stacks[s.name] = s
+		for i, name := range s.rules {
+			if _, ok := rules[name]; !ok {
+				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q; allowed: a rule of this file (%s)", name, strings.Join(sorted(keysOf(rules)), ", "))
+			}
+			if slices.Index(s.rules, name) < i {
+				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q a second time; allowed once per stack", name)
+			}
+		}
+		for i, pattern := range s.match {
+			if msg := register(mux, pattern); msg != "" {
+				p.fail(nodeAt(s.matchNode, i), index(join(s.field, "match"), i), "found %q: %s; allowed: an http.ServeMux pattern that no other stack's pattern conflicts with", pattern, msg)
+			}
+		}
+	}
+}
+
+// register adds pattern to mux, returning ServeMux's complaint about it
+// (an invalid pattern, or one that conflicts with another), if any.
+func register(mux *http.ServeMux, pattern string) (msg string) {
+	defer func() {
+		if v := recover(); v != nil {
+			msg = conflict(strings.TrimPrefix(fmt.Sprint(v), "http: "))
+		}
+	}()
+	mux.Handle(pattern, http.NotFoundHandler())
+	return ""
+}
+
+// conflict shortens ServeMux's message about two conflicting patterns to
+// the other pattern and the reason, leaving out where in this package
+// each was registered.
+func conflict(msg string) string {
+	const with = `conflicts with pattern "`
+	_, rest, ok := strings.Cut(msg, with)
+	if !ok {
+		return msg
+	}
+	other, _, _ := strings.Cut(rest, `"`)
+	_, why, _ := strings.Cut(rest, ":\n")
+	return fmt.Sprintf("it conflicts with the pattern %q of another stack (%s)", other, strings.TrimSpace(why))
+}
+
+// nodeAt is the i-th entry of list n, or n.
+func nodeAt(n *yaml.Node, i int) *yaml.Node {
+	if n != nil && i < len(n.Content) {
+		return n.Content[i]
+	}
+	return n
+}
+
+func keysOf[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
+}

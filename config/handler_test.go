@@ -1,0 +1,77 @@
+package config_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+)
+
+// TestHandlerMatchesPatterns: Handler limits a request by the stack whose
+// pattern it matches, the most specific winning, keys a route rule by
+// that pattern, and passes other requests through unlimited.
+func TestHandlerMatchesPatterns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	write(t, path, `rules:
+  - name: login
+    key: route
+    fixed_window: 1/1h anchored
+  - name: items
+    key: route
+    fixed_window: 2/1h anchored
+stacks:
+  - name: login
+    rules: [login]
+    match: ["POST /login"]
+  - name: items
+    rules: [items]
+    match: ["/items/", "GET /items/{id}"]
+`)
+	limits, err := config.Load(path, memstore.Must())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer limits.Close()
+	h := limits.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for i, tc := range []struct {
+		method, path string
+		want         int
+		limit        string
+	}{
+		{"POST", "/login", 200, "1"},
+		{"POST", "/login", 429, "1"},
+		{"GET", "/login", 200, ""}, // no pattern: not limited
+		{"GET", "/items/1", 200, "2"},
+		{"GET", "/items/2", 200, "2"}, // one count per pattern, whatever the id
+		{"GET", "/items/3", 429, "2"},
+		{"DELETE", "/items/3", 200, "2"}, // "/items/" has a count of its own
+		{"GET", "/health", 200, ""},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+		if got, limit := w.Code, w.Header().Get("X-RateLimit-Limit"); got != tc.want || limit != tc.limit {
+			t.Errorf("request %d, %s %s: %d with limit %q, want %d with %q", i, tc.method, tc.path, got, limit, tc.want, tc.limit)
+		}
+	}
+}
+
+// TestMiddlewareOfNoStackPanics: wiring a stack the file does not have
+// is a mistake found at startup.
+func TestMiddlewareOfNoStackPanics(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	write(t, path, version("p", 0))
+	limits, err := config.Load(path, memstore.Must())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer limits.Close()
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic")
+		}
+	}()
+	limits.Middleware("web")
+}

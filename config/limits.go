@@ -1,0 +1,259 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/store"
+)
+
+// Limits are the rules of a file, in force: middlewares by stack name
+// (Middleware) and by ServeMux pattern (Handler), replaced as a whole when
+// the file changes (Reload, Watch). It is safe for concurrent use.
+type Limits struct {
+	path  string
+	store store.Store
+	set   settings
+
+	cur atomic.Pointer[generation]
+
+	mu     sync.Mutex // serializes reloads and wiring
+	wired  map[string]bool
+	seen   fingerprint // the file as Watch last read it
+	closed bool
+}
+
+// settings are what the program adds to the file.
+type settings struct {
+	limiterOpts    []limiter.Option
+	middlewareOpts []middleware.Option
+	funcs          map[string]keyfunc.KeyFunc
+	onReload       func(error)
+}
+
+// Option configures Load.
+type Option func(*settings)
+
+// WithLimiterOptions passes opts to every limiter the file's rules are
+// built on (a fallback store, the deny cache; limiter.WithPrefix, unless
+// the file sets its own prefix).
+func WithLimiterOptions(opts ...limiter.Option) Option {
+	return func(s *settings) { s.limiterOpts = append(s.limiterOpts, opts...) }
+}
+
+// WithMiddlewareOptions passes opts to every stack's middleware (a hook
+// for metrics, the error and deny handlers, header names), before the
+// stack's own failure policy and exemptions.
+func WithMiddlewareOptions(opts ...middleware.Option) Option {
+	return func(s *settings) { s.middlewareOpts = append(s.middlewareOpts, opts...) }
+}
+
+// WithKeyFunc makes fn the identity a rule of the file names as
+// {func: name}, and the attribute of plans with func: name: what only the
+// program knows, such as an authenticated user (keyfunc.Context).
+func WithKeyFunc(name string, fn keyfunc.KeyFunc) Option {
+	return func(s *settings) {
+		if s.funcs == nil {
+			s.funcs = map[string]keyfunc.KeyFunc{}
+		}
+		s.funcs[name] = fn
+	}
+}
+
+// WithReloadHook calls fn after every reload that read a changed file
+// (Reload, or Watch's): with nil when the new rules are in force, or the
+// error that left the old ones in force. For metrics: count both.
+func WithReloadHook(fn func(err error)) Option {
+	return func(s *settings) { s.onReload = fn }
+}
+
+// errClosed is returned by Reload after Close.
+var errClosed = errors.New("ratelimit: limits closed")
+
+// Load reads the rules file at path (YAML, or JSON, one schema: see
+// docs/config.md) and builds its rules on store (a redisstore.New, or
+// memstore.Must()). A file with problems is an error wrapping
+// ratelimit.ErrConfig that lists every one, each with the file, line and
+// column, the field, what was found and what is allowed.
+//
+// The Limits keep the file's path: Reload, or Watch, reads it again.
+// Close them once the server has stopped serving, to give back the units
+// of leased rules.
+func Load(path string, backend store.Store, opts ...Option) (*Limits, error) {
+	if backend == nil {
+		return nil, fmt.Errorf("%w: nil store", ratelimit.ErrConfig)
+	}
+	l := &Limits{path: path, store: backend, wired: map[string]bool{}}
+	for _, opt := range opts {
+		opt(&l.set)
+	}
+	fp, data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	g, err := newGeneration(path, data, backend, &l.set)
+	if err != nil {
+		return nil, err
+	}
+	l.cur.Store(g)
+	l.seen = fp
+	return l, nil
+}
+
+// readFile reads the file at path and what identifies its version.
+func readFile(path string) (fingerprint, []byte, error) {
+	fp, err := stat(path)
+	if err != nil {
+		return fp, nil, fmt.Errorf("%w: %w", ratelimit.ErrConfig, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fp, nil, fmt.Errorf("%w: %w", ratelimit.ErrConfig, err)
+	}
+	return fp, data, nil
+}
+
+// Middleware returns the middleware of the file's stack name, for chi's
+// r.Use or to wrap a handler. Each request is decided by the rules in
+// force when it arrives, to its end (a reload does not change them under
+// it). It panics when the file has no such stack, as a wiring mistake; a
+// reload that would remove a stack the program uses is refused instead.
+func (l *Limits) Middleware(name string) func(http.Handler) http.Handler {
+	l.mu.Lock()
+	if _, ok := l.cur.Load().stacks[name]; !ok {
+		l.mu.Unlock()
+		panic(fmt.Sprintf("ratelimit: %s has no stack %q (it has %s)", l.path, name, strings.Join(l.cur.Load().stackNames(), ", ")))
+	}
+	l.wired[name] = true
+	l.mu.Unlock()
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			l.cur.Load().stacks[name](next).ServeHTTP(w, r)
+		})
+	}
+}
+
+// Handler limits the requests to next that match a stack's patterns (its
+// match list, http.ServeMux patterns such as "POST /login") by that
+// stack, the most specific pattern winning as in a ServeMux, and passes
+// the others through. Wrap the whole mux with it; a key of kind route is
+// the pattern matched.
+func (l *Limits) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g := l.cur.Load()
+		name, pattern := g.stackFor(r)
+		if name == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Pattern == "" {
+			r2 := *r
+			r2.Pattern = pattern
+			r = &r2
+		}
+		g.stacks[name](next).ServeHTTP(w, r)
+	})
+}
+
+// Reload reads the file again and, when it changed, puts its rules in
+// force: requests that arrive after see them, requests under way finish
+// on the old ones, and no request waits. A rule that keeps its name keeps
+// its clients' counts (the state it shares is keyed by the name and the
+// algorithm: see "Keys" in package limiter); the old limiter is then
+// closed, which gives back its leased units. A file with problems, or one
+// that drops a stack the program uses, changes nothing: the error is
+// returned, logged with slog.Default() and passed to the reload hook.
+func (l *Limits) Reload() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fp, data, err := readFile(l.path)
+	if err == nil {
+		l.seen = fp
+	}
+	return l.reload(data, err)
+}
+
+// reload puts data in force, unless err (reading it) or its problems say
+// otherwise; l.mu is held.
+func (l *Limits) reload(data []byte, err error) error {
+	if l.closed {
+		return errClosed
+	}
+	old := l.cur.Load()
+	if err == nil && bytes.Equal(data, old.data) {
+		return nil
+	}
+	start := time.Now()
+	var g *generation
+	if err == nil {
+		g, err = newGeneration(l.path, data, l.store, &l.set)
+	}
+	if err == nil {
+		err = l.keepsWired(g)
+	}
+	if err != nil {
+		slog.Error("ratelimit: rules not reloaded; the previous rules stay in force", "file", l.path, "err", err)
+		l.report(err)
+		return err
+	}
+	l.cur.Store(g)
+	if err := old.close(); err != nil {
+		slog.Warn("ratelimit: leased units of the previous rules not all given back", "file", l.path, "err", err)
+	}
+	slog.Info("ratelimit: rules reloaded", "file", l.path, "rules", len(g.file.rules), "stacks", len(g.file.stacks), "took", time.Since(start))
+	l.report(nil)
+	return nil
+}
+
+// keepsWired refuses a new generation that lacks a stack the program
+// wired with Middleware, closing it.
+func (l *Limits) keepsWired(g *generation) error {
+	var missing []string
+	for name := range l.wired {
+		if _, ok := g.stacks[name]; !ok {
+			missing = append(missing, fmt.Sprintf("%q", name))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_ = g.close()
+	return &fieldError{file: l.path, line: 1, col: 1, field: "stacks",
+		msg: "found no stack " + strings.Join(sorted(missing), ", ") + "; required: every stack the program wires with Middleware"}
+}
+
+func (l *Limits) report(err error) {
+	if l.set.onReload != nil {
+		l.set.onReload(err)
+	}
+}
+
+// Close gives back the units of the current rules' leases (see
+// limiter.Limiter.Close) and stops reloads: call it once the server has
+// stopped serving. It is safe to call more than once.
+func (l *Limits) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	return l.cur.Load().close()
+}
+
+// stackNames are the generation's stacks, sorted.
+func (g *generation) stackNames() []string {
+	names := keysOf(g.stacks)
+	slices.Sort(names)
+	return names
+}

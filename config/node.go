@@ -1,0 +1,193 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit"
+)
+
+// fieldError is one problem of a file: where (file, line, column), which
+// field, and what is wrong with what was found.
+type fieldError struct {
+	file      string
+	line, col int
+	field     string
+	msg       string
+}
+
+func (e *fieldError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s: %s", e.file, e.line, e.col, e.field, e.msg)
+}
+
+// Unwrap makes every problem of a file a configuration error.
+func (e *fieldError) Unwrap() error { return ratelimit.ErrConfig }
+
+// parser walks a file's YAML nodes, collecting every problem it finds
+// rather than stopping at the first.
+type parser struct {
+	file string
+	errs []error
+}
+
+// err returns the problems found, in the order of their lines, joined,
+// or nil.
+func (p *parser) err() error {
+	slices.SortStableFunc(p.errs, func(a, b error) int {
+		ea, _ := a.(*fieldError)
+		eb, _ := b.(*fieldError)
+		return cmp.Or(cmp.Compare(ea.line, eb.line), cmp.Compare(ea.col, eb.col))
+	})
+	return errors.Join(p.errs...)
+}
+
+// fail records a problem of field at node n.
+func (p *parser) fail(n *yaml.Node, field, format string, args ...any) {
+	line, col := 1, 1
+	if n != nil && n.Line > 0 {
+		line, col = n.Line, n.Column
+	}
+	p.errs = append(p.errs, &fieldError{file: p.file, line: line, col: col, field: field, msg: fmt.Sprintf(format, args...)})
+}
+
+// bad records that field at n holds something other than what is allowed.
+func (p *parser) bad(n *yaml.Node, field, allowed string) {
+	p.fail(n, field, "found %s; allowed: %s", found(n), allowed)
+}
+
+// found describes a node as an error quotes it: a scalar's text (cut short
+// when long), or the kind of a collection.
+func found(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		if len(n.Content) == 0 {
+			return "an empty mapping"
+		}
+		return "a mapping"
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			return "an empty list"
+		}
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing"
+		}
+		s := n.Value
+		if len(s) > 60 {
+			s = s[:57] + "..."
+		}
+		return strconv.Quote(s)
+	}
+	return "a YAML node of kind " + strconv.Itoa(int(n.Kind))
+}
+
+// deref follows an alias (an anchor's use) to its node.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// fields reads mapping n at field: its values by key, restricted to
+// allowed. Unknown and repeated keys are problems; so is a node that is
+// not a mapping (nil is returned).
+func (p *parser) fields(n *yaml.Node, field string, allowed ...string) map[string]*yaml.Node {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		p.bad(n, field, "a mapping of "+strings.Join(allowed, ", "))
+		return nil
+	}
+	m := make(map[string]*yaml.Node, len(n.Content)/2)
+	keys := make(map[string]*yaml.Node, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], deref(n.Content[i+1])
+		switch {
+		case !slices.Contains(allowed, k.Value):
+			p.fail(k, join(field, k.Value), "found unknown field %s; allowed: %s", strconv.Quote(k.Value), strings.Join(allowed, ", "))
+		case keys[k.Value] != nil:
+			p.fail(k, join(field, k.Value), "found the field a second time; allowed once (first at line %d)", keys[k.Value].Line)
+		default:
+			keys[k.Value], m[k.Value] = k, v
+		}
+	}
+	return m
+}
+
+// join is the path of field sub of field.
+func join(field, sub string) string {
+	if field == "" {
+		return sub
+	}
+	return field + "." + sub
+}
+
+// index is the path of the i-th entry of list field.
+func index(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
+
+// require records a problem for each of names missing from m, a mapping
+// read at n.
+func (p *parser) require(n *yaml.Node, m map[string]*yaml.Node, field string, names ...string) {
+	for _, name := range names {
+		if _, ok := m[name]; !ok {
+			p.fail(n, join(field, name), "found no value; required")
+		}
+	}
+}
+
+// str reads a non-empty scalar as text.
+func (p *parser) str(n *yaml.Node, field, allowed string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || n.Value == "" {
+		p.bad(n, field, allowed)
+		return "", false
+	}
+	return n.Value, true
+}
+
+// boolean reads true or false.
+func (p *parser) boolean(n *yaml.Node, field string) bool {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		p.bad(n, field, "true or false")
+		return false
+	}
+	b, _ := strconv.ParseBool(strings.ToLower(n.Value))
+	return b
+}
+
+// integer reads a whole number from lo to hi.
+func (p *parser) integer(n *yaml.Node, field string, lo, hi int) (int, bool) {
+	v, err := strconv.Atoi(n.Value)
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || err != nil || v < lo || v > hi {
+		p.bad(n, field, fmt.Sprintf("a whole number from %d to %d", lo, hi))
+		return 0, false
+	}
+	return v, true
+}
+
+// list reads a sequence, calling each for every entry with its path.
+func (p *parser) list(n *yaml.Node, field, allowed string, each func(n *yaml.Node, field string)) {
+	if n.Kind != yaml.SequenceNode {
+		p.bad(n, field, "a list of "+allowed)
+		return
+	}
+	for i, e := range n.Content {
+		each(deref(e), index(field, i))
+	}
+}
+
+// strs reads a list of non-empty scalars, with the node of each.
+func (p *parser) strs(n *yaml.Node, field, allowed string) (vals []string, nodes []*yaml.Node) {
+	p.list(n, field, allowed, func(e *yaml.Node, f string) {
+		if s, ok := p.str(e, f, allowed); ok {
+			vals, nodes = append(vals, s), append(nodes, e)
+		}
+	})
+	return vals, nodes
+}

@@ -1,0 +1,36 @@
+package store
+
+import "time"
+
+// Refund gives back part or all of an admitted check's cost.
+type Refund struct {
+	// Check is the check as decided; its Cost is what was consumed.
+	Check Check
+	// Back is how many units to give back, 1 to Check.Cost.
+	Back int
+	// Token is the Decide result's Token for the check.
+	Token Token
+	// Mark is the mark a Reset of the check's state leaves (see
+	// Store.Reset), or the zero Mark for none to read: while the mark
+	// lasts, a refund of a decision made at or before the Reset's instant
+	// gives nothing.
+	Mark Mark
+}
+
+// Token is what a store needs to give a check's consumption back: the
+// store writes it in Decide (Result.Token) and reads it in Refund. For
+// the Lua scripts and the memstore, Stamp is the window start written
+// (fixed and sliding windows), or the level or the TAT just after the
+// decision (buckets, GCRA, queue), and Refunded what had been given back
+// on the key by then.
+type Token struct {
+	Stamp, Refunded int64
+}
+
+// Mark is what a Reset leaves beside a state it forgets, so that refunds
+// of decisions made before it give nothing: its key and how long it
+// lasts. Its value is the Reset's instant plus TTL.
+type Mark struct {
+	Key Key
+	TTL time.Duration
+}
