@@ -3,6 +3,8 @@ package limiter
 import (
 	"errors"
 	"strings"
+
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/breaker"
 )
 
 var (
@@ -11,6 +13,12 @@ var (
 	ErrCheck = errors.New("ratelimit: invalid check")
 	// ErrBackend is wrapped by every Redis failure, timeouts included.
 	ErrBackend = errors.New("ratelimit: backend error")
+	// ErrUnavailable is wrapped (with ErrBackend) by the error of a
+	// decision that did not go to Redis because Redis is marked down:
+	// recent calls failed, and the retry interval has not passed (see
+	// WithRetryInterval). Such decisions fail at once instead of waiting
+	// for the timeout; the transitions are logged, not each decision.
+	ErrUnavailable = breaker.ErrUnavailable
 )
 
 // unprefixed is err for wrapping in an error of this package, which says

@@ -14,6 +14,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/breaker"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
@@ -70,7 +71,7 @@ type Check struct {
 // concurrent use.
 type Limiter struct {
 	store   store.Store
-	breaker *breaker                  // nil for in-process stores
+	breaker *breaker.Breaker          // nil for in-process stores
 	denied  *denyCache                // nil when off
 	leases  *lease.Pools[store.Check] // nil without leased rules
 	rules   map[string]*rule
@@ -148,9 +149,9 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		l.denied = newDenyCache(l.cfg.denyCache, l.cfg.denyAge)
 	}
 	if isRemote || l.cfg.fallback != nil {
-		l.breaker = &breaker{store: s, fallback: l.cfg.fallback, retry: l.cfg.retry}
+		l.breaker = &breaker.Breaker{Store: s, Fallback: l.cfg.fallback, Retry: l.cfg.retry}
 		if isRemote {
-			l.breaker.timeout = remote.Remote()
+			l.breaker.Timeout = remote.Remote()
 		}
 	}
 	for i, r := range rules {
@@ -330,7 +331,7 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, r
 	var fallback bool
 	var err error
 	if l.breaker != nil {
-		v, fallback, err = l.breaker.decide(ctx, now, sc, res)
+		v, fallback, err = l.breaker.Decide(ctx, now, sc, res)
 	} else {
 		v, err = l.store.Decide(ctx, now, sc, res)
 	}

@@ -114,33 +114,43 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, r
 
 	var outBuf [4]model.Outcome
 	outcomes := outBuf[:0]
-	var blockedBuf [4]bool
-	blocked := blockedBuf[:0]
+	var blockedBuf, penalizedBuf [4]bool
+	blocked, penalized := blockedBuf[:0], penalizedBuf[:0] // penalized: a block written
 	var leaseBuf [4]int
 	leases := leaseBuf[:0]
+	// Each check's entry is looked up once and written in place: nothing
+	// drops an entry until every check is written (see maintain).
+	var entryBuf [4]*entry
+	entries := entryBuf[:0]
 	allowed := true
 	for i, c := range checks {
+		e := s.shards[idx[i]].entries[c.Key]
+		var st model.State
+		if e != nil && e.expires > t {
+			st = e.state
+		}
 		lease := c.Lease
 		if c.Shadow { // a shadow check takes no lease
 			lease = 0
 		}
-		o, lease := model.Take(c.Algorithm, s.state(idx[i], c.Key, t), now, c.Cost, lease)
-		leases = append(leases, lease)
-		isBlocked := false
+		o, lease := model.Take(c.Algorithm, st, now, c.Cost, lease)
+		leases, entries = append(leases, lease), append(entries, e)
+		isBlocked, isPenalized := false, false
 		if left := s.blockLeft(bidx[i], c.Blocks, t); left > 0 {
 			// Admitted once both the block and the rule allow.
 			wait, h := exact.CeilMillis(left), o.Held
 			o, isBlocked = model.Outcome{Held: algorithms.Result{RetryAfter: max(h.RetryAfter, wait), ResetAfter: max(h.ResetAfter, wait), NextAfter: max(h.NextAfter, wait)}}, true
 		} else {
 			if o.Status == model.Denied && c.Blocks != (store.Key{}) && c.Penalty > 0 && !c.Shadow {
-				s.putBlock(bidx[i], c.Blocks, t, t+c.Penalty.Microseconds())
+				until := t + c.Penalty.Microseconds()
+				s.shards[bidx[i]].set(c.Blocks, entry{state: model.State{Exists: true, TAT: until}, expires: until})
 				wait := exact.CeilMillis(c.Penalty.Microseconds())
 				o.Held.RetryAfter, o.Held.ResetAfter, o.Held.NextAfter = max(o.Held.RetryAfter, wait), max(o.Held.ResetAfter, wait), max(o.Held.NextAfter, wait)
-				isBlocked = true
+				isBlocked, isPenalized = true, true
 			}
 		}
 		outcomes = append(outcomes, o)
-		blocked = append(blocked, isBlocked)
+		blocked, penalized = append(blocked, isBlocked), append(penalized, isPenalized)
 		allowed = allowed && (c.Shadow || !isBlocked && o.Status == model.Allowed)
 	}
 	for i, c := range checks {
@@ -152,7 +162,20 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, r
 		results[i].Result, results[i].Leased = o.Admitted, leases[i]
 		if c.Cost > 0 {
 			results[i].Token = model.TokenOf(c.Algorithm, o.Next)
-			s.shards[idx[i]].put(c.Key, entry{state: o.Next, expires: t + o.TTL.Microseconds()}, t, s.maxPerShard())
+			written := entry{state: o.Next, expires: t + o.TTL.Microseconds()}
+			if e := entries[i]; e != nil {
+				*e = written
+			} else {
+				s.shards[idx[i]].set(c.Key, written)
+			}
+		}
+	}
+	for i, c := range checks {
+		if allowed && c.Cost > 0 && results[i].Allowed { // written (a shadow check that denied was not)
+			s.shards[idx[i]].maintain(c.Key, t, s.maxPerShard())
+		}
+		if penalized[i] {
+			s.shards[bidx[i]].maintain(c.Blocks, t, s.maxPerShard())
 		}
 	}
 	return store.Verdict{Allowed: allowed, At: now}, nil
@@ -345,12 +368,18 @@ func (sh *shard) drop(key store.Key) {
 	}
 }
 
-// put stores e. It checks a few entries at random for expiry; when the
-// shard has doubled since its last sweep, it drops all expired entries, and
-// past limit live entries it drops arbitrary ones down to 7/8 of limit, so
-// the work stays amortized O(1) per put even under a flood of identities.
+// put stores e and maintains the shard.
 func (sh *shard) put(key store.Key, e entry, now int64, limit int) {
 	sh.set(key, e)
+	sh.maintain(key, now, limit)
+}
+
+// maintain follows a write at key. It checks a few entries at random for
+// expiry; when the shard has doubled since its last sweep, it drops all
+// expired entries, and past limit live entries it drops arbitrary ones
+// (key aside) down to 7/8 of limit, so the work stays amortized O(1) per
+// write even under a flood of identities.
+func (sh *shard) maintain(key store.Key, now int64, limit int) {
 	if sh.puts++; sh.puts%sampleEvery == 0 {
 		n := 0
 		for k, v := range sh.entries { // map iteration starts at random

@@ -1,4 +1,4 @@
-package limiter
+package breaker
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func (f *flaky) Decide(context.Context, time.Time, []store.Check, []store.Result
 // a row do, until the retry interval has passed.
 func TestBreakerTripsOnConsecutiveFailures(t *testing.T) {
 	store := &flaky{fail: map[int]bool{2: true, 4: true, 5: true, 7: true, 8: true, 9: true}}
-	b := &breaker{store: store, retry: time.Hour}
+	b := &Breaker{Store: store, Retry: time.Hour}
 	want := "ok failed ok failed failed ok failed failed failed skipped skipped"
 	if g := outcomes(b, 11); g != want {
 		t.Errorf("got %s\nwant %s", g, want)
@@ -56,15 +56,15 @@ func TestBreakerWantsTimeoutsOverTime(t *testing.T) {
 	for i := range 200 {
 		fail[i+1] = true
 	}
-	b := &breaker{store: &flaky{fail: fail, err: context.DeadlineExceeded}, retry: time.Hour, timeout: 50 * time.Millisecond}
+	b := &Breaker{Store: &flaky{fail: fail, err: context.DeadlineExceeded}, Retry: time.Hour, Timeout: 50 * time.Millisecond}
 	for i := range 100 {
-		if _, _, err := b.decide(context.Background(), time.Time{}, nil, nil); errors.Is(err, ErrUnavailable) {
+		if _, _, err := b.Decide(context.Background(), time.Time{}, nil, nil); errors.Is(err, ErrUnavailable) {
 			t.Fatalf("failure %d, all within microseconds, tripped the breaker", i+1)
 		}
 	}
 	time.Sleep(60 * time.Millisecond)
-	_, _, _ = b.decide(context.Background(), time.Time{}, nil, nil) // the timeout has passed: this one trips it
-	if _, _, err := b.decide(context.Background(), time.Time{}, nil, nil); !errors.Is(err, ErrUnavailable) {
+	_, _, _ = b.Decide(context.Background(), time.Time{}, nil, nil) // the timeout has passed: this one trips it
+	if _, _, err := b.Decide(context.Background(), time.Time{}, nil, nil); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("failures over more than the timeout did not trip it: %v", err)
 	}
 }
@@ -85,10 +85,10 @@ func (s *scripted) Decide(context.Context, time.Time, []store.Check, []store.Res
 }
 
 // outcomes runs n decisions and says what each got.
-func outcomes(b *breaker, n int) string {
+func outcomes(b *Breaker, n int) string {
 	var got []string
 	for range n {
-		_, _, err := b.decide(context.Background(), time.Time{}, nil, nil)
+		_, _, err := b.Decide(context.Background(), time.Time{}, nil, nil)
 		switch {
 		case errors.Is(err, ErrUnavailable):
 			got = append(got, "skipped")
@@ -115,7 +115,7 @@ func TestBreakerLostConnectionsAreNotAnOutage(t *testing.T) {
 	for i := range 60 {
 		errs[i+1] = []error{io.EOF, reset, io.ErrUnexpectedEOF, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}, net.ErrClosed}[i%5]
 	}
-	b := &breaker{store: &scripted{errs: errs}, retry: time.Hour, timeout: time.Hour}
+	b := &Breaker{Store: &scripted{errs: errs}, Retry: time.Hour, Timeout: time.Hour}
 	if got := outcomes(b, 61); strings.Contains(got, "skipped") {
 		t.Errorf("60 lost connections in a row marked Redis down: %s", got)
 	}
@@ -127,7 +127,7 @@ func TestBreakerLostConnectionsAreNotAnOutage(t *testing.T) {
 func TestBreakerTripsOnFailedDials(t *testing.T) {
 	waited := fault.WithDialCause(&fault.DialError{Err: refused}, context.DeadlineExceeded)
 	for _, err := range []error{refused, waited} {
-		b := &breaker{store: &scripted{errs: map[int]error{1: io.EOF, 2: err, 3: err}}, retry: time.Hour, timeout: time.Hour}
+		b := &Breaker{Store: &scripted{errs: map[int]error{1: io.EOF, 2: err, 3: err}}, Retry: time.Hour, Timeout: time.Hour}
 		if got, want := outcomes(b, 5), "failed failed failed skipped skipped"; got != want {
 			t.Errorf("%v: got %s\nwant %s", err, got, want)
 		}
@@ -148,7 +148,7 @@ func TestBreakerCountsARoundTripOnce(t *testing.T) {
 		errs[21+i] = fault.Shared(loading, two)
 	}
 	errs[41] = loading // a third round trip
-	b := &breaker{store: &scripted{errs: errs}, retry: time.Hour, timeout: time.Hour}
+	b := &Breaker{Store: &scripted{errs: errs}, Retry: time.Hour, Timeout: time.Hour}
 	got := outcomes(b, 42)
 	if want := strings.Repeat("failed ", 41) + "skipped"; got != want {
 		t.Errorf("got %s\nwant %s", got, want)
@@ -176,10 +176,10 @@ func (s *blocking) Decide(context.Context, time.Time, []store.Check, []store.Res
 // put the retry off: only a failed probe does.
 func TestBreakerLateFailureKeepsTheRetry(t *testing.T) {
 	s := &blocking{err: refused, started: make(chan struct{}), release: make(chan struct{})}
-	b := &breaker{store: s, retry: time.Hour, timeout: time.Hour}
+	b := &Breaker{Store: s, Retry: time.Hour, Timeout: time.Hour}
 	done := make(chan error)
 	go func() {
-		_, _, err := b.decide(context.Background(), time.Time{}, nil, nil)
+		_, _, err := b.Decide(context.Background(), time.Time{}, nil, nil)
 		done <- err
 	}()
 	<-s.started
@@ -218,9 +218,9 @@ func TestBreakerIgnoresCallersGivingUp(t *testing.T) {
 		for i := range 10 {
 			errs[i+1] = ctx.Err()
 		}
-		b := &breaker{store: &scripted{errs: errs}, retry: time.Hour}
+		b := &Breaker{Store: &scripted{errs: errs}, Retry: time.Hour}
 		for range 10 {
-			if _, _, err := b.decide(ctx, time.Time{}, nil, nil); !errors.Is(err, ctx.Err()) {
+			if _, _, err := b.Decide(ctx, time.Time{}, nil, nil); !errors.Is(err, ctx.Err()) {
 				t.Fatalf("got %v, want %v", err, ctx.Err())
 			}
 		}
@@ -229,8 +229,8 @@ func TestBreakerIgnoresCallersGivingUp(t *testing.T) {
 		}
 		until := time.Now().UnixNano()
 		b.downUntil.Store(until) // down, the retry due
-		b.store = &scripted{errs: map[int]error{1: ctx.Err()}}
-		_, _, _ = b.decide(ctx, time.Time{}, nil, nil)
+		b.Store = &scripted{errs: map[int]error{1: ctx.Err()}}
+		_, _, _ = b.Decide(ctx, time.Time{}, nil, nil)
 		if b.downUntil.Load() != until || b.probing.Load() {
 			t.Errorf("%v: a probe given up moved the retry (%d, was %d) or kept the probe slot", ctx.Err(), b.downUntil.Load(), until)
 		}

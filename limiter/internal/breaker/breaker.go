@@ -1,4 +1,7 @@
-package limiter
+// Package breaker marks a Remote store down on evidence that it is down,
+// so that a Limiter's decisions fail at once, or go to a fallback store,
+// instead of each waiting for the store's timeout.
+package breaker
 
 import (
 	"context"
@@ -13,11 +16,8 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
-// ErrUnavailable is wrapped (with ErrBackend) by the error of a decision
-// that did not go to Redis because Redis is marked down: recent calls
-// failed, and the retry interval has not passed (see WithRetryInterval).
-// Such decisions fail at once instead of waiting for the timeout; the
-// transitions are logged, not each decision.
+// ErrUnavailable is the error of a decision that did not go to the store
+// because it is marked down (limiter.ErrUnavailable).
 var ErrUnavailable = errors.New("ratelimit: backend marked down")
 
 // tripAfter is how many failures in a row mark the store down: one slow
@@ -27,7 +27,7 @@ var ErrUnavailable = errors.New("ratelimit: backend marked down")
 // and a success resets the count.
 const tripAfter = 3
 
-// breaker marks the store down on evidence that Redis is down, for retry:
+// Breaker marks the store down on evidence that Redis is down, for Retry:
 // meanwhile decisions go to the fallback store, or fail at once with
 // ErrUnavailable; then one decision at a time probes the store, and the
 // first success brings all decisions back. Transitions are logged with
@@ -38,36 +38,36 @@ const tripAfter = 3
 // (nothing listens, the host is unreachable: see the Redis store), an error
 // reply or any other failure trips it at the third; timeouts and
 // connections lost in use only once such failures, with no success in
-// between, have gone on for timeout: one event (a pause, a CLIENT KILL)
+// between, have gone on for Timeout: one event (a pause, a CLIENT KILL)
 // fails every call in flight at the same instant, and the next call, on a
 // new connection, succeeds. A decision that its caller gave up (its
 // context cancelled or past its deadline) says nothing of Redis and is not
 // counted.
-type breaker struct {
-	store, fallback decider // fallback nil: fail fast while down
-	retry           time.Duration
+type Breaker struct {
+	Store, Fallback Decider       // Fallback nil: fail fast while down
+	Retry           time.Duration // how long the store stays marked down before a probe
+	Timeout         time.Duration // how long timeouts and lost connections must go on to trip (the store's timeout)
 	downUntil       atomic.Int64  // Unix nanoseconds; 0 while up
 	probing         atomic.Bool   // one decision at a time probes a down store
 	skipped         atomic.Int64  // decisions answered without the store while down
 	failures        atomic.Int32  // round trips failed in a row while up
 	firstFailure    atomic.Int64  // Unix nanoseconds of the first of them
-	timeout         time.Duration // how long timeouts and lost connections must go on to trip (the store's timeout)
 
 	mu    sync.Mutex // guards the transition's facts
 	since time.Time
 	cause error
 }
 
-// decider is the part of a Store the breaker uses.
-type decider interface {
+// Decider is the part of a store.Store the breaker uses.
+type Decider interface {
 	Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error)
 }
 
-// decide asks the store unless it is marked down. It returns the store's
+// Decide asks the store unless it is marked down. It returns the store's
 // verdict, or the fallback's with fallback true (and the store's failure,
 // nil when the store was skipped), or an ErrUnavailable error; the store
 // that decided wrote results.
-func (b *breaker) decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (v store.Verdict, fallback bool, err error) {
+func (b *Breaker) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (v store.Verdict, fallback bool, err error) {
 	until := b.downUntil.Load()
 	if until != 0 {
 		if time.Now().UnixNano() < until || !b.probing.CompareAndSwap(false, true) {
@@ -76,7 +76,7 @@ func (b *breaker) decide(ctx context.Context, now time.Time, checks []store.Chec
 		}
 		defer b.probing.Store(false)
 	}
-	v, err = b.store.Decide(ctx, now, checks, results)
+	v, err = b.Store.Decide(ctx, now, checks, results)
 	switch {
 	case err == nil:
 		b.failures.Store(0)
@@ -86,14 +86,14 @@ func (b *breaker) decide(ctx context.Context, now time.Time, checks []store.Chec
 		return store.Verdict{}, false, err // the caller gave up: says nothing of Redis
 	}
 	switch {
-	case until != 0 && b.downUntil.CompareAndSwap(until, time.Now().Add(b.retry).UnixNano()):
+	case until != 0 && b.downUntil.CompareAndSwap(until, time.Now().Add(b.Retry).UnixNano()):
 		b.mu.Lock() // the probe failed: still down, retry later
 		b.cause = err
 		b.mu.Unlock()
 	case b.fail(err):
 		b.trip(ctx, err)
 	}
-	if b.fallback == nil {
+	if b.Fallback == nil {
 		return store.Verdict{}, false, err
 	}
 	return b.fall(ctx, now, checks, results, err)
@@ -103,7 +103,7 @@ func (b *breaker) decide(ctx context.Context, now time.Time, checks []store.Chec
 // the evidence that marks the store down: tripAfter failures in a row and,
 // when this one is weak (a timeout, a lost connection), the first of them
 // at least timeout ago.
-func (b *breaker) fail(err error) bool {
+func (b *Breaker) fail(err error) bool {
 	if !fault.FirstOfRoundTrip(err) {
 		return false
 	}
@@ -112,12 +112,12 @@ func (b *breaker) fail(err error) bool {
 	if n == 1 {
 		b.firstFailure.Store(now)
 	}
-	return n >= tripAfter && (!fault.Weak(err) || now-b.firstFailure.Load() >= int64(b.timeout))
+	return n >= tripAfter && (!fault.Weak(err) || now-b.firstFailure.Load() >= int64(b.Timeout))
 }
 
 // skip answers a decision while the store is down.
-func (b *breaker) skip(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, bool, error) {
-	if b.fallback != nil {
+func (b *Breaker) skip(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, bool, error) {
+	if b.Fallback != nil {
 		return b.fall(ctx, now, checks, results, nil)
 	}
 	b.mu.Lock()
@@ -128,9 +128,9 @@ func (b *breaker) skip(ctx context.Context, now time.Time, checks []store.Check,
 
 // fall decides with the fallback. The store may have used up the
 // deadline; the fallback is local. A failing fallback is the failure.
-func (b *breaker) fall(ctx context.Context, now time.Time, checks []store.Check, results []store.Result, cause error) (store.Verdict, bool, error) {
+func (b *Breaker) fall(ctx context.Context, now time.Time, checks []store.Check, results []store.Result, cause error) (store.Verdict, bool, error) {
 	clear(results) // what the failed store may have written
-	v, err := b.fallback.Decide(context.WithoutCancel(ctx), now, checks, results)
+	v, err := b.Fallback.Decide(context.WithoutCancel(ctx), now, checks, results)
 	if err != nil {
 		return store.Verdict{}, false, err
 	}
@@ -140,18 +140,18 @@ func (b *breaker) fall(ctx context.Context, now time.Time, checks []store.Check,
 // trip marks the store down for retry, unless it is already: a call sent
 // before the store was marked down that fails afterwards does not put the
 // retry off.
-func (b *breaker) trip(ctx context.Context, err error) {
-	if b.downUntil.CompareAndSwap(0, time.Now().Add(b.retry).UnixNano()) {
+func (b *Breaker) trip(ctx context.Context, err error) {
+	if b.downUntil.CompareAndSwap(0, time.Now().Add(b.Retry).UnixNano()) {
 		b.mu.Lock()
 		b.cause, b.since = err, time.Now()
 		b.mu.Unlock()
 		slog.Default().LogAttrs(ctx, slog.LevelError, "rate limit backend down",
-			slog.Any("error", err), slog.Duration("retry", b.retry), slog.Bool("fallback", b.fallback != nil))
+			slog.Any("error", err), slog.Duration("retry", b.Retry), slog.Bool("fallback", b.Fallback != nil))
 	}
 }
 
 // up marks the store up, logging the transition from down.
-func (b *breaker) up(ctx context.Context) {
+func (b *Breaker) up(ctx context.Context) {
 	if b.downUntil.Load() == 0 || b.downUntil.Swap(0) == 0 {
 		return
 	}
