@@ -39,7 +39,8 @@
 //
 // Every decided call, admitted or refused, carries the IETF draft's
 // RateLimit and RateLimit-Policy fields (see package headers) as response
-// header metadata, "ratelimit" and "ratelimit-policy". A call over a limit
+// header metadata, "ratelimit" and "ratelimit-policy" (a refused stream's
+// in its trailer metadata: see StreamServerInterceptor). A call over a limit
 // is refused with codes.ResourceExhausted and two details:
 // google.rpc.RetryInfo, the decision's wait rounded up to the millisecond,
 // never zero (left out when the call's cost exceeds what a rule can ever

@@ -122,7 +122,9 @@ func httpRules(rules []Rule) (open, messages []middleware.Rule, err error) {
 			mr.Cost = func(req *http.Request) int { return cost(req.Context(), req.Pattern) }
 		}
 		if settle := r.Settle; settle != nil {
-			mr.Settle = func(req *http.Request, _ int, _ int64) int { return settle(req.Context(), req.Pattern, callOf(req).code) }
+			mr.Settle = func(req *http.Request, _ int, _ int64) int {
+				return settle(req.Context(), req.Pattern, callOf(req).code)
+			}
 		}
 		open = append(open, mr)
 	}

@@ -102,7 +102,9 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 }
 
 // StreamServerInterceptor limits streams when they open: a refused stream
-// ends at once with its status; an admitted one sends its response header
+// ends at once with its status, the ratelimit metadata in its trailer
+// metadata (a response without headers, which tells a client at once
+// that the stream did not open); an admitted one sends its response header
 // metadata, with the ratelimit metadata, before its handler runs (so a
 // client learns at once that its stream was admitted; the handler cannot
 // add header metadata of its own, only trailers), holds a concurrency
@@ -127,9 +129,9 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 		}
 		s.open.ServeHTTP(c, c.req)
 		if refused := c.refused(ctx); refused != nil {
-			if md := c.metadata(); md != nil {
-				_ = ss.SetHeader(md)
-			}
+			// In the trailer: a refused stream ends without headers, which
+			// tells a client at once that it did not open.
+			ss.SetTrailer(c.metadata())
 			return refused
 		}
 		return err

@@ -139,8 +139,8 @@ func TestMethodsAndExemptions(t *testing.T) {
 			Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}},
 	}
 	for _, tc := range []struct {
-		name        string
-		opts        []grpclimit.Option
+		name          string
+		opts          []grpclimit.Option
 		healthRefused int // of 3 checks, once the service's rule has 1 unit left
 	}{
 		{"default", nil, 0},

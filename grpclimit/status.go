@@ -70,7 +70,7 @@ func refusal(d limiter.Decision) *status.Status {
 		msg := fmt.Sprintf("call cost exceeds what rate limit %s can ever admit", strings.Join(names, ", "))
 		return withDetails(status.New(codes.ResourceExhausted, msg), qf)
 	}
-	wait = max(time.Millisecond, (wait+time.Millisecond-1).Truncate(time.Millisecond))
+	wait = max(time.Millisecond, (wait + time.Millisecond - 1).Truncate(time.Millisecond))
 	msg := fmt.Sprintf("rate limit %s exceeded; retry in %v", strings.Join(names, ", "), wait)
 	if len(blocked) > 0 {
 		msg = fmt.Sprintf("client blocked by rate limit %s; retry in %v", strings.Join(blocked, ", "), wait)
