@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -77,5 +78,34 @@ func TestRedisKilled(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A stream that the limiter failed to decide opens when failing open, also
+// through the client's stream interceptor (its response headers come
+// without the ratelimit metadata), and is refused with Unavailable when
+// failing closed.
+func TestStreamRedisKilled(t *testing.T) {
+	for _, closed := range []bool{false, true} {
+		m := miniredis.RunT(t)
+		rules := []grpclimit.Rule{{Name: "streams", Key: keyfunc.Constant("client"), Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Minute}}}
+		var opts []grpclimit.Option
+		if closed {
+			opts = append(opts, grpclimit.WithFailClosed())
+		}
+		var c grpclimit.Client
+		cc, _ := serve(t, newServer(t, redisStore(t, m.Addr()), rules, opts...), pipe, grpc.WithStreamInterceptor(c.StreamClientInterceptor()))
+		m.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s, err := open(ctx, cc)
+		switch {
+		case !closed && err != nil:
+			t.Errorf("failing open: %v", err)
+		case !closed:
+			closeStream(t, s)
+		case status.Code(err) != codes.Unavailable:
+			t.Errorf("failing closed: %v, want Unavailable", err)
+		}
+		cancel()
 	}
 }
