@@ -189,7 +189,7 @@ func serve(t *testing.T, s *grpclimit.Server, tr transport, opts ...grpc.DialOpt
 
 // newServer is New on a limiter of rules on store, failing the test on
 // an error.
-func newServer(t *testing.T, store limiter.Store, rules []grpclimit.Rule, opts ...grpclimit.Option) *grpclimit.Server {
+func newServer(t testing.TB, store limiter.Store, rules []grpclimit.Rule, opts ...grpclimit.Option) *grpclimit.Server {
 	t.Helper()
 	lim, err := limiter.New(store, grpclimit.LimiterRules(rules))
 	if err != nil {
