@@ -80,6 +80,17 @@ func TestClientRetries(t *testing.T) {
 	if status.Code(err) != codes.ResourceExhausted || !errors.Is(err, client.ErrWaitTooLong) {
 		t.Fatalf("a call its server is known to refuse: %v, want ErrWaitTooLong", err)
 	}
+
+	// The call's deadline bounds the wait as MaxWait does: the hour's wait
+	// is within MaxWait, past the deadline.
+	c = &grpclimit.Client{MaxWait: 2 * time.Hour}
+	cc, _ = serve(t, s, pipe, grpc.WithUnaryInterceptor(c.UnaryClientInterceptor()))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = testpb.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{})
+	if ri, _ := details(err); status.Code(err) != codes.ResourceExhausted || ri == nil {
+		t.Fatalf("a call whose wait is past its deadline: %v, want the server's refusal", err)
+	}
 }
 
 // Streams through our stream interceptor: a stream refused when it opens
