@@ -60,7 +60,9 @@ func TestOpenStreams(t *testing.T) {
 			t.Run(b.name+"/"+string(tr), func(t *testing.T) {
 				rules := []grpclimit.Rule{{Name: "streams", Methods: []string{duplexCall}, Key: keyfunc.Constant("client"),
 					Algorithm: algorithms.Concurrency{Limit: limit, TTL: time.Minute}}}
-				cc, svc := serve(t, newServer(t, b.store(t), rules), tr)
+				// Failing closed: a decision the store did not make refuses
+				// rather than admits.
+				cc, svc := serve(t, newServer(t, b.store(t), rules, grpclimit.WithFailClosed()), tr)
 				ctx, cancelAll := context.WithCancel(context.Background())
 				defer cancelAll()
 				var mu sync.Mutex
