@@ -47,7 +47,8 @@ func newCall(ctx context.Context, method string) *call {
 			h[textproto.CanonicalMIMEHeaderKey(k)] = v
 		}
 	}
-	r := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: method}, Pattern: method,
+	// A value, copied once onto the heap with its context by WithContext.
+	r := http.Request{Method: http.MethodPost, URL: &url.URL{Path: method}, Pattern: method,
 		Proto: "HTTP/2.0", ProtoMajor: 2, Header: h, Body: http.NoBody}
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		r.RemoteAddr = p.Addr.String()
