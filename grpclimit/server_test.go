@@ -5,6 +5,8 @@ import (
 	"errors"
 	"maps"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -275,5 +277,46 @@ func TestSettleByCode(t *testing.T) {
 	}
 	if _, err := c.UnaryCall(context.Background(), &testpb.SimpleRequest{}); status.Code(err) != codes.ResourceExhausted {
 		t.Fatalf("after 2 failures: %v, want ResourceExhausted", err)
+	}
+}
+
+// A cost no wait can admit is refused without a RetryInfo, so that no
+// client retries it; a blocked client's refusal says so, with the
+// block's wait.
+func TestRefusalKinds(t *testing.T) {
+	rules := []grpclimit.Rule{{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute},
+		Blockable: true, Cost: func(ctx context.Context, _ string) int {
+			md, _ := metadata.FromIncomingContext(ctx)
+			return len(md.Get("x-api-key")[0])
+		}}}
+	lim, err := limiter.New(memstore.Must(), grpclimit.LimiterRules(rules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := grpclimit.New(lim, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, _ := serve(t, s, pipe)
+	_, err = call(cc, "abc") // cost 3 > 2
+	if ri, qf := details(err); status.Code(err) != codes.ResourceExhausted || ri != nil || !slices.Equal(violated(qf), []string{"per-key"}) {
+		t.Errorf("a cost above the limit: %v, RetryInfo %v; want ResourceExhausted without RetryInfo", err, ri)
+	}
+	// The operator's identity of a key: the rule's Key of a request that
+	// carries it (see LimiterRules).
+	req := httptest.NewRequest(http.MethodPost, "/", nil)
+	req.Header.Set("x-api-key", "a")
+	id, err := rules[0].Key(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lim.Block(context.Background(), "per-key", id, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	_, err = call(cc, "a")
+	ri, qf := details(err)
+	if status.Code(err) != codes.ResourceExhausted || ri.GetRetryDelay().AsDuration() < 59*time.Minute ||
+		!strings.Contains(status.Convert(err).Message(), "blocked") || qf.GetViolations()[0].GetDescription() != "client blocked" {
+		t.Errorf("a blocked client: %v, RetryInfo %v, QuotaFailure %v", err, ri, qf)
 	}
 }
