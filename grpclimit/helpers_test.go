@@ -160,9 +160,25 @@ const (
 
 // serve runs the echo service behind s on tr and returns a connection to
 // it with the client options given, and the service.
-func serve(t *testing.T, s *grpclimit.Server, tr transport, opts ...grpc.DialOption) (*grpc.ClientConn, *echo) {
+func serve(t testing.TB, s *grpclimit.Server, tr transport, opts ...grpc.DialOption) (*grpc.ClientConn, *echo) {
 	t.Helper()
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryServerInterceptor()), grpc.ChainStreamInterceptor(s.StreamServerInterceptor()))
+	return serveOpts(t, []grpc.ServerOption{grpc.ChainUnaryInterceptor(s.UnaryServerInterceptor()),
+		grpc.ChainStreamInterceptor(s.StreamServerInterceptor())}, tr, opts...)
+}
+
+// serveWith runs the echo service with the server options given on
+// bufconn and returns a connection to it.
+func serveWith(t testing.TB, opts ...grpc.ServerOption) *grpc.ClientConn {
+	cc, _ := serveOpts(t, opts, pipe)
+	return cc
+}
+
+// serveOpts runs the echo service with the server options given on tr
+// and returns a connection to it with the client options given, and the
+// service.
+func serveOpts(t testing.TB, sopts []grpc.ServerOption, tr transport, opts ...grpc.DialOption) (*grpc.ClientConn, *echo) {
+	t.Helper()
+	srv := grpc.NewServer(sopts...)
 	e := &echo{}
 	testpb.RegisterTestServiceServer(srv, e)
 	var l net.Listener
