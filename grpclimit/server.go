@@ -84,20 +84,24 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 		var resp any
 		var err error
 		c.run = func() {
-			if md := c.metadata(); md != nil {
-				_ = grpc.SetHeader(ctx, md)
-			}
+			setHeader(ctx, c)
 			resp, err = handler(ctx, req)
 			c.code = status.Code(err)
 		}
 		s.open.ServeHTTP(c, c.req)
 		if refused := c.refused(ctx); refused != nil {
-			if md := c.metadata(); md != nil {
-				_ = grpc.SetHeader(ctx, md)
-			}
+			setHeader(ctx, c)
 			return nil, refused
 		}
 		return resp, err
+	}
+}
+
+// setHeader sets c's ratelimit metadata, if any, as the unary call's
+// response header metadata.
+func setHeader(ctx context.Context, c *call) {
+	if md := c.metadata(); md != nil {
+		_ = grpc.SetHeader(ctx, md)
 	}
 }
 
