@@ -320,3 +320,18 @@ func TestRefusalKinds(t *testing.T) {
 		t.Errorf("a blocked client: %v, RetryInfo %v, QuotaFailure %v", err, ri, qf)
 	}
 }
+
+// Shadow mode decides and reports, and refuses nothing.
+func TestShadowMode(t *testing.T) {
+	rules := []grpclimit.Rule{{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}}
+	var ev events
+	cc, _ := serve(t, newServer(t, memstore.Must(), rules, grpclimit.WithShadowMode(), grpclimit.WithHook(ev.hook)), pipe)
+	for i := range 2 {
+		if _, err := call(cc, ""); err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+	}
+	if got := ev.outcomes(); got["allowed"] != 1 || got["shadow_allowed"] != 1 {
+		t.Errorf("outcomes %v, want 1 allowed and 1 shadow_allowed", got)
+	}
+}
