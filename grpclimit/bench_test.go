@@ -12,7 +12,6 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
-	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
 // BenchmarkUnary is a unary call over bufconn, client and server in this
@@ -22,7 +21,7 @@ import (
 func BenchmarkUnary(b *testing.B) {
 	rules := []grpclimit.Rule{{Name: "per-key", Key: keyfunc.Header("x-api-key"),
 		Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}}
-	s := newServer(b, memstore.Must(), rules)
+	s := newServer(b, onMemstore(), rules)
 	for _, tc := range []struct {
 		name string
 		opts []grpc.ServerOption

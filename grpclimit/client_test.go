@@ -16,7 +16,6 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/client"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
-	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
 // A client through our interceptor gets the rate the server advertises,
@@ -26,7 +25,7 @@ func TestClientPaces(t *testing.T) {
 	rules := []grpclimit.Rule{{Name: "per-client", Key: keyfunc.Constant("client"), Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}}
 	var ev events
 	c := &grpclimit.Client{}
-	cc, _ := serve(t, newServer(t, memstore.Must(), rules, grpclimit.WithHook(ev.hook)), tcp, grpc.WithUnaryInterceptor(c.UnaryClientInterceptor()))
+	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook)), tcp, grpc.WithUnaryInterceptor(c.UnaryClientInterceptor()))
 	const n = 8
 	start := time.Now()
 	for i := range n {
@@ -50,7 +49,7 @@ func TestClientPaces(t *testing.T) {
 func TestClientRetries(t *testing.T) {
 	rules := []grpclimit.Rule{{Name: "per-client", Key: keyfunc.Constant("client"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}}
 	var ev events
-	s := newServer(t, memstore.Must(), rules, grpclimit.WithHook(ev.hook))
+	s := newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook))
 	plain, _ := serve(t, s, pipe)
 	if _, err := call(plain, ""); err != nil { // the window's only unit
 		t.Fatal(err)
@@ -65,7 +64,7 @@ func TestClientRetries(t *testing.T) {
 	}
 
 	rules[0].Algorithm = algorithms.FixedWindow{Limit: 1, Window: time.Hour}
-	s = newServer(t, memstore.Must(), rules)
+	s = newServer(t, onMemstore(), rules)
 	plain, _ = serve(t, s, pipe)
 	if _, err := call(plain, ""); err != nil {
 		t.Fatal(err)
@@ -98,7 +97,7 @@ func TestClientRetries(t *testing.T) {
 func TestClientReopensStreams(t *testing.T) {
 	rules := []grpclimit.Rule{{Name: "opens", Key: keyfunc.Constant("client"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}}
 	var ev events
-	s := newServer(t, memstore.Must(), rules, grpclimit.WithHook(ev.hook))
+	s := newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook))
 	plain, _ := serve(t, s, pipe)
 	if _, err := open(context.Background(), plain); err != nil {
 		t.Fatal(err)
@@ -123,7 +122,7 @@ func TestGoGRPCMiddlewareRetry(t *testing.T) {
 	var ev events
 	retrying := retry.UnaryClientInterceptor(retry.WithCodes(codes.ResourceExhausted), retry.WithMax(5),
 		retry.WithBackoff(retry.BackoffLinear(150*time.Millisecond)))
-	cc, _ := serve(t, newServer(t, memstore.Must(), rules, grpclimit.WithHook(ev.hook)), tcp, grpc.WithUnaryInterceptor(retrying))
+	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook)), tcp, grpc.WithUnaryInterceptor(retrying))
 	c := testpb.NewTestServiceClient(cc)
 	for i := range 2 {
 		if _, err := c.UnaryCall(context.Background(), &testpb.SimpleRequest{}); err != nil {

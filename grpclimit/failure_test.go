@@ -49,7 +49,7 @@ func TestRedisKilled(t *testing.T) {
 				if closed {
 					opts = append(opts, grpclimit.WithFailClosed())
 				}
-				cc, _ := serve(t, newServer(t, redisStore(t, addr), rules, opts...), pipe)
+				cc, _ := serve(t, newServer(t, onRedis(t, addr), rules, opts...), pipe)
 				if md, err := call(cc, "key"); err != nil || md.Get("ratelimit") == nil {
 					t.Fatalf("call with Redis up: %v, metadata %v", err, md)
 				}
@@ -94,7 +94,7 @@ func TestStreamRedisKilled(t *testing.T) {
 			opts = append(opts, grpclimit.WithFailClosed())
 		}
 		var c grpclimit.Client
-		cc, _ := serve(t, newServer(t, redisStore(t, m.Addr()), rules, opts...), pipe, grpc.WithStreamInterceptor(c.StreamClientInterceptor()))
+		cc, _ := serve(t, newServer(t, onRedis(t, m.Addr()), rules, opts...), pipe, grpc.WithStreamInterceptor(c.StreamClientInterceptor()))
 		m.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		s, err := open(ctx, cc)

@@ -71,20 +71,35 @@ func (e *echo) FullDuplexCall(s grpc.BidiStreamingServer[testpb.StreamingOutputC
 
 // backend is a store to run a test on.
 type backend struct {
-	name  string
-	store func(t *testing.T) limiter.Store
+	name string
+	on   func(t *testing.T) limiterOn
 }
 
 // backends are the memstore, miniredis and a real redis-server.
 func backends() []backend {
 	return []backend{
-		{"memstore", func(*testing.T) limiter.Store { return memstore.Must() }},
-		{"miniredis", func(t *testing.T) limiter.Store { return redisStore(t, miniredis.RunT(t).Addr()) }},
-		{"redis-server", func(t *testing.T) limiter.Store { return redisStore(t, startRedis(t).addr) }},
+		{"memstore", func(*testing.T) limiterOn { return onMemstore() }},
+		{"miniredis", func(t *testing.T) limiterOn { return onRedis(t, miniredis.RunT(t).Addr()) }},
+		{"redis-server", func(t *testing.T) limiterOn { return onRedis(t, startRedis(t).addr) }},
 	}
 }
 
-func redisStore(t *testing.T, addr string) *redisstore.Store {
+// limiterOn builds a limiter of rules on a store of a test's.
+type limiterOn func(rules []limiter.Rule) (*limiter.Limiter, error)
+
+// onMemstore builds limiters on a memstore of their own.
+func onMemstore() limiterOn {
+	store := memstore.Must()
+	return func(rules []limiter.Rule) (*limiter.Limiter, error) { return limiter.New(store, rules) }
+}
+
+// onRedis builds limiters on the Redis at addr.
+func onRedis(t testing.TB, addr string) limiterOn {
+	store := redisStore(t, addr)
+	return func(rules []limiter.Rule) (*limiter.Limiter, error) { return limiter.New(store, rules) }
+}
+
+func redisStore(t testing.TB, addr string) *redisstore.Store {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
 	// A timeout long enough for miniredis under the race detector on a
@@ -205,11 +220,11 @@ func serveOpts(t testing.TB, sopts []grpc.ServerOption, tr transport, opts ...gr
 	return cc, e
 }
 
-// newServer is New on a limiter of rules on store, failing the test on
-// an error.
-func newServer(t testing.TB, store limiter.Store, rules []grpclimit.Rule, opts ...grpclimit.Option) *grpclimit.Server {
+// newServer is New on a limiter of rules that on builds, failing the test
+// on an error.
+func newServer(t testing.TB, on limiterOn, rules []grpclimit.Rule, opts ...grpclimit.Option) *grpclimit.Server {
 	t.Helper()
-	lim, err := limiter.New(store, grpclimit.LimiterRules(rules))
+	lim, err := on(grpclimit.LimiterRules(rules))
 	if err != nil {
 		t.Fatal(err)
 	}

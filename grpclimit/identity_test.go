@@ -16,7 +16,6 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
-	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
 // callWith makes a UnaryCall with the metadata pairs and reports whether
@@ -41,7 +40,7 @@ func TestIdentities(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("gateway", func(t *testing.T) {
-		cc, _ := serve(t, newServer(t, memstore.Must(), []grpclimit.Rule{{Name: "per-ip", Key: trusted, Algorithm: one}}), tcp)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-ip", Key: trusted, Algorithm: one}}), tcp)
 		if callWith(t, cc, "x-forwarded-for", "192.0.2.1") || callWith(t, cc, "x-forwarded-for", "192.0.2.2") {
 			t.Fatal("two forwarded clients share a limit")
 		}
@@ -50,14 +49,14 @@ func TestIdentities(t *testing.T) {
 		}
 	})
 	t.Run("peer", func(t *testing.T) {
-		cc, _ := serve(t, newServer(t, memstore.Must(), []grpclimit.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: one}}), tcp)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: one}}), tcp)
 		if callWith(t, cc, "x-forwarded-for", "192.0.2.1") || !callWith(t, cc, "x-forwarded-for", "192.0.2.2") {
 			t.Fatal("an untrusted peer chose its identity with x-forwarded-for")
 		}
 	})
 	t.Run("metadata hashed", func(t *testing.T) {
 		m := miniredis.RunT(t)
-		cc, _ := serve(t, newServer(t, redisStore(t, m.Addr()), []grpclimit.Rule{{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: one}}), pipe)
+		cc, _ := serve(t, newServer(t, onRedis(t, m.Addr()), []grpclimit.Rule{{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: one}}), pipe)
 		if callWith(t, cc, "x-api-key", "sk-secret") || !callWith(t, cc, "x-api-key", "sk-secret") || callWith(t, cc, "x-api-key", "sk-other") {
 			t.Fatal("API keys are not limited apart")
 		}
@@ -68,7 +67,7 @@ func TestIdentities(t *testing.T) {
 		}
 	})
 	t.Run("method", func(t *testing.T) {
-		cc, _ := serve(t, newServer(t, memstore.Must(), []grpclimit.Rule{{Name: "per-method", Key: keyfunc.Route(), Algorithm: one}}), pipe)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-method", Key: keyfunc.Route(), Algorithm: one}}), pipe)
 		c := testpb.NewTestServiceClient(cc)
 		if _, err := c.EmptyCall(context.Background(), &testpb.Empty{}); err != nil {
 			t.Fatal(err)
@@ -82,7 +81,7 @@ func TestIdentities(t *testing.T) {
 			md, _ := metadata.FromIncomingContext(ctx)
 			return strings.Join(md.Get("tenant"), ""), nil
 		})
-		cc, _ := serve(t, newServer(t, memstore.Must(), []grpclimit.Rule{{Name: "per-tenant", Key: tenant, Algorithm: one}}), pipe)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-tenant", Key: tenant, Algorithm: one}}), pipe)
 		if callWith(t, cc, "tenant", "a") || callWith(t, cc, "tenant", "b") || !callWith(t, cc, "tenant", "a") {
 			t.Fatal("tenants are not limited apart")
 		}

@@ -25,7 +25,7 @@ func TestOneRoundTripPerCall(t *testing.T) {
 		{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Hour}},
 		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.GCRA{Rate: 100, Period: time.Second, Burst: 100}},
 	}
-	cc, _ := serve(t, newServer(t, redisStore(t, srv.addr), rules), pipe)
+	cc, _ := serve(t, newServer(t, onRedis(t, srv.addr), rules), pipe)
 	if err := rdb.ConfigResetStat(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}

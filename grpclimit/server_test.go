@@ -87,7 +87,7 @@ func TestStackedRules(t *testing.T) {
 					{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Hour}},
 				}
 				var ev events
-				cc, _ := serve(t, newServer(t, b.store(t), rules, grpclimit.WithHook(ev.hook)), tr)
+				cc, _ := serve(t, newServer(t, b.on(t), rules, grpclimit.WithHook(ev.hook)), tr)
 				for i := range 3 {
 					md, err := call(cc, "alice")
 					if err != nil {
@@ -149,7 +149,7 @@ func TestMethodsAndExemptions(t *testing.T) {
 		{"none exempt", []grpclimit.Option{grpclimit.WithExemptMethods()}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newServer(t, memstore.Must(), rules, tc.opts...)
+			s := newServer(t, onMemstore(), rules, tc.opts...)
 			srv := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryServerInterceptor()))
 			testpb.RegisterTestServiceServer(srv, &echo{})
 			healthpb.RegisterHealthServer(srv, health.NewServer())
@@ -208,17 +208,17 @@ func TestIdentityAndCost(t *testing.T) {
 	rules := []grpclimit.Rule{
 		{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}},
 	}
-	cc, _ := serve(t, newServer(t, memstore.Must(), rules), pipe)
+	cc, _ := serve(t, newServer(t, onMemstore(), rules), pipe)
 	if _, err := call(cc, ""); status.Code(err) != codes.Unauthenticated {
 		t.Errorf("call without a key: %v, want Unauthenticated", err)
 	}
 	rules[0].Optional = true
-	cc, _ = serve(t, newServer(t, memstore.Must(), rules), pipe)
+	cc, _ = serve(t, newServer(t, onMemstore(), rules), pipe)
 	if md, err := call(cc, ""); err != nil || md.Get("ratelimit") != nil {
 		t.Errorf("call without a key, optional rule: %v, metadata %v; want through, unlimited", err, md)
 	}
 	rules[0].Cost = func(context.Context, string) int { return -1 }
-	cc, _ = serve(t, newServer(t, memstore.Must(), rules), pipe)
+	cc, _ = serve(t, newServer(t, onMemstore(), rules), pipe)
 	if _, err := call(cc, "secret-key"); status.Code(err) != codes.InvalidArgument || strings.Contains(err.Error(), "secret") {
 		t.Errorf("negative cost: %v, want InvalidArgument", err)
 	}
@@ -263,7 +263,7 @@ func TestSettleByCode(t *testing.T) {
 			}
 			return 1
 		}}}
-	cc, _ := serve(t, newServer(t, memstore.Must(), rules), pipe)
+	cc, _ := serve(t, newServer(t, onMemstore(), rules), pipe)
 	c := testpb.NewTestServiceClient(cc)
 	for i := range 5 {
 		if _, err := c.UnaryCall(context.Background(), &testpb.SimpleRequest{}); err != nil {
@@ -325,7 +325,7 @@ func TestRefusalKinds(t *testing.T) {
 func TestShadowMode(t *testing.T) {
 	rules := []grpclimit.Rule{{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}}
 	var ev events
-	cc, _ := serve(t, newServer(t, memstore.Must(), rules, grpclimit.WithShadowMode(), grpclimit.WithHook(ev.hook)), pipe)
+	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithShadowMode(), grpclimit.WithHook(ev.hook)), pipe)
 	for i := range 2 {
 		if _, err := call(cc, ""); err != nil {
 			t.Fatalf("call %d: %v", i+1, err)

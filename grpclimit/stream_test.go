@@ -16,7 +16,6 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
-	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
 type duplex = grpc.BidiStreamingClient[testpb.StreamingOutputCallRequest, testpb.StreamingOutputCallResponse]
@@ -64,7 +63,7 @@ func TestOpenStreams(t *testing.T) {
 					Algorithm: algorithms.Concurrency{Limit: limit, TTL: time.Minute}}}
 				// Failing closed: a decision the store did not make refuses
 				// rather than admits.
-				cc, svc := serve(t, newServer(t, b.store(t), rules, grpclimit.WithFailClosed()), tr)
+				cc, svc := serve(t, newServer(t, b.on(t), rules, grpclimit.WithFailClosed()), tr)
 				ctx, cancelAll := context.WithCancel(context.Background())
 				defer cancelAll()
 				var mu sync.Mutex
@@ -141,7 +140,7 @@ func TestMessageCost(t *testing.T) {
 	rules := []grpclimit.Rule{{Name: "messages", Key: keyfunc.Constant("client"), Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour},
 		Cost:        func(context.Context, string) int { return 0 },
 		MessageCost: func(context.Context, string, any) int { return 1 }}}
-	cc, _ := serve(t, newServer(t, memstore.Must(), rules), pipe)
+	cc, _ := serve(t, newServer(t, onMemstore(), rules), pipe)
 	s, err := testpb.NewTestServiceClient(cc).FullDuplexCall(context.Background())
 	if err != nil {
 		t.Fatal(err)
