@@ -34,7 +34,9 @@
 // Labels are bounded by construction: rule names and fixed outcome and
 // cause sets, never identities or paths. Options.RouteLabel adds the
 // route pattern (Request.Pattern) to the decision series, which is bounded
-// by the routes a service registers.
+// by the routes a service registers. The gRPC interceptors of module
+// grpclimit feed the same hook; their route is the call's full method
+// ("/pkg.Service/Method").
 package prommetrics
 
 import (

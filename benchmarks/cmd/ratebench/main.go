@@ -14,7 +14,9 @@
 //
 // Then Redis memory per key (INFO memory over -memkeys keys), an HTTP
 // mode (a trivial handler with no limiter, with this library's middleware
-// and with a redis_rate middleware, driven over loopback), a cluster mode
+// and with a redis_rate middleware, driven over loopback), a gRPC mode (a
+// unary echo service with no limiter, behind grpclimit's interceptor and
+// behind go-grpc-middleware's ratelimit interceptor on redis_rate), a cluster mode
 // (three masters of its own: our limiter and redis_rate on a
 // ClusterClient) and the per-decision Go benchmarks (one goroutine: the
 // time and allocations of one decision, or one request, on the client).
@@ -48,6 +50,7 @@ func main() {
 	only := flag.String("only", "", "run only contenders whose name contains one of these |-separated words (=name: exactly this one)")
 	memKeys := flag.Int("memkeys", 100_000, "keys for the memory-per-key measurement (0: skip)")
 	httpMode := flag.Bool("http", true, "run the HTTP mode")
+	grpcMode := flag.Bool("grpc", true, "run the gRPC mode")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	ctxTimeouts := flag.Bool("ctxtimeouts", false, "set go-redis ContextTimeoutEnabled on the shared client")
 	single := flag.Bool("single", true, "measure latency with one client in a loop")
@@ -142,6 +145,9 @@ func main() {
 	}
 	if *httpMode {
 		targets.http = httpBench(e, *goroutines, *keys, *d, *rounds)
+	}
+	if *grpcMode {
+		targets.grpc, targets.grpcP99 = grpcBench(e, *goroutines, *keys, *d, *rounds)
 	}
 	if *single {
 		targets.single = singleClient(e, list, *d, *rounds)

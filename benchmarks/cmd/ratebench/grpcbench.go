@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	grpcratelimit "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/ratelimit"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+)
+
+// echoService answers UnaryCall with its payload.
+type echoService struct {
+	testpb.UnimplementedTestServiceServer
+}
+
+func (echoService) UnaryCall(_ context.Context, in *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
+	return &testpb.SimpleResponse{Payload: in.GetPayload()}, nil
+}
+
+// grpcClientKey is the identity both interceptors limit: the x-client
+// metadata the load generator sets, so both pay the same extraction.
+func grpcClientKey(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get("x-client"); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// redisRateLimit is go-grpc-middleware's ratelimit.Limiter on a redis_rate
+// limiter: Allow, an error to refuse (the interceptor answers
+// ResourceExhausted), nil when Redis fails (fail open, like ours by
+// default).
+type redisRateLimit struct {
+	l     *redis_rate.Limiter
+	limit redis_rate.Limit
+}
+
+var errLimited = errors.New("rate limited")
+
+func (r redisRateLimit) Limit(ctx context.Context) error {
+	res, err := r.l.Allow(ctx, grpcClientKey(ctx), r.limit)
+	if err != nil || res.Allowed > 0 {
+		return nil
+	}
+	return errLimited
+}
+
+// grpcBench serves a unary echo service three ways over loopback (no
+// limiter, our interceptor, go-grpc-middleware's ratelimit interceptor on
+// redis_rate) and drives each with goroutines for d per round, the order
+// rotated each round; it returns our calls/s over the peer's and our p99
+// over its.
+func grpcBench(e *env, goroutines, keys int, d time.Duration, rounds int) (float64, float64) {
+	q := quota{limit: 1_000_000, period: time.Second}
+	rules := []grpclimit.Rule{{Name: "per-client", Algorithm: gcra(q),
+		Key: grpclimit.Key(func(ctx context.Context, _ string) (string, error) { return grpcClientKey(ctx), nil })}}
+	store, err := redisstore.New(e.rdb)
+	if err != nil {
+		fatal(err)
+	}
+	lim, err := limiter.New(store, grpclimit.LimiterRules(rules))
+	if err != nil {
+		fatal(err)
+	}
+	ours, err := grpclimit.New(lim, rules)
+	if err != nil {
+		fatal(err)
+	}
+	peer := grpcratelimit.UnaryServerInterceptor(redisRateLimit{l: redis_rate.NewLimiter(e.rdb),
+		limit: redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}})
+	servers := []struct {
+		name string
+		opts []grpc.ServerOption
+	}{
+		{"no limiter", nil},
+		{"ours (grpclimit, gcra)", []grpc.ServerOption{grpc.UnaryInterceptor(ours.UnaryServerInterceptor())}},
+		{"go-grpc-middleware ratelimit on redis_rate", []grpc.ServerOption{grpc.UnaryInterceptor(peer)}},
+	}
+	results := make([][]stats, len(servers))
+	for r := range rounds {
+		for i := range servers {
+			j := (i + r) % len(servers)
+			results[j] = append(results[j], grpcRound(servers[j].opts, goroutines, keyNames(fmt.Sprintf("grpc:r%d:s%d:", r, j), keys), d))
+		}
+	}
+	fmt.Printf("\n## gRPC: unary echo over loopback, %d client goroutines on one connection\n\n", goroutines)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "server\tcalls/s\tx no limiter\tp50\tp99\terrors\t")
+	base := median(results[0])
+	for i, s := range servers {
+		m := median(results[i])
+		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%v\t%v\t%d\t\n", s.name, m.ops, m.ops/base.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond), m.err)
+	}
+	w.Flush()
+	o, p := median(results[1]), median(results[2])
+	return o.ops / p.ops, float64(o.p99) / float64(p.p99)
+}
+
+// grpcRound serves the echo service with opts on a loopback port for one
+// measurement.
+func grpcRound(opts []grpc.ServerOption, goroutines int, keys []string, d time.Duration) stats {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fatal(err)
+	}
+	srv := grpc.NewServer(opts...)
+	testpb.RegisterTestServiceServer(srv, echoService{})
+	go func() { _ = srv.Serve(l) }()
+	defer srv.Stop()
+	cc, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		fatal(err)
+	}
+	defer cc.Close()
+	c := testpb.NewTestServiceClient(cc)
+	return measure(func(ctx context.Context, key string) (bool, error) {
+		_, err := c.UnaryCall(metadata.AppendToOutgoingContext(ctx, "x-client", key), &testpb.SimpleRequest{})
+		if status.Code(err) == codes.ResourceExhausted {
+			return false, nil
+		}
+		return err == nil, err
+	}, goroutines, keys, d)
+}

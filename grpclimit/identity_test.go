@@ -1,0 +1,93 @@
+package grpclimit_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+)
+
+// callWith makes a UnaryCall with the metadata pairs and reports whether
+// it was refused.
+func callWith(t *testing.T, cc *grpc.ClientConn, pairs ...string) bool {
+	t.Helper()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), pairs...)
+	_, err := testpb.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{})
+	if err != nil && status.Code(err) != codes.ResourceExhausted {
+		t.Fatal(err)
+	}
+	return err != nil
+}
+
+// Identities: the peer, or behind a trusted gateway the address it
+// forwards in x-forwarded-for (from that peer only); a metadata value,
+// hashed before it reaches Redis; the full method.
+func TestIdentities(t *testing.T) {
+	one := algorithms.FixedWindow{Limit: 1, Window: time.Hour}
+	trusted, err := keyfunc.ClientIP(keyfunc.IPConfig{TrustedProxies: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("gateway", func(t *testing.T) {
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-ip", Key: trusted, Algorithm: one}}), tcp)
+		if callWith(t, cc, "x-forwarded-for", "192.0.2.1") || callWith(t, cc, "x-forwarded-for", "192.0.2.2") {
+			t.Fatal("two forwarded clients share a limit")
+		}
+		if !callWith(t, cc, "x-forwarded-for", "192.0.2.1") {
+			t.Fatal("a forwarded client's second call went through")
+		}
+	})
+	t.Run("peer", func(t *testing.T) {
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: one}}), tcp)
+		if callWith(t, cc, "x-forwarded-for", "192.0.2.1") || !callWith(t, cc, "x-forwarded-for", "192.0.2.2") {
+			t.Fatal("an untrusted peer chose its identity with x-forwarded-for")
+		}
+	})
+	t.Run("metadata hashed", func(t *testing.T) {
+		m := miniredis.RunT(t)
+		cc, _ := serve(t, newServer(t, onRedis(t, m.Addr()), []grpclimit.Rule{{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: one}}), pipe)
+		if callWith(t, cc, "x-api-key", "sk-secret") || !callWith(t, cc, "x-api-key", "sk-secret") || callWith(t, cc, "x-api-key", "sk-other") {
+			t.Fatal("API keys are not limited apart")
+		}
+		for _, k := range m.Keys() {
+			if strings.Contains(k, "sk-") {
+				t.Errorf("a raw API key in Redis: %q", k)
+			}
+		}
+	})
+	t.Run("method", func(t *testing.T) {
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-method", Key: keyfunc.Route(), Algorithm: one}}), pipe)
+		c := testpb.NewTestServiceClient(cc)
+		if _, err := c.EmptyCall(context.Background(), &testpb.Empty{}); err != nil {
+			t.Fatal(err)
+		}
+		if callWith(t, cc) || !callWith(t, cc) {
+			t.Fatal("methods are not limited apart")
+		}
+	})
+	t.Run("function", func(t *testing.T) {
+		tenant := grpclimit.Key(func(ctx context.Context, method string) (string, error) {
+			md, _ := metadata.FromIncomingContext(ctx)
+			return strings.Join(md.Get("tenant"), ""), nil
+		})
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-tenant", Key: tenant, Algorithm: one}}), pipe)
+		if callWith(t, cc, "tenant", "a") || callWith(t, cc, "tenant", "b") || !callWith(t, cc, "tenant", "a") {
+			t.Fatal("tenants are not limited apart")
+		}
+		_, err := testpb.NewTestServiceClient(cc).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		if status.Code(err) != codes.Unauthenticated {
+			t.Fatalf("no tenant: %v, want Unauthenticated", err)
+		}
+	})
+}

@@ -1,0 +1,337 @@
+package grpclimit_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+)
+
+// events collects a Server's hook events.
+type events struct {
+	mu  sync.Mutex
+	all []middleware.Event
+}
+
+func (e *events) hook(ev middleware.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.all = append(e.all, ev)
+}
+
+// outcomes counts the events by outcome.
+func (e *events) outcomes() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := make(map[string]int)
+	for _, ev := range e.all {
+		n[ev.Outcome]++
+	}
+	return n
+}
+
+func (e *events) last() middleware.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.all[len(e.all)-1]
+}
+
+// call makes a UnaryCall with the API key, and returns its error and the
+// response header metadata.
+func call(cc *grpc.ClientConn, key string) (metadata.MD, error) {
+	ctx := context.Background()
+	if key != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "x-api-key", key)
+	}
+	var header metadata.MD
+	_, err := testpb.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{}, grpc.Header(&header))
+	return header, err
+}
+
+// A per-key and a global rule are one stack: a call refused by the
+// per-key rule consumes nothing of the global one, so that another key
+// still gets the global rule's whole remaining quota. Every call carries
+// the ratelimit metadata, the refused ones too; a refusal is
+// ResourceExhausted with a RetryInfo no shorter than the decision's wait
+// and a QuotaFailure naming the rule.
+func TestStackedRules(t *testing.T) {
+	for _, b := range backends() {
+		for _, tr := range []transport{tcp, pipe} {
+			t.Run(b.name+"/"+string(tr), func(t *testing.T) {
+				rules := []grpclimit.Rule{
+					{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}},
+					{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Hour}},
+				}
+				var ev events
+				cc, _ := serve(t, newServer(t, b.on(t), rules, grpclimit.WithHook(ev.hook)), tr)
+				for i := range 3 {
+					md, err := call(cc, "alice")
+					if err != nil {
+						t.Fatalf("alice's call %d: %v", i+1, err)
+					}
+					if got := md.Get("ratelimit-policy"); len(got) != 1 || got[0] != `"per-key";q=3;w=3600, "global";q=5;w=3600` {
+						t.Errorf("ratelimit-policy %q", got)
+					}
+				}
+				md, err := call(cc, "alice")
+				if status.Code(err) != codes.ResourceExhausted {
+					t.Fatalf("alice's 4th call: %v, want ResourceExhausted", err)
+				}
+				if got := md.Get("ratelimit"); len(got) != 1 || !strings.HasPrefix(got[0], `"per-key";r=0;t=`) || !strings.Contains(got[0], `"global";r=2`) {
+					t.Errorf("refusal's ratelimit %q", got)
+				}
+				ri, qf := details(err)
+				wait := ev.last().Decision.RetryAfter()
+				if ri == nil || ri.GetRetryDelay().AsDuration() < wait || ri.GetRetryDelay().AsDuration() <= 0 {
+					t.Errorf("RetryInfo %v, want at least the decision's %v", ri, wait)
+				}
+				if got := violated(qf); !slices.Equal(got, []string{"per-key"}) {
+					t.Errorf("QuotaFailure names %q, want per-key", got)
+				}
+				for i := range 2 {
+					if _, err := call(cc, "bob"); err != nil {
+						t.Fatalf("bob's call %d: %v (alice's refusal consumed the global rule?)", i+1, err)
+					}
+				}
+				_, err = call(cc, "carol")
+				if _, qf := details(err); !slices.Equal(violated(qf), []string{"global"}) {
+					t.Errorf("carol's call: %v, want refused by global", err)
+				}
+				if got, want := ev.outcomes(), map[string]int{"allowed": 5, "denied": 2}; !maps.Equal(got, want) {
+					t.Errorf("hook outcomes %v, want %v", got, want)
+				}
+				if got := ev.last().Request.Pattern; got != unaryCall {
+					t.Errorf("the hook's route %q, want %q", got, unaryCall)
+				}
+			})
+		}
+	}
+}
+
+// Rules apply to their methods; health checks are exempt unless
+// WithExemptMethods says otherwise.
+func TestMethodsAndExemptions(t *testing.T) {
+	rules := []grpclimit.Rule{
+		{Name: "unary", Methods: []string{unaryCall}, Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}},
+		{Name: "service", Methods: []string{"/grpc.testing.TestService/*", "/grpc.health.v1.Health/Check"}, Key: keyfunc.Constant("all"),
+			Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}},
+	}
+	for _, tc := range []struct {
+		name          string
+		opts          []grpclimit.Option
+		healthRefused int // of 3 checks, once the service's rule has 1 unit left
+	}{
+		{"default", nil, 0},
+		{"none exempt", []grpclimit.Option{grpclimit.WithExemptMethods()}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t, onMemstore(), rules, tc.opts...)
+			srv := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryServerInterceptor()))
+			testpb.RegisterTestServiceServer(srv, &echo{})
+			healthpb.RegisterHealthServer(srv, health.NewServer())
+			cc := serveOn(t, srv)
+			tc2 := testpb.NewTestServiceClient(cc)
+			hc := healthpb.NewHealthClient(cc)
+			ctx := context.Background()
+			if _, err := tc2.UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tc2.UnaryCall(ctx, &testpb.SimpleRequest{}); status.Code(err) != codes.ResourceExhausted {
+				t.Fatalf("second UnaryCall: %v, want refused by unary", err)
+			}
+			if _, err := tc2.EmptyCall(ctx, &testpb.Empty{}); err != nil {
+				t.Fatalf("EmptyCall, under the service's rule only: %v", err)
+			}
+			refused := 0
+			for range 3 {
+				_, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+				switch status.Code(err) {
+				case codes.ResourceExhausted:
+					refused++
+				case codes.OK:
+				default:
+					t.Fatalf("health check: %v", err)
+				}
+			}
+			if refused != tc.healthRefused {
+				t.Errorf("%d health checks of 3 refused, want %d", refused, tc.healthRefused)
+			}
+		})
+	}
+}
+
+// serveOn serves srv on a loopback port and returns a connection to it.
+func serveOn(t *testing.T, srv *grpc.Server) *grpc.ClientConn {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	cc, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	return cc
+}
+
+// A call without an identity is refused with Unauthenticated, unless the
+// rule is optional; a negative cost is InvalidArgument. The statuses
+// name no identity and no error text.
+func TestIdentityAndCost(t *testing.T) {
+	rules := []grpclimit.Rule{
+		{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}},
+	}
+	cc, _ := serve(t, newServer(t, onMemstore(), rules), pipe)
+	if _, err := call(cc, ""); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("call without a key: %v, want Unauthenticated", err)
+	}
+	rules[0].Optional = true
+	cc, _ = serve(t, newServer(t, onMemstore(), rules), pipe)
+	if md, err := call(cc, ""); err != nil || md.Get("ratelimit") != nil {
+		t.Errorf("call without a key, optional rule: %v, metadata %v; want through, unlimited", err, md)
+	}
+	rules[0].Cost = func(context.Context, string) int { return -1 }
+	cc, _ = serve(t, newServer(t, onMemstore(), rules), pipe)
+	if _, err := call(cc, "secret-key"); status.Code(err) != codes.InvalidArgument || strings.Contains(err.Error(), "secret") {
+		t.Errorf("negative cost: %v, want InvalidArgument", err)
+	}
+}
+
+// Invalid rules fail at construction, naming the rule.
+func TestInvalidRules(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rule grpclimit.Rule
+	}{
+		{"method", grpclimit.Rule{Name: "bad-method", Methods: []string{"pkg.Service/M"}}},
+		{"wildcard", grpclimit.Rule{Name: "bad-wildcard", Methods: []string{"/pkg.Service/Get*"}}},
+		{"message cost on slots", grpclimit.Rule{Name: "slots", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Minute},
+			MessageCost: func(context.Context, string, any) int { return 1 }}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.rule.Key = keyfunc.Constant("all")
+			if tc.rule.Algorithm == nil {
+				tc.rule.Algorithm = algorithms.FixedWindow{Limit: 1, Window: time.Second}
+			}
+			rules := []grpclimit.Rule{tc.rule}
+			lim, err := limiter.New(memstore.Must(), grpclimit.LimiterRules(rules))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = grpclimit.New(lim, rules)
+			if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.rule.Name) {
+				t.Errorf("New: %v, want an ErrConfig naming %q", err, tc.rule.Name)
+			}
+		})
+	}
+}
+
+// Settle charges a call its final cost from its code: a rule that counts
+// failed calls only lets successes through without end.
+func TestSettleByCode(t *testing.T) {
+	rules := []grpclimit.Rule{{Name: "failures", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour},
+		Settle: func(_ context.Context, _ string, code codes.Code) int {
+			if code == codes.OK {
+				return 0
+			}
+			return 1
+		}}}
+	cc, _ := serve(t, newServer(t, onMemstore(), rules), pipe)
+	c := testpb.NewTestServiceClient(cc)
+	for i := range 5 {
+		if _, err := c.UnaryCall(context.Background(), &testpb.SimpleRequest{}); err != nil {
+			t.Fatalf("successful call %d: %v", i+1, err)
+		}
+	}
+	for i := range 2 {
+		if _, err := c.UnimplementedCall(context.Background(), &testpb.Empty{}); status.Code(err) != codes.Unimplemented {
+			t.Fatalf("failing call %d: %v", i+1, err)
+		}
+	}
+	if _, err := c.UnaryCall(context.Background(), &testpb.SimpleRequest{}); status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("after 2 failures: %v, want ResourceExhausted", err)
+	}
+}
+
+// A cost no wait can admit is refused without a RetryInfo, so that no
+// client retries it; a blocked client's refusal says so, with the
+// block's wait.
+func TestRefusalKinds(t *testing.T) {
+	rules := []grpclimit.Rule{{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute},
+		Blockable: true, Cost: func(ctx context.Context, _ string) int {
+			md, _ := metadata.FromIncomingContext(ctx)
+			return len(md.Get("x-api-key")[0])
+		}}}
+	lim, err := limiter.New(memstore.Must(), grpclimit.LimiterRules(rules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := grpclimit.New(lim, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, _ := serve(t, s, pipe)
+	_, err = call(cc, "abc") // cost 3 > 2
+	if ri, qf := details(err); status.Code(err) != codes.ResourceExhausted || ri != nil || !slices.Equal(violated(qf), []string{"per-key"}) {
+		t.Errorf("a cost above the limit: %v, RetryInfo %v; want ResourceExhausted without RetryInfo", err, ri)
+	}
+	// The operator's identity of a key: the rule's Key of a request that
+	// carries it (see LimiterRules).
+	req := httptest.NewRequest(http.MethodPost, "/", nil)
+	req.Header.Set("x-api-key", "a")
+	id, err := rules[0].Key(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lim.Block(context.Background(), "per-key", id, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	_, err = call(cc, "a")
+	ri, qf := details(err)
+	if status.Code(err) != codes.ResourceExhausted || ri.GetRetryDelay().AsDuration() < 59*time.Minute ||
+		!strings.Contains(status.Convert(err).Message(), "blocked") || qf.GetViolations()[0].GetDescription() != "client blocked" {
+		t.Errorf("a blocked client: %v, RetryInfo %v, QuotaFailure %v", err, ri, qf)
+	}
+}
+
+// Shadow mode decides and reports, and refuses nothing.
+func TestShadowMode(t *testing.T) {
+	rules := []grpclimit.Rule{{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}}
+	var ev events
+	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithShadowMode(), grpclimit.WithHook(ev.hook)), pipe)
+	for i := range 2 {
+		if _, err := call(cc, ""); err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+	}
+	if got := ev.outcomes(); got["allowed"] != 1 || got["shadow_allowed"] != 1 {
+		t.Errorf("outcomes %v, want 1 allowed and 1 shadow_allowed", got)
+	}
+}

@@ -1,0 +1,102 @@
+package grpclimit
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// unavailableWait is the RetryInfo of a call refused because the limiter
+// could not decide it (WithFailClosed): the middleware's Retry-After: 1.
+const unavailableWait = time.Second
+
+// refused is the status of a call the middleware did not admit, nil for
+// an admitted one. ctx is the call's.
+func (c *call) refused(ctx context.Context) error {
+	switch {
+	case c.admitted:
+		return nil
+	case c.denied:
+		return refusal(c.refusal).Err()
+	case ctx.Err() != nil:
+		// The client went away while its call was decided or queued.
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	switch c.status {
+	case http.StatusUnauthorized:
+		return status.Error(codes.Unauthenticated, "ratelimit: the call carries no identity for a rate limit")
+	case http.StatusBadRequest:
+		return status.Error(codes.InvalidArgument, "ratelimit: negative call cost")
+	case http.StatusServiceUnavailable:
+		st := status.New(codes.Unavailable, "rate limiting is unavailable; retry in 1 s")
+		return withDetails(st, &errdetails.RetryInfo{RetryDelay: durationpb.New(unavailableWait)}).Err()
+	}
+	return status.Error(codes.Internal, "ratelimit: the call could not be decided")
+}
+
+// refusal is the status of a denied decision d (its waits as the
+// middleware advertises them): codes.ResourceExhausted, with a RetryInfo
+// of d's wait rounded up to the millisecond (at least 1 ms; none when a
+// rule can never admit the cost, when waiting cannot help) and a
+// QuotaFailure with one violation per rule that refused, its subject the
+// rule's name.
+func refusal(d limiter.Decision) *status.Status {
+	qf := &errdetails.QuotaFailure{}
+	var names, blocked []string
+	for _, r := range d.Results {
+		if r.Allowed {
+			continue
+		}
+		names = append(names, r.Rule)
+		v := &errdetails.QuotaFailure_Violation{Subject: r.Rule, Description: violation(r)}
+		if r.Blocked {
+			blocked = append(blocked, r.Rule)
+		}
+		qf.Violations = append(qf.Violations, v)
+	}
+	wait := d.RetryAfter()
+	if wait == algorithms.Never {
+		msg := fmt.Sprintf("call cost exceeds what rate limit %s can ever admit", strings.Join(names, ", "))
+		return withDetails(status.New(codes.ResourceExhausted, msg), qf)
+	}
+	wait = max(time.Millisecond, (wait + time.Millisecond - 1).Truncate(time.Millisecond))
+	msg := fmt.Sprintf("rate limit %s exceeded; retry in %v", strings.Join(names, ", "), wait)
+	if len(blocked) > 0 {
+		msg = fmt.Sprintf("client blocked by rate limit %s; retry in %v", strings.Join(blocked, ", "), wait)
+	}
+	return withDetails(status.New(codes.ResourceExhausted, msg), &errdetails.RetryInfo{RetryDelay: durationpb.New(wait)}, qf)
+}
+
+// violation describes why rule r refused: its block, its quota, or a cost
+// it can never admit.
+func violation(r limiter.RuleResult) string {
+	switch {
+	case r.Blocked:
+		return "client blocked"
+	case r.RetryAfter == algorithms.Never:
+		return fmt.Sprintf("cost exceeds the quota of %d", r.Policy.Quota)
+	case r.Policy.Unit != "":
+		return fmt.Sprintf("all %d slots in use", r.Policy.Quota)
+	}
+	return fmt.Sprintf("quota of %d per %v exhausted", r.Policy.Quota, r.Policy.Window)
+}
+
+// withDetails is st with details; st alone if they cannot be encoded
+// (they always can: they are well-formed messages).
+func withDetails(st *status.Status, details ...protoadapt.MessageV1) *status.Status {
+	if s, err := st.WithDetails(details...); err == nil {
+		return s
+	}
+	return st
+}
