@@ -35,6 +35,7 @@ package headers
 import (
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,12 @@ type Names struct {
 	// draft's list parameters (q, w, r, t; an empty name means the
 	// draft's), for when the draft renames them.
 	QuotaParam, WindowParam, RemainingParam, ResetParam string
+	// Shadow, when true, writes shadow rules' results
+	// (limiter.RuleResult.Shadow) like the others: a would-be refusal can
+	// then be the binding rule of an admitted response. By default they
+	// are left out, so that clients are not told of limits that are not
+	// enforced.
+	Shadow bool
 }
 
 // XRateLimit writes the X-RateLimit-* family and Retry-After: the
@@ -71,7 +78,8 @@ var Both = Names{Limit: XRateLimit.Limit, Remaining: XRateLimit.Remaining, Reset
 // Write sets the headers of d: the X-RateLimit-* family for the binding
 // rule, RateLimit-Policy for every rule, RateLimit for every rule that was
 // decided (not Undecided) and, when d is denied, Retry-After
-// (unless the cost can never be admitted). The Reset epoch counts from
+// (unless the cost can never be admitted); shadow rules only with
+// n.Shadow. The Reset epoch counts from
 // d.At, the instant of the decision (Redis TIME by default), so every app
 // server sends the same value.
 //
@@ -81,6 +89,9 @@ var Both = Names{Limit: XRateLimit.Limit, Remaining: XRateLimit.Remaining, Reset
 // X-RateLimit-* family describes the most restrictive rule (a denying
 // decision, else the least remaining); Retry-After is the longest wait.
 func (n Names) Write(h http.Header, d limiter.Decision) {
+	if !n.Shadow {
+		d = enforced(d)
+	}
 	var v fields
 	if !d.Allowed {
 		if wait := d.RetryAfter(); wait != algorithms.Never {
@@ -116,6 +127,24 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 			param(b, n.ResetParam, "t", ceilSeconds(t))
 		}
 	})
+}
+
+// enforced is d without its shadow rules' results (copied only when it
+// has some).
+func enforced(d limiter.Decision) limiter.Decision {
+	for i, r := range d.Results {
+		if r.Shadow {
+			results := slices.Clone(d.Results[:i])
+			for _, r := range d.Results[i+1:] {
+				if !r.Shadow {
+					results = append(results, r)
+				}
+			}
+			d.Results = results
+			return d
+		}
+	}
+	return d
 }
 
 // decimals formats three integers in one allocation: substrings of one

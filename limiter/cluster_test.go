@@ -14,7 +14,7 @@ import (
 )
 
 // TestCluster runs the behaviour tables, the all-or-nothing stacks, the
-// operator controls, settlement, the queue, in-flight limits and the
+// operator controls, settlement, the queue, shadow rules, in-flight limits and the
 // concurrency exactness tests on a real 3-master Redis Cluster, directly and
 // through go-redis's AutoPipeliner (both faces).
 func TestCluster(t *testing.T) {
@@ -70,6 +70,7 @@ func TestCluster(t *testing.T) {
 		t.Run(client.name+"/operator controls", func(t *testing.T) { operatorTable(t, store, "op-"+client.name[:4]) })
 		t.Run(client.name+"/settle across slots", func(t *testing.T) { settleTable(t, store, "settle-"+client.name[:4]) })
 		t.Run(client.name+"/queue", func(t *testing.T) { queueTable(t, store, "queue-"+client.name[:4]) })
+		t.Run(client.name+"/shadow rules across slots", func(t *testing.T) { shadowTable(t, store, "shadow-"+client.name[:4]) })
 		t.Run(client.name+"/concurrency", func(t *testing.T) { concurrencyTable(t, store, "conc-"+client.name[:4]) })
 		t.Run(client.name+"/leased global across slots", func(t *testing.T) { leasedFleetTable(t, store, "lease-"+client.name[:4]) })
 

@@ -29,6 +29,11 @@ type RuleResult struct {
 	// Leased is how many units a leased check (store.Check.Lease) took
 	// beyond its cost; the store fills it.
 	Leased int
+	// Shadow is true for a shadow rule's result (Rule.Shadow): Allowed is
+	// its own verdict, which the Decision's Allowed and RetryAfter leave
+	// out. Allowed false is a would-be refusal, with its RetryAfter; the
+	// rule then consumed nothing.
+	Shadow bool
 	// lease is where a leased rule's units came from, for Settle.
 	lease *lease.Lease[store.Check]
 	// check is what was decided, for Settle.
@@ -46,8 +51,9 @@ func (r *RuleResult) found(s *store.Result) {
 
 // Decision is the outcome of a stack of checks.
 type Decision struct {
-	// Allowed is true when every check allowed; only then was anything
-	// consumed.
+	// Allowed is true when every check allowed, shadow rules' checks aside;
+	// only then was anything consumed (and of a shadow rule, only when its
+	// own result allowed too).
 	Allowed bool
 	// At is the instant the decision was made at: the Redis server's TIME
 	// by default, so every app server reports the same instants.
@@ -65,12 +71,13 @@ type Decision struct {
 	Cached bool
 }
 
-// RetryAfter is the longest RetryAfter among the denying rules: 0 when
-// allowed, algorithms.Never when some rule can never admit the cost.
+// RetryAfter is the longest RetryAfter among the denying rules, shadow
+// rules aside: 0 when allowed, algorithms.Never when some rule can never
+// admit the cost.
 func (d Decision) RetryAfter() time.Duration {
 	var wait time.Duration
 	for _, r := range d.Results {
-		if !r.Allowed {
+		if !r.Allowed && !r.Shadow {
 			wait = max(wait, r.RetryAfter)
 		}
 	}

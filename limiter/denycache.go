@@ -125,7 +125,8 @@ func (c *denyCache) shard(id stackID) *denyShard {
 }
 
 // get returns the cached denial of id at now, with its waits shortened by
-// the time since; the rules that allowed it are Undecided.
+// the time since; the rules that allowed it, and shadow rules, are
+// Undecided.
 func (c *denyCache) get(id stackID, now time.Time) (Decision, bool) {
 	sh := c.shard(id)
 	sh.mu.Lock()
@@ -141,6 +142,9 @@ func (c *denyCache) get(id stackID, now time.Time) (Decision, bool) {
 	elapsed := now.Sub(d.at)
 	results := make([]RuleResult, len(d.results))
 	for i, r := range d.results {
+		if r.Shadow { // its would-be refusal is not this request's
+			r.Allowed, r.RetryAfter = true, 0
+		}
 		r.Undecided = r.Allowed // asked nothing this time
 		r.RetryAfter = shorten(r.RetryAfter, elapsed)
 		r.ResetAfter = shorten(r.ResetAfter, elapsed)

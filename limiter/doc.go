@@ -177,4 +177,25 @@
 // with no Remaining). Settle restores a leased rule's units to its
 // pool (refunded to the store with the lease's refund if the lease has
 // ended, or nothing if that was done).
+//
+// # Shadow rules
+//
+// A rule with Rule.Shadow is decided and counted with its stack, in the
+// same store call, but never refuses: to roll a limit out, run it in
+// shadow, watch its would-be refusals, then enforce it. The stack's
+// verdict (Decision.Allowed, RetryAfter) is over its other rules alone. A
+// shadow rule consumes its cost only when the stack is allowed and the
+// rule itself allows, so it never takes what an enforced rule needs, and
+// an enforced rule's denial leaves it untouched, exactly as if enforced
+// rules only had been asked. Its result (RuleResult.Shadow set) reports its
+// own verdict: Allowed with its Remaining, or a would-be refusal with its
+// RetryAfter, which consumed nothing and writes no block (its Penalty is
+// not applied; a block in place, from Block or from when the rule was
+// enforced, shows as a would-be refusal). Settle refunds what a shadow
+// rule consumed and nothing for a would-be refusal; a shadow Queue rule
+// takes its turn but delays nothing (Wait and Hold do not wait for it).
+// A shadow rule cannot be leased. A denial the deny cache repeats reports
+// its shadow rules Undecided. On Redis Cluster, a stack spanning slots
+// keeps shadow rules out of the verdict in each slot's run, and refunds
+// a denied stack's shadow consumption with the rest.
 package limiter

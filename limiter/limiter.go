@@ -43,6 +43,11 @@ type Rule struct {
 	// Plan is decided by the store as an unleased check is. See "Leases"
 	// in the package doc for what it bounds and what its results report.
 	Lease time.Duration
+	// Shadow decides and counts the rule but never lets it refuse: to roll
+	// a new limit out, watch its would-be refusals before enforcing it.
+	// See "Shadow rules" in the package doc. Not with Lease; a Penalty is
+	// not applied while the rule is a shadow rule.
+	Shadow bool
 }
 
 // Check asks one rule, by name, about one identity.
@@ -80,6 +85,7 @@ type rule struct {
 	algo      *algo
 	blockable bool
 	penalty   time.Duration
+	shadow    bool
 	lease     lease.Rule // zero: not leased
 }
 
@@ -165,7 +171,10 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		if why := lease.Invalid(r.Lease, r.Blockable || r.Penalty > 0, r.Algorithm.String(), &a.lease); why != "" {
 			return nil, fmt.Errorf("%w: rule %q: %s", ratelimit.ErrConfig, r.Name, why)
 		}
-		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: r.Penalty}
+		if r.Shadow && r.Lease > 0 {
+			return nil, fmt.Errorf("%w: rule %q: a shadow rule cannot be leased (a lease spends units the rule may not consume)", ratelimit.ErrConfig, r.Name)
+		}
+		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: r.Penalty, shadow: r.Shadow}
 		if r.Lease > 0 {
 			if l.leases == nil {
 				l.leases = lease.New[store.Check](l.cfg.clock)
@@ -262,9 +271,10 @@ type checked struct {
 }
 
 // name fills in what the limiter knows of res, the result of the store
-// check sc of c: its rule's name and policy, and the check, for Settle.
+// check sc of c: its rule's name, policy and shadow mark, and the check,
+// for Settle.
 func (c checked) name(res *RuleResult, sc store.Check) {
-	res.Rule, res.Policy, res.check = c.rule.name, c.algo.policy, sc
+	res.Rule, res.Policy, res.Shadow, res.check = c.rule.name, c.algo.policy, sc.Shadow, sc
 }
 
 // prepare validates checks and builds their store checks in sc, of their
@@ -287,7 +297,7 @@ func (l *Limiter) prepare(checks []Check, sc []store.Check, out []checked) ([]ch
 		if c.Cost < 0 {
 			return nil, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
 		}
-		sc[i] = store.Check{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Params: a.params, Cost: c.Cost}
+		sc[i] = store.Check{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Params: a.params, Cost: c.Cost, Shadow: r.shadow}
 		if r.blockable {
 			sc[i].Blocks, sc[i].Penalty = sc[i].Key, r.penalty
 			sc[i].Blocks.Suffix = blockSuffix

@@ -21,7 +21,9 @@ var ErrSettled = errors.New("ratelimit: decision already settled")
 // failures; a reservation of the most a request can use gives back what it
 // did not); more charges the difference as a further decision, which the
 // rules may deny: the returned Decision says (Allowed true when nothing
-// more was charged). Settling a denied decision changes nothing.
+// more was charged). Settling a denied decision changes nothing, and so
+// does a final cost for a shadow rule whose result denied (it consumed
+// nothing).
 //
 // A refund never returns more than a decision of the final cost at the
 // original instant would have left, whatever happened since: exactly the
@@ -55,6 +57,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 			return Decision{}, fmt.Errorf("%w: rule %q: not decided by this Limiter", ErrCheck, res.Rule)
 		case f < 0:
 			return Decision{}, fmt.Errorf("%w: rule %q: negative final cost %d", ErrCheck, res.Rule, f)
+		case res.Shadow && !res.Allowed: // a would-be refusal consumed nothing
 		case f < c.Cost && res.lease != nil: // restored below, once claimed
 		case f < c.Cost:
 			refunds = append(refunds, storeRefund(c, l.algoOfCheck(r, c), c.Cost-f, res.Token))

@@ -8,11 +8,13 @@ import (
 
 // delayOf is the longest Delay among d's results: how long an allowed
 // request waits for its turn in a Queue rule before it is served (0 when
-// no rule queues it).
+// no rule queues it). A shadow rule's turn delays nothing.
 func delayOf(d Decision) time.Duration {
 	var delay time.Duration
 	for _, r := range d.Results {
-		delay = max(delay, r.Delay)
+		if !r.Shadow {
+			delay = max(delay, r.Delay)
+		}
 	}
 	return delay
 }

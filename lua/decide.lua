@@ -13,36 +13,41 @@ local function blocked(key, now)
   end
 end
 
--- lease_cost decodes the cost argument of a leased rule, "<cost>:<lease>"
--- (the request's cost and the most units it takes beyond it), or 0, 0 for
--- a malformed one.
-local function lease_cost(arg)
-  local cost, extra = match(arg, "^(%d+):(%d+)$")
-  if cost == nil then
-    return 0, 0
+-- tagged_cost decodes the cost argument of a leased rule, "<cost>:<lease>"
+-- (the request's cost and the most units it takes beyond it), or of a
+-- shadow rule, "<cost>:shadow": the cost, the lease and whether the rule
+-- is a shadow rule; 0, 0, false for a malformed one.
+local function tagged_cost(arg)
+  local cost, tag = match(arg, "^(%d+):(%w+)$")
+  if tag == "shadow" then
+    return tonumber(cost), 0, true
   end
-  return tonumber(cost), tonumber(extra)
+  if cost == nil or tonumber(tag) == nil then
+    return 0, 0, false
+  end
+  return tonumber(cost), tonumber(tag), false
 end
 
 -- decide_rule decodes the rule whose arguments start at ARGV[a] and
 -- decides it on key without writing: status, remaining, retry, reset and
 -- next (µs), then what its commit needs: the algorithm code, the cost, the
--- three parameters and the state, and last the lease taken (units beyond
--- the request's cost, which the cost returned includes). It returns nil and an error reply for
--- an unknown algorithm. A rule that takes blocks (bkey, its block key, is
--- not nil) is first checked against its block: a blocked client is denied,
--- with the longer of the block's time left and the rule's own waits (it is
+-- three parameters and the state, the lease taken (units beyond the
+-- request's cost, which the cost returned includes), and last whether the
+-- rule is a shadow rule. It returns nil and an error reply for an unknown
+-- algorithm. A rule that takes blocks (bkey, its block key, is not nil) is
+-- first checked against its block: a blocked client is denied, with the
+-- longer of the block's time left and the rule's own waits (it is
 -- admitted only once both allow); a denial with a penalty blocks the
--- client.
+-- client, unless the rule is a shadow rule.
 local function decide_rule(key, a, bkey, now)
   local r = rule(ARGV[a])
   local decide = r and algorithms[r[1]]
   if decide == nil then
     return nil, unknown(ARGV[a])
   end
-  local code, p1, p2, p3, cost, extra = r[1], r[2], r[3], r[4], tonumber(ARGV[a + 1]), 0
+  local code, p1, p2, p3, cost, extra, shadow = r[1], r[2], r[3], r[4], tonumber(ARGV[a + 1]), 0, false
   if cost == nil then
-    cost, extra = lease_cost(ARGV[a + 1])
+    cost, extra, shadow = tagged_cost(ARGV[a + 1])
   end
   local penalty = tonumber(ARGV[a + 2])
   local status, remaining, retry, reset, next, s1, s2, s3 = decide(key, now, cost, p1, p2, p3)
@@ -55,12 +60,12 @@ local function decide_rule(key, a, bkey, now)
       elseif status == 0 then
         retry = max(retry, left)
       end
-      return -2, 0, retry, max(reset, left), max(next, left), code, cost
+      return -2, 0, retry, max(reset, left), max(next, left), code, cost, nil, nil, nil, nil, nil, nil, 0, shadow
     end
   end
-  if status == 0 and penalty and penalty > 0 then
+  if status == 0 and penalty and penalty > 0 and not shadow then
     call("SET", bkey, int(now + penalty), "PX", ttl_ms(penalty))
-    return -2, remaining, max(retry, penalty), max(reset, penalty), max(next, penalty), code, cost
+    return -2, remaining, max(retry, penalty), max(reset, penalty), max(next, penalty), code, cost, nil, nil, nil, nil, nil, nil, 0, false
   end
   -- A lease: up to extra more units, at most half of what remains beyond
   -- the cost, decided as one request of the whole (model.Take).
@@ -72,7 +77,7 @@ local function decide_rule(key, a, bkey, now)
       status, remaining, retry, reset, next, s1, s2, s3 = decide(key, now, cost, p1, p2, p3)
     end
   end
-  return status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease
+  return status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease, shadow
 end
 
 -- stack_keys is how many keys the stack of n rules whose arguments follow
@@ -99,7 +104,7 @@ local function decide_stack(now, k0, a0, n)
     if ARGV[a + 2] ~= "" then
       bkey = KEYS[k0 + 2]
     end
-    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease = decide_rule(KEYS[k0 + 1], a, bkey, now)
+    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease, shadow = decide_rule(KEYS[k0 + 1], a, bkey, now)
     if status == nil then
       return nil, remaining
     end
@@ -107,11 +112,12 @@ local function decide_stack(now, k0, a0, n)
       local after, next_after, stamp, refunded = commits[code](KEYS[k0 + 1], now, cost, p1, p2, p3, s1, s2, s3)
       return {1, now, 1, remaining - cost, retry, after, next_after, stamp, refunded, lease}
     end
-    return {status == 1 and 1 or 0, now, status, remaining, retry, reset, next, 0, 0, 0}
+    return {(status == 1 or shadow) and 1 or 0, now, status, remaining, retry, reset, next, 0, 0, 0}
   end
 
   -- A stack: decide every rule, keeping what its commit needs, then commit
-  -- them all only if every rule allowed.
+  -- them all only if every rule but the shadow rules allowed (a shadow
+  -- rule that denied commits nothing).
   local reply = {1, now}
   local pending = {}
   local b = k0 + n -- the last block key taken
@@ -122,12 +128,16 @@ local function decide_stack(now, k0, a0, n)
       b = b + 1
       bkey = KEYS[b]
     end
-    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease = decide_rule(KEYS[k0 + i], a, bkey, now)
+    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease, shadow = decide_rule(KEYS[k0 + i], a, bkey, now)
     if status == nil then
       return nil, remaining
     end
     if status ~= 1 then
-      reply[1] = 0
+      if shadow then
+        cost = 0
+      else
+        reply[1] = 0
+      end
     end
     local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
     reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7] = status, remaining, retry, reset, next, 0, 0, 0

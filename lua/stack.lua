@@ -1,5 +1,6 @@
 -- Decides a stack of rules in one run, all-or-nothing: every rule is
--- checked first, and state is written only if every rule allows.
+-- checked first, and state is written only if every rule allows (shadow
+-- rules aside: see allowed below).
 -- KEYS[i], i <= n: the state key of rule i, for the n rules of ARGV; then
 --   the block key of each rule that takes blocks, in rule order.
 -- ARGV[1]: now in µs since the Unix epoch, or "" to read the server's TIME.
@@ -9,7 +10,8 @@
 --   "<code>:<p1>:<p2>:<p3>" (its algorithm code, fw, sl, sw, tb, lb, gc,
 --   qu or cc, and its three integer parameters; see rule in lib.lua), the
 --   request's cost for it (or, for a leased rule, "<cost>:<lease>": the
---   cost and the most units to take beyond it; see decide_rule), and its
+--   cost and the most units to take beyond it; for a shadow rule,
+--   "<cost>:shadow"; see decide_rule), and its
 --   penalty: "" when the rule takes no
 --   blocks, else the µs a denial of this rule blocks the client for (0:
 --   none).
@@ -17,7 +19,9 @@
 --   values): status, remaining, retry, reset, next, stamp, refunded, lease}. The
 --   layout constants come from the Go package that assembles the script.
 --   allowed is 1 when every rule allowed (and their state was written),
---   else 0 (and nothing was written). now is the time decided at, in µs.
+--   else 0 (and nothing was written); a shadow rule is left out of it, and
+--   its state is written only when allowed is 1 and it allowed too (its
+--   denial writes no block). now is the time decided at, in µs.
 --   status is 1 allowed, 0 denied, -1 cost above what the rule can ever
 --   admit (retry is then -1), -2 blocked (by Block, or by the penalty of
 --   this denial). For an allowed rule retry is its delay (a queue's wait

@@ -63,6 +63,9 @@ func randomRules(rng *rand.Rand) []limiter.Rule {
 				rules[i].Lease = dur()
 			}
 		}
+		// A third of the unleased rules are shadow rules, some with blocks
+		// or a penalty.
+		rules[i].Shadow = rules[i].Lease == 0 && rng.IntN(3) == 0
 	}
 	return rules
 }
@@ -73,7 +76,7 @@ func randomRules(rng *rand.Rand) []limiter.Rule {
 func shown(d limiter.Decision) string {
 	s := fmt.Sprint(d.Allowed, d.At.UnixMicro(), d.Fallback, d.Cached)
 	for _, r := range d.Results {
-		s += fmt.Sprintf(" %s %+v %+v %v %+v %d", r.Rule, r.Policy, r.Result, r.Blocked, r.Token, r.Leased)
+		s += fmt.Sprintf(" %s %+v %+v %v %+v %d %v", r.Rule, r.Policy, r.Result, r.Blocked, r.Token, r.Leased, r.Shadow)
 	}
 	return s
 }

@@ -129,7 +129,11 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, r
 		if e != nil && e.expires > t {
 			st = e.state
 		}
-		o, lease := model.Take(c.Algorithm, st, now, c.Cost, c.Lease)
+		lease := c.Lease
+		if c.Shadow { // a shadow check takes no lease
+			lease = 0
+		}
+		o, lease := model.Take(c.Algorithm, st, now, c.Cost, lease)
 		leases, entries = append(leases, lease), append(entries, e)
 		isBlocked, isPenalized := false, false
 		if left := s.blockLeft(bidx[i], c.Blocks, t); left > 0 {
@@ -137,7 +141,7 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, r
 			wait, h := exact.CeilMillis(left), o.Held
 			o, isBlocked = model.Outcome{Held: algorithms.Result{RetryAfter: max(h.RetryAfter, wait), ResetAfter: max(h.ResetAfter, wait), NextAfter: max(h.NextAfter, wait)}}, true
 		} else {
-			if o.Status == model.Denied && c.Blocks != (store.Key{}) && c.Penalty > 0 {
+			if o.Status == model.Denied && c.Blocks != (store.Key{}) && c.Penalty > 0 && !c.Shadow {
 				until := t + c.Penalty.Microseconds()
 				s.shards[bidx[i]].set(c.Blocks, entry{state: model.State{Exists: true, TAT: until}, expires: until})
 				wait := exact.CeilMillis(c.Penalty.Microseconds())
@@ -147,12 +151,12 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, r
 		}
 		outcomes = append(outcomes, o)
 		blocked, penalized = append(blocked, isBlocked), append(penalized, isPenalized)
-		allowed = allowed && !isBlocked && o.Status == model.Allowed
+		allowed = allowed && (c.Shadow || !isBlocked && o.Status == model.Allowed)
 	}
 	for i, c := range checks {
 		o := &outcomes[i]
 		results[i] = store.Result{Result: o.Held, Blocked: blocked[i]}
-		if !allowed {
+		if !allowed || blocked[i] || o.Status != model.Allowed { // only a shadow check denies in an allowed stack
 			continue
 		}
 		results[i].Result, results[i].Leased = o.Admitted, leases[i]
@@ -167,7 +171,7 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, r
 		}
 	}
 	for i, c := range checks {
-		if allowed && c.Cost > 0 {
+		if allowed && c.Cost > 0 && results[i].Allowed { // written (a shadow check that denied was not)
 			s.shards[idx[i]].maintain(c.Key, t, s.maxPerShard())
 		}
 		if penalized[i] {

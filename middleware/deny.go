@@ -46,6 +46,9 @@ func deny(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
 	p := problem{Type: quotaExceeded, Title: http.StatusText(http.StatusTooManyRequests), Status: http.StatusTooManyRequests}
 	impossible := false
 	for _, res := range d.Results {
+		if res.Shadow { // never refuses
+			continue
+		}
 		if !res.Allowed {
 			p.ViolatedPolicies = append(p.ViolatedPolicies, res.Rule)
 			impossible = impossible || res.RetryAfter == algorithms.Never

@@ -11,10 +11,11 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
-// keyLogEvery is how often the default error handler logs a rule's
-// requests without an identity: once, then not again for that rule until
-// this long has passed; the next line counts those left out.
-const keyLogEvery = time.Minute
+// logEvery is how often a rule's lines of one kind are logged (requests
+// without an identity, a shadow rule's would-be refusals): once, then not
+// again for that rule until this long has passed; the next line counts
+// those left out.
+const logEvery = time.Minute
 
 // keyError is a request for which a rule's key function (and its
 // Fallback) found no identity. It wraps keyfunc.ErrNoKey.
@@ -28,26 +29,35 @@ func (e *keyError) Unwrap() error { return e.err }
 
 // errorLog is the default error handler. It logs with slog.Default(): a
 // Redis failure at Error; a request without an identity at Warn, at most
-// one line per rule every keyLogEvery (a flood of them is one line a
+// one line per rule every logEvery (a flood of them is one line a
 // minute, not one per request); a bad cost, the client's error, at Debug;
 // a decision skipped while Redis is marked down not at all (the limiter
 // logs when Redis goes down and comes back). The raw path is left out: it
 // can hold an identity (the route pattern is kept).
 type errorLog struct {
-	now   func() time.Time
-	mu    sync.Mutex
-	rules map[string]*keyLog // by rule name: the middleware's rules
+	keys *lineLimit
 }
 
-// keyLog is what errorLog remembers of a rule's requests without an
-// identity: when it last logged one, and how many it left out since.
-type keyLog struct {
+func newErrorLog(now func() time.Time) *errorLog {
+	return &errorLog{keys: newLineLimit(now)}
+}
+
+// lineLimit bounds one kind of log line to one per rule every logEvery.
+type lineLimit struct {
+	now   func() time.Time
+	mu    sync.Mutex
+	rules map[string]*ruleLines // by rule name: the middleware's rules
+}
+
+// ruleLines is what a lineLimit remembers of a rule: when it last logged
+// a line, and how many it left out since.
+type ruleLines struct {
 	at      time.Time
 	skipped int
 }
 
-func newErrorLog(now func() time.Time) *errorLog {
-	return &errorLog{now: now, rules: make(map[string]*keyLog)}
+func newLineLimit(now func() time.Time) *lineLimit {
+	return &lineLimit{now: now, rules: make(map[string]*ruleLines)}
 }
 
 func (l *errorLog) handle(r *http.Request, err error) {
@@ -58,7 +68,7 @@ func (l *errorLog) handle(r *http.Request, err error) {
 	case errors.Is(err, limiter.ErrUnavailable):
 		return // Redis is marked down: the limiter logs the transitions
 	case errors.As(err, &ke):
-		skipped, ok := l.keyFailure(ke.rule)
+		skipped, ok := l.keys.allow(ke.rule)
 		if !ok {
 			return
 		}
@@ -71,18 +81,18 @@ func (l *errorLog) handle(r *http.Request, err error) {
 	slog.Default().LogAttrs(r.Context(), level, msg, attrs...)
 }
 
-// keyFailure counts a request of rule without an identity. ok says
-// whether to log it, with the number left out since the rule's last line.
-func (l *errorLog) keyFailure(rule string) (skipped int, ok bool) {
+// allow counts a line of rule. ok says whether to log it, with the number
+// left out since the rule's last line.
+func (l *lineLimit) allow(rule string) (skipped int, ok bool) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := l.rules[rule]
 	switch {
 	case k == nil:
-		k = &keyLog{}
+		k = &ruleLines{}
 		l.rules[rule] = k
-	case now.Sub(k.at) < keyLogEvery:
+	case now.Sub(k.at) < logEvery:
 		k.skipped++
 		return 0, false
 	}

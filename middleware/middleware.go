@@ -72,6 +72,15 @@ type Rule struct {
 	// back at once, build the limiter (NewWithLimiter) and Close it (see
 	// New).
 	Lease time.Duration
+	// Shadow decides and counts the rule but never lets it refuse a
+	// request (see limiter.Rule): to roll a limit out, watch its would-be
+	// refusals first. Each is reported to the hook (RuleOutcome
+	// "shadow_denied") and logged, at most one line per rule a minute. A
+	// shadow rule is left out of the rate-limit headers unless the
+	// headers.Names given to WithHeaders have Shadow set, and out of the
+	// 429 body. Not with Lease. WithShadowMode, in contrast, lets every
+	// rule's refusals through.
+	Shadow bool
 }
 
 // Event describes one decision or failure, for metrics.
@@ -100,12 +109,14 @@ type Event struct {
 	Duration time.Duration
 	// Outcome names what happened to the request, for metrics: "allowed",
 	// "denied", "cached_denied" (the deny cache answered),
-	// "shadow_allowed", "fallback_allowed" and "fallback_denied" (the
+	// "shadow_allowed" (WithShadowMode let a denied request through),
+	// "fallback_allowed" and "fallback_denied" (the
 	// fallback store decided), "error" (Redis failed, or a Plan was
 	// invalid; the failure policy applied), "no_identity" (a key function
 	// found none, or a Cost was negative), "canceled" (the client went
-	// away before its decision). RuleOutcome says it per rule, and names
-	// the rules the decision did not ask "undecided".
+	// away before its decision). RuleOutcome says it per rule, names
+	// the rules the decision did not ask "undecided", and a shadow rule's
+	// would-be refusal "shadow_denied" (Outcome leaves shadow rules out).
 	Outcome string
 	// Cause classifies Err when Redis failed (whether or not the fallback
 	// decided): "unavailable" (skipped while Redis is marked down),
@@ -184,6 +195,9 @@ func NewWithLimiter(lim *limiter.Limiter, rules []Rule, opts ...Option) (func(ht
 	for i, r := range rules {
 		f, _ := algo.FactsOf(r.Algorithm) // valid: the limiter has the rule
 		m.inFlight[i] = f.InFlight
+		if r.Shadow && m.shadowLog == nil {
+			m.shadowLog = newLineLimit(time.Now)
+		}
 	}
 	return m.wrap, nil
 }
@@ -200,7 +214,7 @@ func NewWithLimiter(lim *limiter.Limiter, rules []Rule, opts ...Option) (func(ht
 func LimiterRules(rules []Rule) []limiter.Rule {
 	lrules := make([]limiter.Rule, len(rules))
 	for i, r := range rules {
-		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Blockable: r.Blockable, Penalty: r.Penalty, Lease: r.Lease}
+		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Blockable: r.Blockable, Penalty: r.Penalty, Lease: r.Lease, Shadow: r.Shadow}
 	}
 	return lrules
 }
@@ -212,6 +226,9 @@ type mw struct {
 	// inFlight is, per rule, whether its algorithm holds its units in
 	// flight (see holdsSlots).
 	inFlight []bool
+	// shadowLog bounds the log lines of shadow rules' would-be refusals
+	// (nil without shadow rules).
+	shadowLog *lineLimit
 }
 
 func (m *mw) wrap(next http.Handler) http.Handler {
@@ -257,7 +274,7 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 // queued reports whether an allowed d waits for its turn in a Queue rule.
 func queued(d limiter.Decision) bool {
 	for _, res := range d.Results {
-		if res.Delay > 0 {
+		if res.Delay > 0 && !res.Shadow {
 			return true
 		}
 	}
@@ -326,6 +343,9 @@ func (m *mw) respond(w http.ResponseWriter, r *http.Request, next http.Handler, 
 	if m.cfg.hook != nil {
 		m.report(Event{Request: r, Decision: d, KeyHashes: keyHashes(checks), Shadow: shadow, Err: err,
 			Rules: ruleNames(checks), Duration: since(start)})
+	}
+	if m.shadowLog != nil {
+		m.logShadow(r, d)
 	}
 	shown := m.advertised(d, checks, rules)
 	m.cfg.headers.Write(w.Header(), shown)

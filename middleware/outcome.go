@@ -17,6 +17,7 @@ const (
 	outcomeDenied          = "denied"
 	outcomeCachedDenied    = "cached_denied"
 	outcomeShadowAllowed   = "shadow_allowed"
+	outcomeShadowDenied    = "shadow_denied" // a rule's: a shadow rule's would-be refusal (see RuleOutcome)
 	outcomeFallbackAllowed = "fallback_allowed"
 	outcomeFallbackDenied  = "fallback_denied"
 	outcomeError           = "error"
@@ -76,13 +77,16 @@ func verdict(d limiter.Decision, shadow, allowed bool) string {
 // request another rule denied is "allowed", or "fallback_allowed"),
 // "undecided" when it was not asked because another rule denied the
 // request first without Redis (a leased rule's local denial, or the deny
-// cache; see limiter.RuleResult.Undecided), else e.Outcome.
+// cache; see limiter.RuleResult.Undecided), "shadow_denied" for a shadow
+// rule (Rule.Shadow) that would have refused the request, else e.Outcome.
 func (e Event) RuleOutcome(i int) string {
 	switch {
 	case e.Outcome == outcomeError || i >= len(e.Decision.Results):
 		return e.Outcome
 	case e.Decision.Results[i].Undecided:
 		return outcomeUndecided
+	case e.Decision.Results[i].Shadow && !e.Decision.Results[i].Allowed:
+		return outcomeShadowDenied
 	}
 	return verdict(e.Decision, e.Shadow, e.Decision.Results[i].Allowed)
 }

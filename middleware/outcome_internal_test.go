@@ -19,6 +19,7 @@ import (
 func TestClassify(t *testing.T) {
 	allow, deny := limiter.RuleResult{Result: algorithms.Result{Allowed: true}}, limiter.RuleResult{}
 	unasked := limiter.RuleResult{Result: algorithms.Result{Allowed: true}, Undecided: true}
+	wouldDeny, shadowAllows := limiter.RuleResult{Shadow: true}, limiter.RuleResult{Result: algorithms.Result{Allowed: true}, Shadow: true}
 	decided := func(allowed bool, results ...limiter.RuleResult) limiter.Decision {
 		return limiter.Decision{Allowed: allowed, Results: results}
 	}
@@ -39,6 +40,9 @@ func TestClassify(t *testing.T) {
 		{"denied by a leased rule's pool", Event{Decision: decided(false, unasked, deny)}, "denied", "", "up", "undecided", "denied"},
 		{"shadow", Event{Decision: decided(false, allow, deny), Shadow: true}, "shadow_allowed", "", "up", "allowed", "shadow_allowed"},
 		{"shadow, a leased rule's pool", Event{Decision: decided(false, unasked, deny), Shadow: true}, "shadow_allowed", "", "up", "undecided", "shadow_allowed"},
+		{"a shadow rule's would-be refusal", Event{Decision: decided(true, allow, wouldDeny)}, "allowed", "", "up", "allowed", "shadow_denied"},
+		{"a shadow rule's would-be refusal, denied", Event{Decision: decided(false, deny, wouldDeny)}, "denied", "", "up", "denied", "shadow_denied"},
+		{"a shadow rule allows, denied", Event{Decision: decided(false, deny, shadowAllows)}, "denied", "", "up", "denied", "allowed"},
 		{"fallback after a timeout", Event{Decision: fellBack, Err: timeout}, "fallback_denied", "timeout", "fallback", "fallback_allowed", "fallback_denied"},
 		{"timeout", Event{Err: timeout}, "error", "timeout", "down", "error", "error"},
 		{"marked down", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, limiter.ErrUnavailable)}, "error", "unavailable", "down", "error", "error"},

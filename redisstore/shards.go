@@ -103,7 +103,8 @@ func (s *Store) decideAcrossShards(ctx context.Context, now time.Time, checks []
 	return store.Verdict{Allowed: allowed, At: time.UnixMicro(first.reply.Now)}, nil
 }
 
-// refundGroups gives back what the groups that allowed consumed. A refund
+// refundGroups gives back what the groups that allowed consumed (of their
+// shadow checks, those that allowed: only they consumed). A refund
 // that fails leaves the consumption in place: stricter, never looser. The
 // refunded rules report their Remaining from before the request (a
 // queue's, like every rule's ResetAfter and NextAfter, from after it).
@@ -119,8 +120,7 @@ func (s *Store) refundGroups(ctx context.Context, now, at string, groups []group
 			continue
 		}
 		for i, c := range gr.checks {
-			if c.Cost > 0 {
-				res := &gr.results[i]
+			if res := &gr.results[i]; c.Cost > 0 && (res.Allowed || !c.Shadow) {
 				c.Cost += res.Leased // a lease was taken with the cost
 				refunds = append(refunds, store.Refund{Check: c, Back: c.Cost, Token: res.Token})
 				if f, _ := algo.FactsOf(c.Algorithm); f.Units { // a queue's turns are not units

@@ -295,7 +295,10 @@ func (s *Store) run(ctx context.Context, now string, checks []store.Check, resul
 			penalty = script.Penalty(c.Penalty)
 		}
 		cost := script.Cost(c.Cost)
-		if c.Lease > 0 {
+		switch {
+		case c.Shadow:
+			cost = script.ShadowCost(c.Cost)
+		case c.Lease > 0:
 			cost = script.LeaseCost(c.Cost, c.Lease)
 		}
 		call.Arg(p.Arg, cost, penalty)

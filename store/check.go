@@ -35,6 +35,13 @@ type Check struct {
 	// none. Only for the algorithms whose units are fungible: the windows,
 	// the buckets and GCRA.
 	Lease int
+	// Shadow makes the check a shadow check (limiter.Rule.Shadow): it is
+	// decided and its Result reports its own verdict (a denial with its
+	// RetryAfter), but it never denies the stack, consumes only when the
+	// stack is allowed and it allows too, takes no lease, and writes no
+	// block: its Penalty is not applied (a block in place still denies
+	// it, in its Result).
+	Shadow bool
 }
 
 // Result is what a store found for one check of a stack.

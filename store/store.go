@@ -13,6 +13,10 @@ type Store interface {
 	// consumes their costs. It writes one Result per check into results,
 	// which the caller owns and makes as long as checks, and returns
 	// whether the stack was allowed and the instant it was decided at.
+	// Shadow checks (Check.Shadow) take no part in the verdict, all in the
+	// same atomic step: the stack is allowed when every other check
+	// allows, and a shadow check consumes its cost only when the stack is
+	// allowed and it allows itself.
 	// It must keep neither slice once it has returned (the Limiter reuses
 	// them): a store that goes on in the background copies what it needs.
 	Decide(ctx context.Context, now time.Time, checks []Check, results []Result) (Verdict, error)

@@ -82,6 +82,12 @@ func LeaseCost(cost, lease int) string {
 	return strconv.Itoa(cost) + ":" + strconv.Itoa(lease)
 }
 
+// ShadowCost encodes the cost argument of a shadow rule (see
+// limiter.StoreCheck.Shadow).
+func ShadowCost(cost int) string {
+	return strconv.Itoa(cost) + ":shadow"
+}
+
 // NoBlocks is the penalty argument of a rule that takes no blocks.
 const NoBlocks = ""
 
