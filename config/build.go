@@ -59,8 +59,7 @@ func read(name string, data []byte, funcs map[string]keyfunc.KeyFunc) (*file, []
 // at the field that causes it.
 func (p *parser) build(r *rule, ip keyfunc.KeyFunc, funcs map[string]keyfunc.KeyFunc) middleware.Rule {
 	mr := middleware.Rule{Name: r.name, Algorithm: r.algorithm, Optional: r.optional, Blockable: r.blockable,
-		Penalty: r.penalty, Lease: r.lease}
-	// Shadow: r.shadow maps to mr.Shadow once the middleware has it.
+		Penalty: r.penalty, Lease: r.lease, Shadow: r.shadow}
 	if r.key != nil {
 		mr.Key = p.keyFunc(r.key, ip, funcs)
 	}

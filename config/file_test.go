@@ -44,7 +44,7 @@ func everyInGo(t *testing.T) []middleware.Rule {
 		{Name: "lb", Key: keyfunc.Context(userKey{}), Algorithm: algorithms.LeakyBucket{Capacity: 20, Rate: 10, Period: time.Second},
 			Blockable: true},
 		{Name: "gc", Key: keyfunc.Join(ip, keyfunc.Header("X-Tenant")), Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Hour, Burst: 1000},
-			Plan: func(r *http.Request) algorithms.Algorithm { return plans[r.Header.Get("X-Plan")] }},
+			Plan: func(r *http.Request) algorithms.Algorithm { return plans[r.Header.Get("X-Plan")] }, Shadow: true},
 		{Name: "qu", Key: keyfunc.Constant("jobs"), Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}},
 		{Name: "cc", Key: keyfunc.Context(userKey{}), Algorithm: algorithms.Concurrency{Limit: 50, TTL: 30 * time.Second},
 			Plan: func(r *http.Request) algorithms.Algorithm {
@@ -108,8 +108,8 @@ func TestFileMatchesGo(t *testing.T) {
 				if g.Optional != w.Optional {
 					t.Errorf("rule %s: Optional %v, want %v", w.Name, g.Optional, w.Optional)
 				}
-				if shadow := f.rules[i].shadow; shadow != (w.Name == "gc") {
-					t.Errorf("rule %s: shadow %v", w.Name, shadow)
+				if g.Shadow != w.Shadow {
+					t.Errorf("rule %s: Shadow %v, want %v", w.Name, g.Shadow, w.Shadow)
 				}
 				for j, r := range requests() {
 					sameKey(t, w.Name+" key", j, g.Key, w.Key, r)
