@@ -81,19 +81,13 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 			return handler(ctx, req)
 		}
 		c := newCall(ctx, info.FullMethod)
-		var resp any
-		var err error
-		c.run = func() {
-			setHeader(ctx, c)
-			resp, err = handler(ctx, req)
-			c.code = status.Code(err)
-		}
+		c.run, c.unary, c.in = serveUnary, handler, req
 		s.open.ServeHTTP(c, c.req)
 		if refused := c.refused(ctx); refused != nil {
 			setHeader(ctx, c)
 			return nil, refused
 		}
-		return resp, err
+		return c.out, c.err
 	}
 }
 
@@ -121,15 +115,14 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 		}
 		ctx := ss.Context()
 		c := newCall(ctx, info.FullMethod)
-		var err error
-		c.run = func() {
+		c.run = func(c *call) {
 			_ = ss.SendHeader(c.metadata())
 			stream := ss
 			if s.messages != nil && info.IsClientStream {
 				stream = &meteredStream{ServerStream: ss, s: s, method: info.FullMethod}
 			}
-			err = handler(srv, stream)
-			c.code = status.Code(err)
+			c.err = handler(srv, stream)
+			c.code = status.Code(c.err)
 		}
 		s.open.ServeHTTP(c, c.req)
 		if refused := c.refused(ctx); refused != nil {
@@ -138,7 +131,7 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 			ss.SetTrailer(c.metadata())
 			return refused
 		}
-		return err
+		return c.err
 	}
 }
 
@@ -158,7 +151,7 @@ func (m *meteredStream) RecvMsg(msg any) error {
 	}
 	ctx := m.Context()
 	c := newCall(ctx, m.method)
-	c.msg, c.run = msg, func() {}
+	c.msg, c.run = msg, func(*call) {}
 	m.s.messages.ServeHTTP(c, c.req)
 	return c.refused(ctx)
 }

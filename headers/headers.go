@@ -37,7 +37,6 @@ import (
 	"net/textproto"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
@@ -110,23 +109,30 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 		v.set(h, n.Remaining, remaining)
 		v.set(h, n.Reset, reset)
 	}
-	v.setList(h, n.Policy, d, true, func(b *strings.Builder, r limiter.RuleResult) {
-		param(b, n.QuotaParam, "q", int64(r.Policy.Quota))
-		if r.Policy.Unit != "" {
-			// A quota of requests in flight has a unit and no window.
-			b.WriteString(`;qu="`)
-			b.WriteString(r.Policy.Unit)
-			b.WriteByte('"')
-			return
-		}
-		param(b, n.WindowParam, "w", max(1, ceilSeconds(r.Policy.Window)))
-	})
-	v.setList(h, n.RateLimit, d, false, func(b *strings.Builder, r limiter.RuleResult) {
-		param(b, n.RemainingParam, "r", int64(max(0, r.Remaining)))
-		if t := untilMore(r); t > 0 {
-			param(b, n.ResetParam, "t", ceilSeconds(t))
-		}
-	})
+	v.setList(h, n, n.Policy, d, true)
+	v.setList(h, n, n.RateLimit, d, false)
+}
+
+// appendPolicy appends the parameters of r's RateLimit-Policy member to b.
+// Every rule has one, also one that was not decided.
+func (n Names) appendPolicy(b []byte, r limiter.RuleResult) []byte {
+	b = param(b, n.QuotaParam, "q", int64(r.Policy.Quota))
+	if r.Policy.Unit != "" {
+		// A quota of requests in flight has a unit and no window.
+		b = append(b, `;qu="`...)
+		b = append(b, r.Policy.Unit...)
+		return append(b, '"')
+	}
+	return param(b, n.WindowParam, "w", max(1, ceilSeconds(r.Policy.Window)))
+}
+
+// appendRateLimit appends the parameters of r's RateLimit member to b.
+func (n Names) appendRateLimit(b []byte, r limiter.RuleResult) []byte {
+	b = param(b, n.RemainingParam, "r", int64(max(0, r.Remaining)))
+	if t := untilMore(r); t > 0 {
+		b = param(b, n.ResetParam, "t", ceilSeconds(t))
+	}
+	return b
 }
 
 // enforced is d without its shadow rules' results (copied only when it
@@ -159,15 +165,15 @@ func decimals(a, b, c int64) (string, string, string) {
 	return s[:i], s[i:j], s[j:]
 }
 
-// param writes ";name=v", name defaulting to the draft's.
-func param(b *strings.Builder, name, draft string, v int64) {
+// param appends ";name=v" to b, name defaulting to the draft's.
+func param(b []byte, name, draft string, v int64) []byte {
 	if name == "" {
 		name = draft
 	}
-	b.WriteByte(';')
-	b.WriteString(name)
-	b.WriteByte('=')
-	b.WriteString(strconv.FormatInt(v, 10))
+	b = append(b, ';')
+	b = append(b, name...)
+	b = append(b, '=')
+	return strconv.AppendInt(b, v, 10)
 }
 
 // untilMore is the draft's "t" for a rule: the time until additional quota
@@ -244,40 +250,47 @@ func (f *fields) set(h http.Header, name, value string) {
 }
 
 // setList sets the field name to one Structured Field list member per
-// rule (per decided rule unless undecided is true: a rule that was not
-// asked has no state to report), "name" followed by the parameters params
-// writes. Members an outer
-// limiter wrote are kept first, unless a rule of d has the same name,
-// which replaces them. Rule names are limited to [A-Za-z0-9._-], so they
-// need no escaping inside an sf-string.
-func (f *fields) setList(h http.Header, name string, d limiter.Decision, undecided bool, params func(*strings.Builder, limiter.RuleResult)) {
+// rule, "name" followed by its parameters: RateLimit-Policy's when policy
+// is true (see n.appendPolicy), for every rule; else RateLimit's (see
+// n.appendRateLimit), for every decided rule (a rule that was not asked
+// has no state to report). Members an outer limiter wrote are kept
+// first, unless a rule of d has the same name, which replaces them. Rule
+// names are limited to [A-Za-z0-9._-], so they need no escaping inside an
+// sf-string. The list is built on the stack (unless it is long): the
+// field's value is its one allocation.
+func (f *fields) setList(h http.Header, n Names, name string, d limiter.Decision, policy bool) {
 	if name == "" {
 		return
 	}
-	var b strings.Builder
+	var buf [128]byte
+	b := buf[:0]
 	for _, field := range h.Values(name) {
 		for _, member := range sf.Members(field) {
 			if !hasRule(d, sf.Name(member)) {
-				if b.Len() > 0 {
-					b.WriteString(", ")
+				if len(b) > 0 {
+					b = append(b, ", "...)
 				}
-				b.WriteString(member)
+				b = append(b, member...)
 			}
 		}
 	}
 	for _, r := range d.Results {
-		if r.Undecided && !undecided {
+		if r.Undecided && !policy {
 			continue
 		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
+		if len(b) > 0 {
+			b = append(b, ", "...)
 		}
-		b.WriteByte('"')
-		b.WriteString(r.Rule)
-		b.WriteByte('"')
-		params(&b, r)
+		b = append(b, '"')
+		b = append(b, r.Rule...)
+		b = append(b, '"')
+		if policy {
+			b = n.appendPolicy(b, r)
+		} else {
+			b = n.appendRateLimit(b, r)
+		}
 	}
-	f.set(h, name, b.String())
+	f.set(h, name, string(b))
 }
 
 func hasRule(d limiter.Decision, name string) bool {
