@@ -49,13 +49,24 @@ func clusterContenders() []clusterContender {
 			return perKeyAndGlobal(cc, q, globalLease, "c3")
 		}},
 		{"redis_rate (gcra)", func(cc *redis.ClusterClient, q quota) (decideFunc, error) {
-			l := redis_rate.NewLimiter(cc)
-			limit := redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}
-			return func(ctx context.Context, key string) (bool, error) {
-				res, err := l.Allow(ctx, key, limit)
-				return err == nil && res.Allowed > 0, err
-			}, nil
+			return clusterRedisRate(redis_rate.NewLimiter(cc), q), nil
 		}},
+		{"redis_rate, autopipelined", func(cc *redis.ClusterClient, q quota) (decideFunc, error) {
+			ap, err := cc.AutoPipeline()
+			if err != nil {
+				return nil, err
+			}
+			return clusterRedisRate(redis_rate.NewLimiter(apRediser{ap, cc}), q), nil
+		}},
+	}
+}
+
+// clusterRedisRate is redis_rate's decision for the allow mode's quota.
+func clusterRedisRate(l *redis_rate.Limiter, q quota) decideFunc {
+	limit := redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}
+	return func(ctx context.Context, key string) (bool, error) {
+		res, err := l.Allow(ctx, key, limit)
+		return err == nil && res.Allowed > 0, err
 	}
 }
 

@@ -203,7 +203,9 @@ func redisRate(pipelined bool) func(e *env, q quota) (decideFunc, error) {
 // which it uses only for Reset, goes to the plain client).
 type apRediser struct {
 	*redis.AutoPipeliner
-	rdb *redis.Client
+	rdb interface {
+		Del(ctx context.Context, keys ...string) *redis.IntCmd
+	}
 }
 
 func (a apRediser) Del(ctx context.Context, keys ...string) *redis.IntCmd {

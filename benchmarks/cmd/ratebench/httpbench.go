@@ -44,20 +44,24 @@ func redisRateMiddleware(l *redis_rate.Limiter, limit redis_rate.Limit) func(htt
 	}
 }
 
-// httpBench serves a trivial handler three ways over loopback and drives
+// httpBench serves a trivial handler four ways over loopback and drives
 // each with goroutines for d per round; it returns our req/s over
-// redis_rate's.
-func httpBench(e *env, goroutines, keys int, d time.Duration, rounds int) float64 {
+// redis_rate's plain middleware, and over the better of it and the same
+// middleware on an AutoPipeliner.
+func httpBench(e *env, goroutines, keys int, d time.Duration, rounds int) (plain, best float64) {
 	q := quota{limit: 1_000_000, period: time.Second}
 	ours, err := middleware.New(e.rdb, []middleware.Rule{{Name: "per-client", Key: clientKey, Algorithm: gcra(q)}})
 	if err != nil {
 		fatal(err)
 	}
-	rr := redisRateMiddleware(redis_rate.NewLimiter(e.rdb), redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period})
+	limit := redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}
+	rr := redisRateMiddleware(redis_rate.NewLimiter(e.rdb), limit)
+	rrPipelined := redisRateMiddleware(redis_rate.NewLimiter(apRediser{e.ap, e.rdb}), limit)
 	servers := []struct {
 		name string
 		h    http.Handler
-	}{{"no limiter", okHandler}, {"ours (gcra middleware)", ours(okHandler)}, {"redis_rate middleware", rr(okHandler)}}
+	}{{"no limiter", okHandler}, {"ours (gcra middleware)", ours(okHandler)}, {"redis_rate middleware", rr(okHandler)},
+		{"redis_rate middleware, autopipelined", rrPipelined(okHandler)}}
 
 	results := make([][]stats, len(servers))
 	for r := range rounds {
@@ -90,5 +94,6 @@ func httpBench(e *env, goroutines, keys int, d time.Duration, rounds int) float6
 		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%v\t%v\t%d\t\n", s.name, m.ops, m.ops/base.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond), m.err)
 	}
 	w.Flush()
-	return median(results[1]).ops / median(results[2]).ops
+	ops := median(results[1]).ops
+	return ops / median(results[2]).ops, ops / max(median(results[2]).ops, median(results[3]).ops)
 }

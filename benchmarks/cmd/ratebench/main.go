@@ -144,7 +144,7 @@ func main() {
 		memoryPerKey(e, list, *memKeys)
 	}
 	if *httpMode {
-		targets.http = httpBench(e, *goroutines, *keys, *d, *rounds)
+		targets.http, targets.httpBest = httpBench(e, *goroutines, *keys, *d, *rounds)
 	}
 	if *grpcMode {
 		targets.grpc, targets.grpcP99 = grpcBench(e, *goroutines, *keys, *d, *rounds)
