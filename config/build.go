@@ -27,11 +27,19 @@ type generation struct {
 	file   *file
 	lims   []*limiter.Limiter
 	stacks map[string]func(http.Handler) http.Handler
-	// mux matches requests to the stacks' patterns, through byPattern;
-	// nil when no stack has patterns.
-	mux       *http.ServeMux
-	byPattern map[string]string
+	// mux matches requests to the stacks' patterns: each pattern's
+	// handler is a stackHandler naming its stack; nil when no stack has
+	// patterns.
+	mux *http.ServeMux
 }
+
+// stackHandler stands in mux for the stack it names: what a request
+// matches is read from it, never served. A request the mux would answer
+// itself (a redirect to a cleaned path or an added slash, a 404 or 405)
+// finds another handler, and is not limited.
+type stackHandler string
+
+func (stackHandler) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
 // read parses data, the contents of the file named name, and builds its
 // rules as middleware rules, reporting every problem with its position.
@@ -171,10 +179,9 @@ func newGeneration(name string, data []byte, backend store.Store, s *settings) (
 		g.stacks[st.name] = h
 		for _, pattern := range st.match {
 			if g.mux == nil {
-				g.mux, g.byPattern = http.NewServeMux(), map[string]string{}
+				g.mux = http.NewServeMux()
 			}
-			g.mux.Handle(pattern, http.NotFoundHandler()) // checked by parse
-			g.byPattern[pattern] = st.name
+			g.mux.Handle(pattern, stackHandler(st.name)) // checked by parse
 		}
 	}
 	return g, nil
@@ -226,11 +233,15 @@ func (g *generation) close() error {
 	return first
 }
 
-// stackFor is the stack whose pattern r matches, or "".
+// stackFor is the stack whose pattern r matches, or "" (also when the mux
+// would only redirect r: see stackHandler).
 func (g *generation) stackFor(r *http.Request) (stack, pattern string) {
 	if g.mux == nil {
 		return "", ""
 	}
-	_, pattern = g.mux.Handler(r)
-	return g.byPattern[pattern], pattern
+	h, pattern := g.mux.Handler(r)
+	if s, ok := h.(stackHandler); ok {
+		return string(s), pattern
+	}
+	return "", ""
 }

@@ -75,3 +75,44 @@ func TestMiddlewareOfNoStackPanics(t *testing.T) {
 	}()
 	limits.Middleware("web")
 }
+
+// TestHandlerChargesAStackOnce: a request that Handler decided by a stack
+// passes through Middleware of that stack undecided, and a request the
+// mux only redirects is not limited.
+func TestHandlerChargesAStackOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	write(t, path, `rules:
+  - name: items
+    key: {constant: all}
+    fixed_window: 2/1h anchored
+stacks:
+  - name: items
+    rules: [items]
+    match: ["/items/"]
+`)
+	limits, err := config.Load(path, memstore.Must())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer limits.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/items/", limits.Middleware("items")(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	h := limits.Handler(mux)
+	for i, tc := range []struct {
+		path      string
+		want      int
+		remaining string
+	}{
+		{"/items", 307, ""},    // redirected to /items/ by the mux: not limited
+		{"/items", 307, ""},    // nor the second time
+		{"/items/a", 200, "1"}, // one unit, not two
+		{"/items/b", 200, "0"},
+		{"/items/c", 429, "0"},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", tc.path, nil))
+		if got, rem := w.Code, w.Header().Get("X-RateLimit-Remaining"); got != tc.want || rem != tc.remaining {
+			t.Errorf("request %d, %s: %d with remaining %q, want %d with %q", i, tc.path, got, rem, tc.want, tc.remaining)
+		}
+	}
+}

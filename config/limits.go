@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,10 +31,13 @@ type Limits struct {
 
 	cur atomic.Pointer[generation]
 
-	mu     sync.Mutex // serializes reloads and wiring
-	wired  map[string]bool
-	seen   fingerprint // the file as Watch last read it
-	closed bool
+	mu      sync.Mutex // serializes reloads and wiring
+	wired   map[string]bool
+	seen    fingerprint // the file as Watch last read it
+	unread  fingerprint // a version Watch could not read, reported once
+	failing bool        // the last reload reported failed
+	pending []error     // reloads to report to the hook once l.mu is released
+	closed  bool
 }
 
 // settings are what the program adds to the file.
@@ -129,7 +133,10 @@ func readFile(path string) (fingerprint, []byte, error) {
 // Middleware returns the middleware of the file's stack name, for chi's
 // r.Use or to wrap a handler. Each request is decided by the rules in
 // force when it arrives, to its end (a reload does not change them under
-// it). It panics when the file has no such stack, as a wiring mistake; a
+// it). A request that Handler has decided by the same stack already
+// passes through undecided: a stack is charged once per request. (Two
+// stacks that hold one rule both charge it, each in its own decision.)
+// It panics when the file has no such stack, as a wiring mistake; a
 // reload that would remove a stack the program uses is refused instead.
 func (l *Limits) Middleware(name string) func(http.Handler) http.Handler {
 	l.mu.Lock()
@@ -141,10 +148,18 @@ func (l *Limits) Middleware(name string) func(http.Handler) http.Handler {
 	l.mu.Unlock()
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if decided, _ := r.Context().Value(decidedKey{}).(string); decided == name {
+				next.ServeHTTP(w, r)
+				return
+			}
 			l.cur.Load().stacks[name](next).ServeHTTP(w, r)
 		})
 	}
 }
+
+// decidedKey is the context key under which Handler names the stack it
+// decided a request by, for Middleware.
+type decidedKey struct{}
 
 // Handler limits the requests to next that match a stack's patterns (its
 // match list, http.ServeMux patterns such as "POST /login") by that
@@ -159,10 +174,9 @@ func (l *Limits) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		r = r.WithContext(context.WithValue(r.Context(), decidedKey{}, name))
 		if r.Pattern == "" {
-			r2 := *r
-			r2.Pattern = pattern
-			r = &r2
+			r.Pattern = pattern // r is a copy: the caller's request is unchanged
 		}
 		g.stacks[name](next).ServeHTTP(w, r)
 	})
@@ -178,12 +192,25 @@ func (l *Limits) Handler(next http.Handler) http.Handler {
 // returned, logged with slog.Default() and passed to the reload hook.
 func (l *Limits) Reload() error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	defer l.unlockAndReport()
 	fp, data, err := readFile(l.path)
 	if err == nil {
 		l.seen = fp
 	}
 	return l.reload(data, err)
+}
+
+// unlockAndReport releases l.mu, then passes the reloads made under it to
+// the reload hook, which may itself call Reload or Middleware.
+func (l *Limits) unlockAndReport() {
+	pending := l.pending
+	l.pending = nil
+	l.mu.Unlock()
+	if l.set.onReload != nil {
+		for _, err := range pending {
+			l.set.onReload(err)
+		}
+	}
 }
 
 // reload puts data in force, unless err (reading it) or its problems say
@@ -194,6 +221,9 @@ func (l *Limits) reload(data []byte, err error) error {
 	}
 	old := l.cur.Load()
 	if err == nil && bytes.Equal(data, old.data) {
+		if l.failing { // back to the rules in force after a failed version
+			l.report(nil)
+		}
 		return nil
 	}
 	start := time.Now()
@@ -235,10 +265,10 @@ func (l *Limits) keepsWired(g *generation) error {
 		msg: "found no stack " + strings.Join(sorted(missing), ", ") + "; required: every stack the program wires with Middleware"}
 }
 
+// report records a reload's outcome for the hook (see unlockAndReport).
 func (l *Limits) report(err error) {
-	if l.set.onReload != nil {
-		l.set.onReload(err)
-	}
+	l.failing = err != nil
+	l.pending = append(l.pending, err)
 }
 
 // Close gives back the units of the current rules' leases (see

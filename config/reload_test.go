@@ -358,3 +358,53 @@ func TestWatchReportsAnInvalidChangeOnce(t *testing.T) {
 		t.Errorf("reports %v, want an error, then nil", reported)
 	}
 }
+
+// TestReloadHook: the hook runs once the Limits are free again (it may
+// wire a stack), and hears that the rules in force are fine again when a
+// failed version is replaced by them.
+func TestReloadHook(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rules.yaml")
+	write(t, path, version("hook", 0))
+	var limits *config.Limits
+	var got []string
+	limits, err := config.Load(path, memstore.Must(), config.WithReloadHook(func(err error) {
+		_ = limits.Middleware("api") // takes the Limits' lock
+		got = append(got, fmt.Sprint(err != nil))
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		write(t, path, "rules: [")
+		_ = limits.Reload()
+		write(t, path, version("hook", 0))
+		_ = limits.Reload()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a hook that wires a stack never returned") // deadlocked: Close would too
+	}
+	limits.Close()
+	if want := "[true false]"; fmt.Sprint(got) != want {
+		t.Errorf("hook heard failed = %v, want %s", got, want)
+	}
+}
+
+// TestWatchWithoutInterval: an interval of 0 watches every second
+// rather than panicking.
+func TestWatchWithoutInterval(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	write(t, path, version("w0", 0))
+	limits, err := config.Load(path, memstore.Must())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer limits.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	limits.Watch(ctx, 0) // returns: ctx is done
+}

@@ -11,7 +11,9 @@ import (
 // time. A Kubernetes ConfigMap update swaps the ..data symlink to a new
 // directory, and an editor's save renames a new file over the old: either
 // way the path leads to another file. An in-place write changes the size
-// or the time.
+// or the time (a write that keeps the size within the file system's
+// timestamp resolution, rare on today's nanosecond file systems, waits for
+// the next change or a Reload).
 type fingerprint struct {
 	info os.FileInfo
 }
@@ -36,9 +38,13 @@ func (fp fingerprint) same(other fingerprint) bool {
 // the file changed (see Reload): a Kubernetes ConfigMap's symlink swap, an
 // editor's rename over the old file, a write in place. A change that is
 // not valid is logged and reported to the reload hook once, and the old
-// rules stay in force until a valid version appears. Run it in a
-// goroutine of its own.
+// rules stay in force until a valid version appears; a file that cannot
+// be read is read again at every tick, reported once. An interval under
+// a millisecond means a second. Run it in a goroutine of its own.
 func (l *Limits) Watch(ctx context.Context, interval time.Duration) {
+	if interval < time.Millisecond {
+		interval = time.Second
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -57,7 +63,7 @@ func (l *Limits) Watch(ctx context.Context, interval time.Duration) {
 // whether watching goes on (the Limits are not closed).
 func (l *Limits) poll() bool {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	defer l.unlockAndReport()
 	if l.closed {
 		return false
 	}
@@ -70,9 +76,17 @@ func (l *Limits) poll() bool {
 	}
 	var data []byte
 	if err == nil {
-		fp, data, err = readFile(l.path)
+		if fp, data, err = readFile(l.path); err != nil {
+			// Unreadable (a file briefly at mode 000, say): read again at
+			// the next tick, whatever its fingerprint, reported once.
+			if !fp.same(l.unread) {
+				l.unread = fp
+				_ = l.reload(nil, err)
+			}
+			return true
+		}
 	}
-	l.seen = fp
+	l.seen, l.unread = fp, fingerprint{}
 	_ = l.reload(data, err)
 	return true
 }

@@ -35,15 +35,21 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	rules := flag.String("rules", "examples/config/ratelimit.yaml", "the rules file")
 	flag.Parse()
+	if err := serve(*addr, *rules); err != nil {
+		log.Fatal(err) // a file's problems each with its line and column
+	}
+}
 
+// serve serves until SIGINT or SIGTERM, then closes what it opened.
+func serve(addr, rules string) error {
 	rdb, where, closeRedis, err := demo.Redis()
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer closeRedis()
-	h, limits, err := newHandler(rdb, *rules)
+	h, limits, err := newHandler(rdb, rules)
 	if err != nil {
-		log.Fatal(err) // every problem of the file, each with its line and column
+		return err
 	}
 	defer limits.Close() // gives back leased units, once the server has stopped
 
@@ -58,7 +64,7 @@ func main() {
 		}
 	}()
 
-	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -66,10 +72,11 @@ func main() {
 		_ = srv.Shutdown(shutdown)
 	}()
 	fmt.Printf("config example on http://%s, rules from %s (reloaded on change and SIGHUP, pid %d), rate limits in %s\nTry:\n%s\n",
-		*addr, *rules, os.Getpid(), where, demo.Curls(*addr))
+		addr, rules, os.Getpid(), where, demo.Curls(addr))
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Fatal(err)
+		return err
 	}
+	return nil
 }
 
 // newHandler serves the examples' API with the limits of the file at
