@@ -335,3 +335,43 @@ func TestShadowMode(t *testing.T) {
 		t.Errorf("outcomes %v, want 1 allowed and 1 shadow_allowed", got)
 	}
 }
+
+// A shadow rule is decided and reported but never refuses: a call only
+// it would refuse goes through, the hook seeing its would-be refusal
+// ("shadow_denied"); a call an enforced rule refuses names that rule
+// alone, in its QuotaFailure and its message.
+func TestShadowRule(t *testing.T) {
+	rules := []grpclimit.Rule{
+		{Name: "enforced", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}},
+		{Name: "trial", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Shadow: true},
+	}
+	var ev events
+	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook)), pipe)
+	if _, err := call(cc, "alice"); err != nil {
+		t.Fatalf("alice's first call: %v", err)
+	}
+	md, err := call(cc, "bob")
+	if err != nil {
+		t.Fatalf("bob's call, refused by the shadow rule only: %v, want admitted", err)
+	}
+	if got := md.Get("ratelimit-policy"); len(got) != 1 || strings.Contains(got[0], "trial") {
+		t.Errorf("ratelimit-policy %q, want the enforced rule's only", got)
+	}
+	e := ev.last()
+	if got, want := []string{e.Outcome, e.RuleOutcome(0), e.RuleOutcome(1)}, []string{"allowed", "allowed", "shadow_denied"}; !slices.Equal(got, want) {
+		t.Errorf("bob's call: outcome and rule outcomes %q, want %q", got, want)
+	}
+	_, err = call(cc, "alice")
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("alice's second call: %v, want ResourceExhausted", err)
+	}
+	if _, qf := details(err); !slices.Equal(violated(qf), []string{"enforced"}) {
+		t.Errorf("QuotaFailure names %q, want enforced only", violated(qf))
+	}
+	if msg := status.Convert(err).Message(); strings.Contains(msg, "trial") {
+		t.Errorf("refusal %q names the shadow rule", msg)
+	}
+	if e := ev.last(); e.RuleOutcome(1) != "shadow_denied" {
+		t.Errorf("alice's refusal: the shadow rule's outcome %q, want shadow_denied", e.RuleOutcome(1))
+	}
+}
