@@ -60,10 +60,10 @@ type Rule struct {
 	// limit.
 	MessageCost func(ctx context.Context, method string, msg any) int
 	// Settle, when set, is the call's final cost once it has ended, from
-	// its code: the difference from Cost is given back or charged (see
-	// limiter.Limiter.Settle). A rule that counts only failed logins
-	// returns 1 for codes.Unauthenticated and 0 otherwise. Negative means
-	// 0.
+	// its code (codes.Unknown when its handler panicked): the difference
+	// from Cost is given back or charged (see limiter.Limiter.Settle). A
+	// rule that counts only failed logins returns 1 for
+	// codes.Unauthenticated and 0 otherwise. Negative means 0.
 	Settle func(ctx context.Context, method string, code codes.Code) int
 	// Blockable, Penalty and Lease are limiter.Rule's.
 	Blockable bool

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/seed-bff0c9e1/ratelimit"
@@ -121,6 +122,7 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 			if s.messages != nil && info.IsClientStream {
 				stream = &meteredStream{ServerStream: ss, s: s, method: info.FullMethod}
 			}
+			c.code = codes.Unknown // until the handler returns: a panic settles so
 			c.err = handler(srv, stream)
 			c.code = status.Code(c.err)
 		}

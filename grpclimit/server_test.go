@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -277,6 +278,44 @@ func TestSettleByCode(t *testing.T) {
 	}
 	if _, err := c.UnaryCall(context.Background(), &testpb.SimpleRequest{}); status.Code(err) != codes.ResourceExhausted {
 		t.Fatalf("after 2 failures: %v, want ResourceExhausted", err)
+	}
+}
+
+// A handler that panics settles with codes.Unknown, the code of a call
+// that did not return, not codes.OK: a rule that counts failures counts
+// it. A recovery interceptor, outside the Server's, turns the panic into
+// the call's status.
+func TestSettleAfterPanic(t *testing.T) {
+	var mu sync.Mutex
+	var settled []codes.Code
+	rules := []grpclimit.Rule{{Name: "failures", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour},
+		Settle: func(_ context.Context, _ string, code codes.Code) int {
+			mu.Lock()
+			defer mu.Unlock()
+			settled = append(settled, code)
+			return 1
+		}}}
+	s := newServer(t, onMemstore(), rules)
+	recovered := recovery.WithRecoveryHandler(func(any) error { return status.Error(codes.Internal, "the handler panicked") })
+	panicking := func(any, grpc.ServerStream, *grpc.StreamServerInfo, grpc.StreamHandler) error {
+		panic("stream handler")
+	}
+	cc := serveWith(t,
+		grpc.ChainUnaryInterceptor(recovery.UnaryServerInterceptor(recovered), s.UnaryServerInterceptor(),
+			func(context.Context, any, *grpc.UnaryServerInfo, grpc.UnaryHandler) (any, error) {
+				panic("unary handler")
+			}),
+		grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(recovered), s.StreamServerInterceptor(), panicking))
+	if _, err := call(cc, ""); status.Code(err) != codes.Internal {
+		t.Fatalf("unary call: %v, want Internal from the recovery interceptor", err)
+	}
+	if _, err := open(context.Background(), cc); status.Code(err) != codes.Internal {
+		t.Fatalf("stream: %v, want Internal from the recovery interceptor", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := settled, []codes.Code{codes.Unknown, codes.Unknown}; !slices.Equal(got, want) {
+		t.Errorf("Settle saw %v, want %v", got, want)
 	}
 }
 
