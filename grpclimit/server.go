@@ -36,7 +36,7 @@ type Server struct {
 // Invalid rules or options are an error (wrapping ratelimit.ErrConfig)
 // naming the rule.
 func New(lim *limiter.Limiter, rules []Rule, opts ...Option) (*Server, error) {
-	cfg := config{exempt: DefaultExemptMethods}
+	cfg := config{exempt: defaultExempt}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("%w: nil option", ratelimit.ErrConfig)

@@ -185,6 +185,34 @@ func TestMethodsAndExemptions(t *testing.T) {
 	}
 }
 
+// The default exempt methods cannot be changed from outside: a caller
+// that overwrites what DefaultExemptMethods gives it leaves a Server's
+// defaults, and the next caller's, as they were.
+func TestDefaultExemptMethodsUnchangeable(t *testing.T) {
+	want := grpclimit.DefaultExemptMethods()
+	d := grpclimit.DefaultExemptMethods()
+	d[0] = "/grpc.testing.TestService/*"
+	if got := grpclimit.DefaultExemptMethods(); !slices.Equal(got, want) {
+		t.Errorf("DefaultExemptMethods %q after a caller's change, want %q", got, want)
+	}
+	rules := []grpclimit.Rule{{Name: "all", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}}
+	s := newServer(t, onMemstore(), rules)
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryServerInterceptor()))
+	testpb.RegisterTestServiceServer(srv, &echo{})
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	cc := serveOn(t, srv)
+	for i := range 2 {
+		if _, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+			t.Fatalf("health check %d: %v, want exempt", i+1, err)
+		}
+	}
+	for i, want := range []codes.Code{codes.OK, codes.ResourceExhausted} {
+		if _, err := call(cc, ""); status.Code(err) != want {
+			t.Fatalf("call %d: %v, want %v", i+1, err, want)
+		}
+	}
+}
+
 // serveOn serves srv on a loopback port and returns a connection to it.
 func serveOn(t *testing.T, srv *grpc.Server) *grpc.ClientConn {
 	t.Helper()
