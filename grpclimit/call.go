@@ -33,7 +33,7 @@ type call struct {
 	// refused it.
 	admitted, denied bool
 	refusal          limiter.Decision
-	code             codes.Code  // the call's code once it ended, for Rule.Settle
+	code             codes.Code  // the call's code once it ended, for Rule.Settle: Unknown if its handler panicked
 	msg              any         // the received message a message's decision weighs
 	run              func(*call) // runs the call, once admitted
 	// A unary call's handler, request, response and error (see
@@ -119,6 +119,7 @@ var serve = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 // metadata as its response header metadata, then runs its handler.
 func serveUnary(c *call) {
 	setHeader(c.Context, c)
+	c.code = codes.Unknown // until the handler returns: a panic settles so
 	c.out, c.err = c.unary(c.Context, c.in)
 	c.code = status.Code(c.err)
 }

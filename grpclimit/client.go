@@ -82,7 +82,7 @@ func (c *Client) UnaryClientInterceptor() grpc.UnaryClientInterceptor {
 // send until the stream is open. Streams to DefaultExemptMethods
 // (health, reflection) pass straight through.
 func (c *Client) StreamClientInterceptor() grpc.StreamClientInterceptor {
-	exempt, _ := compile(DefaultExemptMethods)
+	exempt, _ := compile(defaultExempt)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 		if exempt.match(method) {
 			return streamer(ctx, desc, cc, method, opts...)

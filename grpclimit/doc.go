@@ -29,7 +29,7 @@
 // the process; keyfunc.Constant is one shared limit; Key adapts a
 // function of the call's context. The middleware's semantics carry over:
 // costs, plans, Settle after the call, blocks, leases, the failure policy,
-// shadow mode and its hook (WithHook), which prommetrics and otelhook
+// shadow rules (Rule.Shadow), shadow mode and its hook (WithHook), which prommetrics and otelhook
 // read with the full method as the route.
 //
 // Health checks and server reflection are not limited

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
@@ -18,9 +19,14 @@ type config struct {
 	exempt []string
 }
 
-// DefaultExemptMethods are the methods a Server leaves unlimited unless
-// WithExemptMethods says otherwise: health checks and server reflection.
-var DefaultExemptMethods = []string{
+// DefaultExemptMethods returns the methods a Server leaves unlimited
+// unless WithExemptMethods says otherwise: health checks and server
+// reflection. The slice is a copy; changing it changes no Server.
+func DefaultExemptMethods() []string { return slices.Clone(defaultExempt) }
+
+// defaultExempt are DefaultExemptMethods, read by New and
+// Client.StreamClientInterceptor and never written.
+var defaultExempt = []string{
 	"/grpc.health.v1.Health/*",
 	"/grpc.reflection.v1.ServerReflection/*",
 	"/grpc.reflection.v1alpha.ServerReflection/*",

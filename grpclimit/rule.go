@@ -60,15 +60,23 @@ type Rule struct {
 	// limit.
 	MessageCost func(ctx context.Context, method string, msg any) int
 	// Settle, when set, is the call's final cost once it has ended, from
-	// its code: the difference from Cost is given back or charged (see
-	// limiter.Limiter.Settle). A rule that counts only failed logins
-	// returns 1 for codes.Unauthenticated and 0 otherwise. Negative means
-	// 0.
+	// its code (codes.Unknown when its handler panicked): the difference
+	// from Cost is given back or charged (see limiter.Limiter.Settle). A
+	// rule that counts only failed logins returns 1 for
+	// codes.Unauthenticated and 0 otherwise. Negative means 0.
 	Settle func(ctx context.Context, method string, code codes.Code) int
 	// Blockable, Penalty and Lease are limiter.Rule's.
 	Blockable bool
 	Penalty   time.Duration
 	Lease     time.Duration
+	// Shadow decides and counts the rule but never lets it refuse a call
+	// (see middleware.Rule): to roll a limit out, watch its would-be
+	// refusals first. Each is reported to the hook (RuleOutcome
+	// "shadow_denied") and logged, at most one line per rule a minute. A
+	// shadow rule is left out of the ratelimit metadata and of a
+	// refusal's QuotaFailure and message. Not with Lease. WithShadowMode,
+	// in contrast, lets every rule's refusals through.
+	Shadow bool
 }
 
 // Key is a key function of a call's context and full method, for
@@ -86,11 +94,20 @@ func Key(fn func(ctx context.Context, method string) (string, error)) keyfunc.Ke
 // on them, and an operator tool built on the same rules value reaches the
 // same state.
 func LimiterRules(rules []Rule) []limiter.Rule {
-	lrules := make([]limiter.Rule, len(rules))
+	mrules := make([]middleware.Rule, len(rules))
 	for i, r := range rules {
-		lrules[i] = limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Blockable: r.Blockable, Penalty: r.Penalty, Lease: r.Lease}
+		mrules[i] = r.middlewareRule()
 	}
-	return lrules
+	return middleware.LimiterRules(mrules)
+}
+
+// middlewareRule is r as a middleware rule, without the functions of a
+// call (Methods, Plan, Cost, Settle) that httpRules adapts to a request
+// view: the one place a field of r reaches the middleware, and through
+// it the limiter.
+func (r Rule) middlewareRule() middleware.Rule {
+	return middleware.Rule{Name: r.Name, Key: r.Key, AltKey: r.AltKey, Optional: r.Optional, Algorithm: r.Algorithm,
+		Blockable: r.Blockable, Penalty: r.Penalty, Lease: r.Lease, Shadow: r.Shadow}
 }
 
 // httpRules returns the middleware rules that decide rules when a call
@@ -102,8 +119,7 @@ func httpRules(rules []Rule) (open, messages []middleware.Rule, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: rule %q: %w", ratelimit.ErrConfig, r.Name, err)
 		}
-		mr := middleware.Rule{Name: r.Name, Key: r.Key, AltKey: r.AltKey, Optional: r.Optional, Algorithm: r.Algorithm,
-			Blockable: r.Blockable, Penalty: r.Penalty, Lease: r.Lease}
+		mr := r.middlewareRule()
 		if len(r.Methods) > 0 {
 			mr.Skip = func(req *http.Request) bool { return !methods.match(req.Pattern) }
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/seed-bff0c9e1/ratelimit"
@@ -35,7 +36,7 @@ type Server struct {
 // Invalid rules or options are an error (wrapping ratelimit.ErrConfig)
 // naming the rule.
 func New(lim *limiter.Limiter, rules []Rule, opts ...Option) (*Server, error) {
-	cfg := config{exempt: DefaultExemptMethods}
+	cfg := config{exempt: defaultExempt}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("%w: nil option", ratelimit.ErrConfig)
@@ -121,6 +122,7 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 			if s.messages != nil && info.IsClientStream {
 				stream = &meteredStream{ServerStream: ss, s: s, method: info.FullMethod}
 			}
+			c.code = codes.Unknown // until the handler returns: a panic settles so
 			c.err = handler(srv, stream)
 			c.code = status.Code(c.err)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -184,6 +185,34 @@ func TestMethodsAndExemptions(t *testing.T) {
 	}
 }
 
+// The default exempt methods cannot be changed from outside: a caller
+// that overwrites what DefaultExemptMethods gives it leaves a Server's
+// defaults, and the next caller's, as they were.
+func TestDefaultExemptMethodsUnchangeable(t *testing.T) {
+	want := grpclimit.DefaultExemptMethods()
+	d := grpclimit.DefaultExemptMethods()
+	d[0] = "/grpc.testing.TestService/*"
+	if got := grpclimit.DefaultExemptMethods(); !slices.Equal(got, want) {
+		t.Errorf("DefaultExemptMethods %q after a caller's change, want %q", got, want)
+	}
+	rules := []grpclimit.Rule{{Name: "all", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}}
+	s := newServer(t, onMemstore(), rules)
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryServerInterceptor()))
+	testpb.RegisterTestServiceServer(srv, &echo{})
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	cc := serveOn(t, srv)
+	for i := range 2 {
+		if _, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+			t.Fatalf("health check %d: %v, want exempt", i+1, err)
+		}
+	}
+	for i, want := range []codes.Code{codes.OK, codes.ResourceExhausted} {
+		if _, err := call(cc, ""); status.Code(err) != want {
+			t.Fatalf("call %d: %v, want %v", i+1, err, want)
+		}
+	}
+}
+
 // serveOn serves srv on a loopback port and returns a connection to it.
 func serveOn(t *testing.T, srv *grpc.Server) *grpc.ClientConn {
 	t.Helper()
@@ -280,6 +309,44 @@ func TestSettleByCode(t *testing.T) {
 	}
 }
 
+// A handler that panics settles with codes.Unknown, the code of a call
+// that did not return, not codes.OK: a rule that counts failures counts
+// it. A recovery interceptor, outside the Server's, turns the panic into
+// the call's status.
+func TestSettleAfterPanic(t *testing.T) {
+	var mu sync.Mutex
+	var settled []codes.Code
+	rules := []grpclimit.Rule{{Name: "failures", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour},
+		Settle: func(_ context.Context, _ string, code codes.Code) int {
+			mu.Lock()
+			defer mu.Unlock()
+			settled = append(settled, code)
+			return 1
+		}}}
+	s := newServer(t, onMemstore(), rules)
+	recovered := recovery.WithRecoveryHandler(func(any) error { return status.Error(codes.Internal, "the handler panicked") })
+	panicking := func(any, grpc.ServerStream, *grpc.StreamServerInfo, grpc.StreamHandler) error {
+		panic("stream handler")
+	}
+	cc := serveWith(t,
+		grpc.ChainUnaryInterceptor(recovery.UnaryServerInterceptor(recovered), s.UnaryServerInterceptor(),
+			func(context.Context, any, *grpc.UnaryServerInfo, grpc.UnaryHandler) (any, error) {
+				panic("unary handler")
+			}),
+		grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(recovered), s.StreamServerInterceptor(), panicking))
+	if _, err := call(cc, ""); status.Code(err) != codes.Internal {
+		t.Fatalf("unary call: %v, want Internal from the recovery interceptor", err)
+	}
+	if _, err := open(context.Background(), cc); status.Code(err) != codes.Internal {
+		t.Fatalf("stream: %v, want Internal from the recovery interceptor", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := settled, []codes.Code{codes.Unknown, codes.Unknown}; !slices.Equal(got, want) {
+		t.Errorf("Settle saw %v, want %v", got, want)
+	}
+}
+
 // A cost no wait can admit is refused without a RetryInfo, so that no
 // client retries it; a blocked client's refusal says so, with the
 // block's wait.
@@ -333,5 +400,45 @@ func TestShadowMode(t *testing.T) {
 	}
 	if got := ev.outcomes(); got["allowed"] != 1 || got["shadow_allowed"] != 1 {
 		t.Errorf("outcomes %v, want 1 allowed and 1 shadow_allowed", got)
+	}
+}
+
+// A shadow rule is decided and reported but never refuses: a call only
+// it would refuse goes through, the hook seeing its would-be refusal
+// ("shadow_denied"); a call an enforced rule refuses names that rule
+// alone, in its QuotaFailure and its message.
+func TestShadowRule(t *testing.T) {
+	rules := []grpclimit.Rule{
+		{Name: "enforced", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}},
+		{Name: "trial", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Shadow: true},
+	}
+	var ev events
+	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook)), pipe)
+	if _, err := call(cc, "alice"); err != nil {
+		t.Fatalf("alice's first call: %v", err)
+	}
+	md, err := call(cc, "bob")
+	if err != nil {
+		t.Fatalf("bob's call, refused by the shadow rule only: %v, want admitted", err)
+	}
+	if got := md.Get("ratelimit-policy"); len(got) != 1 || strings.Contains(got[0], "trial") {
+		t.Errorf("ratelimit-policy %q, want the enforced rule's only", got)
+	}
+	e := ev.last()
+	if got, want := []string{e.Outcome, e.RuleOutcome(0), e.RuleOutcome(1)}, []string{"allowed", "allowed", "shadow_denied"}; !slices.Equal(got, want) {
+		t.Errorf("bob's call: outcome and rule outcomes %q, want %q", got, want)
+	}
+	_, err = call(cc, "alice")
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("alice's second call: %v, want ResourceExhausted", err)
+	}
+	if _, qf := details(err); !slices.Equal(violated(qf), []string{"enforced"}) {
+		t.Errorf("QuotaFailure names %q, want enforced only", violated(qf))
+	}
+	if msg := status.Convert(err).Message(); strings.Contains(msg, "trial") {
+		t.Errorf("refusal %q names the shadow rule", msg)
+	}
+	if e := ev.last(); e.RuleOutcome(1) != "shadow_denied" {
+		t.Errorf("alice's refusal: the shadow rule's outcome %q, want shadow_denied", e.RuleOutcome(1))
 	}
 }

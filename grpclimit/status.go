@@ -50,12 +50,12 @@ func (c *call) refused(ctx context.Context) error {
 // of d's wait rounded up to the millisecond (at least 1 ms; none when a
 // rule can never admit the cost, when waiting cannot help) and a
 // QuotaFailure with one violation per rule that refused, its subject the
-// rule's name.
+// rule's name (a shadow rule's would-be refusal is not one).
 func refusal(d limiter.Decision) *status.Status {
 	qf := &errdetails.QuotaFailure{}
 	var names, blocked []string
 	for _, r := range d.Results {
-		if r.Allowed {
+		if r.Allowed || r.Shadow { // a shadow rule never refuses
 			continue
 		}
 		names = append(names, r.Rule)
