@@ -72,7 +72,7 @@ type Rule struct {
 	// Shadow decides and counts the rule but never lets it refuse a call
 	// (see middleware.Rule): to roll a limit out, watch its would-be
 	// refusals first. Each is reported to the hook (RuleOutcome
-	// "shadow_denied") and logged, at most one line per rule a minute. A
+	// "would_deny") and logged, at most one line per rule a minute. A
 	// shadow rule is left out of the ratelimit metadata and of a
 	// refusal's QuotaFailure and message. Not with Lease. WithShadowMode,
 	// in contrast, lets every rule's refusals through.

@@ -405,7 +405,7 @@ func TestShadowMode(t *testing.T) {
 
 // A shadow rule is decided and reported but never refuses: a call only
 // it would refuse goes through, the hook seeing its would-be refusal
-// ("shadow_denied"); a call an enforced rule refuses names that rule
+// ("would_deny"); a call an enforced rule refuses names that rule
 // alone, in its QuotaFailure and its message.
 func TestShadowRule(t *testing.T) {
 	rules := []grpclimit.Rule{
@@ -425,7 +425,7 @@ func TestShadowRule(t *testing.T) {
 		t.Errorf("ratelimit-policy %q, want the enforced rule's only", got)
 	}
 	e := ev.last()
-	if got, want := []string{e.Outcome, e.RuleOutcome(0), e.RuleOutcome(1)}, []string{"allowed", "allowed", "shadow_denied"}; !slices.Equal(got, want) {
+	if got, want := []string{e.Outcome, e.RuleOutcome(0), e.RuleOutcome(1)}, []string{"allowed", "allowed", "would_deny"}; !slices.Equal(got, want) {
 		t.Errorf("bob's call: outcome and rule outcomes %q, want %q", got, want)
 	}
 	_, err = call(cc, "alice")
@@ -438,7 +438,7 @@ func TestShadowRule(t *testing.T) {
 	if msg := status.Convert(err).Message(); strings.Contains(msg, "trial") {
 		t.Errorf("refusal %q names the shadow rule", msg)
 	}
-	if e := ev.last(); e.RuleOutcome(1) != "shadow_denied" {
-		t.Errorf("alice's refusal: the shadow rule's outcome %q, want shadow_denied", e.RuleOutcome(1))
+	if e := ev.last(); e.RuleOutcome(1) != "would_deny" {
+		t.Errorf("alice's refusal: the shadow rule's outcome %q, want would_deny", e.RuleOutcome(1))
 	}
 }

@@ -55,7 +55,7 @@ func refusal(d limiter.Decision) *status.Status {
 	qf := &errdetails.QuotaFailure{}
 	var names, blocked []string
 	for _, r := range d.Results {
-		if r.Allowed || r.Shadow { // a shadow rule never refuses
+		if !r.Refused() {
 			continue
 		}
 		names = append(names, r.Rule)

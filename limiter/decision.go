@@ -44,6 +44,12 @@ type RuleResult struct {
 	settled uint32
 }
 
+// Refused reports whether the rule refused the request: it denied, and
+// it is not a shadow rule (whose denial is a would-be refusal). Code that
+// lists the rules that refused a Decision, a deny handler's say, reads
+// this rather than Allowed.
+func (r *RuleResult) Refused() bool { return !r.Allowed && !r.Shadow }
+
 // found copies what the store found for the rule's check.
 func (r *RuleResult) found(s *store.Result) {
 	r.Result, r.Blocked, r.Token, r.Leased = s.Result, s.Blocked, s.Token, s.Leased
@@ -76,8 +82,8 @@ type Decision struct {
 // admit the cost.
 func (d Decision) RetryAfter() time.Duration {
 	var wait time.Duration
-	for _, r := range d.Results {
-		if !r.Allowed && !r.Shadow {
+	for i := range d.Results {
+		if r := &d.Results[i]; r.Refused() {
 			wait = max(wait, r.RetryAfter)
 		}
 	}

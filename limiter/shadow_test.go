@@ -236,3 +236,17 @@ func TestShadowBesideLeasedRule(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRefused: a result refused the request when it denied and is not a
+// shadow rule's.
+func TestRefused(t *testing.T) {
+	for _, tc := range []struct {
+		allowed, shadow, want bool
+	}{{true, false, false}, {false, false, true}, {true, true, false}, {false, true, false}} {
+		r := limiter.RuleResult{Shadow: tc.shadow}
+		r.Allowed = tc.allowed
+		if got := r.Refused(); got != tc.want {
+			t.Errorf("Allowed %v, Shadow %v: Refused %v, want %v", tc.allowed, tc.shadow, got, tc.want)
+		}
+	}
+}

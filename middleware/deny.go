@@ -46,10 +46,10 @@ func deny(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
 	p := problem{Type: quotaExceeded, Title: http.StatusText(http.StatusTooManyRequests), Status: http.StatusTooManyRequests}
 	impossible := false
 	for _, res := range d.Results {
-		if res.Shadow { // never refuses
+		if res.Shadow { // never refuses, nor is blocked by this request
 			continue
 		}
-		if !res.Allowed {
+		if res.Refused() {
 			p.ViolatedPolicies = append(p.ViolatedPolicies, res.Rule)
 			impossible = impossible || res.RetryAfter == algorithms.Never
 		}

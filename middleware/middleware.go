@@ -75,7 +75,7 @@ type Rule struct {
 	// Shadow decides and counts the rule but never lets it refuse a
 	// request (see limiter.Rule): to roll a limit out, watch its would-be
 	// refusals first. Each is reported to the hook (RuleOutcome
-	// "shadow_denied") and logged, at most one line per rule a minute. A
+	// "would_deny") and logged, at most one line per rule a minute. A
 	// shadow rule is left out of the rate-limit headers unless the
 	// headers.Names given to WithHeaders have Shadow set, and out of the
 	// 429 body. Not with Lease. WithShadowMode, in contrast, lets every
@@ -116,7 +116,7 @@ type Event struct {
 	// found none, or a Cost was negative), "canceled" (the client went
 	// away before its decision). RuleOutcome says it per rule, names
 	// the rules the decision did not ask "undecided", and a shadow rule's
-	// would-be refusal "shadow_denied" (Outcome leaves shadow rules out).
+	// would-be refusal "would_deny" (Outcome leaves shadow rules out).
 	Outcome string
 	// Cause classifies Err when Redis failed (whether or not the fallback
 	// decided): "unavailable" (skipped while Redis is marked down),

@@ -108,7 +108,9 @@ func WithHook(fn func(Event)) Option {
 // rate-limit headers are already set; the handler writes status and body
 // (Retry-After too is set already, unless the cost can never be admitted).
 // The decision it receives has the waits the headers sent: a concurrency
-// limit's shortened (see WithConcurrencyRetryAfter).
+// limit's shortened (see WithConcurrencyRetryAfter). Its rules that
+// refused are those whose RuleResult.Refused is true: a shadow rule may
+// report Allowed false without refusing.
 func WithDenyHandler(fn func(http.ResponseWriter, *http.Request, limiter.Decision)) Option {
 	return func(c *config) error {
 		if fn == nil {

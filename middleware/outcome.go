@@ -17,7 +17,7 @@ const (
 	outcomeDenied          = "denied"
 	outcomeCachedDenied    = "cached_denied"
 	outcomeShadowAllowed   = "shadow_allowed"
-	outcomeShadowDenied    = "shadow_denied" // a rule's: a shadow rule's would-be refusal (see RuleOutcome)
+	outcomeWouldDeny       = "would_deny" // a rule's: a shadow rule's would-be refusal (see RuleOutcome)
 	outcomeFallbackAllowed = "fallback_allowed"
 	outcomeFallbackDenied  = "fallback_denied"
 	outcomeError           = "error"
@@ -77,7 +77,7 @@ func verdict(d limiter.Decision, shadow, allowed bool) string {
 // request another rule denied is "allowed", or "fallback_allowed"),
 // "undecided" when it was not asked because another rule denied the
 // request first without Redis (a leased rule's local denial, or the deny
-// cache; see limiter.RuleResult.Undecided), "shadow_denied" for a shadow
+// cache; see limiter.RuleResult.Undecided), "would_deny" for a shadow
 // rule (Rule.Shadow) that would have refused the request, else e.Outcome.
 func (e Event) RuleOutcome(i int) string {
 	switch {
@@ -86,7 +86,7 @@ func (e Event) RuleOutcome(i int) string {
 	case e.Decision.Results[i].Undecided:
 		return outcomeUndecided
 	case e.Decision.Results[i].Shadow && !e.Decision.Results[i].Allowed:
-		return outcomeShadowDenied
+		return outcomeWouldDeny
 	}
 	return verdict(e.Decision, e.Shadow, e.Decision.Results[i].Allowed)
 }

@@ -21,7 +21,7 @@ import (
 
 // A shadow rule over its limit never refuses: requests are answered as the
 // enforced rule alone answers them, the shadow rule's would-be refusals go
-// to the hook as "shadow_denied", and it is left out of the headers and
+// to the hook as "would_deny", and it is left out of the headers and
 // the 429 body unless the headers ask for it.
 func TestShadowRule(t *testing.T) {
 	backends := map[string]any{"memstore": memstore.Must()}
@@ -69,7 +69,7 @@ func TestShadowRule(t *testing.T) {
 			}
 			want := fmt.Sprint([]int{200, 200, 200, 429, 429}, limits, wantRemaining,
 				[]string{"allowed", "allowed", "allowed", "denied", "denied"},
-				[]string{"allowed", "shadow_denied", "shadow_denied", "shadow_denied", "shadow_denied"})
+				[]string{"allowed", "would_deny", "would_deny", "would_deny", "would_deny"})
 			if got != want {
 				t.Errorf("%s, shadow headers %v:\ngot  %s\nwant %s", name, shown, got, want)
 			}

@@ -16,7 +16,7 @@
 // A decision counts once per rule it checked, with the rule's own verdict
 // as outcome: allowed, denied, cached_denied (the local deny cache
 // answered), shadow_allowed (denied, let through by shadow mode),
-// shadow_denied (a shadow rule, middleware.Rule.Shadow, would have
+// would_deny (a shadow rule, middleware.Rule.Shadow, would have
 // refused the request),
 // fallback_allowed and fallback_denied (the in-process fallback decided
 // while Redis was away), error (Redis failed and the failure policy
