@@ -147,14 +147,39 @@ func (l *Limits) Middleware(name string) func(http.Handler) http.Handler {
 	l.wired[name] = true
 	l.mu.Unlock()
 	return func(next http.Handler) http.Handler {
+		var built wrapped
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if decided, _ := r.Context().Value(decidedKey{}).(string); decided == name {
 				next.ServeHTTP(w, r)
 				return
 			}
-			l.cur.Load().stacks[name](next).ServeHTTP(w, r)
+			built.of(l.cur.Load(), func(g *generation) map[string]http.Handler {
+				return map[string]http.Handler{name: g.stacks[name](next)}
+			})[name].ServeHTTP(w, r)
 		})
 	}
+}
+
+// wrapped is next wrapped by the stacks of one generation, built again
+// once another generation is in force: a request wraps nothing itself.
+type wrapped struct {
+	p atomic.Pointer[wrappedBy]
+}
+
+type wrappedBy struct {
+	gen      *generation
+	handlers map[string]http.Handler // by stack name
+}
+
+// of returns the handlers of generation g, built by build the first time
+// g is asked for (two requests may both build them: either serves).
+func (w *wrapped) of(g *generation, build func(*generation) map[string]http.Handler) map[string]http.Handler {
+	if b := w.p.Load(); b != nil && b.gen == g {
+		return b.handlers
+	}
+	b := &wrappedBy{gen: g, handlers: build(g)}
+	w.p.Store(b)
+	return b.handlers
 }
 
 // decidedKey is the context key under which Handler names the stack it
@@ -167,6 +192,14 @@ type decidedKey struct{}
 // the others through. Wrap the whole mux with it; a key of kind route is
 // the pattern matched.
 func (l *Limits) Handler(next http.Handler) http.Handler {
+	var built wrapped
+	wrapAll := func(g *generation) map[string]http.Handler {
+		hs := make(map[string]http.Handler, len(g.stacks))
+		for name, stack := range g.stacks {
+			hs[name] = stack(next)
+		}
+		return hs
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g := l.cur.Load()
 		name, pattern := g.stackFor(r)
@@ -178,7 +211,7 @@ func (l *Limits) Handler(next http.Handler) http.Handler {
 		if r.Pattern == "" {
 			r.Pattern = pattern // r is a copy: the caller's request is unchanged
 		}
-		g.stacks[name](next).ServeHTTP(w, r)
+		built.of(g, wrapAll)[name].ServeHTTP(w, r)
 	})
 }
 
