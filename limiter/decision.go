@@ -37,11 +37,20 @@ type RuleResult struct {
 	// lease is where a leased rule's units came from, for Settle.
 	lease *lease.Lease[store.Check]
 	// check is what was decided, for Settle.
-	check store.Check
+	check decided
 	// settled is set, atomically, in a decision's first result once Settle
 	// (also Wait's, at 0) has claimed the decision: copies of a Decision
 	// share its Results, so a decision is settled once.
 	settled uint32
+}
+
+// decided is what Settle needs of a decided check, beside its rule (whose
+// blocks it takes again: see rule.blocks) and the result's Shadow.
+type decided struct {
+	key    store.Key
+	alg    algorithms.Algorithm
+	params string
+	cost   int
 }
 
 // Refused reports whether the rule refused the request: it denied, and

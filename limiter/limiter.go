@@ -274,7 +274,28 @@ type checked struct {
 // check sc of c: its rule's name, policy and shadow mark, and the check,
 // for Settle.
 func (c checked) name(res *RuleResult, sc store.Check) {
-	res.Rule, res.Policy, res.Shadow, res.check = c.rule.name, c.algo.policy, sc.Shadow, sc
+	res.Rule, res.Policy, res.Shadow = c.rule.name, c.algo.policy, sc.Shadow
+	res.check = decided{key: sc.Key, alg: sc.Algorithm, params: sc.Params, cost: sc.Cost}
+}
+
+// storeCheck is the store check that res's rule r decided (r nil: not a
+// rule of this Limiter, and the check is zero).
+func storeCheck(r *rule, res *RuleResult) store.Check {
+	if r == nil {
+		return store.Check{}
+	}
+	c := store.Check{Key: res.check.key, Algorithm: res.check.alg, Params: res.check.params, Cost: res.check.cost, Shadow: res.Shadow}
+	r.blocks(&c)
+	return c
+}
+
+// blocks gives c, a check of r, r's blocks and penalty, when it takes
+// blocks.
+func (r *rule) blocks(c *store.Check) {
+	if r.blockable {
+		c.Blocks, c.Penalty = c.Key, r.penalty
+		c.Blocks.Suffix = blockSuffix
+	}
 }
 
 // prepare validates checks and builds their store checks in sc, of their
@@ -298,10 +319,7 @@ func (l *Limiter) prepare(checks []Check, sc []store.Check, out []checked) ([]ch
 			return nil, fmt.Errorf("%w: rule %q: negative cost %d", ErrCheck, r.name, c.Cost)
 		}
 		sc[i] = store.Check{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Params: a.params, Cost: c.Cost, Shadow: r.shadow}
-		if r.blockable {
-			sc[i].Blocks, sc[i].Penalty = sc[i].Key, r.penalty
-			sc[i].Blocks.Suffix = blockSuffix
-		}
+		r.blocks(&sc[i])
 		for j := range i {
 			if sc[j].Key == sc[i].Key {
 				return nil, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)

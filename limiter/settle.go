@@ -51,7 +51,8 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	var extra []store.Check
 	var names []checked
 	for i, res := range d.Results {
-		c, f, r := res.check, final[i], l.rules[res.Rule]
+		f, r := final[i], l.rules[res.Rule]
+		c := storeCheck(r, &res)
 		switch {
 		case c.Key == (store.Key{}):
 			return Decision{}, fmt.Errorf("%w: rule %q: not decided by this Limiter", ErrCheck, res.Rule)
@@ -76,7 +77,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 		err = l.refund(ctx, d, refunds)
 	}
 	for i, res := range d.Results {
-		if n := res.check.Cost - final[i]; n > 0 && res.lease != nil {
+		if n := res.check.cost - final[i]; n > 0 && res.lease != nil {
 			if e := l.refundLeases(res.lease.Restore(n, nil)); err == nil {
 				err = e
 			}
