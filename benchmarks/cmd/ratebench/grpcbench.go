@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"text/tabwriter"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -99,15 +97,11 @@ func grpcBench(e *env, goroutines, keys int, d time.Duration, rounds int) (float
 			results[j] = append(results[j], grpcRound(servers[j].opts, goroutines, keyNames(fmt.Sprintf("grpc:r%d:s%d:", r, j), keys), d))
 		}
 	}
-	fmt.Printf("\n## gRPC: unary echo over loopback, %d client goroutines on one connection\n\n", goroutines)
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "server\tcalls/s\tx no limiter\tp50\tp99\terrors\t")
-	base := median(results[0])
+	names := make([]string, len(servers))
 	for i, s := range servers {
-		m := median(results[i])
-		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%v\t%v\t%d\t\n", s.name, m.ops, m.ops/base.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond), m.err)
+		names[i] = s.name
 	}
-	w.Flush()
+	printServers(fmt.Sprintf("gRPC: unary echo over loopback, %d client goroutines on one connection", goroutines), "calls/s", names, results)
 	o, p := median(results[1]), median(results[2])
 	return o.ops / p.ops, float64(o.p99) / float64(p.p99)
 }

@@ -44,6 +44,20 @@ func redisRateMiddleware(l *redis_rate.Limiter, limit redis_rate.Limit) func(htt
 	}
 }
 
+// printServers prints the medians of a server mode's rounds under title,
+// each server's rate (in unit) also as a ratio to the first's, no limiter.
+func printServers(title, unit string, names []string, results [][]stats) {
+	fmt.Printf("\n## %s\n\n", title)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "server\t%s\tx no limiter\tp50\tp99\terrors\t\n", unit)
+	base := median(results[0])
+	for i, name := range names {
+		m := median(results[i])
+		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%v\t%v\t%d\t\n", name, m.ops, m.ops/base.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond), m.err)
+	}
+	w.Flush()
+}
+
 // httpBench serves a trivial handler four ways over loopback and drives
 // each with goroutines for d per round; it returns our req/s over
 // redis_rate's plain middleware, and over the better of it and the same
@@ -85,15 +99,11 @@ func httpBench(e *env, goroutines, keys int, d time.Duration, rounds int) (plain
 			srv.Close()
 		}
 	}
-	fmt.Printf("\n## HTTP: trivial handler over loopback, %d client goroutines\n\n", goroutines)
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "server\treq/s\tx no limiter\tp50\tp99\terrors\t")
-	base := median(results[0])
+	names := make([]string, len(servers))
 	for i, s := range servers {
-		m := median(results[i])
-		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%v\t%v\t%d\t\n", s.name, m.ops, m.ops/base.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond), m.err)
+		names[i] = s.name
 	}
-	w.Flush()
+	printServers(fmt.Sprintf("HTTP: trivial handler over loopback, %d client goroutines", goroutines), "req/s", names, results)
 	ops := median(results[1]).ops
 	return ops / median(results[2]).ops, ops / max(median(results[2]).ops, median(results[3]).ops)
 }
