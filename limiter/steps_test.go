@@ -127,11 +127,12 @@ func TestStepTables(t *testing.T) {
 }
 
 // runTable plays steps from base on rdb, with a long minimum TTL since the
-// clock stands still while the server's runs.
+// clock stands still while the server's runs, and a timeout no loaded
+// machine reaches: the steps are about the algorithms, not the timeout.
 func runTable(t *testing.T, rdb redis.Scripter, base time.Time, alg algorithms.Algorithm, steps []step) {
 	t.Helper()
 	now := base
-	lim, err := limiter.New(mustStore(redisstore.New(rdb, redisstore.WithMinTTL(time.Hour))), []limiter.Rule{{Name: "r", Algorithm: alg}},
+	lim, err := limiter.New(mustStore(redisstore.New(rdb, redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(10*time.Second))), []limiter.Rule{{Name: "r", Algorithm: alg}},
 		limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(fmt.Sprintf("t%d", time.Now().UnixNano())))
 	if err != nil {
 		t.Fatal(err)
