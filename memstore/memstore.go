@@ -8,9 +8,13 @@
 //
 // Memory is bounded. Every entry expires once its state can no longer
 // matter (the same TTL the Redis keys get); each write examines a few
-// random entries for expiry, and a shard that doubles is swept whole. Past MaxKeys live entries, arbitrary entries are
-// dropped; a dropped entry is a fresh key again, which can only admit more,
-// never deny wrongly.
+// random entries for expiry, and a shard that doubles is swept whole.
+// Past MaxKeys live entries, arbitrary entries are dropped; a dropped
+// entry is a fresh key again, which can only admit more, never deny
+// wrongly. An entry is found by its store.Key as the limiter built it,
+// and keeps the strings it holds: the limiter bounds an identity to 64
+// bytes (longer ones are hashed), but one cut from a larger string keeps
+// that string's memory alive while the entry lives.
 package memstore
 
 import (
