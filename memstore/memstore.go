@@ -157,10 +157,13 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, r
 		blocked, penalized = append(blocked, isBlocked), append(penalized, isPenalized)
 		allowed = allowed && (c.Shadow || !isBlocked && o.Status == model.Allowed)
 	}
+	// commits reports whether check i consumes: its stack is allowed and
+	// it allows (only a shadow check denies in an allowed stack).
+	commits := func(i int) bool { return allowed && !blocked[i] && outcomes[i].Status == model.Allowed }
 	for i, c := range checks {
 		o := &outcomes[i]
 		results[i] = store.Result{Result: o.Held, Blocked: blocked[i]}
-		if !allowed || blocked[i] || o.Status != model.Allowed { // only a shadow check denies in an allowed stack
+		if !commits(i) {
 			continue
 		}
 		results[i].Result, results[i].Leased = o.Admitted, leases[i]
@@ -175,7 +178,7 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, r
 		}
 	}
 	for i, c := range checks {
-		if allowed && c.Cost > 0 && results[i].Allowed { // written (a shadow check that denied was not)
+		if commits(i) && c.Cost > 0 { // written
 			s.shards[idx[i]].maintain(c.Key, t, s.maxPerShard())
 		}
 		if penalized[i] {
