@@ -31,11 +31,11 @@ func (s *Store) reloadTopology(err error) {
 
 // groupBy groups the indices of checks by the shard of their keys, in order
 // of first appearance.
-func groupBy[S comparable](checks []store.Check, shard func(key string) S) [][]int {
+func groupBy[S comparable](checks []store.Check, shard func(k *store.Key) S) [][]int {
 	var groups [][]int
 	var shards []S
-	for i, c := range checks {
-		sh := shard(c.Key.String())
+	for i := range checks {
+		sh := shard(&checks[i].Key)
 		j := 0
 		for j < len(shards) && shards[j] != sh {
 			j++
@@ -180,11 +180,13 @@ func (s *Store) refund(ctx context.Context, now, at string, refunds []store.Refu
 // on: by hash slot on a cluster, by hash tag on a ring, all together on
 // one server.
 func (s *Store) shardGroups(checks []store.Check) [][]int {
+	// A key's hash tag is its rule and identity (see store.Key): the
+	// shard is found from them, without building the key's name.
 	switch s.shards {
 	case bySlot:
-		return groupBy(checks, transport.Slot)
+		return groupBy(checks, func(k *store.Key) uint16 { return transport.TagSlot(k.Rule, ":", k.Identity) })
 	case byTag:
-		return groupBy(checks, transport.HashTag)
+		return groupBy(checks, func(k *store.Key) [2]string { return [2]string{k.Rule, k.Identity} })
 	}
-	return groupBy(checks, func(string) struct{} { return struct{}{} })
+	return groupBy(checks, func(*store.Key) struct{} { return struct{}{} })
 }

@@ -16,10 +16,17 @@ func HashTag(key string) string {
 // Slot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of its hash
 // tag, modulo 16384.
 func Slot(key string) uint16 {
-	key = HashTag(key)
+	return TagSlot(HashTag(key))
+}
+
+// TagSlot is the hash slot of a key whose hash tag is parts, one after
+// another: the slot of a key named in parts, without building its name.
+func TagSlot(parts ...string) uint16 {
 	var crc uint16
-	for i := 0; i < len(key); i++ {
-		crc = crc<<8 ^ crcTable[byte(crc>>8)^key[i]]
+	for _, p := range parts {
+		for i := 0; i < len(p); i++ {
+			crc = crc<<8 ^ crcTable[byte(crc>>8)^p[i]]
+		}
 	}
 	return crc % 16384
 }

@@ -1,6 +1,9 @@
 package transport
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Reference values from the Redis Cluster specification and CLUSTER KEYSLOT.
 func TestSlot(t *testing.T) {
@@ -17,6 +20,15 @@ func TestSlot(t *testing.T) {
 	} {
 		if got := Slot(tc.key); got != tc.want {
 			t.Errorf("Slot(%q) = %d, want %d", tc.key, got, tc.want)
+		}
+	}
+}
+
+// TagSlot of a tag in parts is Slot of a key with that tag.
+func TestTagSlot(t *testing.T) {
+	for _, parts := range [][]string{{"per-ip", ":", "1.2.3.4"}, {"api", ":", "#00ff"}, {"", ":", ""}, {"123456789"}} {
+		if got, want := TagSlot(parts...), Slot("ratelimit:{"+strings.Join(parts, "")+"}:gc"); got != want {
+			t.Errorf("TagSlot%q = %d, want %d", parts, got, want)
 		}
 	}
 }
