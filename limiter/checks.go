@@ -37,11 +37,12 @@ func storeChecks(n int) scratch {
 }
 
 // recycle clears what the decision used of the arrays (they hold keys
-// and algorithms) and returns them to the pool.
+// and algorithms; a decision writes no further than its slices' length)
+// and returns them to the pool.
 func (s scratch) recycle() {
 	if s.arrays != nil {
-		clear(s.checks[:cap(s.checks)])
-		clear(s.results[:cap(s.results)])
+		clear(s.checks)
+		clear(s.results)
 		scratchPool.Put(s.arrays)
 	}
 }

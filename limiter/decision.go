@@ -45,12 +45,13 @@ type RuleResult struct {
 }
 
 // decided is what Settle needs of a decided check, beside its rule (whose
-// blocks it takes again: see rule.blocks) and the result's Shadow.
+// name and blocks it takes again: see rule.blocks) and the result's
+// Shadow: the parts of its key that are not the rule's, its algorithm
+// (the rule's or a plan's) and its cost.
 type decided struct {
-	key    store.Key
-	alg    algorithms.Algorithm
-	params string
-	cost   int
+	prefix, identity string
+	alg              algorithms.Algorithm
+	cost             int
 }
 
 // Refused reports whether the rule refused the request: it denied, and

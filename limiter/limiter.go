@@ -275,16 +275,22 @@ type checked struct {
 // for Settle.
 func (c checked) name(res *RuleResult, sc store.Check) {
 	res.Rule, res.Policy, res.Shadow = c.rule.name, c.algo.policy, sc.Shadow
-	res.check = decided{key: sc.Key, alg: sc.Algorithm, params: sc.Params, cost: sc.Cost}
+	res.check = decided{prefix: sc.Key.Prefix, identity: sc.Key.Identity, alg: sc.Algorithm, cost: sc.Cost}
 }
 
 // storeCheck is the store check that res's rule r decided (r nil: not a
-// rule of this Limiter, and the check is zero).
-func storeCheck(r *rule, res *RuleResult) store.Check {
-	if r == nil {
+// rule of this Limiter; or a result no store decided: the check is zero).
+func (l *Limiter) storeCheck(r *rule, res *RuleResult) store.Check {
+	d := &res.check
+	if r == nil || d.alg == nil {
 		return store.Check{}
 	}
-	c := store.Check{Key: res.check.key, Algorithm: res.check.alg, Params: res.check.params, Cost: res.check.cost, Shadow: res.Shadow}
+	a := r.algo
+	if d.alg != a.alg {
+		a = l.algoOf(d.alg)
+	}
+	key := store.Key{Prefix: d.prefix, Rule: r.name, Identity: d.identity, Suffix: a.suffix}
+	c := store.Check{Key: key, Algorithm: a.alg, Params: a.params, Cost: d.cost, Shadow: res.Shadow}
 	r.blocks(&c)
 	return c
 }

@@ -52,7 +52,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	var names []checked
 	for i, res := range d.Results {
 		f, r := final[i], l.rules[res.Rule]
-		c := storeCheck(r, &res)
+		c := l.storeCheck(r, &res)
 		switch {
 		case c.Key == (store.Key{}):
 			return Decision{}, fmt.Errorf("%w: rule %q: not decided by this Limiter", ErrCheck, res.Rule)

@@ -7,8 +7,10 @@
 // is not shared between processes: N instances each admit the full limit.
 //
 // Memory is bounded. Every entry expires once its state can no longer
-// matter (the same TTL the Redis keys get); each write examines a few
-// random entries for expiry, and a shard that doubles is swept whole.
+// matter (the same TTL the Redis keys get) and is dropped a second after
+// that, so that a client that comes back sooner reuses its entry: each
+// write examines a few random entries, and a shard that doubles is swept
+// whole.
 // Past MaxKeys live entries, arbitrary entries are dropped; a dropped
 // entry is a fresh key again, which can only admit more, never deny
 // wrongly. An entry is found by its store.Key as the limiter built it,
@@ -335,9 +337,14 @@ func (s *Store) maxPerShard() int { return max(1, s.maxKeys/len(s.shards)) }
 // expired entries (2 entries examined per put on average), and the other
 // puts pay nothing for it (starting a map iteration at random costs about
 // as much as the rest of the put).
+// Sampling and sweeps drop the entries expired for sampleGrace (µs) at
+// least: a client that comes back within it finds its entry and writes it
+// in place, instead of the map deleting and inserting it again (which
+// costs more than the rest of a decision).
 const (
 	sampleEvery = 4
 	sampled     = 8
+	sampleGrace = int64(time.Second / time.Microsecond)
 )
 
 // spareEntries is how many dropped entries a shard keeps for reuse.
@@ -393,7 +400,7 @@ func (sh *shard) maintain(key store.Key, now int64, limit int) {
 			if n++; n > sampled {
 				break
 			}
-			if v.expires <= now {
+			if v.expires <= now-sampleGrace {
 				sh.drop(k)
 			}
 		}
@@ -402,7 +409,7 @@ func (sh *shard) maintain(key store.Key, now int64, limit int) {
 		return
 	}
 	for k, v := range sh.entries {
-		if v.expires <= now {
+		if v.expires <= now-sampleGrace {
 			sh.drop(k)
 		}
 	}

@@ -110,3 +110,39 @@ func TestInvalidOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestExpiredEntriesKeptForASecond(t *testing.T) {
+	t0 := time.Date(2245, 3, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	store := memstore.Must()
+	lim, err := limiter.New(store, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1000}}},
+		limiter.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow := func(prefix string, ids, times int) {
+		t.Helper()
+		for range times {
+			for i := range ids {
+				if d, err := lim.Allow(ctx, "r", prefix+strconv.Itoa(i)); err != nil || !d.Allowed {
+					t.Fatal(d, err)
+				}
+			}
+		}
+	}
+	allow("old", 64, 1) // each expires 1 ms later
+	steps := []struct {
+		at   time.Duration
+		want int
+	}{
+		{600 * time.Millisecond, 1064}, // expired for under a second: kept for reuse
+		{2 * time.Second, 1000},        // expired for over a second: shed by the writes
+	}
+	for _, s := range steps {
+		now = t0.Add(s.at)
+		allow("new", 1000, 20)
+		if got := store.Len(); got != s.want {
+			t.Errorf("at %v: %d entries held, want %d", s.at, got, s.want)
+		}
+	}
+}
