@@ -265,8 +265,8 @@ type oneLine [3 + 2 + script.ArgsHead + script.ArgsPerRule]any
 // is built in line when it is not nil (see oneCheck).
 func (s *Store) run(ctx context.Context, now string, checks []store.Check, results []store.Result, line []any) (script.Reply, error) {
 	blocks := 0
-	for _, c := range checks {
-		if c.Blocks != (store.Key{}) {
+	for i := range checks {
+		if checks[i].Blocks != (store.Key{}) {
 			blocks++
 		}
 	}
@@ -275,18 +275,19 @@ func (s *Store) run(ctx context.Context, now string, checks []store.Check, resul
 		line = make([]any, 0, 3+keys+args)
 	}
 	call := script.NewCallOn(line)
-	for _, c := range checks {
-		call.Key(c.Key.String())
+	for i := range checks {
+		call.Key(checks[i].Key.String())
 	}
-	for _, c := range checks {
-		if c.Blocks != (store.Key{}) {
+	for i := range checks {
+		if c := &checks[i]; c.Blocks != (store.Key{}) {
 			call.Key(c.Blocks.String())
 		}
 	}
 	call.Arg(now, s.minTTL)
 	var mask script.Mask
-	for _, c := range checks {
-		p, err := s.paramsOf(&c)
+	for i := range checks {
+		c := &checks[i]
+		p, err := s.paramsOf(c)
 		if err != nil {
 			return script.Reply{}, err
 		}
