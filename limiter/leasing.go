@@ -79,7 +79,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []store.Check, rules []ch
 		} else if !local { // not asked: refused here first, or failed
 			res.Allowed, res.Undecided = true, true
 		}
-		rules[i].name(res, sc[i])
+		rules[i].name(res, &sc[i])
 	}
 	l.refundLeases(st.Finish())
 	if failed {

@@ -256,7 +256,7 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []stor
 		}
 	}
 	for i, r := range rules {
-		r.name(&d.Results[i], sc[i])
+		r.name(&d.Results[i], &sc[i])
 	}
 	if t.ok && !d.Allowed && !d.Fallback {
 		l.denied.put(t, d)
@@ -273,7 +273,7 @@ type checked struct {
 // name fills in what the limiter knows of res, the result of the store
 // check sc of c: its rule's name, policy and shadow mark, and the check,
 // for Settle.
-func (c checked) name(res *RuleResult, sc store.Check) {
+func (c checked) name(res *RuleResult, sc *store.Check) {
 	res.Rule, res.Policy, res.Shadow = c.rule.name, c.algo.policy, sc.Shadow
 	res.check = decided{prefix: sc.Key.Prefix, identity: sc.Key.Identity, alg: sc.Algorithm, cost: sc.Cost}
 }
