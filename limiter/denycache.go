@@ -72,20 +72,22 @@ type ticket struct {
 	ok      bool
 }
 
-// lookup returns the cached denial of checks at now (the passed-in
-// clock's time, or zero for the local clock), Cached set, or the ticket
-// to cache the store's answer with.
-func (c *denyCache) lookup(checks []store.Check, rules []checked, now time.Time) (Decision, ticket) {
+// lookup writes the cached denial of checks at now (the passed-in clock's
+// time, or zero for the local clock) in d, Cached set, if there is one,
+// and returns the ticket to cache the store's answer with.
+func (c *denyCache) lookup(checks []store.Check, rules []checked, now time.Time, d *Decision) ticket {
 	id, ok := c.stackOf(checks, rules)
 	if !ok {
-		return Decision{}, ticket{}
+		return ticket{}
 	}
 	t := ticket{id: id, sent: now, changes: operatorChanges.Load(), ok: true}
 	if t.sent.IsZero() {
 		t.sent = time.Now()
 	}
-	d, _ := c.get(id, t.sent)
-	return d, t
+	if cached, ok := c.get(id, t.sent); ok {
+		*d = cached
+	}
+	return t
 }
 
 func newDenyCache(size int, maxAge time.Duration) *denyCache {
@@ -101,7 +103,8 @@ func (c *denyCache) stackOf(checks []store.Check, rules []checked) (stackID, boo
 	for i, seed := range c.seeds {
 		var h maphash.Hash
 		h.SetSeed(seed)
-		for j, ch := range checks {
+		for j := range checks {
+			ch := &checks[j]
 			if rules[j].algo.facts.InFlight || ch.Cost == 0 {
 				return stackID{}, false
 			}

@@ -220,21 +220,25 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	}
 	var buf [4]checked
 	sc := storeChecks(len(checks))
-	defer sc.recycle()
 	rules, err := l.prepare(checks, sc.checks, buf[:0])
-	if err != nil {
-		return Decision{}, err
+	var d Decision
+	switch {
+	case err != nil:
+	case l.leases != nil && leased(sc.checks, rules):
+		d, err = l.decideLeased(ctx, sc.checks, rules)
+	default:
+		d, err = l.decideChecks(ctx, sc.checks, sc.results, rules)
 	}
-	if l.leases != nil && leased(sc.checks, rules) {
-		return l.decideLeased(ctx, sc.checks, rules)
-	}
-	return l.decideChecks(ctx, sc.checks, sc.results, rules)
+	// Not deferred, which would grow the frame under every store call: a
+	// store that panics leaves the arrays to the collector.
+	sc.recycle()
+	return d, err
 }
 
 // decideChecks decides prepared checks: through the deny cache, then the
 // store (by way of the breaker), which writes into res, of their length;
 // it names the results after their rules.
-func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []store.Result, rules []checked) (Decision, error) {
+func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []store.Result, rules []checked) (d Decision, err error) {
 	now, err := l.now()
 	if err != nil {
 		return Decision{}, err
@@ -243,13 +247,11 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []stor
 	// over (see WithDenyCache).
 	var t ticket
 	if l.denied != nil {
-		var d Decision
-		if d, t = l.denied.lookup(sc, rules, now); d.Cached {
+		if t = l.denied.lookup(sc, rules, now, &d); d.Cached {
 			return d, nil
 		}
 	}
-	d, err := l.decide(ctx, now, sc, res)
-	if err != nil {
+	if err = l.decide(ctx, now, sc, res, &d); err != nil {
 		err = backendError(err)
 		if !d.Fallback {
 			return Decision{}, err
@@ -348,9 +350,10 @@ func (l *Limiter) now() (time.Time, error) {
 	return now, nil
 }
 
-// decide asks the store, through its breaker, and builds the Decision
-// from what it wrote in res: its rules are named by the caller.
-func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, res []store.Result) (Decision, error) {
+// decide asks the store, through its breaker, and builds the Decision in
+// d from what it wrote in res (d is left alone when nothing decided): its
+// rules are named by the caller.
+func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, res []store.Result, d *Decision) error {
 	var v store.Verdict
 	var fallback bool
 	var err error
@@ -360,13 +363,13 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, r
 		v, err = l.store.Decide(ctx, now, sc, res)
 	}
 	if err != nil && !fallback {
-		return Decision{}, err
+		return err
 	}
-	d := Decision{Allowed: v.Allowed, At: v.At, Fallback: fallback, Results: newResults(len(sc))}
+	*d = Decision{Allowed: v.Allowed, At: v.At, Fallback: fallback, Results: newResults(len(sc))}
 	for i := range res {
 		d.Results[i].found(&res[i])
 	}
-	return d, err
+	return err
 }
 
 // backendError wraps a store failure in ErrBackend, and network timeouts in

@@ -249,7 +249,7 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	var ruleBuf [4]int
 	checks, rules, failed, status, err := m.checks(r, checkBuf[:0], ruleBuf[:0])
 	if err != nil {
-		m.reject(w, Event{Request: r, Err: err, Rules: []string{m.rules[failed].Name}}, status)
+		m.unkeyed(w, r, failed, status, err)
 		return
 	}
 	if len(checks) == 0 {
@@ -269,6 +269,15 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		m.cfg.onError(r, err) // Redis failed; the fallback decided
 	}
 	m.respond(w, r, next, d, err, checks, rules, start)
+}
+
+// unkeyed answers a request that rule failed could not key with status.
+// It is kept out of serve, whose frame is under every decision's and every
+// handler's stack (a goroutine whose stack outgrows its start is copied).
+//
+//go:noinline
+func (m *mw) unkeyed(w http.ResponseWriter, r *http.Request, failed, status int, err error) {
+	m.reject(w, Event{Request: r, Err: err, Rules: []string{m.rules[failed].Name}}, status)
 }
 
 // queued reports whether an allowed d waits for its turn in a Queue rule.
