@@ -25,7 +25,7 @@ import (
 type generation struct {
 	data   []byte
 	file   *file
-	lims   []*limiter.Limiter
+	lim    *limiter.Limiter // the stacks' rules; nil without stacks
 	stacks map[string]func(http.Handler) http.Handler
 	// mux matches requests to the stacks' patterns: each pattern's
 	// handler is a stackHandler naming its stack; nil when no stack has
@@ -152,10 +152,11 @@ func (noStore) Reset(context.Context, time.Time, []store.Key, []store.Mark) (int
 }
 
 // newGeneration builds what data, the contents of the file named name,
-// describes, on backend: a limiter and a middleware per stack. A rule in
-// several stacks shares its state among them as limiters of one name on
-// one store do (see "Keys" in package limiter); a limiter per stack keeps
-// building a stack proportional to its own rules.
+// describes, on backend: one limiter of the rules the stacks use, and a
+// middleware per stack on it. A rule in several stacks is one rule of the
+// limiter: its state, and a leased rule's lease pool, are shared by the
+// stacks (two pools would each hold units the other's requests are then
+// refused); the stacks share the limiter's breaker too.
 func newGeneration(name string, data []byte, backend store.Store, s *settings) (*generation, error) {
 	f, rules, err := read(name, data, s.funcs)
 	if err != nil {
@@ -170,11 +171,19 @@ func newGeneration(name string, data []byte, backend store.Store, s *settings) (
 	for _, r := range rules {
 		byName[r.Name] = r
 	}
+	stackError := func(st *stack, err error) error {
+		return &fieldError{file: name, line: st.node.Line, col: st.node.Column, field: st.field, msg: trimConfig(err)}
+	}
+	if len(f.stacks) > 0 { // the rules were checked: an error here is an option's, told at the first stack
+		if g.lim, err = limiter.New(backend, middleware.LimiterRules(usedRules(f.stacks, byName)), opts...); err != nil {
+			return nil, stackError(f.stacks[0], err)
+		}
+	}
 	for _, st := range f.stacks {
-		h, err := g.stackMiddleware(st, byName, backend, opts, s.middlewareOpts)
+		h, err := g.stackMiddleware(st, byName, s.middlewareOpts)
 		if err != nil {
 			g.close()
-			return nil, &fieldError{file: name, line: st.node.Line, col: st.node.Column, field: st.field, msg: trimConfig(err)}
+			return nil, stackError(st, err)
 		}
 		g.stacks[st.name] = h
 		for _, pattern := range st.match {
@@ -187,19 +196,30 @@ func newGeneration(name string, data []byte, backend store.Store, s *settings) (
 	return g, nil
 }
 
-// stackMiddleware is the middleware of stack st, on a limiter of its
-// rules in its order, with its failure policy and exemptions (the file's,
-// unless it has its own) after the program's options.
-func (g *generation) stackMiddleware(st *stack, byName map[string]middleware.Rule, backend store.Store, limOpts []limiter.Option, given []middleware.Option) (func(http.Handler) http.Handler, error) {
+// usedRules is the rules the stacks use, each once, in the order they
+// first appear.
+func usedRules(stacks []*stack, byName map[string]middleware.Rule) []middleware.Rule {
+	var used []middleware.Rule
+	seen := make(map[string]bool, len(byName))
+	for _, st := range stacks {
+		for _, name := range st.rules {
+			if !seen[name] {
+				seen[name] = true
+				used = append(used, byName[name])
+			}
+		}
+	}
+	return used
+}
+
+// stackMiddleware is the middleware of stack st, its rules in its order on
+// the generation's limiter, with its failure policy and exemptions (the
+// file's, unless it has its own) after the program's options.
+func (g *generation) stackMiddleware(st *stack, byName map[string]middleware.Rule, given []middleware.Option) (func(http.Handler) http.Handler, error) {
 	rules := make([]middleware.Rule, len(st.rules))
 	for i, name := range st.rules {
 		rules[i] = byName[name]
 	}
-	lim, err := limiter.New(backend, middleware.LimiterRules(rules), limOpts...)
-	if err != nil {
-		return nil, err
-	}
-	g.lims = append(g.lims, lim)
 	opts := given[:len(given):len(given)]
 	failure, exempt := st.failure, st.exempt
 	if failure == "" {
@@ -218,19 +238,16 @@ func (g *generation) stackMiddleware(st *stack, byName map[string]middleware.Rul
 		}
 		opts = append(opts, middleware.WithExempt(ex))
 	}
-	return middleware.NewWithLimiter(lim, rules, opts...)
+	return middleware.NewWithLimiter(g.lim, rules, opts...)
 }
 
-// close closes the generation's limiters, which gives back the units of
-// their leases, returning the first error.
+// close closes the generation's limiter, which gives back the units of its
+// leases.
 func (g *generation) close() error {
-	var first error
-	for _, lim := range g.lims {
-		if err := lim.Close(); err != nil && first == nil {
-			first = err
-		}
+	if g.lim == nil {
+		return nil
 	}
-	return first
+	return g.lim.Close()
 }
 
 // stackFor is the stack whose pattern r matches, or "" (also when the mux

@@ -179,15 +179,24 @@ func NewWithLimiter(lim *limiter.Limiter, rules []Rule, opts ...Option) (func(ht
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("%w: no rules", ratelimit.ErrConfig)
 	}
-	have := make(map[string]limiter.Rule)
-	for _, r := range lim.Rules() {
-		have[r.Name] = r
-	}
-	for i, r := range LimiterRules(rules) {
+	// Only the middleware's rules are looked up in the limiter's: a limiter
+	// may hold many more (config's holds every stack's), and each
+	// middleware on it then costs only its own.
+	want := LimiterRules(rules)
+	have := make(map[string]limiter.Rule, len(want)) // the limiter's, by name; zero: none
+	for i, r := range want {
 		if rules[i].Key == nil {
 			return nil, fmt.Errorf("%w: rule %q: no Key function", ratelimit.ErrConfig, r.Name)
 		}
-		if got, ok := have[r.Name]; !ok || got != r {
+		have[r.Name] = limiter.Rule{}
+	}
+	for _, r := range lim.Rules() {
+		if _, ok := have[r.Name]; ok {
+			have[r.Name] = r
+		}
+	}
+	for _, r := range want {
+		if have[r.Name] != r {
 			return nil, fmt.Errorf("%w: rule %q: the limiter has no such rule (build it with LimiterRules)", ratelimit.ErrConfig, r.Name)
 		}
 	}
