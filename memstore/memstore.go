@@ -382,6 +382,15 @@ func (sh *shard) drop(key store.Key) {
 	}
 }
 
+// dropExpired drops the entries expired at t (µs).
+func (sh *shard) dropExpired(t int64) {
+	for k, v := range sh.entries {
+		if v.expires <= t {
+			sh.drop(k)
+		}
+	}
+}
+
 // put stores e and maintains the shard.
 func (sh *shard) put(key store.Key, e entry, now int64, limit int) {
 	sh.set(key, e)
@@ -389,8 +398,9 @@ func (sh *shard) put(key store.Key, e entry, now int64, limit int) {
 }
 
 // maintain follows a write at key. It checks a few entries at random for
-// expiry; when the shard has doubled since its last sweep, it drops all
-// expired entries, and past limit live entries it drops arbitrary ones
+// expiry; when the shard has doubled since its last sweep, it drops the
+// entries expired for sampleGrace; past limit entries, every expired one
+// (never a live one while an expired one is left), then arbitrary ones
 // (key aside) down to 7/8 of limit, so the work stays amortized O(1) per
 // write even under a flood of identities.
 func (sh *shard) maintain(key store.Key, now int64, limit int) {
@@ -408,10 +418,9 @@ func (sh *shard) maintain(key store.Key, now int64, limit int) {
 	if len(sh.entries) < sh.nextSweep {
 		return
 	}
-	for k, v := range sh.entries {
-		if v.expires <= now-sampleGrace {
-			sh.drop(k)
-		}
+	sh.dropExpired(now - sampleGrace)
+	if len(sh.entries) > limit {
+		sh.dropExpired(now)
 	}
 	if len(sh.entries) > limit {
 		target := limit - limit/8

@@ -146,3 +146,45 @@ func TestExpiredEntriesKeptForASecond(t *testing.T) {
 		}
 	}
 }
+
+// TestCapDropsExpiredBeforeLive: past MaxKeys, a shard drops its expired
+// entries, those kept for reuse included, before any live one: a live
+// entry dropped is a client whose next request is admitted afresh.
+func TestCapDropsExpiredBeforeLive(t *testing.T) {
+	t0 := time.Date(2245, 3, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	store := memstore.Must(memstore.WithMaxKeys(640)) // 10 a shard
+	lim, err := limiter.New(store, []limiter.Rule{
+		{Name: "slow", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}},              // live an hour
+		{Name: "fast", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1000}}, // live 1 ms
+	}, limiter.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow := func(rule, id string) bool {
+		t.Helper()
+		d, err := lim.Allow(ctx, rule, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Allowed
+	}
+	var victims []string
+	for i := range 64 {
+		victims = append(victims, "victim"+strconv.Itoa(i))
+		if !allow("slow", victims[i]) {
+			t.Fatalf("%s refused at first", victims[i])
+		}
+	}
+	// A flood of identities, one live at a time: the shards fill with
+	// entries expired for less than a second, which the cap drops first.
+	for i := range 5000 {
+		now = now.Add(time.Millisecond)
+		allow("fast", "flood"+strconv.Itoa(i))
+	}
+	for _, v := range victims {
+		if allow("slow", v) {
+			t.Errorf("%s admitted again within its hour: its live entry was dropped", v)
+		}
+	}
+}
