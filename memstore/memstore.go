@@ -8,9 +8,9 @@
 //
 // Memory is bounded. Every entry expires once its state can no longer
 // matter (the same TTL the Redis keys get) and is dropped a second after
-// that, so that a client that comes back sooner reuses its entry: each
-// write examines a few random entries, and a shard that doubles is swept
-// whole.
+// that (at once when its shard is at its cap), so that a client that comes
+// back sooner reuses its entry: each write examines a few random entries,
+// and a shard that doubles is swept whole.
 // Past MaxKeys live entries, arbitrary entries are dropped; a dropped
 // entry is a fresh key again, which can only admit more, never deny
 // wrongly. An entry is found by its store.Key as the limiter built it,
