@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/seed-bff0c9e1/ratelimit"
@@ -48,7 +50,7 @@ func (f *file) String() string {
 		}
 		if r.plans != nil {
 			fmt.Fprintf(&b, "; plans by %s %s:", r.plans.by.kind, r.plans.by.arg)
-			for _, name := range sorted(keysOf(r.plans.values)) {
+			for _, name := range slices.Sorted(maps.Keys(r.plans.values)) {
 				fmt.Fprintf(&b, " %s=%v", name, r.plans.values[name])
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -293,7 +294,7 @@ func (p *parser) crossCheck(f *file) {
 		stacks[s.name] = s
 		for i, name := range s.rules {
 			if _, ok := rules[name]; !ok {
-				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q; allowed: a rule of this file (%s)", name, strings.Join(sorted(keysOf(rules)), ", "))
+				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q; allowed: a rule of this file (%s)", name, strings.Join(slices.Sorted(maps.Keys(rules)), ", "))
 			}
 			if slices.Index(s.rules, name) < i {
 				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q a second time; allowed once per stack", name)
@@ -339,17 +340,4 @@ func nodeAt(n *yaml.Node, i int) *yaml.Node {
 		return n.Content[i]
 	}
 	return n
-}
-
-func keysOf[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-func sorted(s []string) []string {
-	slices.Sort(s)
-	return s
 }

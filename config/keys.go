@@ -1,7 +1,9 @@
 package config
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -123,13 +125,13 @@ func (p *parser) keyFunc(k *keySpec, ip keyfunc.KeyFunc, funcs map[string]keyfun
 func (p *parser) registered(k *keySpec, funcs map[string]keyfunc.KeyFunc) keyfunc.KeyFunc {
 	fn, ok := funcs[k.arg]
 	if !ok {
-		names := make([]string, 0, len(funcs))
-		for name := range funcs {
-			names = append(names, strconv.Quote(name))
+		names := slices.Sorted(maps.Keys(funcs))
+		for i, name := range names {
+			names[i] = strconv.Quote(name)
 		}
 		allowed := "a name the program registers with config.WithKeyFunc (none is)"
 		if len(names) > 0 {
-			allowed = "one of the names the program registers: " + strings.Join(sorted(names), ", ")
+			allowed = "one of the names the program registers: " + strings.Join(names, ", ")
 		}
 		p.bad(k.node, k.field, allowed)
 	}

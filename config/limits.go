@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -142,7 +143,7 @@ func (l *Limits) Middleware(name string) func(http.Handler) http.Handler {
 	l.mu.Lock()
 	if _, ok := l.cur.Load().stacks[name]; !ok {
 		l.mu.Unlock()
-		panic(fmt.Sprintf("ratelimit: %s has no stack %q (it has %s)", l.path, name, strings.Join(l.cur.Load().stackNames(), ", ")))
+		panic(fmt.Sprintf("ratelimit: %s has no stack %q (it has %s)", l.path, name, strings.Join(slices.Sorted(maps.Keys(l.cur.Load().stacks)), ", ")))
 	}
 	l.wired[name] = true
 	l.mu.Unlock()
@@ -293,9 +294,10 @@ func (l *Limits) keepsWired(g *generation) error {
 	if len(missing) == 0 {
 		return nil
 	}
+	slices.Sort(missing)
 	_ = g.close()
 	return &fieldError{file: l.path, line: 1, col: 1, field: "stacks",
-		msg: "found no stack " + strings.Join(sorted(missing), ", ") + "; required: every stack the program wires with Middleware"}
+		msg: "found no stack " + strings.Join(missing, ", ") + "; required: every stack the program wires with Middleware"}
 }
 
 // report records a reload's outcome for the hook (see unlockAndReport).
@@ -312,11 +314,4 @@ func (l *Limits) Close() error {
 	defer l.mu.Unlock()
 	l.closed = true
 	return l.cur.Load().close()
-}
-
-// stackNames are the generation's stacks, sorted.
-func (g *generation) stackNames() []string {
-	names := keysOf(g.stacks)
-	slices.Sort(names)
-	return names
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"slices"
 	"testing"
@@ -34,8 +35,8 @@ func TestSchemaHasTheParsersFields(t *testing.T) {
 		{"stack", schema.Defs["stack"], stackFields},
 		{"algorithm", schema.Defs["algorithm"], kindFields},
 	} {
-		got := sorted(keysOf(tc.obj.Properties))
-		if want := sorted(slices.Clone(tc.want)); !slices.Equal(got, want) {
+		got := slices.Sorted(maps.Keys(tc.obj.Properties))
+		if want := slices.Sorted(slices.Values(tc.want)); !slices.Equal(got, want) {
 			t.Errorf("%s: schema has %v, the parser reads %v", tc.what, got, want)
 		}
 	}
