@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -64,19 +63,9 @@ func serve(addr, rules string) error {
 		}
 	}()
 
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
 	fmt.Printf("config example on http://%s, rules from %s (reloaded on change and SIGHUP, pid %d), rate limits in %s\nTry:\n%s\n",
 		addr, rules, os.Getpid(), where, demo.Curls(addr))
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return demo.Serve(ctx, addr, h)
 }
 
 // newHandler serves the examples' API with the limits of the file at

@@ -38,17 +38,26 @@ func Main(name string, newHandler func(redis.Scripter, ...limiter.Option) (http.
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	fmt.Printf("%s example on http://%s, rate limits in %s\nTry:\n%s\n", name, *addr, where, Curls(*addr))
+	if err := Serve(ctx, *addr, h); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// Serve serves h on addr until ctx is done, then shuts the server down,
+// letting requests under way finish for up to 5 s.
+func Serve(ctx context.Context, addr string, h http.Handler) error {
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	fmt.Printf("%s example on http://%s, rate limits in %s\nTry:\n%s\n", name, *addr, where, Curls(*addr))
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Fatal(err)
+		return err
 	}
+	return nil
 }
