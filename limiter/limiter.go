@@ -119,15 +119,6 @@ func (l *Limiter) algoOf(alg algorithms.Algorithm) *algo {
 	return a.(*algo)
 }
 
-// algoOfCheck is the algorithm check c of rule r (nil: not this
-// Limiter's) was decided with: the rule's, or its plan's (cached).
-func (l *Limiter) algoOfCheck(r *rule, c store.Check) *algo {
-	if r != nil && c.Params == r.algo.params {
-		return r.algo
-	}
-	return l.algoOf(c.Algorithm)
-}
-
 // New returns a Limiter that decides rules on store: a Redis store
 // (package redisstore), the in-process memstore, or any other Store. It
 // validates the rules and options and does not touch the store, so a
@@ -280,12 +271,14 @@ func (c checked) name(res *RuleResult, sc *store.Check) {
 	res.check = decided{prefix: sc.Key.Prefix, identity: sc.Key.Identity, alg: sc.Algorithm, cost: sc.Cost}
 }
 
-// storeCheck is the store check that res's rule r decided (r nil: not a
-// rule of this Limiter; or a result no store decided: the check is zero).
-func (l *Limiter) storeCheck(r *rule, res *RuleResult) store.Check {
+// storeCheck is the store check that res's rule r decided, and the
+// algorithm it was decided with: the rule's, or its plan's (cached). r nil
+// (not a rule of this Limiter) or a result no store decided give a zero
+// check and a nil algorithm.
+func (l *Limiter) storeCheck(r *rule, res *RuleResult) (store.Check, *algo) {
 	d := &res.check
 	if r == nil || d.alg == nil {
-		return store.Check{}
+		return store.Check{}, nil
 	}
 	a := r.algo
 	if d.alg != a.alg {
@@ -294,7 +287,7 @@ func (l *Limiter) storeCheck(r *rule, res *RuleResult) store.Check {
 	key := store.Key{Prefix: d.prefix, Rule: r.name, Identity: d.identity, Suffix: a.suffix}
 	c := store.Check{Key: key, Algorithm: a.alg, Params: a.params, Cost: d.cost, Shadow: res.Shadow}
 	r.blocks(&c)
-	return c
+	return c, a
 }
 
 // blocks gives c, a check of r, r's blocks and penalty, when it takes

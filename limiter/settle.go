@@ -52,7 +52,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	var names []checked
 	for i, res := range d.Results {
 		f, r := final[i], l.rules[res.Rule]
-		c := l.storeCheck(r, &res)
+		c, a := l.storeCheck(r, &res)
 		switch {
 		case c.Key == (store.Key{}):
 			return Decision{}, fmt.Errorf("%w: rule %q: not decided by this Limiter", ErrCheck, res.Rule)
@@ -61,9 +61,8 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 		case res.Shadow && !res.Allowed: // a would-be refusal consumed nothing
 		case f < c.Cost && res.lease != nil: // restored below, once claimed
 		case f < c.Cost:
-			refunds = append(refunds, storeRefund(c, l.algoOfCheck(r, c), c.Cost-f, res.Token))
+			refunds = append(refunds, storeRefund(c, a, c.Cost-f, res.Token))
 		case f > c.Cost:
-			a := l.algoOfCheck(r, c)
 			c.Cost = f - c.Cost
 			extra = append(extra, c)
 			names = append(names, checked{rule: r, algo: a})
