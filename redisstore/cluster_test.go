@@ -14,7 +14,6 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/ruletest"
-	"github.com/seed-bff0c9e1/ratelimit/internal/transport"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
@@ -128,7 +127,7 @@ func TestClusterSlotMoves(t *testing.T) {
 	for tries.Load() < 50 {
 		time.Sleep(time.Millisecond)
 	}
-	moveSlot(t, c, source, target, transport.Slot(key))
+	moveSlot(t, c, source, target, uint16(c.Client.ClusterKeySlot(ctx, key).Val()))
 	// Go on until the key has been asked more than its limit, within 10 s.
 	for deadline := time.Now().Add(10 * time.Second); tries.Load() < limit+100 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)

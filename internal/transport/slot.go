@@ -1,26 +1,9 @@
 package transport
 
-import "strings"
-
-// HashTag is what Redis Cluster and go-redis's Ring shard key by: the part
-// between the first "{" and the next "}" when non-empty, else the whole key.
-func HashTag(key string) string {
-	if open := strings.IndexByte(key, '{'); open >= 0 {
-		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
-			return key[open+1 : open+1+end]
-		}
-	}
-	return key
-}
-
-// Slot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of its hash
-// tag, modulo 16384.
-func Slot(key string) uint16 {
-	return TagSlot(HashTag(key))
-}
-
-// TagSlot is the hash slot of a key whose hash tag is parts, one after
-// another: the slot of a key named in parts, without building its name.
+// TagSlot is the Redis Cluster hash slot of a key whose hash tag (the part
+// of its name between the first "{" and the next "}", when not empty) is
+// parts, one after another: CRC16 (XMODEM) of the tag, modulo 16384,
+// without building the key's name.
 func TagSlot(parts ...string) uint16 {
 	var crc uint16
 	for _, p := range parts {

@@ -5,6 +5,21 @@ import (
 	"testing"
 )
 
+// hashTag is what Redis Cluster and go-redis's Ring shard a key by: the
+// part between the first "{" and the next "}" when not empty, else the
+// whole key.
+func hashTag(key string) string {
+	if open := strings.IndexByte(key, '{'); open >= 0 {
+		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
+			return key[open+1 : open+1+end]
+		}
+	}
+	return key
+}
+
+// Slot is the hash slot of the key named key, as Redis Cluster computes it.
+func Slot(key string) uint16 { return TagSlot(hashTag(key)) }
+
 // Reference values from the Redis Cluster specification and CLUSTER KEYSLOT.
 func TestSlot(t *testing.T) {
 	for _, tc := range []struct {
