@@ -44,7 +44,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []store.Check, rules []ch
 	defer scratch.recycle()
 	send, sendRules := scratch.checks[:0], make([]checked, 0, 4)
 	for i, c := range sc {
-		n, ok, err := st.Add(ctx, c.Key.String(), c.Cost, rules[i].leases(c.Cost), &rules[i].rule.lease, &rules[i].algo.lease)
+		n, ok, err := st.Add(ctx, c.Key, c.Cost, rules[i].leases(c.Cost), &rules[i].rule.lease, &rules[i].algo.lease)
 		if err != nil {
 			l.refundLeases(st.Refunds())
 			return Decision{}, err

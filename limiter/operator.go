@@ -74,16 +74,14 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 		}
 		states = append(states, a)
 	}
-	keys := make([]store.Key, 0, len(states)+1)
+	keys := make([]store.Key, len(states), len(states)+1)
 	marks := make([]store.Mark, len(states))
-	names := make([]string, len(states)) // the lease pools'
 	for i, a := range states {
-		key := r.key(l.cfg.prefix, identity, a.suffix)
-		marks[i], names[i] = resetMark(key, a), key.String()
-		keys = append(keys, key)
+		keys[i] = r.key(l.cfg.prefix, identity, a.suffix)
+		marks[i] = resetMark(keys[i], a)
 	}
+	l.leases.Forget(keys...) // the states' pools
 	keys = append(keys, r.key(l.cfg.prefix, identity, blockSuffix))
-	l.leases.Forget(names...)
 	return l.forget(ctx, rule, now, keys, marks)
 }
 

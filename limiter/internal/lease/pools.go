@@ -23,7 +23,7 @@ const maxPools = 10_000
 // Pools is a Limiter's lease pools.
 type Pools[C any] struct {
 	mu     sync.RWMutex
-	pools  map[string]*pool[C]
+	pools  map[store.Key]*pool[C]
 	closed bool
 	clock  func() time.Time // nil: the local clock
 	every  time.Duration    // the sweeper's period
@@ -45,7 +45,7 @@ type Refund[C any] struct {
 // New returns empty pools that run on clock (nil: the local clock; a
 // lease's time to live is local).
 func New[C any](clock func() time.Time) *Pools[C] {
-	return &Pools[C]{pools: make(map[string]*pool[C]), clock: clock, every: MaxLease}
+	return &Pools[C]{pools: make(map[store.Key]*pool[C]), clock: clock, every: MaxLease}
 }
 
 // Rule is the leased rule of algorithm a leasing for ttl; the sweeper (see
@@ -64,7 +64,7 @@ func (ps *Pools[C]) now() time.Time {
 }
 
 // pool returns key's pool, or nil when the pools are closed or full.
-func (ps *Pools[C]) pool(key string, now time.Time, ttl time.Duration) *pool[C] {
+func (ps *Pools[C]) pool(key store.Key, now time.Time, ttl time.Duration) *pool[C] {
 	ps.mu.RLock()
 	p, closed := ps.pools[key], ps.closed
 	ps.mu.RUnlock()
@@ -158,7 +158,7 @@ func (ps *Pools[C]) isClosed() bool {
 // Forget drops the pools of keys (a Reset): their leases' units are not
 // refunded, since a Reset voids refunds of what was decided before it.
 // Nil pools hold nothing.
-func (ps *Pools[C]) Forget(keys ...string) {
+func (ps *Pools[C]) Forget(keys ...store.Key) {
 	if ps == nil {
 		return
 	}

@@ -3,6 +3,8 @@ package lease
 import (
 	"testing"
 	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // Close ends every lease and returns their free units once; a stack after
@@ -13,7 +15,7 @@ func TestCloseAndForget(t *testing.T) {
 	ps := New[string](func() time.Time { return now })
 	r := ps.Rule(time.Second, &bucket)
 	s := &units{left: 100}
-	for _, key := range []string{"a", "b"} {
+	for _, key := range []store.Key{{Identity: "a"}, {Identity: "b"}} {
 		st := ps.Stack()
 		asked, send, err := st.Add(t.Context(), key, 1, true, &r, &bucket)
 		if err != nil || !send || asked != 4 {
@@ -22,7 +24,7 @@ func TestCloseAndForget(t *testing.T) {
 		s.decide(&st, 1, asked, -1)
 		st.Finish()
 	}
-	ps.Forget("a")
+	ps.Forget(store.Key{Identity: "a"})
 	if got := s.refund(ps.Close()); len(got) != 1 || got[0] != 4 {
 		t.Errorf("Close refunded %v, want [4] (b's lease; a's forgotten)", got)
 	}
@@ -30,7 +32,7 @@ func TestCloseAndForget(t *testing.T) {
 		t.Errorf("second Close refunded %v, want nothing", got)
 	}
 	st := ps.Stack()
-	if asked, send, _ := st.Add(t.Context(), "b", 1, true, &r, &bucket); asked != 0 || !send {
+	if asked, send, _ := st.Add(t.Context(), store.Key{Identity: "b"}, 1, true, &r, &bucket); asked != 0 || !send {
 		t.Errorf("after Close: take of %d, send %v; want the check sent unleased", asked, send)
 	}
 }

@@ -71,7 +71,7 @@ func (s *Stack[C]) spend(i int) *spend[C] {
 // refused), of lease 0. A take in flight for the pool is waited for; when
 // ctx ends meanwhile, Add restores what the stack reserved and returns
 // ctx's error (the refunds it made are in Refunds).
-func (s *Stack[C]) Add(ctx context.Context, key string, cost int, serves bool, r *Rule, a *Algo) (lease int, send bool, err error) {
+func (s *Stack[C]) Add(ctx context.Context, key store.Key, cost int, serves bool, r *Rule, a *Algo) (lease int, send bool, err error) {
 	var p *pool[C]
 	if serves && s.deniedBy == nil {
 		p = s.ps.pool(key, s.now, r.Lease)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 const ms = time.Millisecond
@@ -83,7 +84,7 @@ func TestStackSteps(t *testing.T) {
 	} {
 		now = base.Add(tc.at)
 		st := ps.Stack()
-		asked, send, err := st.Add(context.Background(), "k", tc.cost, true, &r, &bucket)
+		asked, send, err := st.Add(context.Background(), store.Key{Identity: "k"}, tc.cost, true, &r, &bucket)
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
