@@ -83,7 +83,7 @@ func LeaseCost(cost, lease int) string {
 }
 
 // ShadowCost encodes the cost argument of a shadow rule (see
-// limiter.StoreCheck.Shadow).
+// store.Check.Shadow).
 func ShadowCost(cost int) string {
 	return strconv.Itoa(cost) + ":shadow"
 }
