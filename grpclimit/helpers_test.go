@@ -25,6 +25,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // Full method names of the test service.
@@ -99,7 +100,7 @@ func onRedis(t testing.TB, addr string) limiterOn {
 	return func(rules []limiter.Rule) (*limiter.Limiter, error) { return limiter.New(store, rules) }
 }
 
-func redisStore(t testing.TB, addr string) *redisstore.Store {
+func redisStore(t testing.TB, addr string) store.Store {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
 	// A timeout long enough for miniredis under the race detector on a

@@ -11,12 +11,13 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // newRedis starts an in-process Redis whose TIME is fixed, and returns the
 // Redis store on it, standing in for
 // redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})).
-func newRedis() (*redisstore.Store, func()) {
+func newRedis() (store.Store, func()) {
 	srv, _ := miniredis.Run()
 	srv.SetTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)) // Redis TIME
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})

@@ -13,7 +13,7 @@ import (
 )
 
 // mustStore is a store from redisstore.New, or a panic.
-func mustStore(s *redisstore.Store, err error) *redisstore.Store {
+func mustStore(s store.Store, err error) store.Store {
 	if err != nil {
 		panic(err)
 	}

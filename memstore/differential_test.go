@@ -19,6 +19,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 var (
@@ -114,7 +115,7 @@ type pair struct{ got, want limiter.Decision }
 // and the key of the rules' state for the identity "x" under the first
 // rule's name and the key suffix suffix, all under a prefix of their own
 // named after name.
-func luaAndModel(t *testing.T, rdb *redis.Client, now *time.Time, name string, rules []limiter.Rule, suffix string) (lua, model *limiter.Limiter, mem *memstore.Store, key string) {
+func luaAndModel(t *testing.T, rdb *redis.Client, now *time.Time, name string, rules []limiter.Rule, suffix string) (lua, model *limiter.Limiter, mem store.Store, key string) {
 	t.Helper()
 	clock := limiter.WithClock(func() time.Time { return *now })
 	name = fmt.Sprintf("%s%d", name, runs.Add(1))

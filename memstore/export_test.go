@@ -4,11 +4,13 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
-// Len is the number of entries held, expired ones not yet swept
+// Len is the number of entries st (a memstore) holds, expired ones not yet swept
 // included, for the tests of package memstore_test.
-func (s *Store) Len() int {
+func Len(st store.Store) int {
+	s := st.(*memStore)
 	n := 0
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -21,7 +23,8 @@ func (s *Store) Len() int {
 
 // LiveAt is the number of entries live at now, for the tests of package
 // memstore_test.
-func (s *Store) LiveAt(now time.Time) int {
+func LiveAt(st store.Store, now time.Time) int {
+	s := st.(*memStore)
 	n := 0
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -38,7 +41,8 @@ func (s *Store) LiveAt(now time.Time) int {
 
 // StateAt is the live state at key, named as on Redis, at now (a missing
 // key's is the zero State), for the tests of package memstore_test.
-func (s *Store) StateAt(key string, now time.Time) model.State {
+func StateAt(st store.Store, key string, now time.Time) model.State {
+	s := st.(*memStore)
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()

@@ -15,6 +15,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
@@ -89,7 +90,7 @@ func gcraDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) (
 		if len(pending) == 0 || rng.IntN(3) > 0 {
 			plan := plans[rng.IntN(len(plans))]
 			c := limiter.Check{Rule: "g", Identity: "x", Cost: 1 + rng.IntN(plan.Burst), Plan: plan}
-			if st := mem.StateAt(key, now); st.Exists && st.Plan != (model.Plan{Rate: int64(plan.Rate), Period: plan.Period.Microseconds()}) {
+			if st := memstore.StateAt(mem, key, now); st.Exists && st.Plan != (model.Plan{Rate: int64(plan.Rate), Period: plan.Period.Microseconds()}) {
 				switches++
 			}
 			got, err := lua.Decide(ctx, c)
@@ -109,13 +110,13 @@ func gcraDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) (
 			d := pending[i]
 			pending = append(pending[:i], pending[i+1:]...)
 			final := rng.IntN(d.cost)
-			before := mem.StateAt(key, now)
+			before := memstore.StateAt(mem, key, now)
 			_, gotErr := lua.Settle(ctx, d.got, final)
 			_, wantErr := spec.Settle(ctx, d.want, final)
 			if gotErr != nil || wantErr != nil {
 				t.Fatalf("seed %d step %d: settled: lua %v, model %v", seed, step, gotErr, wantErr)
 			}
-			if after := mem.StateAt(key, now); after.TAT != before.TAT {
+			if after := memstore.StateAt(mem, key, now); after.TAT != before.TAT {
 				d.final = final
 			}
 			got, _ := lua.Status(ctx, "g", "x")
@@ -125,7 +126,7 @@ func gcraDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) (
 		}
 		// The key's string is the model's state; past its TTL the
 		// memstore forgot it, where Redis keeps it an hour.
-		if st := mem.StateAt(key, now); st.Exists {
+		if st := memstore.StateAt(mem, key, now); st.Exists {
 			if got, want := rdb.Get(ctx, key).Val(), gcraString(st); got != want {
 				t.Fatalf("seed %d step %d: stored %q, model %q", seed, step, got, want)
 			}

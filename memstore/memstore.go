@@ -40,12 +40,12 @@ const (
 	shardCount     = 64 // independently locked shards
 )
 
-// Option configures a Store.
-type Option func(*Store) error
+// Option configures the store New returns.
+type Option func(*memStore) error
 
 // WithMaxKeys bounds the live entries (default 1,048,576).
 func WithMaxKeys(n int) Option {
-	return func(s *Store) error {
+	return func(s *memStore) error {
 		if n < 1 {
 			return fmt.Errorf("WithMaxKeys: max keys must be positive, got %d", n)
 		}
@@ -54,8 +54,8 @@ func WithMaxKeys(n int) Option {
 	}
 }
 
-// Store is an in-process store.Store. It is safe for concurrent use.
-type Store struct {
+// memStore is the in-process store.Store. It is safe for concurrent use.
+type memStore struct {
 	seed    maphash.Seed
 	shards  [shardCount]shard
 	maxKeys int
@@ -73,16 +73,16 @@ type shard struct {
 	puts      uint32 // puts since the shard was made, for sampleEvery
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Store = (*memStore)(nil)
 
 type entry struct {
 	state   model.State
 	expires int64 // µs since the Unix epoch, on the decisions' clock
 }
 
-// New returns an empty Store.
-func New(opts ...Option) (*Store, error) {
-	s := &Store{seed: maphash.MakeSeed(), maxKeys: defaultMaxKeys}
+// New returns an empty in-process store.Store, safe for concurrent use.
+func New(opts ...Option) (store.Store, error) {
+	s := &memStore{seed: maphash.MakeSeed(), maxKeys: defaultMaxKeys}
 	if err := options.Apply(s, opts); err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func New(opts ...Option) (*Store, error) {
 }
 
 // Must is New for package-level wiring: it panics on an invalid option.
-func Must(opts ...Option) *Store {
+func Must(opts ...Option) store.Store {
 	s, err := New(opts...)
 	if err != nil {
 		panic(err)
@@ -99,7 +99,7 @@ func Must(opts ...Option) *Store {
 }
 
 // Decide implements store.Store. A zero now means time.Now().
-func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
+func (s *memStore) Decide(_ context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -191,7 +191,7 @@ func (s *Store) Decide(_ context.Context, now time.Time, checks []store.Check, r
 }
 
 // Refund implements store.Store. A zero now means time.Now().
-func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []store.Refund) error {
+func (s *memStore) Refund(_ context.Context, now, at time.Time, refunds []store.Refund) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -226,7 +226,7 @@ func (s *Store) Refund(_ context.Context, now, at time.Time, refunds []store.Ref
 }
 
 // Block implements store.Store. A zero now means time.Now().
-func (s *Store) Block(_ context.Context, now time.Time, key store.Key, d time.Duration) error {
+func (s *memStore) Block(_ context.Context, now time.Time, key store.Key, d time.Duration) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -238,7 +238,7 @@ func (s *Store) Block(_ context.Context, now time.Time, key store.Key, d time.Du
 
 // extend makes the block at key, in shard i, last until d after t (µs),
 // unless it lasts longer already. Shard i is locked.
-func (s *Store) extend(i int, key store.Key, t int64, d time.Duration) {
+func (s *memStore) extend(i int, key store.Key, t int64, d time.Duration) {
 	until := t + d.Microseconds()
 	if left := s.blockLeft(i, key, t); t+left < until {
 		s.putBlock(i, key, t, until)
@@ -248,7 +248,7 @@ func (s *Store) extend(i int, key store.Key, t int64, d time.Duration) {
 // Reset implements store.Store: it counts the live entries it found,
 // as Redis would (it drops expired ones too). A zero now means
 // time.Now().
-func (s *Store) Reset(_ context.Context, now time.Time, keys []store.Key, marks []store.Mark) (int, error) {
+func (s *memStore) Reset(_ context.Context, now time.Time, keys []store.Key, marks []store.Mark) (int, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -281,13 +281,13 @@ func (s *Store) Reset(_ context.Context, now time.Time, keys []store.Key, marks 
 
 // shardOf is the shard of key: of its identity, so that the rules of one
 // client share a lock.
-func (s *Store) shardOf(key store.Key) int {
+func (s *memStore) shardOf(key store.Key) int {
 	return int(maphash.String(s.seed, key.Identity) % uint64(len(s.shards)))
 }
 
 // lock locks shards, sorted and without repeats in place, in ascending
 // order (no deadlock between stacks), and returns them for unlock.
-func (s *Store) lock(locked []int) []int {
+func (s *memStore) lock(locked []int) []int {
 	if len(locked) > 1 {
 		slices.Sort(locked)
 		locked = slices.Compact(locked)
@@ -298,14 +298,14 @@ func (s *Store) lock(locked []int) []int {
 	return locked
 }
 
-func (s *Store) unlock(locked []int) {
+func (s *memStore) unlock(locked []int) {
 	for _, i := range locked {
 		s.shards[i].mu.Unlock()
 	}
 }
 
 // state is the live state at key in shard i at t (µs); its shard is locked.
-func (s *Store) state(i int, key store.Key, t int64) model.State {
+func (s *memStore) state(i int, key store.Key, t int64) model.State {
 	e := s.shards[i].entries[key]
 	if e == nil || e.expires <= t {
 		return model.State{}
@@ -315,7 +315,7 @@ func (s *Store) state(i int, key store.Key, t int64) model.State {
 
 // blockLeft is the time left (µs) of the block at key in shard i at t, 0
 // when none; i < 0 means no block key. A block's end is kept in TAT.
-func (s *Store) blockLeft(i int, key store.Key, t int64) int64 {
+func (s *memStore) blockLeft(i int, key store.Key, t int64) int64 {
 	if i < 0 {
 		return 0
 	}
@@ -326,11 +326,11 @@ func (s *Store) blockLeft(i int, key store.Key, t int64) int64 {
 }
 
 // putBlock writes a block until the instant until (µs) at key in shard i.
-func (s *Store) putBlock(i int, key store.Key, t, until int64) {
+func (s *memStore) putBlock(i int, key store.Key, t, until int64) {
 	s.shards[i].put(key, entry{state: model.State{Exists: true, TAT: until}, expires: until}, t, s.maxPerShard())
 }
 
-func (s *Store) maxPerShard() int { return max(1, s.maxKeys/len(s.shards)) }
+func (s *memStore) maxPerShard() int { return max(1, s.maxKeys/len(s.shards)) }
 
 // Every sampleEvery-th put of a shard examines sampled entries for expiry,
 // like Redis's active expiry: a shard that stops growing still sheds its

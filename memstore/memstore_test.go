@@ -86,7 +86,7 @@ func TestMemoryIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := store.Len(); n > 1000 {
+	if n := memstore.Len(store); n > 1000 {
 		t.Errorf("%d entries held after 100k identities, cap is 1000", n)
 	}
 	// Once their TTL (100 ms) has passed, new writes shed the old ones.
@@ -98,7 +98,7 @@ func TestMemoryIsBounded(t *testing.T) {
 			t.Fatal(d, err)
 		}
 	}
-	if n := store.Len(); n > 300 {
+	if n := memstore.Len(store); n > 300 {
 		t.Errorf("%d entries held after expiry and a sweep, want only the few live ones plus slack", n)
 	}
 }
@@ -141,7 +141,7 @@ func TestExpiredEntriesKeptForASecond(t *testing.T) {
 	for _, s := range steps {
 		now = t0.Add(s.at)
 		allow("new", 1000, 20)
-		if got := store.Len(); got != s.want {
+		if got := memstore.Len(store); got != s.want {
 			t.Errorf("at %v: %d entries held, want %d", s.at, got, s.want)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
 // TestDifferentialQueueSettlement: queue decisions settled in random order
@@ -104,7 +105,7 @@ func queueDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) 
 		}
 		// The key's string, holes included, is the model's state; past
 		// its TTL the memstore forgot it, where Redis keeps it an hour.
-		if st := mem.StateAt(key, now); st.Exists {
+		if st := memstore.StateAt(mem, key, now); st.Exists {
 			if got, want := rdb.Get(ctx, key).Val(), queueString(st); got != want {
 				t.Fatalf("seed %d step %d, %d of %d given back: stored %q, model %q", seed, step, p.cost-final, p.cost, got, want)
 			}

@@ -21,11 +21,12 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 	"github.com/seed-bff0c9e1/ratelimit/prommetrics"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // collectorOn returns a registry with a collector in it and a Redis store
 // of the given timeout on srv.
-func collectorOn(t *testing.T, srv *miniredis.Miniredis, timeout time.Duration) (*prometheus.Registry, *prommetrics.Collector, *redisstore.Store) {
+func collectorOn(t *testing.T, srv *miniredis.Miniredis, timeout time.Duration) (*prometheus.Registry, *prommetrics.Collector, store.Store) {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { rdb.Close() })

@@ -7,7 +7,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 )
 
-// Option configures a Store (see New). An invalid one makes New fail with
+// Option configures the store New returns. An invalid one makes New fail with
 // an error wrapping ratelimit.ErrConfig that names it.
 type Option func(*config) error
 

@@ -22,7 +22,7 @@ import (
 // a failure that is not a Redis reply (a dead node answers no MOVED, and
 // go-redis otherwise waits for its ClusterStateReloadInterval, 60 s by
 // default). go-redis debounces the reloads.
-func (s *Store) reloadTopology(err error) {
+func (s *redisStore) reloadTopology(err error) {
 	var reply redis.Error
 	if c, ok := s.client.(*redis.ClusterClient); ok && !errors.As(err, &reply) {
 		c.ReloadState(context.Background())
@@ -57,7 +57,7 @@ type group struct {
 	err     error
 }
 
-func (s *Store) decideAcrossShards(ctx context.Context, now time.Time, checks []store.Check, results []store.Result, idx [][]int) (store.Verdict, error) {
+func (s *redisStore) decideAcrossShards(ctx context.Context, now time.Time, checks []store.Check, results []store.Result, idx [][]int) (store.Verdict, error) {
 	groups := make([]group, len(idx))
 	for g, members := range idx {
 		gr := &groups[g]
@@ -108,7 +108,7 @@ func (s *Store) decideAcrossShards(ctx context.Context, now time.Time, checks []
 // that fails leaves the consumption in place: stricter, never looser. The
 // refunded rules report their Remaining from before the request (a
 // queue's, like every rule's ResetAfter and NextAfter, from after it).
-func (s *Store) refundGroups(ctx context.Context, now, at string, groups []group) {
+func (s *redisStore) refundGroups(ctx context.Context, now, at string, groups []group) {
 	// The decision may have used up the caller's deadline; the refund gets
 	// its own, so a hung node cannot hang the request.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
@@ -135,7 +135,7 @@ func (s *Store) refundGroups(ctx context.Context, now, at string, groups []group
 
 // refund runs refund.lua once per shard of refunds, concurrently, at now
 // (encoded as script.Now) for a decision at the instant at (µs).
-func (s *Store) refund(ctx context.Context, now, at string, refunds []store.Refund) error {
+func (s *redisStore) refund(ctx context.Context, now, at string, refunds []store.Refund) error {
 	checks := make([]store.Check, len(refunds))
 	for i, r := range refunds {
 		checks[i] = r.Check
@@ -179,7 +179,7 @@ func (s *Store) refund(ctx context.Context, now, at string, refunds []store.Refu
 // shardGroups groups the indices of checks by the server their keys live
 // on: by hash slot on a cluster, by hash tag on a ring, all together on
 // one server.
-func (s *Store) shardGroups(checks []store.Check) [][]int {
+func (s *redisStore) shardGroups(checks []store.Check) [][]int {
 	// A key's hash tag is its rule and identity (see store.Key): the
 	// shard is found from them, without building the key's name.
 	switch s.shards {

@@ -18,9 +18,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
-// Store is a store.Store on Redis (see the package documentation). It is
-// safe for concurrent use.
-type Store struct {
+// redisStore is the store.Store on Redis (see the package documentation).
+// It is safe for concurrent use.
+type redisStore struct {
 	rdb             redis.Scripter
 	client          redis.Scripter // the client passed in, whose server holds the state
 	timeout         time.Duration
@@ -33,7 +33,7 @@ type Store struct {
 	dials           *transport.DialWatch // nil unless the client is one server's *redis.Client
 }
 
-var _ store.Remote = (*Store)(nil)
+var _ store.Remote = (*redisStore)(nil)
 
 // sharding says how a client spreads keys over servers.
 type sharding int
@@ -44,11 +44,12 @@ const (
 	byTag              // go-redis Ring: consistent hashing of hash tags
 )
 
-// New returns a Store on rdb: a *redis.Client, *redis.ClusterClient,
-// *redis.Ring, a failover client, an AutoPipeliner, or any other
-// redis.Scripter. It validates the options and does not touch Redis: the
+// New returns a store.Store on rdb, safe for concurrent use, that is also
+// a store.Remote (a limiter on it gets a breaker and a deny cache). rdb is
+// a *redis.Client, *redis.ClusterClient, *redis.Ring, a failover client,
+// an AutoPipeliner, or any other redis.Scripter. It validates the options and does not touch Redis: the
 // scripts are loaded on first use, so a store starts while Redis is down.
-func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
+func New(rdb redis.Scripter, opts ...Option) (store.Store, error) {
 	if rdb == nil || isNilPointer(rdb) {
 		return nil, fmt.Errorf("%w: nil Redis client", ratelimit.ErrConfig)
 	}
@@ -56,7 +57,7 @@ func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
 	if err := options.Apply(&cfg, opts); err != nil {
 		return nil, err
 	}
-	s := &Store{rdb: rdb, client: rdb, timeout: cfg.timeout, minTTL: script.MinTTL(cfg.minTTL), honoursDeadline: honoursDeadline(rdb)}
+	s := &redisStore{rdb: rdb, client: rdb, timeout: cfg.timeout, minTTL: script.MinTTL(cfg.minTTL), honoursDeadline: honoursDeadline(rdb)}
 	switch rdb.(type) {
 	case *redis.ClusterClient:
 		s.shards = bySlot
@@ -100,7 +101,7 @@ func New(rdb redis.Scripter, opts ...Option) (*Store, error) {
 }
 
 // Remote implements store.Remote: the store's timeout (see WithTimeout).
-func (s *Store) Remote() (timeout time.Duration) { return s.timeout }
+func (s *redisStore) Remote() (timeout time.Duration) { return s.timeout }
 
 func isNilPointer(v any) bool {
 	rv := reflect.ValueOf(v)
@@ -125,7 +126,7 @@ func honoursDeadline(rdb redis.Scripter) bool {
 // paramsOf is c's part of the scripts' arguments: its Params, as the
 // Limiter encoded them, boxed once per algorithm value for the command
 // lines.
-func (s *Store) paramsOf(c *store.Check) (script.Params, error) {
+func (s *redisStore) paramsOf(c *store.Check) (script.Params, error) {
 	if p, ok := s.params.Load(c.Algorithm); ok {
 		return p.(script.Params), nil
 	}
@@ -146,7 +147,7 @@ type outcome[T any] struct {
 // each of its calls to Redis by the timeout itself, from when it reaches
 // it (no timer per call); on other clients that honour deadlines the
 // deadline is the context's.
-func (s *Store) bind(ctx context.Context) transport.Bound {
+func (s *redisStore) bind(ctx context.Context) transport.Bound {
 	if s.coalesced {
 		return transport.Bound{Ctx: ctx}
 	}
@@ -157,7 +158,7 @@ func (s *Store) bind(ctx context.Context) transport.Bound {
 // longer (see honoursDeadline) it returns at the timeout all the same: the
 // call then fails with the context's error while f finishes in the
 // background, bounded by the client's own timeouts.
-func within[T any](s *Store, ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+func within[T any](s *redisStore, ctx context.Context, f func(context.Context) (T, error)) (T, error) {
 	if s.honoursDeadline {
 		b := s.bind(ctx)
 		v, err := f(b.Ctx)
@@ -181,7 +182,7 @@ func within[T any](s *Store, ctx context.Context, f func(context.Context) (T, er
 
 // Decide implements store.Store within the store's timeout: within,
 // without its closure on the usual clients.
-func (s *Store) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
+func (s *redisStore) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
 	if !s.honoursDeadline {
 		// within may return while its call goes on: the call has slices
 		// of its own, copied back once it has returned.
@@ -199,7 +200,7 @@ func (s *Store) Decide(ctx context.Context, now time.Time, checks []store.Check,
 
 // Refund implements store.Store within the store's timeout: one refund.lua run
 // per shard, concurrently.
-func (s *Store) Refund(ctx context.Context, now, at time.Time, refunds []store.Refund) error {
+func (s *redisStore) Refund(ctx context.Context, now, at time.Time, refunds []store.Refund) error {
 	_, err := within(s, ctx, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, s.refund(ctx, script.Now(now), strconv.FormatInt(at.UnixMicro(), 10), refunds)
 	})
@@ -207,7 +208,7 @@ func (s *Store) Refund(ctx context.Context, now, at time.Time, refunds []store.R
 }
 
 // Block implements store.Store within the store's timeout (block.lua).
-func (s *Store) Block(ctx context.Context, now time.Time, key store.Key, d time.Duration) error {
+func (s *redisStore) Block(ctx context.Context, now time.Time, key store.Key, d time.Duration) error {
 	_, err := within(s, ctx, func(ctx context.Context) (any, error) {
 		return s.caller.Run(ctx, script.Block(), script.CallOf([]string{key.String()}, script.Now(now), s.minTTL, d.Microseconds()))
 	})
@@ -215,7 +216,7 @@ func (s *Store) Block(ctx context.Context, now time.Time, key store.Key, d time.
 }
 
 // Reset implements store.Store within the store's timeout (delete.lua).
-func (s *Store) Reset(ctx context.Context, now time.Time, keys []store.Key, marks []store.Mark) (int, error) {
+func (s *redisStore) Reset(ctx context.Context, now time.Time, keys []store.Key, marks []store.Mark) (int, error) {
 	names := make([]string, 0, len(keys)+len(marks))
 	for _, k := range keys {
 		names = append(names, k.String())
@@ -240,7 +241,7 @@ func (s *Store) Reset(ctx context.Context, now time.Time, keys []store.Key, mark
 	return int(n), nil
 }
 
-func (s *Store) decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
+func (s *redisStore) decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
 	if s.shards != oneServer {
 		if groups := s.shardGroups(checks); len(groups) > 1 {
 			return s.decideAcrossShards(ctx, now, checks, results, groups)
@@ -263,7 +264,7 @@ type oneLine [3 + 2 + script.ArgsHead + script.ArgsPerRule]any
 
 // run decides checks in one script run, filling results; the command line
 // is built in line when it is not nil (see oneCheck).
-func (s *Store) run(ctx context.Context, now string, checks []store.Check, results []store.Result, line []any) (script.Reply, error) {
+func (s *redisStore) run(ctx context.Context, now string, checks []store.Check, results []store.Result, line []any) (script.Reply, error) {
 	blocks := 0
 	for i := range checks {
 		if checks[i].Blocks != (store.Key{}) {

@@ -319,7 +319,7 @@ func fleetRun(c config, f fleet, leased bool, d time.Duration) (*run, float64, i
 // the topologies where the global key's node decides the per-key rules
 // too.
 type counted struct {
-	*redisstore.Store
+	store.Store
 	n *atomic.Int64
 }
 

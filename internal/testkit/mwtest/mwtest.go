@@ -37,7 +37,7 @@ type Stack struct {
 }
 
 // RedisStore is a Redis store on rdb with opts. It fails t on an error.
-func RedisStore(t testing.TB, rdb redis.Scripter, opts ...redisstore.Option) *redisstore.Store {
+func RedisStore(t testing.TB, rdb redis.Scripter, opts ...redisstore.Option) store.Store {
 	t.Helper()
 	s, err := redisstore.New(rdb, opts...)
 	if err != nil {
