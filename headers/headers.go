@@ -95,7 +95,7 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 	if !d.Allowed {
 		if wait := d.RetryAfter(); wait != algorithms.Never {
 			secs := exact.RetrySeconds(wait)
-			if v := h.Get(n.RetryAfter); v != "" && n.RetryAfter != "" {
+			if v := get(h, n.RetryAfter); v != "" {
 				if prev, err := strconv.ParseInt(v, 10, 64); err == nil {
 					secs = max(secs, prev)
 				}
@@ -103,7 +103,7 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 			v.set(h, n.RetryAfter, strconv.FormatInt(secs, 10))
 		}
 	}
-	if b, ok := binding(d); ok && n.restricts(h, b, d.Allowed) {
+	if b := binding(d); b != nil && n.restricts(h, b, d.Allowed) {
 		limit, remaining, reset := decimals(int64(b.Policy.Quota), int64(max(0, b.Remaining)), ceilSeconds(time.Duration(d.At.UnixNano())+b.ResetAfter))
 		v.set(h, n.Limit, limit)
 		v.set(h, n.Remaining, remaining)
@@ -115,7 +115,7 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 
 // appendPolicy appends the parameters of r's RateLimit-Policy member to b.
 // Every rule has one, also one that was not decided.
-func (n Names) appendPolicy(b []byte, r limiter.RuleResult) []byte {
+func (n Names) appendPolicy(b []byte, r *limiter.RuleResult) []byte {
 	b = param(b, n.QuotaParam, "q", int64(r.Policy.Quota))
 	if r.Policy.Unit != "" {
 		// A quota of requests in flight has a unit and no window.
@@ -127,7 +127,7 @@ func (n Names) appendPolicy(b []byte, r limiter.RuleResult) []byte {
 }
 
 // appendRateLimit appends the parameters of r's RateLimit member to b.
-func (n Names) appendRateLimit(b []byte, r limiter.RuleResult) []byte {
+func (n Names) appendRateLimit(b []byte, r *limiter.RuleResult) []byte {
 	b = param(b, n.RemainingParam, "r", int64(max(0, r.Remaining)))
 	if t := untilMore(r); t > 0 {
 		b = param(b, n.ResetParam, "t", ceilSeconds(t))
@@ -179,7 +179,7 @@ func param(b []byte, name, draft string, v int64) []byte {
 // untilMore is the draft's "t" for a rule: the time until additional quota
 // is available (NextAfter), or, for a rule that denied the request, its
 // wait, as Retry-After says it; 0 (t left out) when no quota is in use.
-func untilMore(r limiter.RuleResult) time.Duration {
+func untilMore(r *limiter.RuleResult) time.Duration {
 	if !r.Allowed && r.RetryAfter != algorithms.Never {
 		return r.RetryAfter
 	}
@@ -189,11 +189,11 @@ func untilMore(r limiter.RuleResult) time.Duration {
 // restricts reports whether rule b of a decision (allowed or not) is more
 // restrictive than what an outer limiter already wrote in h: a denial
 // always is; otherwise the least remaining wins.
-func (n Names) restricts(h http.Header, b limiter.RuleResult, allowed bool) bool {
+func (n Names) restricts(h http.Header, b *limiter.RuleResult, allowed bool) bool {
 	if !allowed || n.Remaining == "" {
 		return true
 	}
-	v := h.Get(n.Remaining)
+	v := get(h, n.Remaining)
 	if v == "" { // the common case: no outer limiter (and no error to allocate)
 		return true
 	}
@@ -203,18 +203,18 @@ func (n Names) restricts(h http.Header, b limiter.RuleResult, allowed bool) bool
 
 // binding is the rule whose state the X-RateLimit-* family reports: on a
 // deny, the denying rule that frees up last; otherwise the rule with the
-// least Remaining. ok is false for an empty decision.
-func binding(d limiter.Decision) (r limiter.RuleResult, ok bool) {
-	for _, c := range d.Results {
-		if !ok || binds(c, r, d.Allowed) {
-			r, ok = c, true
+// least Remaining. It is nil for an empty decision.
+func binding(d limiter.Decision) (r *limiter.RuleResult) {
+	for i := range d.Results {
+		if c := &d.Results[i]; r == nil || binds(c, r, d.Allowed) {
+			r = c
 		}
 	}
-	return r, ok
+	return r
 }
 
 // binds reports whether c is more binding than cur.
-func binds(c, cur limiter.RuleResult, allowed bool) bool {
+func binds(c, cur *limiter.RuleResult, allowed bool) bool {
 	if !allowed && c.Allowed != cur.Allowed {
 		return !c.Allowed
 	}
@@ -246,7 +246,27 @@ func (f *fields) set(h http.Header, name, value string) {
 	}
 	f.values = append(f.values, value)
 	n := len(f.values)
-	h[textproto.CanonicalMIMEHeaderKey(name)] = f.values[n-1 : n : n] // capped: an Add elsewhere copies
+	h[key(name)] = f.values[n-1 : n : n] // capped: an Add elsewhere copies
+}
+
+// key is name as http.Header stores it (see textproto.CanonicalMIMEHeaderKey).
+// The canonical forms of the names of XRateLimit and IETF, which the
+// middleware writes (it canonicalizes the names it is given once), are
+// recognised without examining each byte.
+func key(name string) string {
+	switch name {
+	case "X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Retry-After", "Ratelimit-Policy", "Ratelimit":
+		return name
+	}
+	return textproto.CanonicalMIMEHeaderKey(name)
+}
+
+// get is h.Get(name), "" for an empty name.
+func get(h http.Header, name string) string {
+	if v := h[key(name)]; name != "" && len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // setList sets the field name to one Structured Field list member per
@@ -264,7 +284,7 @@ func (f *fields) setList(h http.Header, n Names, name string, d limiter.Decision
 	}
 	var buf [128]byte
 	b := buf[:0]
-	for _, field := range h.Values(name) {
+	for _, field := range h[key(name)] {
 		for _, member := range sf.Members(field) {
 			if !hasRule(d, sf.Name(member)) {
 				if len(b) > 0 {
@@ -274,7 +294,8 @@ func (f *fields) setList(h http.Header, n Names, name string, d limiter.Decision
 			}
 		}
 	}
-	for _, r := range d.Results {
+	for i := range d.Results {
+		r := &d.Results[i]
 		if r.Undecided && !policy {
 			continue
 		}

@@ -38,6 +38,8 @@ func TestClientIP(t *testing.T) {
 		want string
 	}{
 		{"peer v4", keyfunc.IP(), request("203.0.113.9:5555"), "203.0.113.9"},
+		{"peer v4 without a port", keyfunc.IP(), request("203.0.113.9"), "203.0.113.9"},
+		{"trusted peer: XFF hop equal to the peer", behindProxies, request("10.0.0.5:1", "X-Forwarded-For", "10.0.0.5"), "10.0.0.5"},
 		{"peer v6 grouped by /64", keyfunc.IP(), request("[2001:db8:1:2:3:4:5:6]:443"), "2001:db8:1:2::/64"},
 		{"peer v4-mapped v6", keyfunc.IP(), request("[::ffff:203.0.113.9]:1"), "203.0.113.9"},
 		{"peer with zone", keyfunc.IP(), request("[fe80::1%eth0]:80"), "fe80::/64"},
@@ -68,6 +70,20 @@ func TestClientIP(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%s: got %q, %v, want %q", tc.name, got, err, tc.want)
 		}
+	}
+}
+
+// An IPv4 peer's key is the host part of RemoteAddr, not formatted again:
+// the key costs no allocation.
+func TestClientIPv4KeyAllocatesNothing(t *testing.T) {
+	key, r := keyfunc.IP(), request("203.0.113.9:5555")
+	allocs := testing.AllocsPerRun(100, func() {
+		if got, err := key(r); err != nil || got != "203.0.113.9" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("got %v allocations, want 0", allocs)
 	}
 }
 

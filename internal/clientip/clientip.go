@@ -70,9 +70,24 @@ func (res *Resolver) Key(r *http.Request) (string, error) {
 		bits = res.v4
 	}
 	if bits == a.BitLen() {
+		if host := hostText(r.RemoteAddr, a); host != "" {
+			return host, nil
+		}
 		return a.String(), nil
 	}
 	return netip.PrefixFrom(a, bits).Masked().String(), nil
+}
+
+// hostText is the host part of remoteAddr ("192.0.2.7:1234") when it is
+// IPv4 address a written as a.String() writes it: the key, without
+// formatting it again; otherwise "" (IPv6, or a from a forwarding header).
+func hostText(remoteAddr string, a netip.Addr) string {
+	host, _, _ := strings.Cut(remoteAddr, ":")
+	var buf [len("255.255.255.255")]byte
+	if a.Is4() && string(a.AppendTo(buf[:0])) == host {
+		return host
+	}
+	return ""
 }
 
 // Addr returns the client's full address. It fails only when RemoteAddr
