@@ -23,8 +23,11 @@ func clientKey(r *http.Request) (string, error) { return r.Header.Get("X-Client"
 var okHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 
 // redisRateMiddleware is the usual way to put redis_rate in front of a
-// handler: Allow, then the headers and a 429.
+// handler: Allow, then the headers our middleware writes by default
+// (X-RateLimit-Limit, -Remaining and -Reset, and Retry-After on a refusal),
+// written from redis_rate's Result, and a 429.
 func redisRateMiddleware(l *redis_rate.Limiter, limit redis_rate.Limit) func(http.Handler) http.Handler {
+	quota := strconv.Itoa(limit.Burst)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key, _ := clientKey(r)
@@ -33,9 +36,12 @@ func redisRateMiddleware(l *redis_rate.Limiter, limit redis_rate.Limit) func(htt
 				next.ServeHTTP(w, r) // fail open, like ours by default
 				return
 			}
-			w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+			h := w.Header()
+			h.Set("X-RateLimit-Limit", quota)
+			h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+			h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(res.ResetAfter+time.Second-1).Unix(), 10))
 			if res.Allowed == 0 {
-				w.Header().Set("Retry-After", strconv.Itoa(int(res.RetryAfter/time.Second)+1))
+				h.Set("Retry-After", strconv.Itoa(int((res.RetryAfter+time.Second-1)/time.Second)))
 				http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
 				return
 			}
