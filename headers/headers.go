@@ -250,16 +250,22 @@ func (f *fields) set(h http.Header, name, value string) {
 }
 
 // key is name as http.Header stores it (see textproto.CanonicalMIMEHeaderKey).
-// The canonical forms of the names of XRateLimit and IETF, which the
-// middleware writes (it canonicalizes the names it is given once), are
-// recognised without examining each byte.
+// The canonical forms of the names of Both, which the middleware writes
+// (it canonicalizes the names it is given once), are recognised without
+// examining each byte.
 func key(name string) string {
-	switch name {
-	case "X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Retry-After", "Ratelimit-Policy", "Ratelimit":
+	if slices.Contains(canonicalBoth[:], name) {
 		return name
 	}
 	return textproto.CanonicalMIMEHeaderKey(name)
 }
+
+var canonicalBoth = func() (keys [6]string) {
+	for i, name := range []string{Both.Limit, Both.Remaining, Both.Reset, Both.RetryAfter, Both.Policy, Both.RateLimit} {
+		keys[i] = textproto.CanonicalMIMEHeaderKey(name)
+	}
+	return keys
+}()
 
 // get is h.Get(name), "" for an empty name.
 func get(h http.Header, name string) string {
