@@ -3,10 +3,8 @@ package config_test
 import (
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
-	"github.com/seed-bff0c9e1/ratelimit/config"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
@@ -14,8 +12,7 @@ import (
 // pattern it matches, the most specific winning, keys a route rule by
 // that pattern, and passes other requests through unlimited.
 func TestHandlerMatchesPatterns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "rules.yaml")
-	write(t, path, `rules:
+	limits, _ := load(t, memstore.Must(), `rules:
   - name: login
     key: route
     fixed_window: 1/1h anchored
@@ -30,11 +27,6 @@ stacks:
     rules: [items]
     match: ["/items/", "GET /items/{id}"]
 `)
-	limits, err := config.Load(path, memstore.Must())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer limits.Close()
 	h := limits.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	for i, tc := range []struct {
 		method, path string
@@ -61,13 +53,7 @@ stacks:
 // TestMiddlewareOfNoStackPanics: wiring a stack the file does not have
 // is a mistake found at startup.
 func TestMiddlewareOfNoStackPanics(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "rules.yaml")
-	write(t, path, version("p", 0))
-	limits, err := config.Load(path, memstore.Must())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer limits.Close()
+	limits, _ := load(t, memstore.Must(), version("p", 0))
 	defer func() {
 		if recover() == nil {
 			t.Error("no panic")
@@ -80,8 +66,7 @@ func TestMiddlewareOfNoStackPanics(t *testing.T) {
 // passes through Middleware of that stack undecided, and a request the
 // mux only redirects is not limited.
 func TestHandlerChargesAStackOnce(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "rules.yaml")
-	write(t, path, `rules:
+	limits, _ := load(t, memstore.Must(), `rules:
   - name: items
     key: {constant: all}
     fixed_window: 2/1h anchored
@@ -90,11 +75,6 @@ stacks:
     rules: [items]
     match: ["/items/"]
 `)
-	limits, err := config.Load(path, memstore.Must())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer limits.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/items/", limits.Middleware("items")(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
 	h := limits.Handler(mux)

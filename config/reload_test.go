@@ -221,13 +221,7 @@ func TestReloadGivesBackRemovedLease(t *testing.T) {
 	clock := limiter.WithClock(func() time.Time { return now })
 	for _, s := range stores(t) {
 		t.Run(s.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "rules.yaml")
-			write(t, path, leased(false))
-			limits, err := config.Load(path, s.store, config.WithLimiterOptions(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer limits.Close()
+			limits, path := load(t, s.store, leased(false), config.WithLimiterOptions(clock))
 			h := limits.Middleware("api")(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 			for range 3 {
 				h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
@@ -261,6 +255,21 @@ func remaining(t *testing.T, admin *limiter.Limiter) int {
 	return d.Results[0].Remaining
 }
 
+// load writes contents to a rules file of its own and loads it on s with
+// opts; the Limits close when the test ends. It returns them with the
+// file's path, for tests that rewrite it.
+func load(t *testing.T, s store.Store, contents string, opts ...config.Option) (*config.Limits, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	write(t, path, contents)
+	limits, err := config.Load(path, s, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { limits.Close() })
+	return limits, path
+}
+
 func write(t *testing.T, path, contents string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(contents), 0o644); err != nil {
@@ -275,7 +284,6 @@ func write(t *testing.T, path, contents string) {
 func TestInvalidReloadKeepsRules(t *testing.T) {
 	for _, s := range stores(t) {
 		t.Run(s.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "rules.yaml")
 			const good = `rules:
   - name: two
     key: {constant: all}
@@ -284,13 +292,8 @@ stacks:
   - name: api
     rules: [two]
 `
-			write(t, path, good)
 			var reported []error
-			limits, err := config.Load(path, s.store, config.WithReloadHook(func(err error) { reported = append(reported, err) }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer limits.Close()
+			limits, path := load(t, s.store, good, config.WithReloadHook(func(err error) { reported = append(reported, err) }))
 			h := limits.Middleware("api")(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 			serve := func() int {
 				w := httptest.NewRecorder()
@@ -397,13 +400,7 @@ func TestReloadHook(t *testing.T) {
 // TestWatchWithoutInterval: an interval of 0 watches every second
 // rather than panicking.
 func TestWatchWithoutInterval(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "rules.yaml")
-	write(t, path, version("w0", 0))
-	limits, err := config.Load(path, memstore.Must())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer limits.Close()
+	limits, _ := load(t, memstore.Must(), version("w0", 0))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	limits.Watch(ctx, 0) // returns: ctx is done

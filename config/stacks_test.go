@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,8 +20,7 @@ func TestLeasedRuleSharedByStacks(t *testing.T) {
 	clock := limiter.WithClock(func() time.Time { return now })
 	for i, s := range stores(t) {
 		t.Run(s.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "rules.yaml")
-			write(t, path, fmt.Sprintf(`prefix: shared%d
+			limits, _ := load(t, s.store, fmt.Sprintf(`prefix: shared%d
 rules:
   - name: pool
     key: {constant: all}
@@ -33,12 +31,7 @@ stacks:
     rules: [pool]
   - name: b
     rules: [pool]
-`, i))
-			limits, err := config.Load(path, s.store, config.WithLimiterOptions(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer limits.Close()
+`, i), config.WithLimiterOptions(clock))
 			ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
 			admitted := func(stack string, n int) (got int) {
 				h := limits.Middleware(stack)(ok)
