@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -37,7 +38,7 @@ func benchMiddleware(b *testing.B, mw func(http.Handler) http.Handler) {
 }
 
 func gcraRule() []middleware.Rule {
-	return []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}}
+	return []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}, Key: keyfunc.IP()}}
 }
 
 func BenchmarkMiddlewareRedis(b *testing.B) {

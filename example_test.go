@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"net/http"
 	"net/http/httptest"
 	"time"
@@ -24,8 +25,7 @@ func Example() {
 	defer srv.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
-	limit, err := middleware.New(rdb, []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(),
-		Algorithm: algorithms.SlidingWindow{Limit: 20, Window: time.Minute}}})
+	limit, err := middleware.New(rdb, []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 20, Window: time.Minute}}, Key: keyfunc.IP()}})
 	if err != nil {
 		panic(err)
 	}

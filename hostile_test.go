@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ var hostileIdentities = []string{
 // with one intact hash tag on a real Redis, and the empty one is rejected.
 func TestHostileIdentitiesThroughHTTP(t *testing.T) {
 	s := redistest.Start(t)
-	h := limit(t, s.Client, []middleware.Rule{{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1},
+	h := limit(t, s.Client, []middleware.Rule{{Rule: limiter.Rule{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}},
 		Key: func(r *http.Request) (string, error) { return r.Context().Value(idKey{}).(string), nil }}},
 		stack{MW: []middleware.Option{middleware.WithErrorHandler(func(*http.Request, error) {})}})(ok)
 	for _, id := range hostileIdentities {

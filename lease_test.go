@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"strconv"
 	"testing"
 	"time"
@@ -25,8 +26,8 @@ func TestLeasedGlobalRule(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			rules := []middleware.Rule{
-				{Name: "per-user", Key: keyfunc.Header("X-User"), Algorithm: algorithms.FixedWindow{Limit: 30, Window: time.Hour}},
-				{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 50, Window: time.Hour}, Lease: time.Minute},
+				{Rule: limiter.Rule{Name: "per-user", Algorithm: algorithms.FixedWindow{Limit: 30, Window: time.Hour}}, Key: keyfunc.Header("X-User")},
+				{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 50, Window: time.Hour}, Lease: time.Minute}, Key: keyfunc.Constant("all")},
 			}
 			prefix := limiter.WithPrefix("leased" + b.Name)
 			var instances []*limiter.Limiter
@@ -36,7 +37,7 @@ func TestLeasedGlobalRule(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				lim, err := limiter.New(store, middleware.LimiterRules(rules), mwtest.At(), prefix)
+				lim, err := limiter.New(store, guard.Limits(rules), mwtest.At(), prefix)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -69,7 +70,7 @@ func TestLeasedGlobalRule(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			peek, err := limiter.New(mwtest.RedisStore(t, b.Client), middleware.LimiterRules(rules), mwtest.At(), prefix)
+			peek, err := limiter.New(mwtest.RedisStore(t, b.Client), guard.Limits(rules), mwtest.At(), prefix)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"strconv"
 	"testing"
@@ -42,8 +43,8 @@ func TestLeasedRefusalHeaders(t *testing.T) {
 			clock := limiter.WithClock(func() time.Time { return now })
 			pair := func(lease time.Duration) []http.Handler {
 				rules := []middleware.Rule{
-					{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}},
-					{Name: "global", Key: keyfunc.Constant("all"), Algorithm: alg, Lease: lease},
+					{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}, Key: keyfunc.IP()},
+					{Rule: limiter.Rule{Name: "global", Algorithm: alg, Lease: lease}, Key: keyfunc.Constant("all")},
 				}
 				prefix := limiter.WithPrefix("leasedheaders" + b.Name + strconv.Itoa(a) + lease.String())
 				var hs []http.Handler
@@ -54,7 +55,7 @@ func TestLeasedRefusalHeaders(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					lim, err := limiter.New(store, middleware.LimiterRules(rules), clock, prefix)
+					lim, err := limiter.New(store, guard.Limits(rules), clock, prefix)
 					if err != nil {
 						t.Fatal(err)
 					}

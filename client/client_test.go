@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -33,12 +34,12 @@ func server(t *testing.T) (url string, refused *atomic.Int64) {
 func limitedServer(t *testing.T, alg algorithms.Algorithm, lopts []limiter.Option, opts ...middleware.Option) (url string, refused *atomic.Int64) {
 	t.Helper()
 	refused = &atomic.Int64{}
-	opts = append(opts, middleware.WithHook(func(e middleware.Event) {
+	opts = append(opts, middleware.WithHook(func(e guard.Event) {
 		if !e.Decision.Allowed {
 			refused.Add(1)
 		}
 	}))
-	mw := mwtest.Limit(t, memstore.Must(), []middleware.Rule{{Name: "api", Key: keyfunc.Constant("all"), Algorithm: alg}}, lopts, opts...)
+	mw := mwtest.Limit(t, memstore.Must(), []middleware.Rule{{Rule: limiter.Rule{Name: "api", Algorithm: alg}, Key: keyfunc.Constant("all")}}, lopts, opts...)
 	srv := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })))
 	t.Cleanup(srv.Close)
 	return srv.URL, refused

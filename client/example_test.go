@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -21,9 +22,9 @@ import (
 // back (t=1), instead of being refused; by then 2 units came back.
 func ExampleTransport() {
 	rules := []middleware.Rule{
-		{Name: "api", Key: keyfunc.IP(), Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}},
+		{Rule: limiter.Rule{Name: "api", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Key: keyfunc.IP()},
 	}
-	lim, _ := limiter.New(memstore.Must(), middleware.LimiterRules(rules))
+	lim, _ := limiter.New(memstore.Must(), guard.Limits(rules))
 	limit, _ := middleware.NewWithLimiter(lim, rules, middleware.WithHeaders(headers.IETF))
 	api := httptest.NewServer(limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")

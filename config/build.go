@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"strconv"
 	"strings"
@@ -66,8 +67,7 @@ func read(name string, data []byte, funcs map[string]keyfunc.KeyFunc) (*file, []
 // build makes r's middleware rule, reporting what the limiter would refuse
 // at the field that causes it.
 func (p *parser) build(r *rule, ip keyfunc.KeyFunc, funcs map[string]keyfunc.KeyFunc) middleware.Rule {
-	mr := middleware.Rule{Name: r.name, Algorithm: r.algorithm, Optional: r.optional, Blockable: r.blockable,
-		Penalty: r.penalty, Lease: r.lease, Shadow: r.shadow}
+	mr := middleware.Rule{Rule: limiter.Rule{Name: r.name, Algorithm: r.algorithm, Blockable: r.blockable, Penalty: r.penalty, Lease: r.lease, Shadow: r.shadow}, Optional: r.optional}
 	if r.key != nil {
 		mr.Key = p.keyFunc(r.key, ip, funcs)
 	}
@@ -87,7 +87,7 @@ func (p *parser) build(r *rule, ip keyfunc.KeyFunc, funcs map[string]keyfunc.Key
 	if r.algorithm == nil {
 		return mr
 	}
-	lr := middleware.LimiterRules([]middleware.Rule{mr})[0]
+	lr := guard.Limits([]middleware.Rule{mr})[0]
 	lease := lr.Lease
 	lr.Lease = 0
 	if !p.admits(lr, orNode(r.penaltyNode, r.node), join(r.field, "penalty"), fmt.Sprint(r.penalty)) {
@@ -175,7 +175,7 @@ func newGeneration(name string, data []byte, backend store.Store, s *settings) (
 		return &fieldError{file: name, line: st.node.Line, col: st.node.Column, field: st.field, msg: trimConfig(err)}
 	}
 	if len(f.stacks) > 0 { // the rules were checked: an error here is an option's, told at the first stack
-		if g.lim, err = limiter.New(backend, middleware.LimiterRules(usedRules(f.stacks, byName)), opts...); err != nil {
+		if g.lim, err = limiter.New(backend, guard.Limits(usedRules(f.stacks, byName)), opts...); err != nil {
 			return nil, stackError(f.stacks[0], err)
 		}
 	}

@@ -2,6 +2,8 @@ package config
 
 import (
 	"context"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -34,19 +36,16 @@ func everyInGo(t *testing.T) []middleware.Rule {
 	}
 	big := map[string]algorithms.Algorithm{"big": algorithms.Concurrency{Limit: 500, TTL: time.Minute}}
 	return []middleware.Rule{
-		{Name: "fw", Key: ip, Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}},
-		{Name: "fw-anchored", Key: keyfunc.Route(), Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour, Anchored: true}},
-		{Name: "sw", Key: keyfunc.Header("X-API-Key"), AltKey: ip, Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}},
-		{Name: "sl", Key: keyfunc.FormValue("username"), Optional: true, Algorithm: algorithms.SlidingLog{Limit: 5, Window: 15 * time.Minute},
-			Penalty: 15 * time.Minute},
-		{Name: "tb", Key: keyfunc.Constant("all"), Algorithm: algorithms.TokenBucket{Capacity: 10000, Rate: 5000, Period: time.Second},
-			Lease: time.Second},
-		{Name: "lb", Key: keyfunc.Context(userKey{}), Algorithm: algorithms.LeakyBucket{Capacity: 20, Rate: 10, Period: time.Second},
-			Blockable: true},
-		{Name: "gc", Key: keyfunc.Join(ip, keyfunc.Header("X-Tenant")), Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Hour, Burst: 1000},
-			Plan: func(r *http.Request) algorithms.Algorithm { return plans[r.Header.Get("X-Plan")] }, Shadow: true},
-		{Name: "qu", Key: keyfunc.Constant("jobs"), Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}},
-		{Name: "cc", Key: keyfunc.Context(userKey{}), Algorithm: algorithms.Concurrency{Limit: 50, TTL: 30 * time.Second},
+		{Rule: limiter.Rule{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Key: ip},
+		{Rule: limiter.Rule{Name: "fw-anchored", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour, Anchored: true}}, Key: keyfunc.Route()},
+		{Rule: limiter.Rule{Name: "sw", Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}, Key: keyfunc.Header("X-API-Key"), AltKey: ip},
+		{Rule: limiter.Rule{Name: "sl", Algorithm: algorithms.SlidingLog{Limit: 5, Window: 15 * time.Minute}, Penalty: 15 * time.Minute}, Key: keyfunc.FormValue("username"), Optional: true},
+		{Rule: limiter.Rule{Name: "tb", Algorithm: algorithms.TokenBucket{Capacity: 10000, Rate: 5000, Period: time.Second}, Lease: time.Second}, Key: keyfunc.Constant("all")},
+		{Rule: limiter.Rule{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: 20, Rate: 10, Period: time.Second}, Blockable: true}, Key: keyfunc.Context(userKey{})},
+		{Rule: limiter.Rule{Name: "gc", Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Hour, Burst: 1000}, Shadow: true}, Key: keyfunc.Join(ip, keyfunc.Header("X-Tenant")),
+			Plan: func(r *http.Request) algorithms.Algorithm { return plans[r.Header.Get("X-Plan")] }},
+		{Rule: limiter.Rule{Name: "qu", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}}, Key: keyfunc.Constant("jobs")},
+		{Rule: limiter.Rule{Name: "cc", Algorithm: algorithms.Concurrency{Limit: 50, TTL: 30 * time.Second}}, Key: keyfunc.Context(userKey{}),
 			Plan: func(r *http.Request) algorithms.Algorithm {
 				p, _ := r.Context().Value(planKey{}).(string)
 				return big[p]
@@ -100,7 +99,7 @@ func TestFileMatchesGo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g, w := middleware.LimiterRules(got), middleware.LimiterRules(want); !reflect.DeepEqual(g, w) {
+			if g, w := guard.Limits(got), guard.Limits(want); !reflect.DeepEqual(g, w) {
 				t.Fatalf("limiter rules:\n got %+v\nwant %+v", g, w)
 			}
 			for i := range want {

@@ -2,6 +2,7 @@ package grpclimit_test
 
 import (
 	"context"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"testing"
 	"time"
 
@@ -11,7 +12,6 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
 // BenchmarkUnary is a unary call over bufconn, client and server in this
@@ -19,8 +19,7 @@ import (
 // (so that the figure is the interceptor's cost, with the ratelimit
 // metadata it sends, and no store's round trip).
 func BenchmarkUnary(b *testing.B) {
-	rules := []grpclimit.Rule{{Name: "per-key", Key: keyfunc.Header("x-api-key"),
-		Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}, Key: grpclimit.Metadata("x-api-key")}}
 	s := newServer(b, onMemstore(), rules)
 	for _, tc := range []struct {
 		name string

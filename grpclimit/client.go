@@ -185,6 +185,13 @@ func (roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
+// fields are the ratelimit metadata, which the Transport reads as the
+// IETF draft's header fields.
+var fields = [...]struct{ header, key string }{
+	{"Ratelimit", "ratelimit"},
+	{"Ratelimit-Policy", "ratelimit-policy"},
+}
+
 // retryDelay is st's RetryInfo delay, when it has a positive one.
 func retryDelay(st *status.Status) (time.Duration, bool) {
 	for _, d := range st.Details() {

@@ -3,6 +3,7 @@ package grpclimit_test
 import (
 	"context"
 	"errors"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"testing"
 	"time"
 
@@ -15,14 +16,13 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/client"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
 // A client through our interceptor gets the rate the server advertises,
 // 2 calls a second, and is refused none: 8 sequential calls at 90% of it
 // or more.
 func TestClientPaces(t *testing.T) {
-	rules := []grpclimit.Rule{{Name: "per-client", Key: keyfunc.Constant("client"), Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Key: grpclimit.Constant("client")}}
 	var ev events
 	c := &grpclimit.Client{}
 	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook)), tcp, grpc.WithUnaryInterceptor(c.UnaryClientInterceptor()))
@@ -47,7 +47,7 @@ func TestClientPaces(t *testing.T) {
 // one whose wait is past MaxWait returns the server's refusal unchanged,
 // and a call after it is not sent at all.
 func TestClientRetries(t *testing.T) {
-	rules := []grpclimit.Rule{{Name: "per-client", Key: keyfunc.Constant("client"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}, Key: grpclimit.Constant("client")}}
 	var ev events
 	s := newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook))
 	plain, _ := serve(t, s, pipe)
@@ -95,7 +95,7 @@ func TestClientRetries(t *testing.T) {
 // Streams through our stream interceptor: a stream refused when it opens
 // is opened again once its wait has passed.
 func TestClientReopensStreams(t *testing.T) {
-	rules := []grpclimit.Rule{{Name: "opens", Key: keyfunc.Constant("client"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "opens", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}, Key: grpclimit.Constant("client")}}
 	var ev events
 	s := newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook))
 	plain, _ := serve(t, s, pipe)
@@ -118,7 +118,7 @@ func TestClientReopensStreams(t *testing.T) {
 // retry ResourceExhausted, gets through once its backoff outlasts the
 // server's wait.
 func TestGoGRPCMiddlewareRetry(t *testing.T) {
-	rules := []grpclimit.Rule{{Name: "per-client", Key: keyfunc.Constant("client"), Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 1}}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 1}}, Key: grpclimit.Constant("client")}}
 	var ev events
 	retrying := retry.UnaryClientInterceptor(retry.WithCodes(codes.ResourceExhausted), retry.WithMax(5),
 		retry.WithBackoff(retry.BackoffLinear(150*time.Millisecond)))

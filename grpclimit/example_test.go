@@ -3,6 +3,7 @@ package grpclimit_test
 import (
 	"context"
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"log"
 	"net"
 	"time"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
@@ -25,13 +25,12 @@ import (
 // refused with ResourceExhausted, a RetryInfo and a QuotaFailure naming
 // the rule. (On Redis, the store is redisstore.New(rdb).)
 func ExampleNew() {
-	rules := []grpclimit.Rule{{Name: "per-key", Key: keyfunc.Header("x-api-key"),
-		Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}}
-	lim, err := limiter.New(memstore.Must(), grpclimit.LimiterRules(rules))
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}, Key: grpclimit.Metadata("x-api-key")}}
+	lim, err := limiter.New(memstore.Must(), guard.Limits(rules))
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := grpclimit.New(lim, rules)
+	s, err := grpclimit.NewWithLimiter(lim, rules)
 	if err != nil {
 		log.Fatal(err)
 	}

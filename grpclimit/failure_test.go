@@ -2,6 +2,7 @@ package grpclimit_test
 
 import (
 	"context"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
 // With Redis killed, a call goes through without the ratelimit metadata
@@ -36,7 +36,7 @@ func TestRedisKilled(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				addr, kill := redis.start(t)
-				rules := []grpclimit.Rule{{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}}
+				rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Key: grpclimit.Metadata("x-api-key")}}
 				var ev events
 				var mu sync.Mutex
 				var handled []error
@@ -88,7 +88,7 @@ func TestRedisKilled(t *testing.T) {
 func TestStreamRedisKilled(t *testing.T) {
 	for _, closed := range []bool{false, true} {
 		m := miniredis.RunT(t)
-		rules := []grpclimit.Rule{{Name: "streams", Key: keyfunc.Constant("client"), Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Minute}}}
+		rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Minute}}, Key: grpclimit.Constant("client")}}
 		var opts []grpclimit.Option
 		if closed {
 			opts = append(opts, grpclimit.WithFailClosed())

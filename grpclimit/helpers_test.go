@@ -3,6 +3,7 @@ package grpclimit_test
 import (
 	"context"
 	"errors"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"io"
 	"net"
 	"os"
@@ -225,11 +226,11 @@ func serveOpts(t testing.TB, sopts []grpc.ServerOption, tr transport, opts ...gr
 // on an error.
 func newServer(t testing.TB, on limiterOn, rules []grpclimit.Rule, opts ...grpclimit.Option) *grpclimit.Server {
 	t.Helper()
-	lim, err := on(grpclimit.LimiterRules(rules))
+	lim, err := on(guard.Limits(rules))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := grpclimit.New(lim, rules, opts...)
+	s, err := grpclimit.NewWithLimiter(lim, rules, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package grpclimit_test
 
 import (
 	"context"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"strings"
 	"testing"
 	"time"
@@ -35,12 +36,12 @@ func callWith(t *testing.T, cc *grpc.ClientConn, pairs ...string) bool {
 // hashed before it reaches Redis; the full method.
 func TestIdentities(t *testing.T) {
 	one := algorithms.FixedWindow{Limit: 1, Window: time.Hour}
-	trusted, err := keyfunc.ClientIP(keyfunc.IPConfig{TrustedProxies: []string{"127.0.0.1"}})
+	trusted, err := grpclimit.ClientIP(keyfunc.IPConfig{TrustedProxies: []string{"127.0.0.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("gateway", func(t *testing.T) {
-		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-ip", Key: trusted, Algorithm: one}}), tcp)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: one}, Key: trusted}}), tcp)
 		if callWith(t, cc, "x-forwarded-for", "192.0.2.1") || callWith(t, cc, "x-forwarded-for", "192.0.2.2") {
 			t.Fatal("two forwarded clients share a limit")
 		}
@@ -49,14 +50,14 @@ func TestIdentities(t *testing.T) {
 		}
 	})
 	t.Run("peer", func(t *testing.T) {
-		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: one}}), tcp)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: one}, Key: grpclimit.Peer()}}), tcp)
 		if callWith(t, cc, "x-forwarded-for", "192.0.2.1") || !callWith(t, cc, "x-forwarded-for", "192.0.2.2") {
 			t.Fatal("an untrusted peer chose its identity with x-forwarded-for")
 		}
 	})
 	t.Run("metadata hashed", func(t *testing.T) {
 		m := miniredis.RunT(t)
-		cc, _ := serve(t, newServer(t, onRedis(t, m.Addr()), []grpclimit.Rule{{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: one}}), pipe)
+		cc, _ := serve(t, newServer(t, onRedis(t, m.Addr()), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: one}, Key: grpclimit.Metadata("x-api-key")}}), pipe)
 		if callWith(t, cc, "x-api-key", "sk-secret") || !callWith(t, cc, "x-api-key", "sk-secret") || callWith(t, cc, "x-api-key", "sk-other") {
 			t.Fatal("API keys are not limited apart")
 		}
@@ -67,7 +68,7 @@ func TestIdentities(t *testing.T) {
 		}
 	})
 	t.Run("method", func(t *testing.T) {
-		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-method", Key: keyfunc.Route(), Algorithm: one}}), pipe)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-method", Algorithm: one}, Key: grpclimit.Method()}}), pipe)
 		c := testpb.NewTestServiceClient(cc)
 		if _, err := c.EmptyCall(context.Background(), &testpb.Empty{}); err != nil {
 			t.Fatal(err)
@@ -81,7 +82,7 @@ func TestIdentities(t *testing.T) {
 			md, _ := metadata.FromIncomingContext(ctx)
 			return strings.Join(md.Get("tenant"), ""), nil
 		})
-		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Name: "per-tenant", Key: tenant, Algorithm: one}}), pipe)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-tenant", Algorithm: one}, Key: tenant}}), pipe)
 		if callWith(t, cc, "tenant", "a") || callWith(t, cc, "tenant", "b") || !callWith(t, cc, "tenant", "a") {
 			t.Fatal("tenants are not limited apart")
 		}

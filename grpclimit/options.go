@@ -3,25 +3,36 @@ package grpclimit
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
-	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 )
 
 // Option configures a Server.
 type Option func(*config) error
 
 type config struct {
-	mw     []middleware.Option
-	exempt []string
+	guard       guard.Config[*Call]
+	exempt      []string                        // added to the defaults
+	noDefaults  bool                            // the defaults are limited
+	methods     map[string]methods              // by rule name
+	messageCost map[string]func(*Call, any) int // by rule name
+	named       map[string]string               // the rules options name: the option, for errors
+}
+
+// exemptMethods are the patterns c leaves unlimited.
+func (c *config) exemptMethods() []string {
+	if c.noDefaults {
+		return c.exempt
+	}
+	return append(slices.Clone(defaultExempt), c.exempt...)
 }
 
 // DefaultExemptMethods returns the methods a Server leaves unlimited
-// unless WithExemptMethods says otherwise: health checks and server
-// reflection. The slice is a copy; changing it changes no Server.
+// unless WithoutDefaultExemptions says otherwise: health checks and
+// server reflection. The slice is a copy; changing it changes no Server.
 func DefaultExemptMethods() []string { return slices.Clone(defaultExempt) }
 
 // defaultExempt are DefaultExemptMethods, read by New and
@@ -36,63 +47,128 @@ var defaultExempt = []string{
 // failed, timed out or is marked down) with codes.Unavailable and a
 // RetryInfo of 1 s. By default such a call goes through without the
 // ratelimit metadata: an outage of Redis does not become an outage of the
-// service. Either way the error goes to the error handler (see
-// middleware.WithFailClosed).
-func WithFailClosed() Option { return middlewareOption(middleware.WithFailClosed()) }
+// service. Either way the error goes to the error handler.
+func WithFailClosed() Option {
+	return func(c *config) error { c.guard.FailClosed = true; return nil }
+}
 
 // WithShadowMode decides and sends the ratelimit metadata but never
 // refuses: a call over the limit goes through (the hook sees
 // Event.Shadow).
-func WithShadowMode() Option { return middlewareOption(middleware.WithShadowMode()) }
+func WithShadowMode() Option {
+	return func(c *config) error { c.guard.ShadowMode = true; return nil }
+}
 
-// WithHook calls fn after every decision and every failure: the
-// middleware's hook, so prommetrics' Collector.Hook and otelhook's
-// Recorder.Hook count gRPC calls as they count requests. The event's
-// Request is the call's request view (see the package doc): its Pattern,
-// the route label of prommetrics, is the full method, and its context is
-// the call's, which otelhook's span is a child of. fn runs on the call's
-// goroutine and must be fast.
-func WithHook(fn func(middleware.Event)) Option { return middlewareOption(middleware.WithHook(fn)) }
+// WithHook calls fn after every decision and every failure, as
+// middleware.WithHook does for requests: prommetrics' Collector.Hook and
+// otelhook's Recorder.Hook count gRPC calls as they count requests. The
+// event's Route, prommetrics' route label, is the full method, and its
+// Context is the call's, which otelhook's span is a child of. fn runs on
+// the call's goroutine and must be fast.
+func WithHook(fn func(guard.Event)) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return fmt.Errorf("%w: nil hook", ratelimit.ErrConfig)
+		}
+		c.guard.Hook = fn
+		return nil
+	}
+}
 
 // WithErrorHandler receives every Redis failure (wrapping
-// limiter.ErrBackend) and every call without an identity (wrapping
-// keyfunc.ErrNoKey, naming the rule), with the call's context and full
-// method. The default logs them as the middleware's default does (see
-// middleware.WithErrorHandler), the full method as the route.
+// limiter.ErrBackend), every call without an identity (naming the rule)
+// and every misconfiguration, with the call's context and full method.
+// The default logs them as package guard describes ("Logs"), the full
+// method as the route.
 func WithErrorHandler(fn func(ctx context.Context, method string, err error)) Option {
-	if fn == nil {
-		return func(*config) error { return fmt.Errorf("%w: nil error handler", ratelimit.ErrConfig) }
+	return func(c *config) error {
+		if fn == nil {
+			return fmt.Errorf("%w: nil error handler", ratelimit.ErrConfig)
+		}
+		c.guard.OnError = func(call *Call, err error) { fn(call.ctx, call.method, err) }
+		return nil
 	}
-	return middlewareOption(middleware.WithErrorHandler(func(r *http.Request, err error) { fn(r.Context(), r.Pattern, err) }))
 }
 
 // WithConcurrencyRetryAfter sets the wait a refusal by a concurrency limit
-// advertises in its RetryInfo (1 s by default; see
-// middleware.WithConcurrencyRetryAfter): a slot comes back when any call
-// ends, which the limiter cannot know in advance, so the wait it reports
-// (until the oldest slot's TTL runs out) is only the latest a slot frees
-// up.
+// advertises in its RetryInfo (1 s by default): a slot comes back when
+// any call ends, which the limiter cannot know in advance, so the wait it
+// reports (until the oldest slot's TTL runs out) is only the latest a
+// slot frees up.
 func WithConcurrencyRetryAfter(d time.Duration) Option {
-	return middlewareOption(middleware.WithConcurrencyRetryAfter(d))
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: concurrency retry %v is not positive", ratelimit.ErrConfig, d)
+		}
+		c.guard.SlotRetry = d
+		return nil
+	}
 }
 
-// WithExemptMethods replaces DefaultExemptMethods: calls to these methods
-// (full method names or "/pkg.Service/*") are never limited. With none,
-// every call is limited, health checks and reflection included.
+// WithExemptMethods adds methods (full method names or "/pkg.Service/*")
+// that are never limited to DefaultExemptMethods.
 func WithExemptMethods(patterns ...string) Option {
 	return func(c *config) error {
 		if _, err := compile(patterns); err != nil {
 			return fmt.Errorf("%w: exempt methods: %w", ratelimit.ErrConfig, err)
 		}
-		c.exempt = patterns
+		c.exempt = append(c.exempt, patterns...)
 		return nil
 	}
 }
 
-// middlewareOption is o, applied to the middleware behind a Server.
-func middlewareOption(o middleware.Option) Option {
+// WithoutDefaultExemptions limits DefaultExemptMethods too (health checks
+// and reflection), leaving exempt only what WithExemptMethods adds.
+func WithoutDefaultExemptions() Option {
 	return func(c *config) error {
-		c.mw = append(c.mw, o)
+		c.noDefaults = true
 		return nil
 	}
+}
+
+// WithMethods limits the rule named rule to the calls of patterns: full
+// method names ("/pkg.Service/Method") or a service's every method
+// ("/pkg.Service/*"). Without it, a rule limits every call.
+func WithMethods(rule string, patterns ...string) Option {
+	return func(c *config) error {
+		ms, err := compile(patterns)
+		if err != nil || len(patterns) == 0 {
+			return fmt.Errorf("%w: rule %q: methods: %v (allowed: one or more patterns)", ratelimit.ErrConfig, rule, err)
+		}
+		if c.methods == nil {
+			c.methods = map[string]methods{}
+		}
+		c.methods[rule] = ms
+		c.name(rule, "WithMethods")
+		return nil
+	}
+}
+
+// WithMessageCost also charges the rule named rule for each message a
+// stream receives from its client (a client-streaming or bidirectional
+// call): one decision per message, of the rules that have a message cost,
+// at fn's weight for the message (0 charges nothing; negative refuses).
+// A refused message ends RecvMsg with the refusal (codes.ResourceExhausted
+// with its RetryInfo), which the handler returns. Not for a concurrency
+// limit.
+func WithMessageCost(rule string, fn func(c *Call, msg any) int) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return fmt.Errorf("%w: rule %q: nil message cost", ratelimit.ErrConfig, rule)
+		}
+		if c.messageCost == nil {
+			c.messageCost = map[string]func(*Call, any) int{}
+		}
+		c.messageCost[rule] = fn
+		c.name(rule, "WithMessageCost")
+		return nil
+	}
+}
+
+// name records that option names rule, which New checks.
+func (c *config) name(rule, option string) {
+	if c.named == nil {
+		c.named = map[string]string{}
+	}
+	c.named[rule] = option
 }

@@ -2,6 +2,7 @@ package grpclimit_test
 
 import (
 	"context"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
 // A call's stack of a per-key and a global rule is one script run on a
@@ -22,8 +22,8 @@ func TestOneRoundTripPerCall(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.addr})
 	defer rdb.Close()
 	rules := []grpclimit.Rule{
-		{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Hour}},
-		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.GCRA{Rate: 100, Period: time.Second, Burst: 100}},
+		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Hour}}, Key: grpclimit.Metadata("x-api-key")},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 100, Period: time.Second, Burst: 100}}, Key: grpclimit.Constant("all")},
 	}
 	cc, _ := serve(t, newServer(t, onRedis(t, srv.addr), rules), pipe)
 	if err := rdb.ConfigResetStat(context.Background()).Err(); err != nil {

@@ -3,40 +3,59 @@ package grpclimit
 import (
 	"context"
 	"fmt"
-	"net/http"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
-	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // Server limits the calls of a gRPC server: its UnaryServerInterceptor
 // and StreamServerInterceptor decide its rules, as one stack per call. It
 // is safe for concurrent use.
 type Server struct {
-	open     http.Handler // the middleware of every rule, around serve
-	messages http.Handler // that of the rules with a MessageCost; nil without
+	open     *guard.Guard[*Call]
+	messages *guard.Guard[*Call] // the rules with a MessageCost; nil without
 	exempt   methods
+	lim      *limiter.Limiter // Close closes it when New built it
 }
 
-// New returns the interceptors that decide rules on lim, which must have
-// every rule of rules as LimiterRules(rules) gives them:
+// New returns the interceptors that decide rules on s (a redisstore.New,
+// or memstore.New), with a limiter of their own that Close closes:
 //
-//	lim, err := limiter.New(store, grpclimit.LimiterRules(rules))
-//	...
-//	s, err := grpclimit.New(lim, rules)
-//	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryServerInterceptor()),
-//		grpc.ChainStreamInterceptor(s.StreamServerInterceptor()))
+//	srv, err := grpclimit.New(store, rules)
+//	defer srv.Close()
+//	server := grpc.NewServer(grpc.ChainUnaryInterceptor(srv.UnaryServerInterceptor()),
+//		grpc.ChainStreamInterceptor(srv.StreamServerInterceptor()))
 //
 // Invalid rules or options are an error (wrapping ratelimit.ErrConfig)
 // naming the rule.
-func New(lim *limiter.Limiter, rules []Rule, opts ...Option) (*Server, error) {
-	cfg := config{exempt: defaultExempt}
+func New(s store.Store, rules []Rule, opts ...Option) (*Server, error) {
+	lim, err := limiter.New(s, guard.Limits(rules))
+	if err != nil {
+		return nil, err
+	}
+	srv, err := NewWithLimiter(lim, rules, opts...)
+	if err != nil {
+		_ = lim.Close()
+		return nil, err
+	}
+	srv.lim = lim
+	return srv, nil
+}
+
+// NewWithLimiter is New on a limiter of your own (limiter options, a
+// limiter shared with an HTTP door), which must have every rule of rules
+// as guard.Limits(rules) gives them. Close does not close it.
+func NewWithLimiter(lim *limiter.Limiter, rules []Rule, opts ...Option) (*Server, error) {
+	var cfg config
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("%w: nil option", ratelimit.ErrConfig)
@@ -45,31 +64,33 @@ func New(lim *limiter.Limiter, rules []Rule, opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
-	open, messages, err := httpRules(rules)
+	cfg.guard.Route = (*Call).Method
+	open, messages, err := layerRules(rules, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	mwOpts := append([]middleware.Option{
-		middleware.WithHeaders(headers.Names{Policy: "RateLimit-Policy", RateLimit: "RateLimit"}),
-		middleware.WithDenyHandler(deny),
-	}, cfg.mw...)
 	s := &Server{}
-	if s.exempt, err = compile(cfg.exempt); err != nil {
+	if s.exempt, err = compile(cfg.exemptMethods()); err != nil {
 		return nil, fmt.Errorf("%w: exempt methods: %w", ratelimit.ErrConfig, err)
 	}
-	mw, err := middleware.NewWithLimiter(lim, open, mwOpts...)
-	if err != nil {
+	if s.open, err = guard.New(lim, open, cfg.guard); err != nil {
 		return nil, err
 	}
-	s.open = mw(serve)
 	if len(messages) > 0 {
-		mw, err := middleware.NewWithLimiter(lim, messages, mwOpts...)
-		if err != nil {
+		if s.messages, err = guard.New(lim, messages, cfg.guard); err != nil {
 			return nil, err
 		}
-		s.messages = mw(serve)
 	}
 	return s, nil
+}
+
+// Close closes the limiter New built, which gives back the units of
+// leased rules: call it once the gRPC server has stopped.
+func (s *Server) Close() error {
+	if s.lim == nil {
+		return nil
+	}
+	return s.lim.Close()
 }
 
 // UnaryServerInterceptor limits unary calls: a refused call gets its
@@ -82,21 +103,18 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 			return handler(ctx, req)
 		}
 		c := newCall(ctx, info.FullMethod)
-		c.run, c.unary, c.in = serveUnary, handler, req
-		s.open.ServeHTTP(c, c.req)
-		if refused := c.refused(ctx); refused != nil {
-			setHeader(ctx, c)
-			return nil, refused
+		res := s.open.Decide(ctx, c)
+		if md := rateLimitMetadata(res.Decision); md != nil {
+			_ = grpc.SetHeader(ctx, md)
 		}
-		return c.out, c.err
-	}
-}
-
-// setHeader sets c's ratelimit metadata, if any, as the unary call's
-// response header metadata.
-func setHeader(ctx context.Context, c *call) {
-	if md := c.metadata(); md != nil {
-		_ = grpc.SetHeader(ctx, md)
+		if err := refused(ctx, &res); err != nil {
+			return nil, err
+		}
+		end := guard.End{Status: int(codes.Unknown)} // until the handler returns: a panic settles so
+		defer func() { s.open.Finish(ctx, c, &res, end) }()
+		out, err := handler(ctx, req)
+		end.Status = int(status.Code(err))
+		return out, err
 	}
 }
 
@@ -116,24 +134,22 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 		}
 		ctx := ss.Context()
 		c := newCall(ctx, info.FullMethod)
-		c.run = func(c *call) {
-			_ = ss.SendHeader(c.metadata())
-			stream := ss
-			if s.messages != nil && info.IsClientStream {
-				stream = &meteredStream{ServerStream: ss, s: s, method: info.FullMethod}
-			}
-			c.code = codes.Unknown // until the handler returns: a panic settles so
-			c.err = handler(srv, stream)
-			c.code = status.Code(c.err)
+		res := s.open.Decide(ctx, c)
+		md := rateLimitMetadata(res.Decision)
+		if err := refused(ctx, &res); err != nil {
+			ss.SetTrailer(md)
+			return err
 		}
-		s.open.ServeHTTP(c, c.req)
-		if refused := c.refused(ctx); refused != nil {
-			// In the trailer: a refused stream ends without headers, which
-			// tells a client at once that it did not open.
-			ss.SetTrailer(c.metadata())
-			return refused
+		_ = ss.SendHeader(md)
+		stream := ss
+		if s.messages != nil && info.IsClientStream {
+			stream = &meteredStream{ServerStream: ss, s: s, method: info.FullMethod}
 		}
-		return c.err
+		end := guard.End{Status: int(codes.Unknown)} // until the handler returns: a panic settles so
+		defer func() { s.open.Finish(ctx, c, &res, end) }()
+		err := handler(srv, stream)
+		end.Status = int(status.Code(err))
+		return err
 	}
 }
 
@@ -153,7 +169,28 @@ func (m *meteredStream) RecvMsg(msg any) error {
 	}
 	ctx := m.Context()
 	c := newCall(ctx, m.method)
-	c.msg, c.run = msg, func(*call) {}
-	m.s.messages.ServeHTTP(c, c.req)
-	return c.refused(ctx)
+	c.message = msg
+	res := m.s.messages.Decide(ctx, c) // settles nothing: no Settle, no slot
+	return refused(ctx, &res)
+}
+
+// ietf writes the IETF draft's fields, which the ratelimit metadata
+// carries.
+var ietf = headers.Names{Policy: "ratelimit-policy", RateLimit: "ratelimit"}
+
+// rateLimitMetadata is the ratelimit and ratelimit-policy metadata of d,
+// nil when d decided nothing (an exempt call, a policy failing open).
+func rateLimitMetadata(d limiter.Decision) metadata.MD {
+	if len(d.Results) == 0 {
+		return nil
+	}
+	md := make(metadata.MD, 2)
+	ietf.Write(map[string][]string(md), d)
+	for _, k := range [...]string{"Ratelimit-Policy", "Ratelimit"} {
+		if v, ok := md[k]; ok {
+			delete(md, k)
+			md[strings.ToLower(k)] = v
+		}
+	}
+	return md
 }

@@ -3,10 +3,9 @@ package grpclimit_test
 import (
 	"context"
 	"errors"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"maps"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -29,16 +28,15 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
-	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
 // events collects a Server's hook events.
 type events struct {
 	mu  sync.Mutex
-	all []middleware.Event
+	all []guard.Event
 }
 
-func (e *events) hook(ev middleware.Event) {
+func (e *events) hook(ev guard.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.all = append(e.all, ev)
@@ -55,7 +53,7 @@ func (e *events) outcomes() map[string]int {
 	return n
 }
 
-func (e *events) last() middleware.Event {
+func (e *events) last() guard.Event {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.all[len(e.all)-1]
@@ -84,8 +82,8 @@ func TestStackedRules(t *testing.T) {
 		for _, tr := range []transport{tcp, pipe} {
 			t.Run(b.name+"/"+string(tr), func(t *testing.T) {
 				rules := []grpclimit.Rule{
-					{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}},
-					{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Hour}},
+					{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Key: grpclimit.Metadata("x-api-key")},
+					{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Hour}}, Key: grpclimit.Constant("all")},
 				}
 				var ev events
 				cc, _ := serve(t, newServer(t, b.on(t), rules, grpclimit.WithHook(ev.hook)), tr)
@@ -125,7 +123,7 @@ func TestStackedRules(t *testing.T) {
 				if got, want := ev.outcomes(), map[string]int{"allowed": 5, "denied": 2}; !maps.Equal(got, want) {
 					t.Errorf("hook outcomes %v, want %v", got, want)
 				}
-				if got := ev.last().Request.Pattern; got != unaryCall {
+				if got := ev.last().Route; got != unaryCall {
 					t.Errorf("the hook's route %q, want %q", got, unaryCall)
 				}
 			})
@@ -137,20 +135,22 @@ func TestStackedRules(t *testing.T) {
 // WithExemptMethods says otherwise.
 func TestMethodsAndExemptions(t *testing.T) {
 	rules := []grpclimit.Rule{
-		{Name: "unary", Methods: []string{unaryCall}, Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}},
-		{Name: "service", Methods: []string{"/grpc.testing.TestService/*", "/grpc.health.v1.Health/Check"}, Key: keyfunc.Constant("all"),
-			Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}},
+		{Rule: limiter.Rule{Name: "unary", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Key: grpclimit.Constant("all")},
+		{Rule: limiter.Rule{Name: "service", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Key: grpclimit.Constant("all")},
 	}
+	methods := []grpclimit.Option{grpclimit.WithMethods("unary", unaryCall),
+		grpclimit.WithMethods("service", "/grpc.testing.TestService/*", "/grpc.health.v1.Health/Check")}
 	for _, tc := range []struct {
 		name          string
 		opts          []grpclimit.Option
 		healthRefused int // of 3 checks, once the service's rule has 1 unit left
 	}{
 		{"default", nil, 0},
-		{"none exempt", []grpclimit.Option{grpclimit.WithExemptMethods()}, 2},
+		{"another exempt", []grpclimit.Option{grpclimit.WithExemptMethods(emptyCall)}, 0},
+		{"none exempt", []grpclimit.Option{grpclimit.WithoutDefaultExemptions()}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newServer(t, onMemstore(), rules, tc.opts...)
+			s := newServer(t, onMemstore(), rules, append(methods, tc.opts...)...)
 			srv := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryServerInterceptor()))
 			testpb.RegisterTestServiceServer(srv, &echo{})
 			healthpb.RegisterHealthServer(srv, health.NewServer())
@@ -195,7 +195,7 @@ func TestDefaultExemptMethodsUnchangeable(t *testing.T) {
 	if got := grpclimit.DefaultExemptMethods(); !slices.Equal(got, want) {
 		t.Errorf("DefaultExemptMethods %q after a caller's change, want %q", got, want)
 	}
-	rules := []grpclimit.Rule{{Name: "all", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "all", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Key: grpclimit.Constant("all")}}
 	s := newServer(t, onMemstore(), rules)
 	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryServerInterceptor()))
 	testpb.RegisterTestServiceServer(srv, &echo{})
@@ -235,7 +235,7 @@ func serveOn(t *testing.T, srv *grpc.Server) *grpc.ClientConn {
 // name no identity and no error text.
 func TestIdentityAndCost(t *testing.T) {
 	rules := []grpclimit.Rule{
-		{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}},
+		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}, Key: grpclimit.Metadata("x-api-key")},
 	}
 	cc, _ := serve(t, newServer(t, onMemstore(), rules), pipe)
 	if _, err := call(cc, ""); status.Code(err) != codes.Unauthenticated {
@@ -246,7 +246,7 @@ func TestIdentityAndCost(t *testing.T) {
 	if md, err := call(cc, ""); err != nil || md.Get("ratelimit") != nil {
 		t.Errorf("call without a key, optional rule: %v, metadata %v; want through, unlimited", err, md)
 	}
-	rules[0].Cost = func(context.Context, string) int { return -1 }
+	rules[0].Cost = func(*grpclimit.Call) int { return -1 }
 	cc, _ = serve(t, newServer(t, onMemstore(), rules), pipe)
 	if _, err := call(cc, "secret-key"); status.Code(err) != codes.InvalidArgument || strings.Contains(err.Error(), "secret") {
 		t.Errorf("negative cost: %v, want InvalidArgument", err)
@@ -258,23 +258,25 @@ func TestInvalidRules(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		rule grpclimit.Rule
+		opt  grpclimit.Option
 	}{
-		{"method", grpclimit.Rule{Name: "bad-method", Methods: []string{"pkg.Service/M"}}},
-		{"wildcard", grpclimit.Rule{Name: "bad-wildcard", Methods: []string{"/pkg.Service/Get*"}}},
-		{"message cost on slots", grpclimit.Rule{Name: "slots", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Minute},
-			MessageCost: func(context.Context, string, any) int { return 1 }}},
+		{"method", grpclimit.Rule{Rule: limiter.Rule{Name: "bad-method"}}, grpclimit.WithMethods("bad-method", "pkg.Service/M")},
+		{"wildcard", grpclimit.Rule{Rule: limiter.Rule{Name: "bad-wildcard"}}, grpclimit.WithMethods("bad-wildcard", "/pkg.Service/Get*")},
+		{"message cost on slots", grpclimit.Rule{Rule: limiter.Rule{Name: "slots", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Minute}}},
+			grpclimit.WithMessageCost("slots", func(*grpclimit.Call, any) int { return 1 })},
+		{"an option naming no rule", grpclimit.Rule{Rule: limiter.Rule{Name: "unnamed"}}, grpclimit.WithMethods("unnamed-too", unaryCall)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.rule.Key = keyfunc.Constant("all")
+			tc.rule.Key = grpclimit.Constant("all")
 			if tc.rule.Algorithm == nil {
 				tc.rule.Algorithm = algorithms.FixedWindow{Limit: 1, Window: time.Second}
 			}
 			rules := []grpclimit.Rule{tc.rule}
-			lim, err := limiter.New(memstore.Must(), grpclimit.LimiterRules(rules))
+			lim, err := limiter.New(memstore.Must(), guard.Limits(rules))
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = grpclimit.New(lim, rules)
+			_, err = grpclimit.NewWithLimiter(lim, rules, tc.opt)
 			if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.rule.Name) {
 				t.Errorf("New: %v, want an ErrConfig naming %q", err, tc.rule.Name)
 			}
@@ -285,9 +287,9 @@ func TestInvalidRules(t *testing.T) {
 // Settle charges a call its final cost from its code: a rule that counts
 // failed calls only lets successes through without end.
 func TestSettleByCode(t *testing.T) {
-	rules := []grpclimit.Rule{{Name: "failures", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour},
-		Settle: func(_ context.Context, _ string, code codes.Code) int {
-			if code == codes.OK {
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "failures", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}, Key: grpclimit.Constant("all"),
+		Settle: func(_ *grpclimit.Call, end guard.End) int {
+			if codes.Code(end.Status) == codes.OK {
 				return 0
 			}
 			return 1
@@ -316,11 +318,11 @@ func TestSettleByCode(t *testing.T) {
 func TestSettleAfterPanic(t *testing.T) {
 	var mu sync.Mutex
 	var settled []codes.Code
-	rules := []grpclimit.Rule{{Name: "failures", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour},
-		Settle: func(_ context.Context, _ string, code codes.Code) int {
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "failures", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}, Key: grpclimit.Constant("all"),
+		Settle: func(_ *grpclimit.Call, end guard.End) int {
 			mu.Lock()
 			defer mu.Unlock()
-			settled = append(settled, code)
+			settled = append(settled, codes.Code(end.Status))
 			return 1
 		}}}
 	s := newServer(t, onMemstore(), rules)
@@ -351,16 +353,13 @@ func TestSettleAfterPanic(t *testing.T) {
 // client retries it; a blocked client's refusal says so, with the
 // block's wait.
 func TestRefusalKinds(t *testing.T) {
-	rules := []grpclimit.Rule{{Name: "per-key", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute},
-		Blockable: true, Cost: func(ctx context.Context, _ string) int {
-			md, _ := metadata.FromIncomingContext(ctx)
-			return len(md.Get("x-api-key")[0])
-		}}}
-	lim, err := limiter.New(memstore.Must(), grpclimit.LimiterRules(rules))
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute}, Blockable: true}, Key: grpclimit.Metadata("x-api-key"),
+		Cost: func(c *grpclimit.Call) int { return len(c.Metadata("x-api-key")[0]) }}}
+	lim, err := limiter.New(memstore.Must(), guard.Limits(rules))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := grpclimit.New(lim, rules)
+	s, err := grpclimit.NewWithLimiter(lim, rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,14 +368,8 @@ func TestRefusalKinds(t *testing.T) {
 	if ri, qf := details(err); status.Code(err) != codes.ResourceExhausted || ri != nil || !slices.Equal(violated(qf), []string{"per-key"}) {
 		t.Errorf("a cost above the limit: %v, RetryInfo %v; want ResourceExhausted without RetryInfo", err, ri)
 	}
-	// The operator's identity of a key: the rule's Key of a request that
-	// carries it (see LimiterRules).
-	req := httptest.NewRequest(http.MethodPost, "/", nil)
-	req.Header.Set("x-api-key", "a")
-	id, err := rules[0].Key(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The operator's identity of a key: its hash, as Metadata hashes it.
+	id := keyfunc.Hash("a")
 	if err := lim.Block(context.Background(), "per-key", id, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +383,7 @@ func TestRefusalKinds(t *testing.T) {
 
 // Shadow mode decides and reports, and refuses nothing.
 func TestShadowMode(t *testing.T) {
-	rules := []grpclimit.Rule{{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Key: grpclimit.Constant("all")}}
 	var ev events
 	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithShadowMode(), grpclimit.WithHook(ev.hook)), pipe)
 	for i := range 2 {
@@ -409,8 +402,8 @@ func TestShadowMode(t *testing.T) {
 // alone, in its QuotaFailure and its message.
 func TestShadowRule(t *testing.T) {
 	rules := []grpclimit.Rule{
-		{Name: "enforced", Key: keyfunc.Header("x-api-key"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}},
-		{Name: "trial", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Shadow: true},
+		{Rule: limiter.Rule{Name: "enforced", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Key: grpclimit.Metadata("x-api-key")},
+		{Rule: limiter.Rule{Name: "trial", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Shadow: true}, Key: grpclimit.Constant("all")},
 	}
 	var ev events
 	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook)), pipe)

@@ -2,8 +2,8 @@ package grpclimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -14,43 +14,46 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // unavailableWait is the RetryInfo of a call refused because the limiter
-// could not decide it (WithFailClosed): the middleware's Retry-After: 1.
+// could not decide it (WithFailClosed).
 const unavailableWait = time.Second
 
-// refused is the status of a call the middleware did not admit, nil for
-// an admitted one. ctx is the call's.
-func (c *call) refused(ctx context.Context) error {
-	switch {
-	case c.admitted:
+// refused is the status of a call the layer did not admit, nil for an
+// admitted one. ctx is the call's.
+func refused(ctx context.Context, res *guard.Result) error {
+	switch res.Outcome {
+	case guard.Admitted:
 		return nil
-	case c.denied:
-		return refusal(c.refusal).Err()
-	case ctx.Err() != nil:
-		// The client went away while its call was decided or queued.
-		return status.FromContextError(ctx.Err()).Err()
-	}
-	switch c.status {
-	case http.StatusUnauthorized:
-		return status.Error(codes.Unauthenticated, "ratelimit: the call carries no identity for a rate limit")
-	case http.StatusBadRequest:
+	case guard.Refused:
+		return refusal(res.Decision).Err()
+	case guard.NoIdentity:
+		msg := fmt.Sprintf("ratelimit: rate limit %s found no identity in the call", res.Rule)
+		var m interface{ Missing() string }
+		if errors.As(res.Err, &m) {
+			msg = fmt.Sprintf("ratelimit: rate limit %s needs %s", res.Rule, m.Missing())
+		}
+		return status.Error(codes.Unauthenticated, msg)
+	case guard.BadCost:
 		return status.Error(codes.InvalidArgument, "ratelimit: negative call cost")
-	case http.StatusServiceUnavailable:
+	case guard.Canceled:
+		return status.FromContextError(ctx.Err()).Err()
+	case guard.Failed:
 		st := status.New(codes.Unavailable, "rate limiting is unavailable; retry in 1 s")
 		return withDetails(st, &errdetails.RetryInfo{RetryDelay: durationpb.New(unavailableWait)}).Err()
 	}
 	return status.Error(codes.Internal, "ratelimit: the call could not be decided")
 }
 
-// refusal is the status of a denied decision d (its waits as the
-// middleware advertises them): codes.ResourceExhausted, with a RetryInfo
-// of d's wait rounded up to the millisecond (at least 1 ms; none when a
-// rule can never admit the cost, when waiting cannot help) and a
-// QuotaFailure with one violation per rule that refused, its subject the
-// rule's name (a shadow rule's would-be refusal is not one).
+// refusal is the status of a denied decision d (its waits as the layer
+// advertises them): codes.ResourceExhausted, with a RetryInfo of d's wait
+// rounded up to the millisecond (at least 1 ms; none when a rule can
+// never admit the cost, when waiting cannot help) and a QuotaFailure with
+// one violation per rule that refused, its subject the rule's name (a
+// shadow rule's would-be refusal is not one).
 func refusal(d limiter.Decision) *status.Status {
 	qf := &errdetails.QuotaFailure{}
 	var names, blocked []string

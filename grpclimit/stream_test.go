@@ -3,6 +3,7 @@ package grpclimit_test
 import (
 	"context"
 	"errors"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"io"
 	"sync"
 	"testing"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
 type duplex = grpc.BidiStreamingClient[testpb.StreamingOutputCallRequest, testpb.StreamingOutputCallResponse]
@@ -59,11 +59,11 @@ func TestOpenStreams(t *testing.T) {
 	for _, b := range backends() {
 		for _, tr := range []transport{tcp, pipe} {
 			t.Run(b.name+"/"+string(tr), func(t *testing.T) {
-				rules := []grpclimit.Rule{{Name: "streams", Methods: []string{duplexCall}, Key: keyfunc.Constant("client"),
-					Algorithm: algorithms.Concurrency{Limit: limit, TTL: time.Minute}}}
+				rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: limit, TTL: time.Minute}}, Key: grpclimit.Constant("client")}}
+				duplexOnly := grpclimit.WithMethods("streams", duplexCall)
 				// Failing closed: a decision the store did not make refuses
 				// rather than admits.
-				cc, svc := serve(t, newServer(t, b.on(t), rules, grpclimit.WithFailClosed()), tr)
+				cc, svc := serve(t, newServer(t, b.on(t), rules, grpclimit.WithFailClosed(), duplexOnly), tr)
 				ctx, cancelAll := context.WithCancel(context.Background())
 				defer cancelAll()
 				var mu sync.Mutex
@@ -137,10 +137,10 @@ func reopen(ctx context.Context, cc *grpc.ClientConn) error {
 // none charged at open, the 4th message is refused, which ends the
 // stream with the refusal.
 func TestMessageCost(t *testing.T) {
-	rules := []grpclimit.Rule{{Name: "messages", Key: keyfunc.Constant("client"), Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour},
-		Cost:        func(context.Context, string) int { return 0 },
-		MessageCost: func(context.Context, string, any) int { return 1 }}}
-	cc, _ := serve(t, newServer(t, onMemstore(), rules), pipe)
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "messages", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Key: grpclimit.Constant("client"),
+		Cost: func(*grpclimit.Call) int { return 0 }}}
+	perMessage := grpclimit.WithMessageCost("messages", func(*grpclimit.Call, any) int { return 1 })
+	cc, _ := serve(t, newServer(t, onMemstore(), rules, perMessage), pipe)
 	s, err := testpb.NewTestServiceClient(cc).FullDuplexCall(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -59,10 +59,36 @@ func ClientIP(cfg IPConfig) (KeyFunc, error) {
 // ipKey is a KeyFunc on res whose failures wrap ErrNoKey.
 func ipKey(res *clientip.Resolver) KeyFunc {
 	return func(r *http.Request) (string, error) {
-		key, err := res.Key(r)
-		if err != nil {
-			return "", fmt.Errorf("%w: %w", ErrNoKey, err)
-		}
-		return key, nil
+		return sourceKey(res, (*clientip.HTTP)(r))
 	}
+}
+
+// Source is a request of any door as ClientIPOf reads it: its TCP peer and
+// its forwarding fields. grpclimit's calls are Sources.
+type Source interface {
+	// Peer is the TCP peer, "host:port".
+	Peer() string
+	// Forwarded are the values of the Forwarded (RFC 7239),
+	// X-Forwarded-For and X-Real-IP fields (gRPC: their metadata).
+	Forwarded() (forwarded, xForwardedFor, xRealIP []string)
+}
+
+// ClientIPOf is ClientIP for requests of any door that are Sources: the
+// same address, read the same way, so that doors on one rule share its
+// counts.
+func ClientIPOf[R Source](cfg IPConfig) (func(R) (string, error), error) {
+	res, err := clientip.New(cfg.TrustedProxies, cfg.IPv4PrefixLen, cfg.IPv6PrefixLen)
+	if err != nil {
+		return nil, err
+	}
+	return func(r R) (string, error) { return sourceKey(res, r) }, nil
+}
+
+// sourceKey is src's key by res; its failures wrap ErrNoKey.
+func sourceKey(res *clientip.Resolver, src clientip.Source) (string, error) {
+	key, err := res.Key(src)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrNoKey, err)
+	}
+	return key, nil
 }

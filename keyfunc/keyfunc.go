@@ -16,10 +16,11 @@ package keyfunc
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/seed-bff0c9e1/ratelimit"
 )
 
 // KeyFunc returns the identity of a request.
@@ -27,7 +28,16 @@ type KeyFunc func(r *http.Request) (string, error)
 
 // ErrNoKey is returned (wrapped) when a request carries no identity for a
 // key function: a missing header, no user in the context, no route.
-var ErrNoKey = errors.New("ratelimit: request has no key")
+var ErrNoKey = ratelimit.ErrNoKey
+
+// missing is the error of a key function that found no identity: it
+// wraps ErrNoKey and says what is missing (a header's name, a form
+// field's), never a value. Doors tell the client so.
+type missing struct{ what string }
+
+func (e *missing) Error() string   { return ErrNoKey.Error() + ": " + e.what }
+func (e *missing) Unwrap() error   { return ErrNoKey }
+func (e *missing) Missing() string { return e.what }
 
 // Header returns the value of the named header, hashed (SHA-256, first 16
 // bytes in hex) so API keys and tokens never reach Redis in the clear.
@@ -36,15 +46,17 @@ func Header(name string) KeyFunc {
 	return func(r *http.Request) (string, error) {
 		v := r.Header.Get(canonical)
 		if v == "" {
-			return "", fmt.Errorf("%w: header %s", ErrNoKey, canonical)
+			return "", &missing{"header " + canonical}
 		}
-		return hash(v), nil
+		return Hash(v), nil
 	}
 }
 
-// hash is the digest Header applies: the hex of the first 16 bytes of the
-// SHA-256 of v.
-func hash(v string) string {
+// Hash is the digest Header applies to a value: the hex of the first 16
+// bytes of its SHA-256. Other doors' key functions (grpclimit's metadata
+// keys) apply it too, so that one API key is one identity on every door;
+// an operator finds a client by the hash of its raw key.
+func Hash(v string) string {
 	sum := sha256.Sum256([]byte(v))
 	return hex.EncodeToString(sum[:16])
 }
@@ -92,7 +104,7 @@ func FormValue(name string) KeyFunc {
 	return func(r *http.Request) (string, error) {
 		v := r.FormValue(name)
 		if v == "" {
-			return "", fmt.Errorf("%w: form field %s", ErrNoKey, name)
+			return "", &missing{"form field " + name}
 		}
 		return v, nil
 	}

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/go-chi/chi/v5"
+
 	"github.com/go-chi/httprate"
+	"github.com/seed-bff0c9e1/ratelimit"
 
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
@@ -66,12 +68,20 @@ func TestMissingKeysAreErrors(t *testing.T) {
 		"context":  keyfunc.Context(userKey{}),
 		"form":     keyfunc.FormValue("username"),
 		"constant": keyfunc.Constant(""),
-		"route":    keyfunc.Route(),
 		"join":     keyfunc.Join(keyfunc.IP(), keyfunc.Header("X-API-Key")),
 	} {
 		if got, err := fn(r); !errors.Is(err, keyfunc.ErrNoKey) || got != "" {
 			t.Errorf("%s: got %q, %v, want ErrNoKey", name, got, err)
 		}
+	}
+}
+
+// A request without a route pattern is the server's misconfiguration (the
+// limiter runs before routing), not the client's missing identity.
+func TestRouteWithoutPatternIsAConfigError(t *testing.T) {
+	got, err := keyfunc.Route()(request("203.0.113.9:1"))
+	if !errors.Is(err, ratelimit.ErrConfig) || errors.Is(err, keyfunc.ErrNoKey) || got != "" {
+		t.Errorf("got %q, %v, want ErrConfig and no ErrNoKey", got, err)
 	}
 }
 

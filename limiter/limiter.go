@@ -152,18 +152,9 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		if l.rules[r.Name] != nil {
 			return nil, fmt.Errorf("%w: rule %q: duplicate name", ratelimit.ErrConfig, r.Name)
 		}
-		a := newAlgo(r.Algorithm)
-		if a.err != nil {
-			return nil, fmt.Errorf("%w: rule %q: %w", ratelimit.ErrConfig, r.Name, a.err)
-		}
-		if r.Penalty < 0 || r.Penalty > exact.MaxDuration {
-			return nil, fmt.Errorf("%w: rule %q: penalty %v outside 0 to %v", ratelimit.ErrConfig, r.Name, r.Penalty, exact.MaxDuration)
-		}
-		if why := lease.Invalid(r.Lease, r.Blockable || r.Penalty > 0, r.Algorithm.String(), &a.lease); why != "" {
-			return nil, fmt.Errorf("%w: rule %q: %s", ratelimit.ErrConfig, r.Name, why)
-		}
-		if r.Shadow && r.Lease > 0 {
-			return nil, fmt.Errorf("%w: rule %q: a shadow rule cannot be leased (a lease spends units the rule may not consume)", ratelimit.ErrConfig, r.Name)
+		a, err := r.check()
+		if err != nil {
+			return nil, err
 		}
 		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: r.Penalty, shadow: r.Shadow}
 		if r.Lease > 0 {

@@ -16,7 +16,7 @@ import (
 // call changed nothing; the usual cause is an identity other than the one
 // the rule's key function returns (keyfunc.Header hashes its value), or a
 // rule declared with another algorithm than the service's (see
-// middleware.LimiterRules).
+// guard.Limits).
 var ErrNotFound = errors.New("ratelimit: no state for this rule and identity")
 
 // changed ends an operator's call that made the store forget or change a

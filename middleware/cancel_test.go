@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"errors"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -44,10 +45,10 @@ func TestClientCancellationIsNotABackendFailure(t *testing.T) {
 		policy := tc.policy
 		rec.Reset()
 		store := hanging{Store: memstore.Must(), entered: make(chan struct{}, 1)}
-		var events []middleware.Event
+		var events []guard.Event
 		served := false
 		h := mwtest.New(t, store, []middleware.Rule{perIP(10)}, append(tc.opts,
-			middleware.WithHook(func(e middleware.Event) { events = append(events, e) }))...)(
+			middleware.WithHook(func(e guard.Event) { events = append(events, e) }))...)(
 			http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }))
 		ctx, cancel := context.WithCancel(context.Background())
 		r := httptest.NewRequest("GET", "/", nil).WithContext(ctx)

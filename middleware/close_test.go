@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"context"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"testing"
 	"time"
 
@@ -21,12 +22,12 @@ import (
 func TestLeasedMiddlewareGivesBackOnClose(t *testing.T) {
 	const limit, served = 100, 10
 	bucket := algorithms.TokenBucket{Capacity: limit, Rate: 1, Period: time.Hour}
-	rules := []middleware.Rule{{Name: "global", Key: keyfunc.Constant("all"), Algorithm: bucket, Lease: time.Minute}}
+	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "global", Algorithm: bucket, Lease: time.Minute}, Key: keyfunc.Constant("all")}}
 	unleased := []limiter.Rule{{Name: "global", Algorithm: bucket}}
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			prefix := limiter.WithPrefix("close" + b.Name)
-			lim, err := limiter.New(mwtest.RedisStore(t, b.Client), middleware.LimiterRules(rules), clock(), prefix)
+			lim, err := limiter.New(mwtest.RedisStore(t, b.Client), guard.Limits(rules), clock(), prefix)
 			if err != nil {
 				t.Fatal(err)
 			}

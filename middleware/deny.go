@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -78,6 +79,20 @@ func deny(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
 func unavailable(w http.ResponseWriter, r *http.Request) {
 	p := problem{Type: temporaryReducedCapacity, Title: http.StatusText(http.StatusServiceUnavailable), Status: http.StatusServiceUnavailable,
 		Detail: "rate limiting is unavailable; retry in 1 s", RetryAfter: 1}
+	p.write(w, r)
+}
+
+// noIdentity answers status (401 by default, see WithKeyErrorStatus) to a
+// request in which rule found no identity: a problem (or a line of text)
+// that names the rule and what it reads (a header's name, never a value),
+// when err, the key function's, says it (those of package keyfunc do).
+func noIdentity(w http.ResponseWriter, r *http.Request, status int, rule string, err error) {
+	p := problem{Type: "about:blank", Title: http.StatusText(status), Status: status,
+		Detail: fmt.Sprintf("rate limit %s found no identity in the request", rule)}
+	var m interface{ Missing() string }
+	if errors.As(err, &m) {
+		p.Detail = fmt.Sprintf("rate limit %s needs %s", rule, m.Missing())
+	}
 	p.write(w, r)
 }
 

@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"net/http/httptest"
 	"time"
@@ -49,10 +50,8 @@ func Example() {
 	defer stop()
 
 	limit, err := middleware.New(rdb, []middleware.Rule{
-		{Name: "per-ip", Key: keyfunc.IP(),
-			Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Minute}},
-		{Name: "global", Key: keyfunc.Constant("all"),
-			Algorithm: algorithms.GCRA{Rate: 5000, Period: time.Second, Burst: 10000}},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Minute}}, Key: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 5000, Period: time.Second, Burst: 10000}}, Key: keyfunc.Constant("all")},
 	})
 	if err != nil {
 		panic(err) // an invalid rule, named
@@ -94,13 +93,13 @@ func ExampleNewWithLimiter() {
 	stop() // Redis is down from the start
 
 	rules := []middleware.Rule{
-		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.GCRA{Rate: 1, Period: time.Minute, Burst: 1}},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Minute, Burst: 1}}, Key: keyfunc.IP()},
 	}
 	store, err := redisstore.New(rdb, redisstore.WithTimeout(50*time.Millisecond))
 	if err != nil {
 		panic(err)
 	}
-	lim, err := limiter.New(store, middleware.LimiterRules(rules), limiter.WithFallback(memstore.Must()))
+	lim, err := limiter.New(store, guard.Limits(rules), limiter.WithFallback(memstore.Must()))
 	if err != nil {
 		panic(err)
 	}
@@ -121,9 +120,9 @@ func ExampleNewWithLimiter() {
 func ExampleNewWithLimiter_memstore() {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	rules := []middleware.Rule{
-		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}}, Key: keyfunc.IP()},
 	}
-	lim, err := limiter.New(memstore.Must(), middleware.LimiterRules(rules),
+	lim, err := limiter.New(memstore.Must(), guard.Limits(rules),
 		limiter.WithClock(func() time.Time { return now }))
 	if err != nil {
 		panic(err)
@@ -151,15 +150,14 @@ func ExampleRule_settle() {
 	defer stop()
 
 	loginLimit, err := middleware.New(rdb, []middleware.Rule{{
-		Name: "login", Key: keyfunc.IP(),
-		Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Minute},
-		Settle: func(_ *http.Request, status int, _ int64) int {
-			if status == http.StatusUnauthorized {
+		Rule: limiter.Rule{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Minute}, Penalty: 15 * time.Minute}, Key: keyfunc.IP(),
+
+		Settle: func(_ *http.Request, end guard.End) int {
+			if end.Status == http.StatusUnauthorized {
 				return 1
 			}
 			return 0
 		},
-		Penalty: 15 * time.Minute,
 	}})
 	if err != nil {
 		panic(err)
@@ -189,8 +187,8 @@ func ExampleRule_inFlight() {
 	defer stop()
 
 	limit, err := middleware.New(rdb, []middleware.Rule{
-		{Name: "in-flight", Key: keyfunc.IP(), Algorithm: algorithms.Concurrency{Limit: 10, TTL: time.Minute}},
-		{Name: "per-minute", Key: keyfunc.IP(), Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}},
+		{Rule: limiter.Rule{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, TTL: time.Minute}}, Key: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "per-minute", Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}, Key: keyfunc.IP()},
 	}, middleware.WithHeaders(headers.IETF))
 	if err != nil {
 		panic(err)
@@ -209,13 +207,12 @@ func ExampleRule_inFlight() {
 // acts on exactly the middleware's state, and finds a client by what the
 // operator knows, here the raw API key, through the rule's Key (which
 // hashes it). Resetting by the raw key itself reaches nothing, and says so.
-func ExampleLimiterRules() {
+func Example_operator() {
 	rdb, stop := newRedis()
 	defer stop()
 	ctx := context.Background()
 
-	rules := []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Blockable: true,
-		Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}}
+	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Blockable: true, Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}, Key: keyfunc.Header("X-API-Key")}}
 	store, err := redisstore.New(rdb) // the service's store, or another on the same client
 	if err != nil {
 		panic(err)
@@ -226,7 +223,7 @@ func ExampleLimiterRules() {
 	}
 	h := limit(http.HandlerFunc(getItem))
 
-	admin, err := limiter.New(store, middleware.LimiterRules(rules))
+	admin, err := limiter.New(store, guard.Limits(rules))
 	if err != nil {
 		panic(err)
 	}

@@ -28,7 +28,7 @@ func ExemptIPs(cfg keyfunc.IPConfig, cidrs ...string) (func(*http.Request) bool,
 		in = append(in, p)
 	}
 	return func(r *http.Request) bool {
-		a, err := res.Addr(r)
+		a, err := res.Addr((*clientip.HTTP)(r))
 		if err != nil {
 			return false
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"slices"
 	"testing"
@@ -38,15 +39,14 @@ func TestLoginCountsOnlyFailures(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			rule := middleware.Rule{
-				Name: "login", Key: keyfunc.IP(),
-				Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute},
-				Settle: func(_ *http.Request, status int, _ int64) int {
-					if status == http.StatusUnauthorized {
+				Rule: limiter.Rule{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute}, Penalty: 15 * time.Minute}, Key: keyfunc.IP(),
+
+				Settle: func(_ *http.Request, end guard.End) int {
+					if end.Status == http.StatusUnauthorized {
 						return 1
 					}
 					return 0
 				},
-				Penalty: 15 * time.Minute,
 			}
 			h := mwtest.New(t, b.Client, []middleware.Rule{rule}, clock(), middleware.WithHeaders(headers.Both),
 				limiter.WithPrefix(fmt.Sprintf("login%d", time.Now().UnixNano())))(login)
@@ -83,7 +83,7 @@ func TestLoginCountsOnlyFailures(t *testing.T) {
 // at once, on every route its rule guards.
 func TestBlockThroughTheMiddleware(t *testing.T) {
 	_, c := redistest.Mini(t)
-	rule := middleware.Rule{Name: "api", Key: keyfunc.IP(), Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, Blockable: true}
+	rule := middleware.Rule{Rule: limiter.Rule{Name: "api", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, Blockable: true}, Key: keyfunc.IP()}
 	h := mwtest.New(t, c, []middleware.Rule{rule}, clock())(ok)
 	admin, err := limiter.New(mwtest.RedisStore(t, c), []limiter.Rule{{Name: "api", Algorithm: rule.Algorithm, Blockable: true}},
 		limiter.WithClock(func() time.Time { return mwtest.Epoch }))
@@ -116,12 +116,12 @@ func TestBlockThroughTheMiddleware(t *testing.T) {
 func TestSettleByBytesWritten(t *testing.T) {
 	_, c := redistest.Mini(t)
 	rule := middleware.Rule{
-		Name: "bytes", Key: keyfunc.IP(), Algorithm: algorithms.TokenBucket{Capacity: 1000, Rate: 1, Period: time.Hour},
+		Rule: limiter.Rule{Name: "bytes", Algorithm: algorithms.TokenBucket{Capacity: 1000, Rate: 1, Period: time.Hour}}, Key: keyfunc.IP(),
 		Cost:   func(*http.Request) int { return 100 },
-		Settle: func(_ *http.Request, _ int, written int64) int { return int(written) },
+		Settle: func(_ *http.Request, end guard.End) int { return int(end.Written) },
 	}
-	var events []middleware.Event
-	h := mwtest.New(t, c, []middleware.Rule{rule}, clock(), middleware.WithHook(func(e middleware.Event) { events = append(events, e) }))(
+	var events []guard.Event
+	h := mwtest.New(t, c, []middleware.Rule{rule}, clock(), middleware.WithHook(func(e guard.Event) { events = append(events, e) }))(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(make([]byte, 30))
 			http.NewResponseController(w).Flush() // streaming still works
@@ -152,12 +152,11 @@ func TestOperatorReachesTheMiddlewareState(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			rules := []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Blockable: true,
-				Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}}
+			rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Blockable: true, Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Key: keyfunc.Header("X-API-Key")}}
 			prefix := limiter.WithPrefix(fmt.Sprintf("op%d", time.Now().UnixNano()))
 			at := limiter.WithClock(func() time.Time { return mwtest.Epoch })
 			h := mwtest.New(t, b.Client, rules, prefix, at)(ok)
-			admin, err := limiter.New(mwtest.RedisStore(t, b.Client), middleware.LimiterRules(rules), prefix, at)
+			admin, err := limiter.New(mwtest.RedisStore(t, b.Client), guard.Limits(rules), prefix, at)
 			if err != nil {
 				t.Fatal(err)
 			}

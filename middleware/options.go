@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
@@ -15,26 +16,24 @@ import (
 type Option func(*config) error
 
 type config struct {
-	failClosed bool
-	onError    func(*http.Request, error)
-	shadow     bool
-	exempt     []func(*http.Request) bool
-	hook       func(Event)
-	deny       func(http.ResponseWriter, *http.Request, limiter.Decision)
-	headers    headers.Names
-	keyStatus  int
-	slotRetry  time.Duration
+	guard     guard.Config[*http.Request]
+	deny      func(http.ResponseWriter, *http.Request, limiter.Decision)
+	headers   headers.Names
+	keyStatus int
 }
 
 func defaults() config {
 	return config{
-		onError:   newErrorLog(time.Now).handle,
+		guard:     guard.Config[*http.Request]{Route: pattern},
 		deny:      deny,
 		headers:   canonical(headers.XRateLimit),
 		keyStatus: http.StatusUnauthorized,
-		slotRetry: time.Second,
 	}
 }
+
+// pattern is r's route for events and logs: its route pattern, which
+// ServeMux and chi set, never the raw path, which can hold an identity.
+func pattern(r *http.Request) string { return r.Pattern }
 
 // WithFailClosed answers a request that Redis failed to decide (an error,
 // a timeout, Redis marked down) with 503 Service Unavailable and
@@ -43,28 +42,30 @@ func defaults() config {
 // service. Either way the error goes to the error handler.
 func WithFailClosed() Option {
 	return func(c *config) error {
-		c.failClosed = true
+		c.guard.FailClosed = true
 		return nil
 	}
 }
 
 // WithErrorHandler receives every Redis failure (wrapping
-// limiter.ErrBackend) and every key function failure (wrapping
-// keyfunc.ErrNoKey, naming the rule), whatever the policy. The default
-// logs them with slog.Default(): Redis failures at level Error; requests
-// without an identity at Warn, with the rule, at most one line per rule a
-// minute, each counting the lines left out since the rule's last one
-// ("suppressed"); requests with a bad cost (the client's error) at Debug;
-// and decisions skipped while Redis is marked down (limiter.ErrUnavailable)
-// not at all: the limiter logs when Redis goes down and comes back. A
-// decision cut short because the request's client went away is not a
-// failure and does not come here (the hook sees it).
+// limiter.ErrBackend), every key function failure (naming the rule) and
+// every server misconfiguration (an invalid Plan, a route key outside a
+// router that sets patterns), whatever the policy. The default logs them
+// as package guard describes ("Logs"): Redis failures at level Error, one
+// line per cause a minute, each counting the lines left out
+// ("suppressed"), a timeout's naming redisstore.WithTimeout; requests
+// without an identity at Warn, one line per rule a minute; requests with
+// a bad cost (the client's error) at Debug; decisions skipped while Redis
+// is marked down (limiter.ErrUnavailable) not at all: the limiter logs
+// when Redis goes down and comes back. A decision cut short because the
+// request's client went away is not a failure and does not come here (the
+// hook sees it).
 func WithErrorHandler(fn func(*http.Request, error)) Option {
 	return func(c *config) error {
 		if fn == nil {
 			return fmt.Errorf("%w: nil error handler", ratelimit.ErrConfig)
 		}
-		c.onError = fn
+		c.guard.OnError = fn
 		return nil
 	}
 }
@@ -74,7 +75,7 @@ func WithErrorHandler(fn func(*http.Request, error)) Option {
 // limits safely.
 func WithShadowMode() Option {
 	return func(c *config) error {
-		c.shadow = true
+		c.guard.ShadowMode = true
 		return nil
 	}
 }
@@ -86,7 +87,7 @@ func WithExempt(exempt func(*http.Request) bool) Option {
 		if exempt == nil {
 			return fmt.Errorf("%w: nil exemption", ratelimit.ErrConfig)
 		}
-		c.exempt = append(c.exempt, exempt)
+		c.guard.Exempt = append(c.guard.Exempt, exempt)
 		return nil
 	}
 }
@@ -94,12 +95,12 @@ func WithExempt(exempt func(*http.Request) bool) Option {
 // WithHook calls fn after every decision and every failure, for metrics:
 // wire Prometheus or OpenTelemetry here. fn runs on the request's goroutine
 // and must be fast.
-func WithHook(fn func(Event)) Option {
+func WithHook(fn func(guard.Event)) Option {
 	return func(c *config) error {
 		if fn == nil {
 			return fmt.Errorf("%w: nil hook", ratelimit.ErrConfig)
 		}
-		c.hook = fn
+		c.guard.Hook = fn
 		return nil
 	}
 }
@@ -159,7 +160,7 @@ func WithConcurrencyRetryAfter(d time.Duration) Option {
 		if d <= 0 {
 			return fmt.Errorf("%w: concurrency retry %v is not positive", ratelimit.ErrConfig, d)
 		}
-		c.slotRetry = d
+		c.guard.SlotRetry = d
 		return nil
 	}
 }

@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"slices"
 	"strings"
 	"testing"
@@ -29,15 +30,15 @@ func TestShadowRule(t *testing.T) {
 		backends[b.Name] = b.Client
 	}
 	rules := []middleware.Rule{perIP(3),
-		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}, Shadow: true}}
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}, Shadow: true}, Key: keyfunc.Constant("all")}}
 	rec := logtest.Capture(t)
 	withShadow := headers.XRateLimit
 	withShadow.Shadow = true
 	for name, backend := range backends {
 		for _, shown := range []bool{false, true} {
-			var events []middleware.Event
+			var events []guard.Event
 			opts := []any{clock(), limiter.WithPrefix(fmt.Sprintf("shadow-%v", shown)), limiter.WithDenyCache(0, 0),
-				middleware.WithHook(func(e middleware.Event) { events = append(events, e) })}
+				middleware.WithHook(func(e guard.Event) { events = append(events, e) })}
 			limits := []string{"3", "3", "3", "3", "3"}
 			if shown { // the shadow rule binds while it has the least remaining
 				opts, limits = append(opts, middleware.WithHeaders(withShadow)), []string{"1", "1", "3", "3", "3"}
@@ -90,8 +91,7 @@ func TestShadowRule(t *testing.T) {
 
 // A shadow rule with a Lease is refused at construction, naming the rule.
 func TestShadowRuleNotLeased(t *testing.T) {
-	r := middleware.Rule{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10},
-		Lease: time.Second, Shadow: true}
+	r := middleware.Rule{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, Lease: time.Second, Shadow: true}, Key: keyfunc.Constant("all")}
 	if _, err := mwtest.Build(memstore.Must(), []middleware.Rule{r}); err == nil {
 		t.Fatal("a leased shadow rule was accepted")
 	}

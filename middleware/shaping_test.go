@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -53,8 +54,7 @@ var stamp = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 })
 
 func queueRule(maxDelay time.Duration) middleware.Rule {
-	return middleware.Rule{Name: "export", Key: keyfunc.Constant("all"),
-		Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: maxDelay}}
+	return middleware.Rule{Rule: limiter.Rule{Name: "export", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: maxDelay}}, Key: keyfunc.Constant("all")}
 }
 
 // 50 requests at once through a queue of 10 a second: with a 10 s maximum
@@ -118,7 +118,7 @@ func TestQueueGivesUpTurns(t *testing.T) {
 	_, c := redistest.Mini(t)
 	var decided atomic.Int32
 	h := mwtest.New(t, c, []middleware.Rule{queueRule(10 * time.Second)}, clock(), middleware.WithFailClosed(),
-		redisstore.WithTimeout(10*time.Second), middleware.WithHook(func(middleware.Event) { decided.Add(1) }))(stamp)
+		redisstore.WithTimeout(10*time.Second), middleware.WithHook(func(guard.Event) { decided.Add(1) }))(stamp)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	codes := make([]int, 10)
@@ -157,7 +157,7 @@ func TestQueueGivesUpTurns(t *testing.T) {
 func TestConcurrencyLimit(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			rule := middleware.Rule{Name: "in-flight", Key: keyfunc.Constant("key"), Algorithm: algorithms.Concurrency{Limit: 10, TTL: time.Minute}}
+			rule := middleware.Rule{Rule: limiter.Rule{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, TTL: time.Minute}}, Key: keyfunc.Constant("key")}
 			var running, peak atomic.Int32
 			// Fail closed, with a timeout the race detector cannot reach: a
 			// request let through on a Redis timeout would hold no slot.
@@ -223,9 +223,9 @@ func TestConcurrencyRefusalRetryAfter(t *testing.T) {
 		opts  []any
 		retry string
 	}{
-		{"default", middleware.Rule{Algorithm: inFlight}, nil, "1"},
-		{"configured", middleware.Rule{Algorithm: inFlight}, []any{middleware.WithConcurrencyRetryAfter(5 * time.Second)}, "5"},
-		{"chosen by a plan", middleware.Rule{Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour},
+		{"default", middleware.Rule{Rule: limiter.Rule{Algorithm: inFlight}}, nil, "1"},
+		{"configured", middleware.Rule{Rule: limiter.Rule{Algorithm: inFlight}}, []any{middleware.WithConcurrencyRetryAfter(5 * time.Second)}, "5"},
+		{"chosen by a plan", middleware.Rule{Rule: limiter.Rule{Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}},
 			Plan: func(*http.Request) algorithms.Algorithm { return inFlight }}, nil, "1"},
 	} {
 		for _, backend := range []string{"miniredis", "memstore"} {

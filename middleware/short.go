@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // LimitByIP is the one-line form: at most n requests per window per client
@@ -26,7 +27,8 @@ import (
 //
 //	r.Use(middleware.LimitByIP(rdb, 100, time.Minute))
 func LimitByIP(rdb redis.Scripter, n int, window time.Duration) func(http.Handler) http.Handler {
-	limit, err := New(rdb, []Rule{{Name: "ip-" + strconv.Itoa(n) + "-per-" + window.String(), Key: keyfunc.IP(), Algorithm: algorithms.SlidingWindow{Limit: n, Window: window}}})
+	limit, err := New(rdb, []Rule{{Key: keyfunc.IP(), Rule: limiter.Rule{
+		Name: "ip-" + strconv.Itoa(n) + "-per-" + window.String(), Algorithm: algorithms.SlidingWindow{Limit: n, Window: window}}}})
 	if err != nil {
 		panic(err)
 	}

@@ -1,14 +1,14 @@
 package otelhook_test
 
 import (
-	"net/http/httptest"
+	"context"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"testing"
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/seed-bff0c9e1/ratelimit/middleware"
 	"github.com/seed-bff0c9e1/ratelimit/otelhook"
 )
 
@@ -23,7 +23,7 @@ func BenchmarkHook(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := middleware.Event{Request: httptest.NewRequest("GET", "/", nil), Rules: []string{"per-ip", "global"},
+	e := guard.Event{Context: context.Background(), Route: "/", Rules: []string{"per-ip", "global"},
 		Outcome: "denied", Backend: "up", Duration: time.Millisecond}
 	b.ReportAllocs()
 	for b.Loop() {

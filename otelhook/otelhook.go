@@ -24,6 +24,7 @@ package otelhook
 
 import (
 	"context"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -31,8 +32,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 
 const scope = "github.com/seed-bff0c9e1/ratelimit"
@@ -88,10 +87,10 @@ func New(opts Options) (*Recorder, error) {
 }
 
 // Hook records one event; pass it to middleware.WithHook.
-func (r *Recorder) Hook(e middleware.Event) {
+func (r *Recorder) Hook(e guard.Event) {
 	ctx := context.Background()
-	if e.Request != nil {
-		ctx = e.Request.Context()
+	if e.Context != nil {
+		ctx = e.Context
 	}
 	end := time.Now()
 	_, span := r.tracer.Start(ctx, "ratelimit.decide", trace.WithTimestamp(end.Add(-e.Duration)))
@@ -102,11 +101,11 @@ func (r *Recorder) Hook(e middleware.Event) {
 		r.duration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attribute.String("outcome", e.Outcome)))
 	}
 	if e.Cause != "" {
-		r.errors.Add(ctx, 1, metric.WithAttributes(attribute.String("cause", e.Cause)))
-		span.SetStatus(codes.Error, e.Cause)
+		r.errors.Add(ctx, 1, metric.WithAttributes(attribute.String("cause", string(e.Cause))))
+		span.SetStatus(codes.Error, string(e.Cause))
 	}
 	if e.Backend != "" {
-		r.setState(ctx, e.Backend)
+		r.setState(ctx, string(e.Backend))
 	}
 	span.SetAttributes(
 		attribute.StringSlice("ratelimit.rules", e.Rules),

@@ -2,6 +2,7 @@ package otelhook_test
 
 import (
 	"context"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"io"
 	"maps"
 	"net/http"
@@ -44,8 +45,8 @@ func TestInstrumentsAndSpans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}}
-	lim, err := limiter.New(store, middleware.LimiterRules(rules), limiter.WithDenyCache(0, 0))
+	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}, Key: keyfunc.IP()}}
+	lim, err := limiter.New(store, guard.Limits(rules), limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestCanceledIsNoError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec.Hook(middleware.Event{Request: httptest.NewRequest(http.MethodGet, "/", nil), Err: context.Canceled, Rules: []string{"per-ip"},
+	rec.Hook(guard.Event{Context: context.Background(), Err: context.Canceled, Rules: []string{"per-ip"},
 		Outcome: "canceled"}) // as the middleware classifies it (middleware.TestClientCancellationIsNotABackendFailure)
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
@@ -200,11 +201,11 @@ func TestUndecidedRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := []middleware.Rule{
-		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}},
-		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Lease: time.Second},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}, Key: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Lease: time.Second}, Key: keyfunc.Constant("all")},
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	lim, err := limiter.New(store, middleware.LimiterRules(rules), limiter.WithClock(func() time.Time { return now }))
+	lim, err := limiter.New(store, guard.Limits(rules), limiter.WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}

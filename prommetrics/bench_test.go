@@ -1,13 +1,13 @@
 package prommetrics_test
 
 import (
-	"net/http/httptest"
+	"context"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/seed-bff0c9e1/ratelimit/middleware"
 	"github.com/seed-bff0c9e1/ratelimit/prommetrics"
 )
 
@@ -18,7 +18,7 @@ func BenchmarkHook(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := middleware.Event{Request: httptest.NewRequest("GET", "/", nil), Rules: []string{"per-ip"},
+	e := guard.Event{Context: context.Background(), Route: "/", Rules: []string{"per-ip"},
 		Outcome: "allowed", Backend: "up", Duration: time.Millisecond}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -2,6 +2,7 @@ package prommetrics_test
 
 import (
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -30,9 +31,9 @@ func Example() {
 		panic(err)
 	}
 	rules := []middleware.Rule{
-		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute}},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute}}, Key: keyfunc.IP()},
 	}
-	lim, err := limiter.New(memstore.Must(), middleware.LimiterRules(rules)) // or a Redis store
+	lim, err := limiter.New(memstore.Must(), guard.Limits(rules)) // or a Redis store
 	if err != nil {
 		panic(err)
 	}

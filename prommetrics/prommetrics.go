@@ -24,7 +24,7 @@
 // (the client went away before the decision; not a Redis failure, and not
 // counted as a backend error) and undecided (another rule denied the
 // request before this one was asked: a leased rule's local denial, or
-// the deny cache; middleware.Event.RuleOutcome). The
+// the deny cache; guard.Event.RuleOutcome). The
 // duration histogram has one observation per request decided, labelled
 // with the request's outcome; its buckets run from 50 µs to 250 ms. Backend
 // errors are counted by cause: timeout, unavailable (skipped while Redis
@@ -41,8 +41,7 @@ package prommetrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/seed-bff0c9e1/ratelimit/middleware"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 )
 
 // Options configures New.
@@ -98,10 +97,10 @@ func New(reg prometheus.Registerer, opts Options) (*Collector, error) {
 }
 
 // Hook records one event; pass it to middleware.WithHook.
-func (c *Collector) Hook(e middleware.Event) {
+func (c *Collector) Hook(e guard.Event) {
 	route := ""
-	if c.route && e.Request != nil {
-		route = e.Request.Pattern
+	if c.route {
+		route = e.Route
 	}
 	for i, rule := range e.Rules {
 		c.decisions.WithLabelValues(c.labels(route, rule, e.RuleOutcome(i))...).Inc()
@@ -110,10 +109,10 @@ func (c *Collector) Hook(e middleware.Event) {
 		c.duration.WithLabelValues(c.labels(route, e.Outcome)...).Observe(e.Duration.Seconds())
 	}
 	if e.Cause != "" {
-		c.errors.WithLabelValues(e.Cause).Inc()
+		c.errors.WithLabelValues(string(e.Cause)).Inc()
 	}
 	if e.Backend != "" {
-		c.setState(e.Backend)
+		c.setState(string(e.Backend))
 	}
 }
 

@@ -2,6 +2,7 @@ package prommetrics_test
 
 import (
 	"bufio"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -49,9 +50,8 @@ func collectorOn(t *testing.T, srv *miniredis.Miniredis, timeout time.Duration) 
 func TestScrape(t *testing.T) {
 	srv := miniredis.RunT(t)
 	reg, c, store := collectorOn(t, srv, 50*time.Millisecond)
-	rules := []middleware.Rule{{Name: "per-key", Key: keyfunc.Header("X-API-Key"),
-		Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}}
-	lim, err := limiter.New(store, middleware.LimiterRules(rules))
+	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Key: keyfunc.Header("X-API-Key")}}
+	lim, err := limiter.New(store, guard.Limits(rules))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,11 +149,11 @@ func scrape(t *testing.T, url string) map[string]string {
 func TestUndecidedRule(t *testing.T) {
 	reg, c, store := collectorOn(t, miniredis.RunT(t), 5*time.Second)
 	rules := []middleware.Rule{
-		{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}},
-		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Lease: time.Second},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}, Key: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Lease: time.Second}, Key: keyfunc.Constant("all")},
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	lim, err := limiter.New(store, middleware.LimiterRules(rules), limiter.WithClock(func() time.Time { return now }))
+	lim, err := limiter.New(store, guard.Limits(rules), limiter.WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}

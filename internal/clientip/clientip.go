@@ -58,10 +58,31 @@ func New(trusted []string, v4, v6 int) (*Resolver, error) {
 	return res, nil
 }
 
+// Source is where a request's client address is read: its TCP peer, and
+// its forwarding fields (HTTP header fields, gRPC metadata).
+type Source interface {
+	// Peer is the TCP peer, "host:port" (http.Request.RemoteAddr's form).
+	Peer() string
+	// Forwarded are the values of the Forwarded (RFC 7239),
+	// X-Forwarded-For and X-Real-IP fields.
+	Forwarded() (forwarded, xForwardedFor, xRealIP []string)
+}
+
+// HTTP is an HTTP request as a Source: its RemoteAddr and header fields.
+type HTTP http.Request
+
+// Peer is the request's RemoteAddr.
+func (r *HTTP) Peer() string { return r.RemoteAddr }
+
+// Forwarded are the request's forwarding header fields.
+func (r *HTTP) Forwarded() (forwarded, xForwardedFor, xRealIP []string) {
+	return r.Header["Forwarded"], r.Header["X-Forwarded-For"], r.Header["X-Real-Ip"]
+}
+
 // Key returns the client address, masked to the configured prefix length:
 // "192.0.2.7", or "2001:db8:1:2::/64".
-func (res *Resolver) Key(r *http.Request) (string, error) {
-	a, err := res.Addr(r)
+func (res *Resolver) Key(src Source) (string, error) {
+	a, err := res.Addr(src)
 	if err != nil {
 		return "", err
 	}
@@ -70,7 +91,7 @@ func (res *Resolver) Key(r *http.Request) (string, error) {
 		bits = res.v4
 	}
 	if bits == a.BitLen() {
-		if host := hostText(r.RemoteAddr, a); host != "" {
+		if host := hostText(src.Peer(), a); host != "" {
 			return host, nil
 		}
 		return a.String(), nil
@@ -90,23 +111,24 @@ func hostText(remoteAddr string, a netip.Addr) string {
 	return ""
 }
 
-// Addr returns the client's full address. It fails only when RemoteAddr
-// is not an IP address.
-func (res *Resolver) Addr(r *http.Request) (netip.Addr, error) {
-	peer, ok := parseHost(r.RemoteAddr)
+// Addr returns the client's full address. It fails only when the peer is
+// not an IP address.
+func (res *Resolver) Addr(src Source) (netip.Addr, error) {
+	peer, ok := parseHost(src.Peer())
 	if !ok {
-		return netip.Addr{}, fmt.Errorf("%w: %q", ErrNoAddr, r.RemoteAddr)
+		return netip.Addr{}, fmt.Errorf("%w: %q", ErrNoAddr, src.Peer())
 	}
 	if !res.isTrusted(peer) {
 		return peer, nil
 	}
-	if v := r.Header.Values("Forwarded"); len(v) > 0 {
-		return res.walk(v, forwardedFor, peer), nil
+	fwd, xff, xrip := src.Forwarded()
+	if len(fwd) > 0 {
+		return res.walk(fwd, forwardedFor, peer), nil
 	}
-	if v := r.Header.Values("X-Forwarded-For"); len(v) > 0 {
-		return res.walk(v, parseHost, peer), nil
+	if len(xff) > 0 {
+		return res.walk(xff, parseHost, peer), nil
 	}
-	if v := r.Header.Values("X-Real-Ip"); len(v) > 0 {
+	if v := xrip; len(v) > 0 {
 		return res.walk(v[len(v)-1:], parseHost, peer), nil
 	}
 	return peer, nil

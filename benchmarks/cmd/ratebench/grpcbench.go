@@ -66,7 +66,7 @@ func (r redisRateLimit) Limit(ctx context.Context) error {
 // over its.
 func grpcBench(e *env, goroutines, keys int, d time.Duration, rounds int) (float64, float64) {
 	q := quota{limit: 1_000_000, period: time.Second}
-	rules := []grpclimit.Rule{{Name: "per-client", Algorithm: gcra(q),
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: gcra(q)},
 		Key: grpclimit.Key(func(ctx context.Context, _ string) (string, error) { return grpcClientKey(ctx), nil })}}
 	store, err := redisstore.New(e.rdb)
 	if err != nil {

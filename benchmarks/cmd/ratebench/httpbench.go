@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -70,7 +71,7 @@ func printServers(title, unit string, names []string, results [][]stats) {
 // middleware on an AutoPipeliner.
 func httpBench(e *env, goroutines, keys int, d time.Duration, rounds int) (plain, best float64) {
 	q := quota{limit: 1_000_000, period: time.Second}
-	ours, err := middleware.New(e.rdb, []middleware.Rule{{Name: "per-client", Key: clientKey, Algorithm: gcra(q)}})
+	ours, err := middleware.New(e.rdb, []middleware.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: gcra(q)}, Key: clientKey}})
 	if err != nil {
 		fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -118,8 +119,8 @@ func perDecisionBench(e *env) map[string]perDecision {
 			limiter.Check{Rule: "per-user", Identity: key, Cost: 1}, limiter.Check{Rule: "per-route", Identity: key, Cost: 1})
 		return d.Allowed, err
 	}
-	rules := []middleware.Rule{{Name: "per-ip", Key: keyfunc.IP(), Algorithm: gcra(q)}}
-	lim, err := limiter.New(memstore.Must(), middleware.LimiterRules(rules))
+	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: gcra(q)}, Key: keyfunc.IP()}}
+	lim, err := limiter.New(memstore.Must(), guard.Limits(rules))
 	if err != nil {
 		fatal(err)
 	}

@@ -5,6 +5,7 @@ package demo
 
 import (
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"os"
 	"slices"
@@ -69,21 +70,21 @@ func NewLimits(rdb redis.Scripter, opts ...limiter.Option) (Limits, error) {
 		return Limits{}, err
 	}
 	api := []middleware.Rule{
-		{Name: "per-ip", Key: ip, Algorithm: algorithms.SlidingWindow{Limit: 20, Window: time.Minute}},
-		{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Minute}},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 20, Window: time.Minute}}, Key: ip},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Minute}}, Key: keyfunc.Constant("all")},
 	}
 	login := []middleware.Rule{
-		{Name: "login", Key: keyfunc.Join(ip, keyfunc.FormValue("username")), Algorithm: algorithms.SlidingLog{Limit: 5, Window: 15 * time.Minute},
+		{Rule: limiter.Rule{Name: "login", Algorithm: algorithms.SlidingLog{Limit: 5, Window: 15 * time.Minute}}, Key: keyfunc.Join(ip, keyfunc.FormValue("username")),
 			AltKey: ip},
 	}
 	reports := []middleware.Rule{
-		{Name: "per-key", Key: keyfunc.Header("X-API-Key"), Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}},
+		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}}, Key: keyfunc.Header("X-API-Key")},
 	}
 	store, err := redisstore.New(rdb)
 	if err != nil {
 		return Limits{}, err
 	}
-	lim, err := limiter.New(store, middleware.LimiterRules(slices.Concat(api, login, reports)), opts...)
+	lim, err := limiter.New(store, guard.Limits(slices.Concat(api, login, reports)), opts...)
 	if err != nil {
 		return Limits{}, err
 	}

@@ -28,7 +28,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
@@ -61,13 +61,21 @@ func connect() (*redis.Client, error) {
 
 // rules: 2 unary calls a second per API key (a burst of 2), at most 2 open
 // streams per client IP, and 1,000 calls a second in all, decided
-// together.
+// together. A stream's slot expires after a minute if its release is lost
+// (a release that fails is retried, but a process that dies cannot): long
+// enough for the streams of this service, short enough that a lost slot
+// is not an outage.
 var rules = []grpclimit.Rule{
-	{Name: "per-key", Methods: []string{"/grpc.testing.TestService/UnaryCall"}, Key: keyfunc.Header("x-api-key"),
-		Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}},
-	{Name: "streams", Methods: []string{"/grpc.testing.TestService/FullDuplexCall"}, Key: keyfunc.IP(),
-		Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Hour}},
-	{Name: "global", Key: keyfunc.Constant("all"), Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Second, Burst: 1000}},
+	{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Key: grpclimit.Metadata("x-api-key")},
+	{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Minute}}, Key: grpclimit.Peer()},
+	{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Second, Burst: 1000}}, Key: grpclimit.Constant("all")},
+}
+
+// methods limit the first two rules to their calls; the third limits
+// every call.
+var methods = []grpclimit.Option{
+	grpclimit.WithMethods("per-key", "/grpc.testing.TestService/UnaryCall"),
+	grpclimit.WithMethods("streams", "/grpc.testing.TestService/FullDuplexCall"),
 }
 
 // run serves the test service on rdb, calls it until refused, then makes
@@ -77,11 +85,11 @@ func run(out io.Writer, rdb redis.Scripter, paced int) error {
 	if err != nil {
 		return err
 	}
-	lim, err := limiter.New(store, grpclimit.LimiterRules(rules), limiter.WithPrefix("example-grpc"))
+	lim, err := limiter.New(store, guard.Limits(rules), limiter.WithPrefix("example-grpc"))
 	if err != nil {
 		return err
 	}
-	limits, err := grpclimit.New(lim, rules)
+	limits, err := grpclimit.NewWithLimiter(lim, rules, methods...)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ package mwtest
 
 import (
 	"fmt"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -110,7 +111,7 @@ func Build(backend any, rules []middleware.Rule, opts ...any) (func(http.Handler
 		}
 		st = rs
 	}
-	lim, err := limiter.New(st, middleware.LimiterRules(rules), s.Lim...)
+	lim, err := limiter.New(st, guard.Limits(rules), s.Lim...)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +146,7 @@ func Body(t *testing.T, res *http.Response) string {
 
 // PerIP is a fixed window of limit per minute per client IP, named "per-ip".
 func PerIP(limit int) middleware.Rule {
-	return middleware.Rule{Name: "per-ip", Key: keyfunc.IP(), Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Minute}}
+	return middleware.Rule{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Minute}}, Key: keyfunc.IP()}
 }
 
 // Problem is the JSON body of a 429 or of a fail-closed 503.

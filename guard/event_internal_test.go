@@ -1,4 +1,4 @@
-package middleware
+package guard
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
@@ -46,9 +44,10 @@ func TestClassify(t *testing.T) {
 		{"fallback after a timeout", Event{Decision: fellBack, Err: timeout}, "fallback_denied", "timeout", "fallback", "fallback_allowed", "fallback_denied"},
 		{"timeout", Event{Err: timeout}, "error", "timeout", "down", "error", "error"},
 		{"marked down", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, limiter.ErrUnavailable)}, "error", "unavailable", "down", "error", "error"},
-		{"reply", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, redis.ErrClosed)}, "error", "other", "down", "error", "error"},
+		{"reply", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, errors.New("redis: client is closed"))}, "error", "other", "down", "error", "error"},
 		{"error reply", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, proto("LOADING"))}, "error", "reply", "", "error", "error"},
-		{"network", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, &net.OpError{Op: "dial", Err: errors.New("refused")})}, "error", "network", "down", "error", "error"},
+		{"network", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, &net.OpError{Op: "dial", Err: errors.New("refused")})}, "error", "refused", "down", "error", "error"},
+		{"connection lost", Event{Err: fmt.Errorf("%w: %w", limiter.ErrBackend, &net.OpError{Op: "read", Err: errors.New("reset")})}, "error", "network", "down", "error", "error"},
 		{"no identity", Event{Err: keyfunc.ErrNoKey}, "no_identity", "", "", "no_identity", "no_identity"},
 		{"bad cost", Event{Err: errBadCost}, "no_identity", "", "", "no_identity", "no_identity"},
 		{"client gone", Event{Err: context.Canceled}, "canceled", "", "", "canceled", "canceled"},
@@ -56,7 +55,7 @@ func TestClassify(t *testing.T) {
 		e := tc.e
 		e.Rules = []string{"a", "b"}
 		e.classify()
-		got := [5]string{e.Outcome, e.Cause, e.Backend, e.RuleOutcome(0), e.RuleOutcome(1)}
+		got := [5]string{e.Outcome, string(e.Cause), string(e.Backend), e.RuleOutcome(0), e.RuleOutcome(1)}
 		if want := [5]string{tc.outcome, tc.cause, tc.state, tc.rule0, tc.rule1}; got != want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, want)
 		}

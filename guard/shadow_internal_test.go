@@ -1,7 +1,8 @@
-package middleware
+package guard
 
 import (
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
@@ -19,7 +20,7 @@ func TestShadowLogIsBounded(t *testing.T) {
 	rec := logtest.Capture(t)
 	start := time.Date(2245, 1, 1, 12, 0, 0, 0, time.UTC)
 	var now time.Time
-	m := &mw{shadowLog: newLineLimit(func() time.Time { return now })}
+	m := &Guard[*http.Request]{logs: newLogs(func() time.Time { return now })}
 	refused := limiter.RuleResult{Shadow: true, Result: algorithms.Result{RetryAfter: 30 * time.Second}}
 	type line struct {
 		at         time.Duration
