@@ -72,11 +72,7 @@ func grpcBench(e *env, goroutines, keys int, d time.Duration, rounds int) (float
 	if err != nil {
 		fatal(err)
 	}
-	lim, err := limiter.New(store, grpclimit.LimiterRules(rules))
-	if err != nil {
-		fatal(err)
-	}
-	ours, err := grpclimit.New(lim, rules)
+	ours, err := grpclimit.New(store, rules)
 	if err != nil {
 		fatal(err)
 	}
