@@ -44,6 +44,8 @@ func TestErrorsNamePositions(t *testing.T) {
 			`f.yaml:2:5: rules[0]: found no algorithm; required: one of fixed_window,`, ""},
 		{"two algorithms", "    sliding_window: 100/1m\n", "    sliding_window: 100/1m\n    gcra: 1/s\n",
 			`f.yaml:5:11: rules[0].gcra: found a second algorithm (sliding_window is set)`, ""},
+		{"second algorithm in file order", "    gcra: 5000/s burst 10000\n", "    gcra: 5000/s burst 10000\n    fixed_window: 1/s\n",
+			`f.yaml:8:19: rules[1].fixed_window: found a second algorithm (gcra is set)`, ""},
 		{"rate that does not parse", "100/1m", "100 per minute",
 			`f.yaml:4:21: rules[0].sliding_window: found "100 per minute": "100" is not <n>/<period>; allowed: "<n>/<period>"`, ""},
 		{"algorithm out of range", "5000/s burst 10000", "5000/ms burst 10000",
