@@ -80,6 +80,8 @@ func TestErrorsNamePositions(t *testing.T) {
 			`f.yaml:11:13: stacks[0].match[0]: found "GET api":`, "allowed: an http.ServeMux pattern"},
 		{"conflicting patterns", "    match: [\"/api/\"]\n", "    match: [\"/api/\"]\n  - name: other\n    rules: [global]\n    match: [\"/api/\"]\n",
 			`f.yaml:14:13: stacks[1].match[0]: found "/api/": it conflicts with the pattern "/api/" of another stack`, ""},
+		{"no stacks", "stacks:\n  - name: api\n    rules: [per-ip, global]\n    match: [\"/api/\"]\n", "stacks: []\n",
+			`f.yaml:8:9: stacks: found an empty list; required: one or more stacks`, ""},
 		{"a list expected", "[per-ip, global]", "per-ip",
 			`f.yaml:10:12: stacks[0].rules: found "per-ip"; allowed: a list of rule names`, ""},
 		{"YAML syntax", "    key: ip\n", "   key: ip\n",

@@ -126,6 +126,9 @@ func (p *parser) top(n *yaml.Node) *file {
 				f.stacks = append(f.stacks, s)
 			}
 		})
+		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
+			p.fail(v, "stacks", "found an empty list; required: one or more stacks (a file without one limits nothing)")
+		}
 	}
 	p.crossCheck(f)
 	return f

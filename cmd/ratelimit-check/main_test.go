@@ -21,7 +21,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	if err := os.WriteFile(bad, []byte("rules:\n  - name: a\n    key: {func: user}\n    gcra: 10/s\nstacks: []\n"), 0o644); err != nil {
+	if err := os.WriteFile(bad, []byte("rules:\n  - name: a\n    key: {func: user}\n    gcra: 10/s\nstacks:\n  - name: s\n    rules: [a]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out.Reset()
