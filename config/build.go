@@ -178,7 +178,7 @@ func newGeneration(name string, data []byte, backend store.Store, s *settings) (
 		byName[r.Name] = r
 	}
 	stackError := func(st *stack, err error) error {
-		return &fieldError{file: name, line: st.node.Line, col: st.node.Column, field: st.field, msg: trimConfig(err)}
+		return &Problem{File: name, Line: st.node.Line, Column: st.node.Column, Field: st.field, Message: trimConfig(err)}
 	}
 	if len(f.stacks) > 0 { // the rules were checked: an error here is an option's, told at the first stack
 		if g.lim, err = limiter.New(backend, middleware.LimiterRules(usedRules(f.stacks, byName)), opts...); err != nil {

@@ -28,11 +28,11 @@ func jsonSyntax(name string, data []byte) error {
 	before := data[:se.Offset]
 	line := bytes.Count(before, []byte("\n")) + 1
 	col := max(1, len(before)-bytes.LastIndexByte(before, '\n')-1) // Offset counts the byte at fault
-	return &fieldError{file: name, line: line, col: col, field: "(syntax)", msg: se.Error()}
+	return &Problem{File: name, Line: line, Column: col, Field: "(syntax)", Message: se.Error()}
 }
 
 // syntaxError turns err, the error dec's YAML parser returned for data,
-// into one of a field error's form, placed at the character the parser
+// into a Problem, placed at the character the parser
 // stopped at (see problemMark); at the line err names when the parser
 // does not tell.
 func syntaxError(name string, data []byte, dec *yaml.Decoder, err error) error {
@@ -45,7 +45,7 @@ func syntaxError(name string, data []byte, dec *yaml.Decoder, err error) error {
 	if l, c, ok := problemMark(data, dec); ok {
 		line, col = l, c
 	}
-	return &fieldError{file: name, line: line, col: col, field: "(syntax)", msg: msg}
+	return &Problem{File: name, Line: line, Column: col, Field: "(syntax)", Message: msg}
 }
 
 // The kinds of error of the YAML parser's lower layers (yaml_error_type_t)
