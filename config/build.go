@@ -90,21 +90,27 @@ func (p *parser) build(r *rule, ip keyfunc.KeyFunc, funcs map[string]keyfunc.Key
 	lr := guard.Limits([]middleware.Rule{mr})[0]
 	lease := lr.Lease
 	lr.Lease = 0
-	if !p.admits(lr, orNode(r.penaltyNode, r.node), join(r.field, "penalty"), fmt.Sprint(r.penalty)) {
+	if !p.admits(lr, orNode(r.penaltyNode, r.node), join(r.field, "penalty"), fmt.Sprint(r.penalty), nil) {
 		return mr
 	}
 	lr.Lease = lease
-	p.admits(lr, orNode(r.leaseNode, r.node), join(r.field, "lease"), fmt.Sprint(r.lease))
+	p.admits(lr, orNode(r.leaseNode, r.node), join(r.field, "lease"), fmt.Sprint(r.lease), leaseAllowed)
 	return mr
 }
 
 // admits reports whether the limiter accepts lr, recording its complaint
-// at field (whose value is shown as found) when it does not.
-func (p *parser) admits(lr limiter.Rule, n *yaml.Node, field, found string) bool {
+// at field (whose value is shown as found) when it does not, followed by
+// what allowed, when given, says is allowed.
+func (p *parser) admits(lr limiter.Rule, n *yaml.Node, field, found string, allowed func(limiter.Rule) string) bool {
 	lim, err := limiter.New(noStore{}, []limiter.Rule{lr})
 	if err != nil {
 		msg := trimConfig(err)
 		msg = strings.TrimPrefix(msg, "rule "+strconv.Quote(lr.Name)+": ")
+		if allowed != nil {
+			if a := allowed(lr); a != "" {
+				msg += "; allowed: " + a
+			}
+		}
 		p.fail(n, field, "found %q: %s", found, msg)
 		return false
 	}
@@ -172,7 +178,7 @@ func newGeneration(name string, data []byte, backend store.Store, s *settings) (
 		byName[r.Name] = r
 	}
 	stackError := func(st *stack, err error) error {
-		return &fieldError{file: name, line: st.node.Line, col: st.node.Column, field: st.field, msg: trimConfig(err)}
+		return &Problem{File: name, Line: st.node.Line, Column: st.node.Column, Field: st.field, Message: trimConfig(err)}
 	}
 	if len(f.stacks) > 0 { // the rules were checked: an error here is an option's, told at the first stack
 		if g.lim, err = limiter.New(backend, guard.Limits(usedRules(f.stacks, byName)), opts...); err != nil {

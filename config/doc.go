@@ -13,7 +13,8 @@
 // stacks of them, each wired by name with Middleware or matched by
 // http.ServeMux patterns with Handler. Load and Check report every problem
 // of a file at once, each with the file, line and column, the field, what
-// was found and what is allowed; unknown fields are problems.
+// was found and what is allowed; unknown fields are problems. Each is a
+// *Problem: errors.As finds the first, Problems lists them all.
 //
 // # Reloads
 //

@@ -2,8 +2,6 @@ package config
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -81,7 +79,7 @@ func parse(name string, data []byte) (*file, error) {
 		return nil, err
 	}
 	if err := dec.Decode(&doc); err != nil {
-		p.errs = append(p.errs, syntaxError(name, err))
+		p.errs = append(p.errs, syntaxError(name, data, dec, err))
 		return nil, p.err()
 	}
 	var extra yaml.Node
@@ -93,36 +91,6 @@ func parse(name string, data []byte) (*file, error) {
 		return nil, p.err()
 	}
 	return p.top(doc.Content[0]), p.err()
-}
-
-// jsonSyntax reports where a JSON document (data that starts with { or
-// [) breaks JSON's syntax, which the YAML parser would place less
-// precisely.
-func jsonSyntax(name string, data []byte) error {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
-		return nil
-	}
-	var v any
-	var se *json.SyntaxError
-	if err := json.Unmarshal(data, &v); !errors.As(err, &se) {
-		return nil
-	}
-	before := data[:se.Offset]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := max(1, len(before)-bytes.LastIndexByte(before, '\n')-1) // Offset counts the byte at fault
-	return &fieldError{file: name, line: line, col: col, field: "(syntax)", msg: se.Error()}
-}
-
-// syntaxError turns the YAML parser's error into one of a field error's
-// form, keeping its line.
-func syntaxError(name string, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 1
-	if _, err := fmt.Sscanf(msg, "line %d:", &line); err == nil {
-		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
-	}
-	return &fieldError{file: name, line: line, col: 1, field: "(syntax)", msg: msg}
 }
 
 func (p *parser) top(n *yaml.Node) *file {
@@ -158,6 +126,9 @@ func (p *parser) top(n *yaml.Node) *file {
 				f.stacks = append(f.stacks, s)
 			}
 		})
+		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
+			p.fail(v, "stacks", "found an empty list; required: one or more stacks (a file without one limits nothing)")
+		}
 	}
 	p.crossCheck(f)
 	return f

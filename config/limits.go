@@ -296,8 +296,8 @@ func (l *Limits) keepsWired(g *generation) error {
 	}
 	slices.Sort(missing)
 	_ = g.close()
-	return &fieldError{file: l.path, line: 1, col: 1, field: "stacks",
-		msg: "found no stack " + strings.Join(missing, ", ") + "; required: every stack the program wires with Middleware"}
+	return &Problem{File: l.path, Line: 1, Column: 1, Field: "stacks",
+		Message: "found no stack " + strings.Join(missing, ", ") + "; required: every stack the program wires with Middleware"}
 }
 
 // report records a reload's outcome for the hook (see unlockAndReport).

@@ -9,25 +9,7 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/seed-bff0c9e1/ratelimit"
 )
-
-// fieldError is one problem of a file: where (file, line, column), which
-// field, and what is wrong with what was found.
-type fieldError struct {
-	file      string
-	line, col int
-	field     string
-	msg       string
-}
-
-func (e *fieldError) Error() string {
-	return fmt.Sprintf("%s:%d:%d: %s: %s", e.file, e.line, e.col, e.field, e.msg)
-}
-
-// Unwrap makes every problem of a file a configuration error.
-func (e *fieldError) Unwrap() error { return ratelimit.ErrConfig }
 
 // parser walks a file's YAML nodes, collecting every problem it finds
 // rather than stopping at the first.
@@ -40,9 +22,9 @@ type parser struct {
 // or nil.
 func (p *parser) err() error {
 	slices.SortStableFunc(p.errs, func(a, b error) int {
-		ea, _ := a.(*fieldError)
-		eb, _ := b.(*fieldError)
-		return cmp.Or(cmp.Compare(ea.line, eb.line), cmp.Compare(ea.col, eb.col))
+		ea, _ := a.(*Problem)
+		eb, _ := b.(*Problem)
+		return cmp.Or(cmp.Compare(ea.Line, eb.Line), cmp.Compare(ea.Column, eb.Column))
 	})
 	return errors.Join(p.errs...)
 }
@@ -53,7 +35,7 @@ func (p *parser) fail(n *yaml.Node, field, format string, args ...any) {
 	if n != nil && n.Line > 0 {
 		line, col = n.Line, n.Column
 	}
-	p.errs = append(p.errs, &fieldError{file: p.file, line: line, col: col, field: field, msg: fmt.Sprintf(format, args...)})
+	p.errs = append(p.errs, &Problem{File: p.file, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 // bad records that field at n holds something other than what is allowed.

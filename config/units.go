@@ -1,8 +1,10 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,13 +101,21 @@ var kindFields = func() []string {
 // read at n), reporting none, several, or a value that does not parse or
 // validate.
 func (p *parser) algorithm(n *yaml.Node, m map[string]*yaml.Node, field string) algorithms.Algorithm {
+	var given []kind
+	for _, k := range kinds {
+		if _, ok := m[k.field]; ok {
+			given = append(given, k)
+		}
+	}
+	// The first in the file is the algorithm; any later one is the mistake.
+	slices.SortFunc(given, func(a, b kind) int {
+		na, nb := m[a.field], m[b.field]
+		return cmp.Or(cmp.Compare(na.Line, nb.Line), cmp.Compare(na.Column, nb.Column))
+	})
 	var alg algorithms.Algorithm
 	var first string
-	for _, k := range kinds {
-		v, ok := m[k.field]
-		if !ok {
-			continue
-		}
+	for _, k := range given {
+		v := m[k.field]
 		if first != "" {
 			p.fail(v, join(field, k.field), "found a second algorithm (%s is set); allowed: one of %s", first, strings.Join(kindFields, ", "))
 			continue

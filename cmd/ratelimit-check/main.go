@@ -4,13 +4,19 @@
 // and column, the field, what was found and what is allowed; the exit
 // status is 1 when a file has any.
 //
-//	go run github.com/seed-bff0c9e1/ratelimit/cmd/ratelimit-check [-funcs user,tenant] ratelimit.yaml...
+//	go run github.com/seed-bff0c9e1/ratelimit/cmd/ratelimit-check [-funcs user,tenant] [-json] ratelimit.yaml...
 //
 // -funcs lists the key functions the program registers with
 // config.WithKeyFunc: a rule naming another one is a problem.
+//
+// -json prints, instead, the problems of every file to stdout as one
+// JSON array of config.Problem (file, line, column, field, message), []
+// when there are none, for an editor or a CI annotation: a file that
+// cannot be read is one problem with line and column 0.
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -30,11 +36,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("ratelimit-check", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	funcs := flags.String("funcs", "", "comma-separated names of the key functions the program registers")
+	asJSON := flags.Bool("json", false, "print the problems of every file to stdout as one JSON array, and nothing else")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
 	if flags.NArg() == 0 {
-		fmt.Fprintln(stderr, "usage: ratelimit-check [-funcs name,...] FILE...")
+		fmt.Fprintln(stderr, "usage: ratelimit-check [-funcs name,...] [-json] FILE...")
 		return 2
 	}
 	var names []string
@@ -42,14 +49,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 		names = strings.Split(*funcs, ",")
 	}
 	status := 0
+	problems := []*config.Problem{}
 	for _, path := range flags.Args() {
 		out, err := config.Check(path, names...)
-		if err != nil {
+		switch {
+		case err != nil && *asJSON:
+			problems = append(problems, problemsOf(path, err)...)
+			status = 1
+		case err != nil:
 			fmt.Fprintln(stderr, err)
 			status = 1
-			continue
+		case !*asJSON:
+			fmt.Fprintf(stdout, "%s: ok\n%s", path, out)
 		}
-		fmt.Fprintf(stdout, "%s: ok\n%s", path, out)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(problems); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
 	}
 	return status
+}
+
+// problemsOf is the problems of err, Check's error for the file at path:
+// one for the whole file when it has none (the file could not be read).
+func problemsOf(path string, err error) []*config.Problem {
+	if ps := config.Problems(err); len(ps) > 0 {
+		return ps
+	}
+	return []*config.Problem{{File: path, Message: err.Error()}}
 }
