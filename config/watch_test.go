@@ -3,6 +3,7 @@ package config_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -27,6 +28,22 @@ func (r *reports) list() []error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]error(nil), r.errs...)
+}
+
+// onceThenFine fails t unless the hook heard an error, then nil, and
+// nothing else.
+func (r *reports) onceThenFine(t *testing.T) {
+	t.Helper()
+	got := r.list()
+	if len(got) != 2 || got[0] == nil || got[1] != nil {
+		var failed []error
+		for _, err := range got {
+			if err != nil {
+				failed = append(failed, err)
+			}
+		}
+		t.Errorf("the hook heard %d reports, %d of them errors (%v), want an error once, then a successful reload", len(got), len(failed), failed[:min(1, len(failed))])
+	}
 }
 
 // watch runs limits.Watch(ctx, interval) until the test ends, and waits
@@ -96,4 +113,69 @@ func TestWatchSeesAWriteInPlace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// swap makes path a symbolic link to target at once, as a ConfigMap
+// update does.
+func swap(t *testing.T, path, target string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.Symlink(target, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWatchReadsAnUnreadableFileAgain: a file Watch cannot read is
+// reported to the hook once, not at every tick, and read again at every
+// tick, so that it is reloaded once it can be read: a path that leads to
+// a directory, then to a valid file; and a file at mode 000 (unreadable
+// but to a privileged user), then readable again with its size and time
+// unchanged.
+func TestWatchReadsAnUnreadableFileAgain(t *testing.T) {
+	t.Run("directory", func(t *testing.T) {
+		var heard reports
+		limits, path := load(t, memstore.Must(), version("u", 1), config.WithReloadHook(heard.hook))
+		dir := filepath.Dir(path)
+		if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, "next.yaml"), version("u", 2))
+		watch(t, limits, time.Millisecond)
+		swap(t, path, "d")
+		waitFor(t, "the report of the directory", func() bool { return len(heard.list()) > 0 })
+		time.Sleep(100 * time.Millisecond) // ticks meanwhile read it again
+		swap(t, path, "next.yaml")
+		waitFor(t, "the reload of the valid file", func() bool { got := heard.list(); return got[len(got)-1] == nil })
+		heard.onceThenFine(t)
+	})
+	t.Run("mode 000", func(t *testing.T) {
+		var heard reports
+		limits, path := load(t, memstore.Must(), version("u", 1), config.WithReloadHook(heard.hook))
+		write(t, path, version("u", 22))
+		if err := os.Chmod(path, 0); err != nil {
+			t.Fatal(err)
+		}
+		if f, err := os.Open(path); err == nil {
+			f.Close()
+			t.Skip("this user reads a file at mode 000")
+		}
+		before, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		watch(t, limits, time.Millisecond)
+		waitFor(t, "the report of the unreadable file", func() bool { return len(heard.list()) > 0 })
+		time.Sleep(100 * time.Millisecond) // ticks meanwhile read it again
+		if err := os.Chmod(path, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if after, err := os.Stat(path); err != nil || !os.SameFile(before, after) || after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) {
+			t.Fatalf("chmod changed the file's size or time: %v, %v", after, err)
+		}
+		waitFor(t, "the reload of the file readable again", func() bool { got := heard.list(); return got[len(got)-1] == nil })
+		heard.onceThenFine(t)
+	})
 }
