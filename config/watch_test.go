@@ -179,3 +179,16 @@ func TestWatchReadsAnUnreadableFileAgain(t *testing.T) {
 		heard.onceThenFine(t)
 	})
 }
+
+// TestWatchWithoutInterval: an interval of 0 means a second: Watch
+// neither panics nor waits much longer than that to see a change.
+func TestWatchWithoutInterval(t *testing.T) {
+	var heard reports
+	limits, path := load(t, memstore.Must(), version("w0", 0), config.WithReloadHook(heard.hook))
+	write(t, path, version("w0", 10))
+	watch(t, limits, 0)
+	waitFor(t, "the reload, watching without an interval", func() bool { return len(heard.list()) > 0 })
+	if got := heard.list(); len(got) != 1 || got[0] != nil {
+		t.Errorf("the hook heard %v, want one successful reload", got)
+	}
+}
