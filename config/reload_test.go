@@ -396,12 +396,3 @@ func TestReloadHook(t *testing.T) {
 		t.Errorf("hook heard failed = %v, want %s", got, want)
 	}
 }
-
-// TestWatchWithoutInterval: an interval of 0 watches every second
-// rather than panicking.
-func TestWatchWithoutInterval(t *testing.T) {
-	limits, _ := load(t, memstore.Must(), version("w0", 0))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	limits.Watch(ctx, 0) // returns: ctx is done
-}
