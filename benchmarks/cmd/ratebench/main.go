@@ -196,7 +196,7 @@ func printTable(mode string, q quota, list []contender, results [][]stats, d tim
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "contender\tops/s\tx raw\tp50\tx raw\tp99\tx raw\tRedis µs/decision\terrors\t"
 	if mode == "hot" {
-		head += "admitted/round\t"
+		head += "admitted, worst round\t"
 	}
 	fmt.Fprintln(w, head)
 	for i, c := range list {
