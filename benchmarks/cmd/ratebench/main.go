@@ -194,7 +194,7 @@ func printTable(mode string, q quota, list []contender, results [][]stats, d tim
 	base := median(results[0])
 	fmt.Printf("\n## mode %s (%d per %v)\n\n", mode, q.limit, q.period)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "contender\tops/s\tx raw\tp50\tx raw\tp99\tx raw\tRedis µs/decision\terrors\t"
+	head := "contender\tops/s\tx raw\terrors\tp50\tx raw\tp99\tx raw\tRedis µs/decision\t"
 	if mode == "hot" {
 		head += "admitted, worst round\t"
 	}
@@ -205,8 +205,8 @@ func printTable(mode string, q quota, list []contender, results [][]stats, d tim
 		if m.redisUS > 0 {
 			cost = fmt.Sprintf("%.2f", m.redisUS)
 		}
-		row := fmt.Sprintf("%s\t%.0f\t%.2f\t%v\t%.2f\t%v\t%.2f\t%s\t%d\t", c.name, m.ops, m.ops/base.ops,
-			m.p50.Round(time.Microsecond), float64(m.p50)/float64(base.p50), m.p99.Round(time.Microsecond), float64(m.p99)/float64(base.p99), cost, m.err)
+		row := fmt.Sprintf("%s\t%.0f\t%.2f\t%d\t%v\t%.2f\t%v\t%.2f\t%s\t", c.name, m.ops, m.ops/base.ops, m.err,
+			m.p50.Round(time.Microsecond), float64(m.p50)/float64(base.p50), m.p99.Round(time.Microsecond), float64(m.p99)/float64(base.p99), cost)
 		if mode == "hot" && c.name != "raw EVALSHA (INCR)" {
 			// GCRA-style contenders also refill 1000/hour during the run.
 			row += fmt.Sprintf("%d (limit %d)\t", m.admitted, q.limit+int(d.Hours()*float64(q.limit))+1)

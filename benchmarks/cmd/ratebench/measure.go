@@ -11,11 +11,11 @@ import (
 
 // stats is one contender's run.
 type stats struct {
-	ops       float64 // decisions per second
+	ops       float64 // decisions per second: calls that failed (err) are not counted
 	p50, p99  time.Duration
-	admitted  int64 // calls admitted (from median: in the round that admitted most)
-	err       int64
-	decisions int64   // decisions made
+	admitted  int64   // calls admitted (from median: in the round that admitted most)
+	err       int64   // calls that failed (from median: in all rounds)
+	decisions int64   // decisions made (calls that did not fail)
 	redisUS   float64 // Redis CPU in scripts and functions per decision, µs (0: none, or not Redis)
 }
 
@@ -29,7 +29,10 @@ func keyNames(prefix string, n int) []string {
 }
 
 // measure runs decide from goroutines for d over keys (goroutine g takes
-// keys g, g+G, ... in turn) and returns throughput and latency.
+// keys g, g+G, ... in turn) and returns throughput and latency. The
+// throughput counts decisions only: a call that returns an error decided
+// nothing (a store failing fast must not earn throughput) and is counted
+// in err; the latencies are those of every call.
 func measure(decide decideFunc, goroutines int, keys []string, d time.Duration) stats {
 	ctx := context.Background()
 	var admitted, errs atomic.Int64
@@ -58,7 +61,8 @@ func measure(decide decideFunc, goroutines int, keys []string, d time.Duration) 
 	elapsed := time.Since(start)
 	all := slices.Concat(lat...)
 	slices.Sort(all)
-	s := stats{ops: float64(len(all)) / elapsed.Seconds(), decisions: int64(len(all)), admitted: admitted.Load(), err: errs.Load()}
+	decided := int64(len(all)) - errs.Load()
+	s := stats{ops: float64(decided) / elapsed.Seconds(), decisions: decided, admitted: admitted.Load(), err: errs.Load()}
 	if n := len(all); n > 0 {
 		s.p50, s.p99 = all[n/2], all[n*99/100]
 	}

@@ -163,7 +163,7 @@ func singleClient(e *env, list []contender, d time.Duration, rounds int) map[str
 	fmt.Printf("\n## one client in a loop (allow mode)\n\n")
 	for _, name := range []string{"ours gcra", "ours gcra, one by one", "redis_rate (gcra)"} {
 		if m, ok := out[name]; ok {
-			fmt.Printf("%-22s %8.0f ops/s  p50 %v  p99 %v\n", name, m.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond))
+			fmt.Printf("%-22s %8.0f ops/s  %d errors  p50 %v  p99 %v\n", name, m.ops, m.err, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond))
 		}
 	}
 	return out
