@@ -16,7 +16,8 @@
 // mode (a trivial handler with no limiter, with this library's middleware
 // and with a redis_rate middleware, driven over loopback), a gRPC mode (a
 // unary echo service with no limiter, behind grpclimit's interceptor and
-// behind go-grpc-middleware's ratelimit interceptor on redis_rate), a cluster mode
+// behind go-grpc-middleware's ratelimit interceptor on redis_rate, plain
+// and on an AutoPipeliner), a cluster mode
 // (three masters of its own: our limiter and redis_rate on a
 // ClusterClient) and the per-decision Go benchmarks (one goroutine: the
 // time and allocations of one decision, or one request, on the client).
@@ -147,7 +148,7 @@ func main() {
 		targets.http, targets.httpBest = httpBench(e, *goroutines, *keys, *d, *rounds)
 	}
 	if *grpcMode {
-		targets.grpc, targets.grpcP99 = grpcBench(e, *goroutines, *keys, *d, *rounds)
+		targets.grpc = grpcBench(e, *goroutines, *keys, *d, *rounds)
 	}
 	if *single {
 		targets.single = singleClient(e, list, *d, *rounds)
