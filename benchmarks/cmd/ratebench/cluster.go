@@ -129,13 +129,13 @@ func clusterBench(goroutines, nkeys int, d time.Duration, rounds int, only strin
 	}
 	fmt.Printf("\n## mode cluster (3 masters, %d per %v, %d keys; the global key on master %d)\n\n", q.limit, q.period, nkeys, targets.globalMaster+1)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "contender\tops/s\tx raw\tp50\tp99\terrors\tscript calls per decision, by master\tRedis µs per decision, by master\t")
+	fmt.Fprintln(w, "contender\tops/s\tx raw\terrors\tp50\tp99\tscript calls per decision, by master\tRedis µs per decision, by master\t")
 	base := median(results[0])
 	out := map[string]stats{}
 	for i, c := range list {
 		m := median(results[i])
 		out[c.name] = m
-		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%v\t%v\t%d\t%s\t%s\t\n", c.name, m.ops, m.ops/base.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond), m.err,
+		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%d\t%v\t%v\t%s\t%s\t\n", c.name, m.ops, m.ops/base.ops, m.err, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond),
 			joined(calls[i]), joined(usec[i]))
 	}
 	w.Flush()

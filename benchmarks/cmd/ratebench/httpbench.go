@@ -52,15 +52,16 @@ func redisRateMiddleware(l *redis_rate.Limiter, limit redis_rate.Limit) func(htt
 }
 
 // printServers prints the medians of a server mode's rounds under title,
-// each server's rate (in unit) also as a ratio to the first's, no limiter.
+// each server's rate (in unit) also as a ratio to the first's, no limiter,
+// and beside it the calls that failed in all rounds (not in the rate).
 func printServers(title, unit string, names []string, results [][]stats) {
 	fmt.Printf("\n## %s\n\n", title)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "server\t%s\tx no limiter\tp50\tp99\terrors\t\n", unit)
+	fmt.Fprintf(w, "server\t%s\tx no limiter\terrors\tp50\tp99\t\n", unit)
 	base := median(results[0])
 	for i, name := range names {
 		m := median(results[i])
-		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%v\t%v\t%d\t\n", name, m.ops, m.ops/base.ops, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond), m.err)
+		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%d\t%v\t%v\t\n", name, m.ops, m.ops/base.ops, m.err, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond))
 	}
 	w.Flush()
 }

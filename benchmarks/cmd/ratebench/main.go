@@ -16,7 +16,8 @@
 // mode (a trivial handler with no limiter, with this library's middleware
 // and with a redis_rate middleware, driven over loopback), a gRPC mode (a
 // unary echo service with no limiter, behind grpclimit's interceptor and
-// behind go-grpc-middleware's ratelimit interceptor on redis_rate), a cluster mode
+// behind go-grpc-middleware's ratelimit interceptor on redis_rate, plain
+// and on an AutoPipeliner), a cluster mode
 // (three masters of its own: our limiter and redis_rate on a
 // ClusterClient) and the per-decision Go benchmarks (one goroutine: the
 // time and allocations of one decision, or one request, on the client).
@@ -147,7 +148,7 @@ func main() {
 		targets.http, targets.httpBest = httpBench(e, *goroutines, *keys, *d, *rounds)
 	}
 	if *grpcMode {
-		targets.grpc, targets.grpcP99 = grpcBench(e, *goroutines, *keys, *d, *rounds)
+		targets.grpc = grpcBench(e, *goroutines, *keys, *d, *rounds)
 	}
 	if *single {
 		targets.single = singleClient(e, list, *d, *rounds)
@@ -194,9 +195,9 @@ func printTable(mode string, q quota, list []contender, results [][]stats, d tim
 	base := median(results[0])
 	fmt.Printf("\n## mode %s (%d per %v)\n\n", mode, q.limit, q.period)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "contender\tops/s\tx raw\tp50\tx raw\tp99\tx raw\tRedis µs/decision\terrors\t"
+	head := "contender\tops/s\tx raw\terrors\tp50\tx raw\tp99\tx raw\tRedis µs/decision\t"
 	if mode == "hot" {
-		head += "admitted/round\t"
+		head += "admitted, worst round\t"
 	}
 	fmt.Fprintln(w, head)
 	for i, c := range list {
@@ -205,8 +206,8 @@ func printTable(mode string, q quota, list []contender, results [][]stats, d tim
 		if m.redisUS > 0 {
 			cost = fmt.Sprintf("%.2f", m.redisUS)
 		}
-		row := fmt.Sprintf("%s\t%.0f\t%.2f\t%v\t%.2f\t%v\t%.2f\t%s\t%d\t", c.name, m.ops, m.ops/base.ops,
-			m.p50.Round(time.Microsecond), float64(m.p50)/float64(base.p50), m.p99.Round(time.Microsecond), float64(m.p99)/float64(base.p99), cost, m.err)
+		row := fmt.Sprintf("%s\t%.0f\t%.2f\t%d\t%v\t%.2f\t%v\t%.2f\t%s\t", c.name, m.ops, m.ops/base.ops, m.err,
+			m.p50.Round(time.Microsecond), float64(m.p50)/float64(base.p50), m.p99.Round(time.Microsecond), float64(m.p99)/float64(base.p99), cost)
 		if mode == "hot" && c.name != "raw EVALSHA (INCR)" {
 			// GCRA-style contenders also refill 1000/hour during the run.
 			row += fmt.Sprintf("%d (limit %d)\t", m.admitted, q.limit+int(d.Hours()*float64(q.limit))+1)
