@@ -1,7 +1,6 @@
 package ratelimit_test
 
 import (
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )

@@ -2,7 +2,6 @@ package ratelimit_test
 
 import (
 	"fmt"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"net/http"
 	"net/http/httptest"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 

@@ -2,7 +2,6 @@ package ratelimit_test
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 

@@ -2,12 +2,12 @@ package ratelimit_test
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"

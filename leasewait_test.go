@@ -1,7 +1,6 @@
 package ratelimit_test
 
 import (
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"strconv"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/internal/sf"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"

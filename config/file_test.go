@@ -2,8 +2,6 @@ package config
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,7 +12,9 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
 )
 

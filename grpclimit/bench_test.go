@@ -2,7 +2,6 @@ package grpclimit_test
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // BenchmarkUnary is a unary call over bufconn, client and server in this

@@ -3,7 +3,6 @@ package grpclimit_test
 import (
 	"context"
 	"errors"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/client"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // A client through our interceptor gets the rate the server advertises,

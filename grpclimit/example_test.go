@@ -3,7 +3,6 @@ package grpclimit_test
 import (
 	"context"
 	"fmt"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"log"
 	"net"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )

@@ -2,7 +2,6 @@ package grpclimit_test
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // With Redis killed, a call goes through without the ratelimit metadata

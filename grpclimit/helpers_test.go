@@ -3,7 +3,6 @@ package grpclimit_test
 import (
 	"context"
 	"errors"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"io"
 	"net"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"

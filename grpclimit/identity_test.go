@@ -2,7 +2,6 @@ package grpclimit_test
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // callWith makes a UnaryCall with the metadata pairs and reports whether

@@ -12,7 +12,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
@@ -33,12 +33,12 @@ func TestRetryInfoRoundsUpToTheMillisecond(t *testing.T) {
 		{999*time.Millisecond + time.Microsecond, time.Second},
 		{time.Microsecond, time.Millisecond},
 	} {
-		rules := []grpclimit.Rule{{Name: "slot", Key: keyfunc.Constant("all"), Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Minute}}}
-		lim, err := limiter.New(memstore.Must(), grpclimit.LimiterRules(rules), limiter.WithClock(func() time.Time { return now }))
+		rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "slot", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Minute}}, Key: grpclimit.Constant("all")}}
+		lim, err := limiter.New(memstore.Must(), guard.Limits(rules), limiter.WithClock(func() time.Time { return now }))
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := grpclimit.New(lim, rules, grpclimit.WithConcurrencyRetryAfter(tc.wait))
+		s, err := grpclimit.NewWithLimiter(lim, rules, grpclimit.WithConcurrencyRetryAfter(tc.wait))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package grpclimit_test
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // A call's stack of a per-key and a global rule is one script run on a

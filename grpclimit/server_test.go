@@ -3,7 +3,6 @@ package grpclimit_test
 import (
 	"context"
 	"errors"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"maps"
 	"net"
 	"slices"
@@ -25,6 +24,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"

@@ -3,7 +3,6 @@ package grpclimit_test
 import (
 	"context"
 	"errors"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"io"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 type duplex = grpc.BidiStreamingClient[testpb.StreamingOutputCallRequest, testpb.StreamingOutputCallResponse]

@@ -3,13 +3,13 @@ package middleware_test
 import (
 	"context"
 	"errors"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/logtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"

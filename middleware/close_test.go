@@ -2,11 +2,11 @@ package middleware_test
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"testing"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"

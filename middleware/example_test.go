@@ -3,7 +3,6 @@ package middleware_test
 import (
 	"context"
 	"fmt"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"net/http/httptest"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -151,7 +151,6 @@ func ExampleRule_settle() {
 
 	loginLimit, err := middleware.New(rdb, []middleware.Rule{{
 		Rule: limiter.Rule{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Minute}, Penalty: 15 * time.Minute}, Key: keyfunc.IP(),
-
 		Settle: func(_ *http.Request, end guard.End) int {
 			if end.Status == http.StatusUnauthorized {
 				return 1

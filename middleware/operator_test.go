@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"slices"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
@@ -40,7 +40,6 @@ func TestLoginCountsOnlyFailures(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			rule := middleware.Rule{
 				Rule: limiter.Rule{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute}, Penalty: 15 * time.Minute}, Key: keyfunc.IP(),
-
 				Settle: func(_ *http.Request, end guard.End) int {
 					if end.Status == http.StatusUnauthorized {
 						return 1

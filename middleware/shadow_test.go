@@ -3,13 +3,13 @@ package middleware_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/logtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"

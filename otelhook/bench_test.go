@@ -2,13 +2,13 @@ package otelhook_test
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"testing"
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/otelhook"
 )
 

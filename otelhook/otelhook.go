@@ -24,7 +24,6 @@ package otelhook
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -32,6 +31,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 )
 
 const scope = "github.com/seed-bff0c9e1/ratelimit"

@@ -2,7 +2,6 @@ package otelhook_test
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"io"
 	"maps"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"

@@ -2,12 +2,12 @@ package prommetrics_test
 
 import (
 	"context"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/prommetrics"
 )
 

@@ -5,7 +5,6 @@ package demo
 
 import (
 	"fmt"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"net/http"
 	"os"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
