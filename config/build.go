@@ -1,8 +1,6 @@
 package config
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
@@ -42,68 +39,55 @@ type stackHandler string
 
 func (stackHandler) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
-// read parses data, the contents of the file named name, and builds its
-// rules as middleware rules, reporting every problem with its position.
-func read(name string, data []byte, funcs map[string]keyfunc.KeyFunc) (*file, []middleware.Rule, error) {
+// read parses data, the contents of the file named name, and checks what
+// the limiter and the program would refuse of its rules, reporting every
+// problem with its position.
+func read(name string, data []byte, funcs map[string]keyfunc.KeyFunc) (*file, error) {
 	f, err := parse(name, data)
 	if f == nil {
-		return nil, nil, err
+		return nil, err
 	}
 	p := &parser{file: name}
 	if err != nil {
 		p.errs = append(p.errs, unjoin(err)...)
 	}
-	ip, err := keyfunc.ClientIP(f.clientIP)
-	if err != nil {
-		ip = keyfunc.IP() // client_ip's problems are reported already
+	for _, r := range f.rules {
+		p.unregistered(r.key, funcs)
+		p.unregistered(r.altKey, funcs)
+		if r.plans != nil {
+			p.unregistered(r.plans.by, funcs)
+		}
+		p.check(r)
 	}
-	rules := make([]middleware.Rule, len(f.rules))
-	for i, r := range f.rules {
-		rules[i] = p.build(r, ip, funcs)
-	}
-	return f, rules, p.err()
+	return f, p.err()
 }
 
-// build makes r's middleware rule, reporting what the limiter would refuse
-// at the field that causes it.
-func (p *parser) build(r *rule, ip keyfunc.KeyFunc, funcs map[string]keyfunc.KeyFunc) middleware.Rule {
-	mr := middleware.Rule{Rule: limiter.Rule{Name: r.name, Algorithm: r.algorithm, Blockable: r.blockable, Penalty: r.penalty, Lease: r.lease, Shadow: r.shadow}, Optional: r.optional}
-	if r.key != nil {
-		mr.Key = p.keyFunc(r.key, ip, funcs)
-	}
-	if r.altKey != nil {
-		mr.AltKey = p.keyFunc(r.altKey, ip, funcs)
-	}
-	if r.plans != nil && r.plans.by != nil {
-		mr.Plan = p.plan(r.plans, funcs)
-	}
+// check reports what the limiter would refuse of r at the field that
+// causes it.
+func (p *parser) check(r *rule) {
 	if r.name == "" {
-		return mr
+		return
 	}
-	if _, err := limiter.New(noStore{}, []limiter.Rule{{Name: r.name, Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}}); err != nil {
+	if err := (limiter.Rule{Name: r.name, Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}).Validate(); err != nil {
 		p.bad(r.node, join(r.field, "name"), "1 to 64 bytes of [A-Za-z0-9._-]")
-		return mr
+		return
 	}
 	if r.algorithm == nil {
-		return mr
+		return
 	}
-	lr := guard.Limits([]middleware.Rule{mr})[0]
-	lease := lr.Lease
+	lr := r.limit()
 	lr.Lease = 0
 	if !p.admits(lr, orNode(r.penaltyNode, r.node), join(r.field, "penalty"), fmt.Sprint(r.penalty), nil) {
-		return mr
+		return
 	}
-	lr.Lease = lease
-	p.admits(lr, orNode(r.leaseNode, r.node), join(r.field, "lease"), fmt.Sprint(r.lease), leaseAllowed)
-	return mr
+	p.admits(r.limit(), orNode(r.leaseNode, r.node), join(r.field, "lease"), fmt.Sprint(r.lease), leaseAllowed)
 }
 
 // admits reports whether the limiter accepts lr, recording its complaint
 // at field (whose value is shown as found) when it does not, followed by
 // what allowed, when given, says is allowed.
 func (p *parser) admits(lr limiter.Rule, n *yaml.Node, field, found string, allowed func(limiter.Rule) string) bool {
-	lim, err := limiter.New(noStore{}, []limiter.Rule{lr})
-	if err != nil {
+	if err := lr.Validate(); err != nil {
 		msg := trimConfig(err)
 		msg = strings.TrimPrefix(msg, "rule "+strconv.Quote(lr.Name)+": ")
 		if allowed != nil {
@@ -114,7 +98,6 @@ func (p *parser) admits(lr limiter.Rule, n *yaml.Node, field, found string, allo
 		p.fail(n, field, "found %q: %s", found, msg)
 		return false
 	}
-	_ = lim.Close() // stops a leased rule's sweeper; nothing was taken
 	return true
 }
 
@@ -139,24 +122,6 @@ func orNode(n, def *yaml.Node) *yaml.Node {
 	return n
 }
 
-// noStore is the store rules are checked against: limiter.New validates
-// without calling it.
-type noStore struct{}
-
-var errNoStore = errors.New("ratelimit: a store for validation only")
-
-func (noStore) Decide(context.Context, time.Time, []store.Check, []store.Result) (store.Verdict, error) {
-	return store.Verdict{}, errNoStore
-}
-
-func (noStore) Refund(context.Context, time.Time, time.Time, []store.Refund) error { return errNoStore }
-
-func (noStore) Block(context.Context, time.Time, store.Key, time.Duration) error { return errNoStore }
-
-func (noStore) Reset(context.Context, time.Time, []store.Key, []store.Mark) (int, error) {
-	return 0, errNoStore
-}
-
 // newGeneration builds what data, the contents of the file named name,
 // describes, on backend: one limiter of the rules the stacks use, and a
 // middleware per stack on it. A rule in several stacks is one rule of the
@@ -164,7 +129,7 @@ func (noStore) Reset(context.Context, time.Time, []store.Key, []store.Mark) (int
 // stacks (two pools would each hold units the other's requests are then
 // refused); the stacks share the limiter's breaker too.
 func newGeneration(name string, data []byte, backend store.Store, s *settings) (*generation, error) {
-	f, rules, err := read(name, data, s.funcs)
+	f, err := read(name, data, s.funcs)
 	if err != nil {
 		return nil, err
 	}
@@ -173,20 +138,24 @@ func newGeneration(name string, data []byte, backend store.Store, s *settings) (
 		opts = append(opts[:len(opts):len(opts)], limiter.WithPrefix(f.prefix))
 	}
 	g := &generation{data: data, file: f, stacks: make(map[string]func(http.Handler) http.Handler, len(f.stacks))}
-	byName := make(map[string]middleware.Rule, len(rules))
-	for _, r := range rules {
-		byName[r.Name] = r
-	}
 	stackError := func(st *stack, err error) error {
 		return &Problem{File: name, Line: st.node.Line, Column: st.node.Column, Field: st.field, Message: trimConfig(err)}
 	}
-	if len(f.stacks) > 0 { // the rules were checked: an error here is an option's, told at the first stack
-		if g.lim, err = limiter.New(backend, guard.Limits(usedRules(f.stacks, byName)), opts...); err != nil {
-			return nil, stackError(f.stacks[0], err)
-		}
+	// The rules were checked: an error here is an option's, told at the
+	// first stack (a file has one or more).
+	if g.lim, err = limiter.New(backend, usedRules(f), opts...); err != nil {
+		return nil, stackError(f.stacks[0], err)
 	}
+	ip, err := keyfunc.ClientIP(f.clientIP)
+	if err != nil {
+		ip = keyfunc.IP() // unreachable: client_ip was checked
+	}
+	hk := httpKeys{ip: ip, funcs: s.funcs}
 	for _, st := range f.stacks {
-		h, err := g.stackMiddleware(st, byName, s.middlewareOpts)
+		if st.door() == grpcDoor {
+			continue // see Calls
+		}
+		h, err := g.stackMiddleware(st, rulesOf(f, st.rules, hk), s.middlewareOpts)
 		if err != nil {
 			g.close()
 			return nil, stackError(st, err)
@@ -202,39 +171,45 @@ func newGeneration(name string, data []byte, backend store.Store, s *settings) (
 	return g, nil
 }
 
-// usedRules is the rules the stacks use, each once, in the order they
-// first appear.
-func usedRules(stacks []*stack, byName map[string]middleware.Rule) []middleware.Rule {
-	var used []middleware.Rule
+// usedRules is the limiter's rules of the rules the stacks use, each once,
+// in the order they first appear.
+func usedRules(f *file) []limiter.Rule {
+	byName := make(map[string]*rule, len(f.rules))
+	for _, r := range f.rules {
+		byName[r.name] = r
+	}
+	var used []limiter.Rule
 	seen := make(map[string]bool, len(byName))
-	for _, st := range stacks {
+	for _, st := range f.stacks {
 		for _, name := range st.rules {
 			if !seen[name] {
 				seen[name] = true
-				used = append(used, byName[name])
+				used = append(used, byName[name].limit())
 			}
 		}
 	}
 	return used
 }
 
+// failsClosed reports whether stack st fails closed: its own policy, else
+// the file's.
+func (f *file) failsClosed(st *stack) bool {
+	if st.failure != "" {
+		return st.failure == "closed"
+	}
+	return f.failure == "closed"
+}
+
 // stackMiddleware is the middleware of stack st, its rules in its order on
 // the generation's limiter, with its failure policy and exemptions (the
 // file's, unless it has its own) after the program's options.
-func (g *generation) stackMiddleware(st *stack, byName map[string]middleware.Rule, given []middleware.Option) (func(http.Handler) http.Handler, error) {
-	rules := make([]middleware.Rule, len(st.rules))
-	for i, name := range st.rules {
-		rules[i] = byName[name]
-	}
+func (g *generation) stackMiddleware(st *stack, rules []middleware.Rule, given []middleware.Option) (func(http.Handler) http.Handler, error) {
 	opts := given[:len(given):len(given)]
-	failure, exempt := st.failure, st.exempt
-	if failure == "" {
-		failure = g.file.failure
-	}
+	exempt := st.exempt
 	if exempt == nil {
 		exempt = g.file.exempt
 	}
-	if failure == "closed" {
+	if g.file.failsClosed(st) {
 		opts = append(opts, middleware.WithFailClosed())
 	}
 	if len(exempt) > 0 {

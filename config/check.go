@@ -25,7 +25,7 @@ func Check(path string, funcs ...string) (string, error) {
 	for _, name := range funcs {
 		registered[name] = func(*http.Request) (string, error) { return "", keyfunc.ErrNoKey }
 	}
-	f, _, err := read(path, data, registered)
+	f, err := read(path, data, registered)
 	if err != nil {
 		return "", err
 	}
@@ -72,6 +72,9 @@ func (f *file) String() string {
 		fmt.Fprintf(&b, "stack %s: %s", s.name, strings.Join(s.rules, ", "))
 		if len(s.match) > 0 {
 			fmt.Fprintf(&b, "; matches %s", strings.Join(s.match, ", "))
+		}
+		if len(s.methods) > 0 {
+			fmt.Fprintf(&b, "; gRPC calls %s", strings.Join(s.methods, ", "))
 		}
 		if s.failure != "" {
 			fmt.Fprintf(&b, "; fail %s", s.failure)

@@ -53,9 +53,15 @@ func TestErrorsNamePositions(t *testing.T) {
 		{"unknown word", "5000/s burst 10000", "5000/s bursts 10000",
 			`f.yaml:7:11: rules[1].gcra: found "5000/s bursts 10000": unexpected "bursts"; allowed:`, ""},
 		{"wrong key kind", "    key: ip\n", "    key: client\n",
-			`f.yaml:3:10: rules[0].key: found "client"; allowed: "ip", "route", or a mapping of one of header,`, ""},
+			`f.yaml:3:10: rules[0].key: found "client"; allowed: "ip", "route", "method", or a mapping of one of header,`, ""},
 		{"unknown key field", "{constant: all}", "{constnt: all}",
-			`f.yaml:6:11: rules[1].key.constnt: found unknown field "constnt"; allowed: header, constant, form, func, join`, ""},
+			`f.yaml:6:11: rules[1].key.constnt: found unknown field "constnt"; allowed: header, metadata, constant, form, func, join`, ""},
+		{"gRPC identity on an HTTP stack", "{constant: all}", "{metadata: x-tenant}",
+			`f.yaml:6:21: rules[1].key.metadata: found metadata x-tenant (hashed), read on gRPC only, in rule "global" of HTTP stack "api"; allowed there: ip, constant, header, route, form, func, or a join of them`, ""},
+		{"match and methods", "    match: [\"/api/\"]\n", "    match: [\"/api/\"]\n    methods: [\"/pkg.S/*\"]\n",
+			`f.yaml:12:14: stacks[0].methods: found both match and methods; allowed: one of them`, ""},
+		{"bad method pattern", "    match: [\"/api/\"]\n", "    methods: [\"pkg.S/M\"]\n",
+			`f.yaml:11:15: stacks[0].methods[0]: found "pkg.S/M"; allowed: a gRPC full method`, ""},
 		{"unregistered func", "{constant: all}", "{func: tenant}",
 			`f.yaml:6:17: rules[1].key.func: found "tenant"; allowed: one of the names the program registers: "plan", "user"`, ""},
 		{"bad name", "name: per-ip", "name: per ip",
@@ -99,7 +105,7 @@ func TestErrorsNamePositions(t *testing.T) {
 				t.Fatalf("%q is not in the valid file", tc.from)
 			}
 			data := strings.Replace(valid, tc.from, tc.to, 1)
-			_, _, err := read("f.yaml", []byte(data), funcs)
+			_, err := read("f.yaml", []byte(data), funcs)
 			if err == nil {
 				t.Fatalf("no error for\n%s", data)
 			}
@@ -111,7 +117,7 @@ func TestErrorsNamePositions(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := read("f.yaml", []byte(valid), funcs); err != nil {
+	if _, err := read("f.yaml", []byte(valid), funcs); err != nil {
 		t.Fatalf("the valid file: %v", err)
 	}
 }
@@ -134,7 +140,7 @@ stacks:
     rules: [a, c]
     fail: maybe
 `
-	_, _, err := read("f.yaml", []byte(data), nil)
+	_, err := read("f.yaml", []byte(data), nil)
 	want := []string{
 		"f.yaml:3:10: rules[0].key:",
 		"f.yaml:4:21: rules[0].sliding_window:",
@@ -158,7 +164,7 @@ stacks:
 // reported at the line and column of the break.
 func TestJSONSyntaxPosition(t *testing.T) {
 	data := "{\n\t\"rules\": [\n\t\t{\"name\": \"a\",, \"key\": \"ip\"}\n\t]\n}\n"
-	_, _, err := read("f.json", []byte(data), nil)
+	_, err := read("f.json", []byte(data), nil)
 	if want := "f.json:3:16: (syntax): invalid character ','"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("got %v, want %s...", err, want)
 	}

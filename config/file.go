@@ -49,15 +49,18 @@ type rule struct {
 // (Limits.Middleware) and by the ServeMux patterns it matches
 // (Limits.Handler).
 type stack struct {
-	node    *yaml.Node
-	field   string
-	name    string
-	rules   []string
-	match   []string
+	node  *yaml.Node
+	field string
+	name  string
+	rules []string
+	match []string
+	// methods are the gRPC calls the stack decides (full methods, or
+	// "/pkg.Service/*"): a stack with methods is a gRPC stack (see Calls).
+	methods []string
 	failure string   // "" for the file's
 	exempt  []string // nil for the file's
 	// rulesNode and matchNode are the lists, for errors about an entry.
-	rulesNode, matchNode *yaml.Node
+	rulesNode, matchNode, methodsNode *yaml.Node
 }
 
 // Top-level, rule and stack fields, in the order the documentation lists
@@ -65,7 +68,7 @@ type stack struct {
 var (
 	fileFields  = []string{"prefix", "client_ip", "fail", "exempt", "rules", "stacks"}
 	ruleFields  = append([]string{"name", "key", "alt_key", "optional", "plans", "lease", "penalty", "blockable", "shadow"}, kindFields...)
-	stackFields = []string{"name", "rules", "match", "fail", "exempt"}
+	stackFields = []string{"name", "rules", "match", "methods", "fail", "exempt"}
 )
 
 // parse reads data, the contents of the file named name, as YAML (JSON
@@ -233,13 +236,47 @@ func (p *parser) stack(n *yaml.Node, field string) *stack {
 		s.match, _ = p.strs(v, join(field, "match"), `http.ServeMux patterns (e.g. "POST /login", "/api/")`)
 		s.matchNode = v
 	}
+	if v, ok := m["methods"]; ok {
+		s.methods, _ = p.strs(v, join(field, "methods"), `gRPC full methods or services (e.g. "/pkg.Service/Method", "/pkg.Service/*")`)
+		s.methodsNode = v
+		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
+			p.bad(v, join(field, "methods"), "a list of one or more gRPC methods or services")
+		}
+		for i, pattern := range s.methods {
+			if !validMethod(pattern) {
+				p.bad(nodeAt(v, i), index(join(field, "methods"), i), `a gRPC full method ("/pkg.Service/Method") or service ("/pkg.Service/*")`)
+			}
+		}
+		if m["match"] != nil {
+			p.fail(v, join(field, "methods"), "found both match and methods; allowed: one of them (a stack decides HTTP requests or gRPC calls)")
+		}
+	}
 	if v, ok := m["fail"]; ok {
 		s.failure = p.failure(v, join(field, "fail"))
 	}
 	if v, ok := m["exempt"]; ok {
 		s.exempt = p.networks(v, join(field, "exempt"))
+		if m["methods"] != nil {
+			p.fail(v, join(field, "exempt"), "found exempt networks on a gRPC stack; allowed: exempt on HTTP stacks (gRPC exempts methods: grpclimit.WithExemptMethods)")
+		}
 	}
 	return s
+}
+
+// validMethod reports whether pattern is a gRPC full method name
+// ("/pkg.Service/Method") or a service's every method ("/pkg.Service/*").
+func validMethod(pattern string) bool {
+	svc, method, ok := strings.Cut(strings.TrimPrefix(pattern, "/"), "/")
+	return strings.HasPrefix(pattern, "/") && ok && svc != "" && method != "" && !strings.ContainsAny(svc, "*/") &&
+		!strings.Contains(method, "/") && (method == "*" || !strings.Contains(method, "*"))
+}
+
+// door is the door stack s decides on.
+func (s *stack) door() door {
+	if s.methodsNode != nil {
+		return grpcDoor
+	}
+	return httpDoor
 }
 
 // crossCheck reports what no single field shows: names used twice, a stack
@@ -271,9 +308,33 @@ func (p *parser) crossCheck(f *file) {
 				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q a second time; allowed once per stack", name)
 			}
 		}
+		p.doorsOf(s, rules)
 		for i, pattern := range s.match {
 			if msg := register(mux, pattern); msg != "" {
 				p.fail(nodeAt(s.matchNode, i), index(join(s.field, "match"), i), "found %q: %s; allowed: an http.ServeMux pattern that no other stack's pattern conflicts with", pattern, msg)
+			}
+		}
+	}
+}
+
+// doorsOf reports each identity of stack s's rules (their keys, alternative
+// keys and plan attributes) that cannot be read on the stack's door: a
+// header on a gRPC stack, metadata on an HTTP one.
+func (p *parser) doorsOf(s *stack, rules map[string]*rule) {
+	d := s.door()
+	for _, name := range s.rules {
+		r := rules[name]
+		if r == nil {
+			continue
+		}
+		specs := []*keySpec{r.key, r.altKey}
+		if r.plans != nil {
+			specs = append(specs, r.plans.by)
+		}
+		for _, k := range specs {
+			if k != nil && k.doors()&d == 0 {
+				p.fail(k.node, k.field, "found %v, read on %v only, in rule %q of %v stack %q; allowed there: %s",
+					k, k.doors(), name, d, s.name, kindsOn(d))
 			}
 		}
 	}

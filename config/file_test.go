@@ -95,10 +95,19 @@ func TestFileMatchesGo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, got, err := read(name, data, funcs)
+			f, err := read(name, data, funcs)
 			if err != nil {
 				t.Fatal(err)
 			}
+			ip, err := keyfunc.ClientIP(f.clientIP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, r := range f.rules {
+				names = append(names, r.name)
+			}
+			got := rulesOf(f, names, httpKeys{ip: ip, funcs: funcs})
 			if g, w := guard.Limits(got), guard.Limits(want); !reflect.DeepEqual(g, w) {
 				t.Fatalf("limiter rules:\n got %+v\nwant %+v", g, w)
 			}
@@ -128,7 +137,7 @@ func TestFileMatchesGo(t *testing.T) {
 			}
 			for i, w := range wantStacks {
 				g := *f.stacks[i]
-				g.node, g.field, g.rulesNode, g.matchNode = nil, "", nil, nil
+				g.node, g.field, g.rulesNode, g.matchNode, g.methodsNode = nil, "", nil, nil, nil
 				if !reflect.DeepEqual(g, w) {
 					t.Errorf("stack %d: got %+v, want %+v", i, g, w)
 				}

@@ -2,7 +2,6 @@ package config
 
 import (
 	"maps"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,12 +23,12 @@ type keySpec struct {
 	field string
 }
 
-const keyForm = `"ip", "route", or a mapping of one of header, constant, form, func, join (e.g. {header: X-API-Key})`
+const keyForm = `"ip", "route", "method", or a mapping of one of header, metadata, constant, form, func, join (e.g. {header: X-API-Key})`
 
 // key reads an identity.
 func (p *parser) key(n *yaml.Node, field string) *keySpec {
 	if n.Kind == yaml.ScalarNode {
-		if n.Value == "ip" || n.Value == "route" {
+		if n.Value == "ip" || n.Value == "route" || n.Value == "method" {
 			return &keySpec{kind: n.Value, node: n, field: field}
 		}
 		p.bad(n, field, keyForm)
@@ -39,7 +38,7 @@ func (p *parser) key(n *yaml.Node, field string) *keySpec {
 		p.bad(n, field, keyForm)
 		return nil
 	}
-	m := p.fields(n, field, "header", "constant", "form", "func", "join")
+	m := p.fields(n, field, "header", "metadata", "constant", "form", "func", "join")
 	for kind, v := range m {
 		field := join(field, kind)
 		switch kind {
@@ -54,11 +53,11 @@ func (p *parser) key(n *yaml.Node, field string) *keySpec {
 				p.bad(v, field, "a list of two or more identities")
 			}
 			return k
-		case "header":
-			if s, ok := p.str(v, field, "a header name (e.g. X-API-Key)"); ok && validHeader(s) {
+		case "header", "metadata":
+			if s, ok := p.str(v, field, "a "+kind+" name (e.g. X-API-Key)"); ok && validHeader(s) {
 				return &keySpec{kind: kind, arg: s, node: v, field: field}
 			}
-			p.bad(v, field, "a header name: letters, digits and !#$%&'*+-.^_`|~")
+			p.bad(v, field, "a "+kind+" name: letters, digits and !#$%&'*+-.^_`|~")
 		default:
 			if s, ok := p.str(v, field, "a name"); ok {
 				return &keySpec{kind: kind, arg: s, node: v, field: field}
@@ -81,10 +80,10 @@ func validHeader(s string) bool {
 // String is the identity as Check prints it.
 func (k *keySpec) String() string {
 	switch k.kind {
-	case "ip", "route":
+	case "ip", "route", "method":
 		return k.kind
-	case "header":
-		return "header " + k.arg + " (hashed)"
+	case "header", "metadata":
+		return k.kind + " " + k.arg + " (hashed)"
 	case "constant":
 		return "constant " + strconv.Quote(k.arg)
 	case "join":
@@ -97,45 +96,76 @@ func (k *keySpec) String() string {
 	return k.kind + " " + k.arg
 }
 
-// keyFunc builds the key function, reporting a func the program has not
-// registered.
-func (p *parser) keyFunc(k *keySpec, ip keyfunc.KeyFunc, funcs map[string]keyfunc.KeyFunc) keyfunc.KeyFunc {
-	switch k.kind {
-	case "ip":
-		return ip
-	case "route":
-		return keyfunc.Route()
-	case "header":
-		return keyfunc.Header(k.arg)
-	case "constant":
-		return keyfunc.Constant(k.arg)
-	case "form":
-		return keyfunc.FormValue(k.arg)
-	case "join":
-		fns := make([]keyfunc.KeyFunc, len(k.parts))
-		for i, part := range k.parts {
-			fns[i] = p.keyFunc(part, ip, funcs)
-		}
-		return keyfunc.Join(fns...)
+// door is the doors an identity can be read on, as a set.
+type door uint8
+
+const (
+	httpDoor door = 1 << iota // HTTP requests: the stacks without methods
+	grpcDoor                  // gRPC calls: the stacks with methods
+)
+
+// String names d's doors.
+func (d door) String() string {
+	switch d {
+	case httpDoor:
+		return "HTTP"
+	case grpcDoor:
+		return "gRPC"
+	case httpDoor | grpcDoor:
+		return "HTTP and gRPC"
 	}
-	return p.registered(k, funcs)
+	return "no door"
 }
 
-// registered is the key function the program registered under k's name.
-func (p *parser) registered(k *keySpec, funcs map[string]keyfunc.KeyFunc) keyfunc.KeyFunc {
-	fn, ok := funcs[k.arg]
-	if !ok {
-		names := slices.Sorted(maps.Keys(funcs))
-		for i, name := range names {
-			names[i] = strconv.Quote(name)
+// doors is the doors k can be read on: ip, constant and header on both
+// (a gRPC call's header is its metadata of that name), route, form and
+// func on HTTP's, metadata (binary values too) and method on gRPC's, a
+// join where all its parts can.
+func (k *keySpec) doors() door {
+	switch k.kind {
+	case "ip", "constant", "header":
+		return httpDoor | grpcDoor
+	case "metadata", "method":
+		return grpcDoor
+	case "join":
+		d := httpDoor | grpcDoor
+		for _, part := range k.parts {
+			d &= part.doors()
 		}
-		allowed := "a name the program registers with config.WithKeyFunc (none is)"
-		if len(names) > 0 {
-			allowed = "one of the names the program registers: " + strings.Join(names, ", ")
-		}
-		p.bad(k.node, k.field, allowed)
+		return d
 	}
-	return fn
+	return httpDoor
+}
+
+// kindsOn lists the identities of door d, for problems.
+func kindsOn(d door) string {
+	if d == grpcDoor {
+		return "ip, constant, header, metadata, method, or a join of them"
+	}
+	return "ip, constant, header, route, form, func, or a join of them"
+}
+
+// unregistered reports a func identity or plan attribute of k (and its
+// parts) that the program has not registered in funcs.
+func (p *parser) unregistered(k *keySpec, funcs map[string]keyfunc.KeyFunc) {
+	if k == nil {
+		return
+	}
+	for _, part := range k.parts {
+		p.unregistered(part, funcs)
+	}
+	if _, ok := funcs[k.arg]; k.kind != "func" || ok {
+		return
+	}
+	names := slices.Sorted(maps.Keys(funcs))
+	for i, name := range names {
+		names[i] = strconv.Quote(name)
+	}
+	allowed := "a name the program registers with config.WithKeyFunc (none is)"
+	if len(names) > 0 {
+		allowed = "one of the names the program registers: " + strings.Join(names, ", ")
+	}
+	p.bad(k.node, k.field, allowed)
 }
 
 // plans are a rule's limits by a request attribute: a header's value, or
@@ -147,24 +177,28 @@ type plans struct {
 
 // plans reads a rule's plans.
 func (p *parser) plans(n *yaml.Node, field string) *plans {
-	m := p.fields(n, field, "header", "func", "values")
+	m := p.fields(n, field, "header", "metadata", "func", "values")
 	if m == nil {
 		return nil
 	}
 	pl := &plans{values: map[string]algorithms.Algorithm{}}
-	switch h, f := m["header"], m["func"]; {
-	case h != nil && f != nil:
-		p.fail(f, join(field, "func"), "found both header and func; allowed: one of them")
-	case h != nil:
-		if s, ok := p.str(h, join(field, "header"), "a header name (e.g. X-Plan)"); ok {
-			pl.by = &keySpec{kind: "header", arg: s, node: h, field: join(field, "header")}
+	var by []string
+	for _, kind := range []string{"header", "metadata", "func"} {
+		if m[kind] != nil {
+			by = append(by, kind)
 		}
-	case f != nil:
-		if s, ok := p.str(f, join(field, "func"), "a name the program registers"); ok {
-			pl.by = &keySpec{kind: "func", arg: s, node: f, field: join(field, "func")}
-		}
+	}
+	switch {
+	case len(by) > 1:
+		p.fail(m[by[1]], join(field, by[1]), "found both %s and %s; allowed: one of them", by[0], by[1])
+	case len(by) == 0:
+		p.fail(n, join(field, "header"), "found no attribute to choose by; required: header, metadata or func")
 	default:
-		p.fail(n, join(field, "header"), "found no attribute to choose by; required: header or func")
+		kind, v := by[0], m[by[0]]
+		allowed := map[string]string{"header": "a header name (e.g. X-Plan)", "metadata": "a metadata name (e.g. x-plan)", "func": "a name the program registers"}[kind]
+		if s, ok := p.str(v, join(field, kind), allowed); ok {
+			pl.by = &keySpec{kind: kind, arg: s, node: v, field: join(field, kind)}
+		}
 	}
 	v, ok := m["values"]
 	if !ok {
@@ -187,21 +221,4 @@ func (p *parser) plans(n *yaml.Node, field string) *plans {
 		}
 	}
 	return pl
-}
-
-// plan builds the Rule.Plan function.
-func (p *parser) plan(pl *plans, funcs map[string]keyfunc.KeyFunc) func(*http.Request) algorithms.Algorithm {
-	values := pl.values
-	if pl.by.kind == "header" {
-		name := http.CanonicalHeaderKey(pl.by.arg)
-		return func(r *http.Request) algorithms.Algorithm { return values[r.Header.Get(name)] }
-	}
-	fn := p.registered(pl.by, funcs)
-	return func(r *http.Request) algorithms.Algorithm {
-		v, err := fn(r)
-		if err != nil {
-			return nil
-		}
-		return values[v]
-	}
 }

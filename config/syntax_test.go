@@ -35,7 +35,7 @@ func TestSyntaxErrorPositions(t *testing.T) {
 				t.Fatalf("%q is not in the valid file", tc.from)
 			}
 			data := strings.Replace(valid, tc.from, tc.to, 1)
-			_, _, err := read("f.yaml", []byte(data), funcs)
+			_, err := read("f.yaml", []byte(data), funcs)
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("got  %v\nwant %s", err, tc.want)
 			}

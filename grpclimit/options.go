@@ -11,9 +11,9 @@ import (
 )
 
 // Option configures a Server.
-type Option func(*config) error
+type Option func(*settings) error
 
-type config struct {
+type settings struct {
 	guard       guard.Config[*Call]
 	exempt      []string                        // added to the defaults
 	noDefaults  bool                            // the defaults are limited
@@ -23,7 +23,7 @@ type config struct {
 }
 
 // exemptMethods are the patterns c leaves unlimited.
-func (c *config) exemptMethods() []string {
+func (c *settings) exemptMethods() []string {
 	if c.noDefaults {
 		return c.exempt
 	}
@@ -49,14 +49,14 @@ var defaultExempt = []string{
 // ratelimit metadata: an outage of Redis does not become an outage of the
 // service. Either way the error goes to the error handler.
 func WithFailClosed() Option {
-	return func(c *config) error { c.guard.FailClosed = true; return nil }
+	return func(c *settings) error { c.guard.FailClosed = true; return nil }
 }
 
 // WithShadowMode decides and sends the ratelimit metadata but never
 // refuses: a call over the limit goes through (the hook sees
 // Event.Shadow).
 func WithShadowMode() Option {
-	return func(c *config) error { c.guard.ShadowMode = true; return nil }
+	return func(c *settings) error { c.guard.ShadowMode = true; return nil }
 }
 
 // WithHook calls fn after every decision and every failure, as
@@ -66,7 +66,7 @@ func WithShadowMode() Option {
 // Context is the call's, which otelhook's span is a child of. fn runs on
 // the call's goroutine and must be fast.
 func WithHook(fn func(guard.Event)) Option {
-	return func(c *config) error {
+	return func(c *settings) error {
 		if fn == nil {
 			return fmt.Errorf("%w: nil hook", ratelimit.ErrConfig)
 		}
@@ -81,7 +81,7 @@ func WithHook(fn func(guard.Event)) Option {
 // The default logs them as package guard describes ("Logs"), the full
 // method as the route.
 func WithErrorHandler(fn func(ctx context.Context, method string, err error)) Option {
-	return func(c *config) error {
+	return func(c *settings) error {
 		if fn == nil {
 			return fmt.Errorf("%w: nil error handler", ratelimit.ErrConfig)
 		}
@@ -96,7 +96,7 @@ func WithErrorHandler(fn func(ctx context.Context, method string, err error)) Op
 // reports (until the oldest slot's TTL runs out) is only the latest a
 // slot frees up.
 func WithConcurrencyRetryAfter(d time.Duration) Option {
-	return func(c *config) error {
+	return func(c *settings) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: concurrency retry %v is not positive", ratelimit.ErrConfig, d)
 		}
@@ -108,7 +108,7 @@ func WithConcurrencyRetryAfter(d time.Duration) Option {
 // WithExemptMethods adds methods (full method names or "/pkg.Service/*")
 // that are never limited to DefaultExemptMethods.
 func WithExemptMethods(patterns ...string) Option {
-	return func(c *config) error {
+	return func(c *settings) error {
 		if _, err := compile(patterns); err != nil {
 			return fmt.Errorf("%w: exempt methods: %w", ratelimit.ErrConfig, err)
 		}
@@ -120,7 +120,7 @@ func WithExemptMethods(patterns ...string) Option {
 // WithoutDefaultExemptions limits DefaultExemptMethods too (health checks
 // and reflection), leaving exempt only what WithExemptMethods adds.
 func WithoutDefaultExemptions() Option {
-	return func(c *config) error {
+	return func(c *settings) error {
 		c.noDefaults = true
 		return nil
 	}
@@ -130,7 +130,7 @@ func WithoutDefaultExemptions() Option {
 // method names ("/pkg.Service/Method") or a service's every method
 // ("/pkg.Service/*"). Without it, a rule limits every call.
 func WithMethods(rule string, patterns ...string) Option {
-	return func(c *config) error {
+	return func(c *settings) error {
 		ms, err := compile(patterns)
 		if err != nil || len(patterns) == 0 {
 			return fmt.Errorf("%w: rule %q: methods: %v (allowed: one or more patterns)", ratelimit.ErrConfig, rule, err)
@@ -152,7 +152,7 @@ func WithMethods(rule string, patterns ...string) Option {
 // with its RetryInfo), which the handler returns. Not for a concurrency
 // limit.
 func WithMessageCost(rule string, fn func(c *Call, msg any) int) Option {
-	return func(c *config) error {
+	return func(c *settings) error {
 		if fn == nil {
 			return fmt.Errorf("%w: rule %q: nil message cost", ratelimit.ErrConfig, rule)
 		}
@@ -166,7 +166,7 @@ func WithMessageCost(rule string, fn func(c *Call, msg any) int) Option {
 }
 
 // name records that option names rule, which New checks.
-func (c *config) name(rule, option string) {
+func (c *settings) name(rule, option string) {
 	if c.named == nil {
 		c.named = map[string]string{}
 	}

@@ -26,7 +26,7 @@ type Rule = guard.Rule[*Call]
 // starts (each limited to its methods, c.methods), and, for the rules
 // with a message cost (c.messageCost), those that decide each message a
 // stream receives (nil when no rule has one).
-func layerRules(rules []Rule, c *config) (open, messages []Rule, err error) {
+func layerRules(rules []Rule, c *settings) (open, messages []Rule, err error) {
 	known := make(map[string]bool, len(rules))
 	for _, r := range rules {
 		known[r.Name] = true

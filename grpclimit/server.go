@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/config"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -21,8 +22,11 @@ import (
 // and StreamServerInterceptor decide its rules, as one stack per call. It
 // is safe for concurrent use.
 type Server struct {
-	open     *guard.Guard[*Call]
-	messages *guard.Guard[*Call] // the rules with a MessageCost; nil without
+	// open is the guard that decides a call of a method when it starts:
+	// one for every method, or a rules file's stack (nil: none, the call
+	// is not limited).
+	open     func(method string) *guard.Guard[*Call]
+	messages *guard.Guard[*Call] // the rules with a message cost; nil without
 	exempt   methods
 	lim      *limiter.Limiter // Close closes it when New built it
 }
@@ -55,33 +59,70 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Server, error) {
 // limiter shared with an HTTP door), which must have every rule of rules
 // as guard.Limits(rules) gives them. Close does not close it.
 func NewWithLimiter(lim *limiter.Limiter, rules []Rule, opts ...Option) (*Server, error) {
-	var cfg config
-	for _, o := range opts {
-		if o == nil {
-			return nil, fmt.Errorf("%w: nil option", ratelimit.ErrConfig)
-		}
-		if err := o(&cfg); err != nil {
-			return nil, err
-		}
-	}
-	cfg.guard.Route = (*Call).Method
-	open, messages, err := layerRules(rules, &cfg)
+	s, cfg, err := newServer(opts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{}
-	if s.exempt, err = compile(cfg.exemptMethods()); err != nil {
-		return nil, fmt.Errorf("%w: exempt methods: %w", ratelimit.ErrConfig, err)
-	}
-	if s.open, err = guard.New(lim, open, cfg.guard); err != nil {
+	open, messages, err := layerRules(rules, cfg)
+	if err != nil {
 		return nil, err
 	}
+	g, err := guard.New(lim, open, cfg.guard)
+	if err != nil {
+		return nil, err
+	}
+	s.open = func(string) *guard.Guard[*Call] { return g }
 	if len(messages) > 0 {
 		if s.messages, err = guard.New(lim, messages, cfg.guard); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// FromFile returns the interceptors that decide calls by the gRPC stacks
+// of a rules file (config.Load; the stacks with methods): each call by the
+// stack whose methods name it, on the rules in force when it arrives,
+// through reloads (Limits.Watch, Limits.Reload). A call no stack names is
+// not limited. The file's HTTP stacks and these share one limiter, so a
+// rule in both keeps one count. WithMethods and WithMessageCost are for
+// rules given in Go, not here; a stack's fail policy adds to
+// WithFailClosed. Close the Limits, not the Server, once the server has
+// stopped.
+func FromFile(l *config.Limits, opts ...Option) (*Server, error) {
+	s, cfg, err := newServer(opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.methods) > 0 || len(cfg.messageCost) > 0 {
+		return nil, fmt.Errorf("%w: WithMethods and WithMessageCost are for rules given in Go; a file's stacks name their methods", ratelimit.ErrConfig)
+	}
+	calls, err := config.ServeCalls(l, cfg.guard)
+	if err != nil {
+		return nil, err
+	}
+	s.open = calls.Guard
+	return s, nil
+}
+
+// newServer is a Server of opts, without its guards.
+func newServer(opts []Option) (*Server, *settings, error) {
+	cfg := &settings{}
+	for _, o := range opts {
+		if o == nil {
+			return nil, nil, fmt.Errorf("%w: nil option", ratelimit.ErrConfig)
+		}
+		if err := o(cfg); err != nil {
+			return nil, nil, err
+		}
+	}
+	cfg.guard.Route = (*Call).Method
+	s := &Server{}
+	var err error
+	if s.exempt, err = compile(cfg.exemptMethods()); err != nil {
+		return nil, nil, fmt.Errorf("%w: exempt methods: %w", ratelimit.ErrConfig, err)
+	}
+	return s, cfg, nil
 }
 
 // Close closes the limiter New built, which gives back the units of
@@ -99,11 +140,12 @@ func (s *Server) Close() error {
 // metadata, and settles after the handler returns.
 func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if s.exempt.match(info.FullMethod) {
+		g := s.guard(info.FullMethod)
+		if g == nil {
 			return handler(ctx, req)
 		}
 		c := newCall(ctx, info.FullMethod)
-		res := s.open.Decide(ctx, c)
+		res := g.Decide(ctx, c)
 		if md := rateLimitMetadata(res.Decision); md != nil {
 			_ = grpc.SetHeader(ctx, md)
 		}
@@ -111,7 +153,7 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 			return nil, err
 		}
 		end := guard.End{Status: int(codes.Unknown)} // until the handler returns: a panic settles so
-		defer func() { s.open.Finish(ctx, c, &res, end) }()
+		defer func() { g.Finish(ctx, c, &res, end) }()
 		out, err := handler(ctx, req)
 		end.Status = int(status.Code(err))
 		return out, err
@@ -129,12 +171,13 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 // that have a MessageCost, each message it receives is decided too.
 func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if s.exempt.match(info.FullMethod) {
+		g := s.guard(info.FullMethod)
+		if g == nil {
 			return handler(srv, ss)
 		}
 		ctx := ss.Context()
 		c := newCall(ctx, info.FullMethod)
-		res := s.open.Decide(ctx, c)
+		res := g.Decide(ctx, c)
 		md := rateLimitMetadata(res.Decision)
 		if err := refused(ctx, &res); err != nil {
 			ss.SetTrailer(md)
@@ -146,11 +189,20 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 			stream = &meteredStream{ServerStream: ss, s: s, method: info.FullMethod}
 		}
 		end := guard.End{Status: int(codes.Unknown)} // until the handler returns: a panic settles so
-		defer func() { s.open.Finish(ctx, c, &res, end) }()
+		defer func() { g.Finish(ctx, c, &res, end) }()
 		err := handler(srv, stream)
 		end.Status = int(status.Code(err))
 		return err
 	}
+}
+
+// guard is the guard that decides a call of method when it starts; nil
+// for an exempt method, or one no stack of a file names.
+func (s *Server) guard(method string) *guard.Guard[*Call] {
+	if s.exempt.match(method) {
+		return nil
+	}
+	return s.open(method)
 }
 
 // meteredStream decides each message its client sends, for the rules

@@ -96,10 +96,6 @@ func New[R any](lim *limiter.Limiter, rules []Rule[R], c Config[R]) (*Guard[R], 
 	return g, nil
 }
 
-// Limiter is the limiter the guard decides on, for operator actions
-// (Status, Reset, Block) on exactly its state.
-func (g *Guard[R]) Limiter() *limiter.Limiter { return g.lim }
-
 // Decide decides req: exemptions, then each rule's identity, cost and
 // plan, then one decision of the rules that apply, the failure policy,
 // and a queue's wait. ctx is the request's: a client that goes away

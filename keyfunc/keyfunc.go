@@ -124,7 +124,17 @@ func Constant(id string) KeyFunc {
 // with "\" and "|" escaped inside each part so no two different combinations
 // give the same identity. It fails when any part fails.
 func Join(fns ...KeyFunc) KeyFunc {
-	return func(r *http.Request) (string, error) {
+	parts := make([]func(*http.Request) (string, error), len(fns))
+	for i, fn := range fns {
+		parts[i] = fn
+	}
+	return JoinOf(parts...)
+}
+
+// JoinOf is Join for the key functions of any door's requests (grpclimit's
+// calls): the same identity from the same parts.
+func JoinOf[R any](fns ...func(R) (string, error)) func(R) (string, error) {
+	return func(r R) (string, error) {
 		var b strings.Builder
 		for i, fn := range fns {
 			part, err := fn(r)

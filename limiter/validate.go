@@ -33,7 +33,7 @@ func (r Rule) check() (*algo, error) {
 		return nil, fmt.Errorf("%w: rule %q: %s", ratelimit.ErrConfig, r.Name, why)
 	}
 	if r.Shadow && r.Lease > 0 {
-		return nil, fmt.Errorf("%w: rule %q: a shadow rule cannot be leased (a lease spends units the rule may not consume); allowed: Shadow or Lease, not both", ratelimit.ErrConfig, r.Name)
+		return nil, fmt.Errorf("%w: rule %q: a shadow rule cannot be leased (a lease spends units the rule may not consume)", ratelimit.ErrConfig, r.Name)
 	}
 	return a, nil
 }

@@ -102,6 +102,12 @@ func declared(decl ast.Decl) []string {
 		if star, ok := recv.(*ast.StarExpr); ok {
 			recv = star.X
 		}
+		switch generic := recv.(type) { // Guard[R], Pair[K, V]
+		case *ast.IndexExpr:
+			recv = generic.X
+		case *ast.IndexListExpr:
+			recv = generic.X
+		}
 		if id, ok := recv.(*ast.Ident); ok && id.IsExported() {
 			out = append(out, id.Name+"."+d.Name.Name)
 		}

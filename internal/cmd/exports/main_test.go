@@ -19,7 +19,20 @@ import (
 // refusal from a shadow rule's would-be refusal. Less eleven since the
 // stores' New return a store.Store: the stores' types and methods are the
 // limiter's to call, not the user's.
-const maxExported = 133
+//
+// Then forty-three more (133 -> 176), not within the budget: the request
+// layer under every door, package guard (22: Rule, End, Config, Guard
+// with New, Decide and Finish, Result and its Outcome with seven outcomes
+// and String, Event and its RuleOutcome, Backend with three states,
+// Limits), less middleware's Event, its RuleOutcome and LimiterRules
+// (moved there); the typed causes of backend failures (limiter.Cause,
+// six causes, CauseOf) and limiter.Rule.Validate; ratelimit.ErrNoKey, the
+// sentinel keyfunc.ErrNoKey now is, which the layer tests without net/http;
+// keyfunc's door-neutral pieces (Source, ClientIPOf, JoinOf, Hash); config's
+// positioned problems (Problem with Error and Unwrap, Problems) and its
+// gRPC stacks (Call, Calls with Guard, ServeCalls). Methods of generic
+// types are counted since this count (they were not before).
+const maxExported = 176
 
 func TestExportedNames(t *testing.T) {
 	names, err := exported("../../..")
@@ -29,7 +42,7 @@ func TestExportedNames(t *testing.T) {
 	if len(names) > maxExported {
 		t.Errorf("%d exported names, the budget is %d:\n%v", len(names), maxExported, names)
 	}
-	for _, want := range []string{"limiter Limiter.Decide", "middleware LimitByIP", ". ErrConfig", "algorithms GCRA"} {
+	for _, want := range []string{"limiter Limiter.Decide", "middleware LimitByIP", ". ErrConfig", "algorithms GCRA", "guard Guard.Decide"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%q not counted", want)
 		}
