@@ -22,7 +22,7 @@ import (
 // is safe for concurrent use.
 type Server struct {
 	open     *guard.Guard[*Call]
-	messages *guard.Guard[*Call] // the rules with a MessageCost; nil without
+	messages *guard.Guard[*Call] // the rules given WithMessageCost; nil without
 	exempt   methods
 	lim      *limiter.Limiter // Close closes it when New built it
 }
@@ -126,7 +126,7 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 // client learns at once that its stream was admitted; the handler cannot
 // add header metadata of its own, only trailers), holds a concurrency
 // limit's slot until its handler returns, and settles then. With rules
-// that have a MessageCost, each message it receives is decided too.
+// given WithMessageCost, each message it receives is decided too.
 func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		if s.exempt.match(info.FullMethod) {
@@ -154,7 +154,7 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 }
 
 // meteredStream decides each message its client sends, for the rules
-// with a MessageCost.
+// given WithMessageCost.
 type meteredStream struct {
 	grpc.ServerStream
 	s      *Server
