@@ -25,7 +25,10 @@ func Example() {
 	defer srv.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
-	limit, err := middleware.New(rdb, []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 20, Window: time.Minute}}, Key: keyfunc.IP()}})
+	limit, err := middleware.New(rdb, []middleware.Rule{
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 20, Window: time.Minute}},
+			Key: keyfunc.IP()},
+	})
 	if err != nil {
 		panic(err)
 	}

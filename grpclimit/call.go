@@ -8,8 +8,9 @@ import (
 )
 
 // Call is a gRPC call as rules read it: its context, full method, peer and
-// incoming metadata, and, for a rule's MessageCost, the message a stream
-// received. Key functions, costs, plans and Settle take it.
+// incoming metadata, and, for a message cost (WithMessageCost), the
+// message a stream received. A Rule's Key, AltKey, Plan, Cost, Skip and
+// Settle take it.
 type Call struct {
 	ctx     context.Context
 	method  string
@@ -38,8 +39,8 @@ func (c *Call) Method() string { return c.method }
 // binary key's ("-bin") are their decoded bytes.
 func (c *Call) Metadata(key string) []string { return c.md.Get(key) }
 
-// Message is the message a stream received, for MessageCost; nil when the
-// call itself is decided.
+// Message is the message a stream received, for WithMessageCost's
+// function; nil when the call itself is decided.
 func (c *Call) Message() any { return c.message }
 
 // Peer is the call's TCP peer, "host:port" ("" when unknown): with

@@ -1,39 +1,55 @@
-// Package grpclimit rate-limits gRPC services with the rules of package
-// middleware, and is the client side that obeys them. It is a module of
-// its own, so that services without gRPC never download it.
+// Package grpclimit rate-limits gRPC services on the request layer of
+// package guard, the one under the HTTP middleware too, and is the client
+// side that obeys them. It is a module of its own, so that services
+// without gRPC never download it.
 //
 // # Server
 //
 // New returns a Server whose UnaryServerInterceptor and
 // StreamServerInterceptor decide a stack of Rules per call, in one round
-// trip, all-or-nothing, on a limiter.Limiter (Redis, or the memstore):
+// trip, all-or-nothing, on a store (redisstore.New, or memstore.New) with
+// a limiter of its own, which Server.Close closes:
 //
 //	rules := []grpclimit.Rule{
-//		{Name: "per-key", Key: keyfunc.Header("x-api-key"),
-//			Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 20}},
-//		{Name: "streams", Methods: []string{"/chat.Chat/Subscribe"}, Key: keyfunc.IP(),
-//			Algorithm: algorithms.Concurrency{Limit: 4, TTL: time.Hour}},
+//		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 20}},
+//			Key: grpclimit.Metadata("x-api-key")},
+//		{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: 4, TTL: time.Hour}},
+//			Key: grpclimit.Peer()},
 //	}
-//	lim, err := limiter.New(store, grpclimit.LimiterRules(rules))
-//	s, err := grpclimit.New(lim, rules)
+//	s, err := grpclimit.New(store, rules, grpclimit.WithMethods("streams", "/chat.Chat/Subscribe"))
+//	defer s.Close()
 //
-// A Server is the middleware of package middleware run on a request view
-// of each call: a POST of the full method (the URL path and the
-// Request.Pattern, which keyfunc.Route returns), from the peer's address
-// (RemoteAddr), with the call's incoming metadata as header fields and
-// the call's context. Every key function of package keyfunc works on it:
-// keyfunc.IP() keys by peer; keyfunc.ClientIP with a gateway's address
-// among TrustedProxies reads the x-forwarded-for or forwarded metadata
-// such a gateway sets (grpc-gateway, Envoy), from that peer only;
-// keyfunc.Header("x-api-key") hashes a metadata value before it leaves
-// the process; keyfunc.Constant is one shared limit; Key adapts a
-// function of the call's context. The middleware's semantics carry over:
-// costs, plans, Settle after the call, blocks, leases, the failure policy,
-// shadow rules (Rule.Shadow), shadow mode and its hook (WithHook), which prommetrics and otelhook
-// read with the full method as the route.
+// NewWithLimiter runs on a limiter of your own (limiter options, or one
+// limiter shared with an HTTP middleware), built on guard.Limits(rules).
+//
+// A Rule is guard.Rule of a Call: a limiter.Rule (name, algorithm,
+// blocks, lease, shadow), embedded, and Key, AltKey, Optional, Plan,
+// Cost, Skip and Settle, functions of the Call, which has the call's
+// context, full method, peer and incoming metadata. The keys read a call:
+// Peer keys by the TCP peer, as keyfunc.IP keys HTTP requests; ClientIP,
+// with a gateway's address among TrustedProxies, reads the forwarded,
+// x-forwarded-for or x-real-ip metadata such a gateway sets (grpc-gateway,
+// Envoy), from that peer only, as keyfunc.ClientIP reads the headers;
+// Metadata("x-api-key") hashes a metadata value as keyfunc.Header hashes
+// a header (a binary "-bin" value from its bytes), so that one API key is
+// one identity on both doors; Method keys by the full method; Constant is
+// one shared limit; Key adapts a function of the call's context and full
+// method. A call without the identity a rule reads is told which one is
+// missing.
+//
+// A rule limits every call the Server sees, unless WithMethods names its
+// methods ("/pkg.Service/Method", or "/pkg.Service/*" for a service);
+// WithMessageCost also charges the rule for each message a stream
+// receives. The layer's behaviour is the same as under the middleware:
+// costs, plans, Settle after the call (its guard.End has the call's code
+// as Status), blocks, leases, the failure policy, shadow rules
+// (limiter.Rule.Shadow), shadow mode and the hook (WithHook), whose
+// guard.Event prommetrics and otelhook read with the full method as the
+// route.
 //
 // Health checks and server reflection are not limited
-// (DefaultExemptMethods; see WithExemptMethods).
+// (DefaultExemptMethods): WithExemptMethods adds methods to them, and
+// WithoutDefaultExemptions limits them too.
 //
 // # On the wire
 //
@@ -45,11 +61,15 @@
 // google.rpc.RetryInfo, the decision's wait rounded up to the millisecond,
 // never zero (left out when the call's cost exceeds what a rule can ever
 // admit, so that no client retries it; a concurrency limit's is
-// shortened as the middleware shortens its Retry-After, see
+// shortened, as the middleware's Retry-After is, see
 // WithConcurrencyRetryAfter), and google.rpc.QuotaFailure, one violation
 // per rule that refused, its subject the rule's name. A call without an
 // identity for a rule that is not Optional is refused with
-// codes.Unauthenticated; a negative cost with codes.InvalidArgument.
+// codes.Unauthenticated, its message naming the metadata the rule reads
+// ("rate limit per-key needs metadata x-api-key"), never a value; a
+// negative cost with codes.InvalidArgument; a call the server cannot
+// decide (an invalid Plan, a key that reports ratelimit.ErrConfig) with
+// codes.Internal, the error going to the error handler.
 //
 // # Failure
 //
@@ -66,8 +86,8 @@
 // handler returns: at most Limit open streams per identity, the slot
 // back when the stream ends, the client cancels or its connection goes
 // (the handler's stream context ends; a handler that ignores it keeps its
-// slot until the slot's TTL). A Rule's MessageCost also charges each
-// message the stream receives.
+// slot until the slot's TTL). A rule given WithMessageCost also charges
+// each message the stream receives.
 //
 // # Client
 //

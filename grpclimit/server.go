@@ -26,7 +26,7 @@ type Server struct {
 	// one for every method, or a rules file's stack (nil: none, the call
 	// is not limited).
 	open     func(method string) *guard.Guard[*Call]
-	messages *guard.Guard[*Call] // the rules with a message cost; nil without
+	messages *guard.Guard[*Call] // the rules given WithMessageCost; nil without
 	exempt   methods
 	lim      *limiter.Limiter // Close closes it when New built it
 }
@@ -168,7 +168,7 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 // client learns at once that its stream was admitted; the handler cannot
 // add header metadata of its own, only trailers), holds a concurrency
 // limit's slot until its handler returns, and settles then. With rules
-// that have a MessageCost, each message it receives is decided too.
+// given WithMessageCost, each message it receives is decided too.
 func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		g := s.guard(info.FullMethod)
@@ -206,7 +206,7 @@ func (s *Server) guard(method string) *guard.Guard[*Call] {
 }
 
 // meteredStream decides each message its client sends, for the rules
-// with a MessageCost.
+// given WithMessageCost.
 type meteredStream struct {
 	grpc.ServerStream
 	s      *Server

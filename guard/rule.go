@@ -10,8 +10,8 @@ import (
 
 // Rule is one limit of a door, for requests of type R: the limiter's rule
 // (its name, algorithm, blocks, lease and shadow mark), embedded, and the
-// functions that read it from a request. middleware.Rule is a
-// Rule[*http.Request]; grpclimit's rule embeds a Rule of a gRPC call.
+// functions that read it from a request. middleware.Rule is
+// Rule[*http.Request]; grpclimit.Rule is Rule[*grpclimit.Call].
 type Rule[R any] struct {
 	limiter.Rule
 	// Key extracts the identity the rule limits. An empty identity, or an

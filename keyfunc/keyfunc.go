@@ -27,7 +27,9 @@ import (
 type KeyFunc func(r *http.Request) (string, error)
 
 // ErrNoKey is returned (wrapped) when a request carries no identity for a
-// key function: a missing header, no user in the context, no route.
+// key function: a missing header, no user in the context. (A request
+// without a route pattern is not one: Route reports the server's
+// misconfiguration, ratelimit.ErrConfig.)
 var ErrNoKey = ratelimit.ErrNoKey
 
 // missing is the error of a key function that found no identity: it

@@ -1,7 +1,8 @@
 // Package limiter decides rate limits for any kind of request (HTTP, gRPC,
 // job workers) against a Store: Redis (package redisstore), or the
-// in-process memstore. The middleware package is a thin HTTP layer over
-// it.
+// in-process memstore. Package guard turns requests of a door into its
+// checks; the HTTP middleware and the gRPC interceptors are thin layers
+// over that.
 //
 // A Limiter holds named rules. Each call to Decide checks a stack of rules,
 // each Check naming its rule, for given identities in one store call (one

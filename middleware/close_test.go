@@ -16,7 +16,7 @@ import (
 
 // A middleware with a leased rule, built as New's doc says to build one
 // that gives its units back at shutdown (NewWithLimiter on a limiter of
-// LimiterRules): while it serves, Redis has given out more units than it
+// guard.Limits): while it serves, Redis has given out more units than it
 // admitted (its pool holds them); once the limiter is closed, a fresh
 // unleased check sees exactly the limit less the requests served.
 func TestLeasedMiddlewareGivesBackOnClose(t *testing.T) {

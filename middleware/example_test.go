@@ -50,8 +50,10 @@ func Example() {
 	defer stop()
 
 	limit, err := middleware.New(rdb, []middleware.Rule{
-		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Minute}}, Key: keyfunc.IP()},
-		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 5000, Period: time.Second, Burst: 10000}}, Key: keyfunc.Constant("all")},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Minute}},
+			Key: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 5000, Period: time.Second, Burst: 10000}},
+			Key: keyfunc.Constant("all")},
 	})
 	if err != nil {
 		panic(err) // an invalid rule, named

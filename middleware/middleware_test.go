@@ -209,7 +209,7 @@ func TestInvalidMiddlewareConfiguration(t *testing.T) {
 }
 
 // NewWithLimiter takes a limiter that has each of the middleware's rules,
-// as LimiterRules gives them; anything else is an ErrConfig naming the
+// as guard.Limits gives them; anything else is an ErrConfig naming the
 // rule, at construction.
 func TestNewWithLimiterChecksTheRules(t *testing.T) {
 	rules := []middleware.Rule{perIP(1), {Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Key: keyfunc.Header("X-API-Key")}}

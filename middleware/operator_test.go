@@ -142,7 +142,7 @@ func TestSettleByBytesWritten(t *testing.T) {
 }
 
 // An operator acts on exactly the middleware's state by sharing its rules
-// value (LimiterRules) and finds a client by what it knows, the raw API
+// value (guard.Limits) and finds a client by what it knows, the raw API
 // key, through the rule's Key: the block reaches the client. A call that
 // cannot reach the state it names says so: a reset by the raw key (the
 // state is under its hash), or by a limiter that declared the rule with

@@ -1,8 +1,9 @@
-// Package otelhook records the rate-limit middleware's events through
-// OpenTelemetry: the metrics prommetrics records, through the OTel metrics
-// API, and a span per decision, a child of the request's span. It is a
-// module of its own, so that services that do not use OpenTelemetry never
-// download it.
+// Package otelhook records the rate-limit events of package guard
+// (guard.Event, from the HTTP middleware and the gRPC interceptors of
+// module grpclimit) through OpenTelemetry: the metrics prommetrics
+// records, through the OTel metrics API, and a span per decision, a child
+// of the request's span (the event's Context). It is a module of its own,
+// so that services that do not use OpenTelemetry never download it.
 //
 //	hook, err := otelhook.New(otelhook.Options{})
 //	limit, err := middleware.New(rdb, rules, middleware.WithHook(hook.Hook))
@@ -45,7 +46,7 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 }
 
-// Recorder records middleware events; Hook is its entry point. It is safe
+// Recorder records guard events; Hook is its entry point. It is safe
 // for concurrent use.
 type Recorder struct {
 	tracer    trace.Tracer
@@ -87,7 +88,8 @@ func New(opts Options) (*Recorder, error) {
 	return r, nil
 }
 
-// Hook records one event; pass it to middleware.WithHook.
+// Hook records one event; pass it to middleware.WithHook or
+// grpclimit.WithHook.
 func (r *Recorder) Hook(e guard.Event) {
 	ctx := context.Background()
 	if e.Context != nil {

@@ -1,9 +1,12 @@
-// Package prommetrics turns the rate-limit middleware's events into
-// Prometheus metrics. It is a module of its own, so that services that do
-// not use Prometheus never download its client library.
+// Package prommetrics turns the rate-limit events of package guard
+// (guard.Event, which the HTTP middleware and the gRPC interceptors of
+// module grpclimit report) into Prometheus metrics. It is a module of its
+// own, so that services that do not use Prometheus never download its
+// client library.
 //
 //	c, err := prommetrics.New(prometheus.DefaultRegisterer, prommetrics.Options{})
 //	limit, err := middleware.New(rdb, rules, middleware.WithHook(c.Hook))
+//	srv, err := grpclimit.New(store, grpcRules, grpclimit.WithHook(c.Hook))
 //
 // The series (names prefixed with Options.Namespace, "ratelimit" by
 // default):
@@ -16,19 +19,21 @@
 // A decision counts once per rule it checked, with the rule's own verdict
 // as outcome: allowed, denied, cached_denied (the local deny cache
 // answered), shadow_allowed (denied, let through by shadow mode),
-// would_deny (a shadow rule, middleware.Rule.Shadow, would have
+// would_deny (a shadow rule, limiter.Rule.Shadow, would have
 // refused the request),
 // fallback_allowed and fallback_denied (the in-process fallback decided
 // while Redis was away), error (Redis failed and the failure policy
-// applied), no_identity (the rule's key function found none), canceled
+// applied; or the server is misconfigured), no_identity (the rule's key
+// function found none, or a cost was negative), canceled
 // (the client went away before the decision; not a Redis failure, and not
 // counted as a backend error) and undecided (another rule denied the
 // request before this one was asked: a leased rule's local denial, or
 // the deny cache; guard.Event.RuleOutcome). The
 // duration histogram has one observation per request decided, labelled
 // with the request's outcome; its buckets run from 50 µs to 250 ms. Backend
-// errors are counted by cause: timeout, unavailable (skipped while Redis
-// is marked down), reply (Redis answered an error), network, other. The
+// errors are counted by cause (limiter.Cause): timeout, unavailable
+// (skipped while Redis is marked down), refused (a failed dial), reply
+// (Redis answered an error), network, other. The
 // state gauge is up, down or fallback, as the latest event showed it.
 //
 // Labels are bounded by construction: rule names and fixed outcome and
@@ -53,7 +58,7 @@ type Options struct {
 	RouteLabel bool
 }
 
-// Collector records middleware events; Hook is its entry point. It is safe
+// Collector records guard events; Hook is its entry point. It is safe
 // for concurrent use.
 type Collector struct {
 	decisions *prometheus.CounterVec
@@ -96,7 +101,8 @@ func New(reg prometheus.Registerer, opts Options) (*Collector, error) {
 	return c, nil
 }
 
-// Hook records one event; pass it to middleware.WithHook.
+// Hook records one event; pass it to middleware.WithHook or
+// grpclimit.WithHook.
 func (c *Collector) Hook(e guard.Event) {
 	route := ""
 	if c.route {

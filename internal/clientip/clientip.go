@@ -1,7 +1,8 @@
 // Package clientip finds a request's client address: the TCP peer, or,
 // when the peer is a trusted proxy, the right-most untrusted hop of its
 // forwarding headers. Package keyfunc documents the trust model; this
-// package implements it for keyfunc and middleware.
+// package implements it for keyfunc (and, through keyfunc.ClientIPOf, for
+// grpclimit's calls) and middleware.
 package clientip
 
 import (
