@@ -16,6 +16,13 @@
 // was found and what is allowed; unknown fields are problems. Each is a
 // *Problem: errors.As finds the first, Problems lists them all.
 //
+// # Operators
+//
+// Status, Reset, Block and Unblock reach what the rules in force keep for
+// a client, by the rule's name and the identity an operator knows (the
+// API key itself, an address), read as the rule's key reads a request;
+// cmd/ratelimit runs them from a shell.
+//
 // # Reloads
 //
 // Reload (and Watch, when the file changes: a Kubernetes ConfigMap's

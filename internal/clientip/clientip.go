@@ -87,17 +87,34 @@ func (res *Resolver) Key(src Source) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return res.mask(a, src.Peer()), nil
+}
+
+// KeyOf is the key of a client at addr ("2001:db8::1", "192.0.2.7:1234"
+// or "[2001:db8::1]:443"), as Key would return it for a request from
+// there: what an operator who knows a client's address looks up.
+func (res *Resolver) KeyOf(addr string) (string, error) {
+	a, ok := parseHost(strings.TrimSpace(addr))
+	if !ok {
+		return "", fmt.Errorf("not an IP address: %q", addr)
+	}
+	return res.mask(a, ""), nil
+}
+
+// mask is a's key: a masked to the configured prefix length, written as
+// peer's host part when that is how a itself is written.
+func (res *Resolver) mask(a netip.Addr, peer string) string {
 	bits := res.v6
 	if a.Is4() {
 		bits = res.v4
 	}
 	if bits == a.BitLen() {
-		if host := hostText(src.Peer(), a); host != "" {
-			return host, nil
+		if host := hostText(peer, a); host != "" {
+			return host
 		}
-		return a.String(), nil
+		return a.String()
 	}
-	return netip.PrefixFrom(a, bits).Masked().String(), nil
+	return netip.PrefixFrom(a, bits).Masked().String()
 }
 
 // hostText is the host part of remoteAddr ("192.0.2.7:1234") when it is

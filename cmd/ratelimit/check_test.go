@@ -15,7 +15,7 @@ import (
 // with problems prints each with its position and exits 1.
 func TestRun(t *testing.T) {
 	var out, errs bytes.Buffer
-	if got := run([]string{"../../examples/config/ratelimit.yaml"}, &out, &errs); got != 0 {
+	if got := run([]string{"check", "../../examples/config/ratelimit.yaml"}, &out, &errs); got != 0 {
 		t.Fatalf("exit %d: %s", got, errs.String())
 	}
 	for _, want := range []string{"ratelimit.yaml: ok", "rule per-ip: SlidingWindow(20 per 1m0s) by ip", "stack login: login; matches POST /login"} {
@@ -29,11 +29,11 @@ func TestRun(t *testing.T) {
 	}
 	out.Reset()
 	errs.Reset()
-	if got := run([]string{bad}, &out, &errs); got != 1 || !strings.Contains(errs.String(), "bad.yaml:3:17: rules[0].key.func: found \"user\"") {
+	if got := run([]string{"check", bad}, &out, &errs); got != 1 || !strings.Contains(errs.String(), "bad.yaml:3:17: rules[0].key.func: found \"user\"") {
 		t.Errorf("exit %d, stderr %s", got, errs.String())
 	}
 	errs.Reset()
-	if got := run([]string{"-funcs", "user", bad}, &out, &errs); got != 0 {
+	if got := run([]string{"check", "-funcs", "user", bad}, &out, &errs); got != 0 {
 		t.Errorf("with -funcs user: exit %d, stderr %s", got, errs.String())
 	}
 }
@@ -49,7 +49,7 @@ func TestRunJSON(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "missing.yaml")
 	var out, errs bytes.Buffer
-	if got := run([]string{"-json", "../../examples/config/ratelimit.yaml", bad, missing}, &out, &errs); got != 1 {
+	if got := run([]string{"check", "-json", "../../examples/config/ratelimit.yaml", bad, missing}, &out, &errs); got != 1 {
 		t.Fatalf("exit %d, want 1; stderr %s", got, errs.String())
 	}
 	var problems []config.Problem
@@ -75,7 +75,7 @@ func TestRunJSON(t *testing.T) {
 		t.Errorf("stderr: %s", errs.String())
 	}
 	out.Reset()
-	if got := run([]string{"-json", "../../examples/config/ratelimit.yaml"}, &out, &errs); got != 0 || strings.TrimSpace(out.String()) != "[]" {
+	if got := run([]string{"check", "-json", "../../examples/config/ratelimit.yaml"}, &out, &errs); got != 0 || strings.TrimSpace(out.String()) != "[]" {
 		t.Errorf("a valid file: exit %d, stdout %q, stderr %s", got, out.String(), errs.String())
 	}
 }

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/seed-bff0c9e1/ratelimit/config"
+)
+
+// check checks the files args name, printing what it understood to stdout
+// and the problems to stderr, and returns the exit status.
+func check(args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("ratelimit check", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	funcs := funcsFlag(flags)
+	asJSON := flags.Bool("json", false, "print the problems of every file to stdout as one JSON array, and nothing else")
+	flags.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ratelimit check [-funcs name,...] [-json] FILE...")
+		flags.PrintDefaults()
+	}
+	if err := flags.Parse(args); err != nil {
+		return 2
+	}
+	if flags.NArg() == 0 {
+		flags.Usage()
+		return 2
+	}
+	status := 0
+	problems := []*config.Problem{}
+	for _, path := range flags.Args() {
+		out, err := config.Check(path, funcNames(*funcs)...)
+		switch {
+		case err != nil && *asJSON:
+			problems = append(problems, problemsOf(path, err)...)
+			status = 1
+		case err != nil:
+			fmt.Fprintln(stderr, err)
+			status = 1
+		case !*asJSON:
+			fmt.Fprintf(stdout, "%s: ok\n%s", path, out)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(problems); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+	}
+	return status
+}
+
+// funcsFlag defines -funcs on flags.
+func funcsFlag(flags *flag.FlagSet) *string {
+	return flags.String("funcs", "", "comma-separated names of the key functions the program registers with config.WithKeyFunc")
+}
+
+// funcNames is the names -funcs lists.
+func funcNames(funcs string) []string {
+	if funcs == "" {
+		return nil
+	}
+	return strings.Split(funcs, ",")
+}
+
+// problemsOf is the problems of err, Check's error for the file at path:
+// one for the whole file when it has none (the file could not be read).
+func problemsOf(path string, err error) []*config.Problem {
+	if ps := config.Problems(err); len(ps) > 0 {
+		return ps
+	}
+	return []*config.Problem{{File: path, Message: err.Error()}}
+}

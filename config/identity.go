@@ -1,0 +1,88 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/clientip"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+)
+
+// altKeyPrefix begins an operator's identity that names a client a rule
+// counts by its alt_key rather than its key.
+const altKeyPrefix = "alt_key:"
+
+// identityOf is the identity under which rule r keeps the client an
+// operator names by raw, the value the operator knows, read as r's key
+// reads a request: a header's value is hashed (keyfunc.Hash); an
+// address ("2001:db8::1", "192.0.2.7") is masked to the file's client_ip
+// prefix lengths (an IPv6 address names its /64 by default); a join's
+// parts are separated by "|" ("192.0.2.7|alice"; a "|" or "\" inside a
+// part escaped by "\"), each read as its own kind; a constant is its
+// value; a route, a form field and a registered function's identity are
+// taken as given. "alt_key:" followed by the value names a client the
+// rule counts by its alt_key.
+func (g *generation) identityOf(r *rule, raw string) (string, error) {
+	k := r.key
+	if v, ok := strings.CutPrefix(raw, altKeyPrefix); ok && r.altKey != nil {
+		k, raw = r.altKey, v
+	}
+	return g.read(k, raw)
+}
+
+// read is raw read as key k reads a request (see identityOf).
+func (g *generation) read(k *keySpec, raw string) (string, error) {
+	if raw == "" {
+		return "", fmt.Errorf("an empty identity for %s", k)
+	}
+	switch k.kind {
+	case "ip":
+		res, err := clientip.New(nil, g.file.clientIP.IPv4PrefixLen, g.file.clientIP.IPv6PrefixLen)
+		if err != nil {
+			return "", err
+		}
+		return res.KeyOf(raw)
+	case "header":
+		return keyfunc.Hash(raw), nil
+	case "constant":
+		if raw != k.arg {
+			return "", fmt.Errorf("found %q, keyed by %s: the identity is %q", raw, k, k.arg)
+		}
+		return raw, nil
+	case "join":
+		parts := splitJoined(raw)
+		if len(parts) != len(k.parts) {
+			return "", fmt.Errorf("found %d parts separated by \"|\", keyed by %s: %d parts", len(parts), k, len(k.parts))
+		}
+		fns := make([]keyfunc.KeyFunc, len(parts))
+		for i, part := range k.parts {
+			id, err := g.read(part, parts[i])
+			if err != nil {
+				return "", err
+			}
+			fns[i] = keyfunc.Constant(id)
+		}
+		return keyfunc.Join(fns...)(nil) // joined and escaped as the rule's key joins them
+	}
+	return raw, nil
+}
+
+// splitJoined splits s at each "|" that no "\" escapes, unescaping the
+// parts: the inverse of keyfunc.Join's encoding.
+func splitJoined(s string) []string {
+	var parts []string
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' && i+1 < len(s):
+			i++
+			b.WriteByte(s[i])
+		case c == '|':
+			parts = append(parts, b.String())
+			b.Reset()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return append(parts, b.String())
+}
