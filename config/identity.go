@@ -14,13 +14,14 @@ const altKeyPrefix = "alt_key:"
 
 // identityOf is the identity under which rule r keeps the client an
 // operator names by raw, the value the operator knows, read as r's key
-// reads a request: a header's value is hashed (keyfunc.Hash); an
+// reads a request: a header's or metadata's value is hashed
+// (keyfunc.Hash); an
 // address ("2001:db8::1", "192.0.2.7") is masked to the file's client_ip
 // prefix lengths (an IPv6 address names its /64 by default); a join's
 // parts are separated by "|" ("192.0.2.7|alice"; a "|" or "\" inside a
 // part escaped by "\"), each read as its own kind; a constant is its
-// value; a route, a form field and a registered function's identity are
-// taken as given. "alt_key:" followed by the value names a client the
+// value; a route, a gRPC method, a form field and a registered
+// function's identity are taken as given. "alt_key:" followed by the value names a client the
 // rule counts by its alt_key.
 func (g *generation) identityOf(r *rule, raw string) (string, error) {
 	k := r.key
@@ -42,7 +43,7 @@ func (g *generation) read(k *keySpec, raw string) (string, error) {
 			return "", err
 		}
 		return res.KeyOf(raw)
-	case "header":
+	case "header", "metadata":
 		return keyfunc.Hash(raw), nil
 	case "constant":
 		if raw != k.arg {
