@@ -71,6 +71,14 @@
 // decide (an invalid Plan, a key that reports ratelimit.ErrConfig) with
 // codes.Internal, the error going to the error handler.
 //
+// On Redis, a client refused once is refused again from the limiter's
+// deny cache until its wait is over, without a round trip (see
+// limiter.WithDenyCache). Such a refusal's metadata lists every rule of
+// the stack too, the rules it did not ask as the refusal it repeats found
+// them; its RetryInfo is a lower bound when another rule of the stack ran
+// out since, and the client's first call after that wait is decided by
+// Redis, which gives the real one.
+//
 // # Failure
 //
 // A call the limiter failed to decide goes through without the ratelimit

@@ -279,7 +279,9 @@ func get(h http.Header, name string) string {
 // rule, "name" followed by its parameters: RateLimit-Policy's when policy
 // is true (see n.appendPolicy), for every rule; else RateLimit's (see
 // n.appendRateLimit), for every decided rule (a rule that was not asked
-// has no state to report). Members an outer limiter wrote are kept
+// has no state to report), and for every rule of a cached refusal
+// (limiter.Decision.Cached: the rules it did not ask report what the
+// refusal it repeats found of them). Members an outer limiter wrote are kept
 // first, unless a rule of d has the same name, which replaces them. Rule
 // names are limited to [A-Za-z0-9._-], so they need no escaping inside an
 // sf-string. The list is built on the stack (unless it is long): the
@@ -302,8 +304,8 @@ func (f *fields) setList(h http.Header, n Names, name string, d limiter.Decision
 	}
 	for i := range d.Results {
 		r := &d.Results[i]
-		if r.Undecided && !policy {
-			continue
+		if r.Undecided && !policy && !d.Cached {
+			continue // not asked: no state to report
 		}
 		if len(b) > 0 {
 			b = append(b, ", "...)

@@ -108,6 +108,14 @@ func WithRetryInterval(d time.Duration) Option {
 // restart) is thus repeated for at most maxAge, and a denied client costs
 // one Redis call per maxAge per instance. A full cache replaces old
 // entries.
+//
+// What a cached denial knows: the rules that refused and their waits, and
+// what the refusal it repeats found of the stack's other rules (their
+// results are Undecided; the IETF RateLimit field still lists them). What
+// it cannot know: what happened since. Its wait is a lower bound when
+// another rule of the stack ran out since, and the entry ends when its
+// wait does, so the client's first request after that wait is decided by
+// Redis and gets the real one.
 func WithDenyCache(size int, maxAge time.Duration) Option {
 	return func(c *config) error {
 		if size < 0 {
