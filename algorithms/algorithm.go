@@ -46,6 +46,11 @@ type Policy struct {
 	Unit string
 }
 
+// InFlight reports whether the policy's quota is of requests in flight
+// (Concurrency): units held while requests run and given back when they
+// end, rather than spent. It is the one test of that in the library.
+func (p Policy) InFlight() bool { return p.Unit == concurrentRequests }
+
 // concurrentRequests is the quota unit of requests in flight.
 const concurrentRequests = "concurrent-requests"
 

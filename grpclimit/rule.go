@@ -35,7 +35,7 @@ func layerRules(rules []Rule, c *settings) (open, messages []Rule, err error) {
 			r.Skip = func(c *Call) bool { return !ms.match(c.method) || (skip != nil && skip(c)) }
 		}
 		if mc := c.messageCost[r.Name]; mc != nil {
-			if algorithms.PolicyOf(r.Algorithm).Unit != "" {
+			if algorithms.PolicyOf(r.Algorithm).InFlight() {
 				return nil, nil, fmt.Errorf("%w: rule %q: a message cost on a limit of calls in flight", ratelimit.ErrConfig, r.Name)
 			}
 			m := r

@@ -89,7 +89,7 @@ func violation(r limiter.RuleResult) string {
 		return "client blocked"
 	case r.RetryAfter == algorithms.Never:
 		return fmt.Sprintf("cost exceeds the quota of %d", r.Policy.Quota)
-	case r.Policy.Unit != "":
+	case r.Policy.InFlight():
 		return fmt.Sprintf("all %d slots in use", r.Policy.Quota)
 	}
 	return fmt.Sprintf("quota of %d per %v exhausted", r.Policy.Quota, r.Policy.Window)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -87,6 +86,5 @@ func (g *Guard[R]) holdsSlots(c limiter.Check, i int) bool {
 	if c.Plan == nil {
 		return g.inFlight[i]
 	}
-	f, _ := algo.FactsOf(c.Plan)
-	return f.InFlight
+	return algorithms.PolicyOf(c.Plan).InFlight()
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
-	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -90,8 +90,7 @@ func New[R any](lim *limiter.Limiter, rules []Rule[R], c Config[R]) (*Guard[R], 
 		case *l != *r:
 			return nil, fmt.Errorf("%w: rule %q: the limiter's rule of that name differs (limiter: %+v; door: %+v)", ratelimit.ErrConfig, r.Name, *l, *r)
 		}
-		f, _ := algo.FactsOf(r.Algorithm) // valid: the limiter has the rule
-		g.inFlight[i] = f.InFlight
+		g.inFlight[i] = algorithms.PolicyOf(r.Algorithm).InFlight()
 	}
 	return g, nil
 }

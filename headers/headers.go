@@ -117,7 +117,7 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 // Every rule has one, also one that was not decided.
 func (n Names) appendPolicy(b []byte, r *limiter.RuleResult) []byte {
 	b = param(b, n.QuotaParam, "q", int64(r.Policy.Quota))
-	if r.Policy.Unit != "" {
+	if r.Policy.InFlight() {
 		// A quota of requests in flight has a unit and no window.
 		b = append(b, `;qu="`...)
 		b = append(b, r.Policy.Unit...)

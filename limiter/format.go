@@ -88,7 +88,7 @@ func (r *RuleResult) appendText(b []byte, waits bool) []byte {
 	b = append(strconv.AppendInt(b, int64(r.Remaining), 10), " left"...)
 	if r.Policy.Quota > 0 {
 		b = strconv.AppendInt(append(b, " of "...), int64(r.Policy.Quota), 10)
-		if r.Policy.Unit != "" {
+		if r.Policy.InFlight() {
 			b = append(append(b, ' '), r.Policy.Unit...)
 		} else {
 			b = append(append(b, '/'), r.Policy.Window.String()...)

@@ -158,7 +158,7 @@ func describe(rule, plan string, r limiter.RuleResult) string {
 	}
 	q := r.Policy
 	unit := ""
-	if q.Unit != "" {
+	if q.InFlight() {
 		unit = " " + q.Unit
 	}
 	fmt.Fprintf(&b, ": %d of %d%s used, %d left", q.Quota-r.Remaining, q.Quota, unit, r.Remaining)
