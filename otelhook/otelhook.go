@@ -14,6 +14,7 @@
 //	ratelimit.decision.duration histogram in seconds, attribute outcome
 //	ratelimit.backend.errors    counter, attribute cause
 //	ratelimit.backend.state     gauge, attribute state: 1 for the current one
+//	ratelimit.config.reloads    counter, attribute result: reloads of a rules file (Reload, for config.WithReloadHook), ok or error
 //
 // with the outcomes, causes and states of package prommetrics. The span,
 // "ratelimit.decide", covers the decision (it is recorded when the
@@ -54,6 +55,7 @@ type Recorder struct {
 	duration  metric.Float64Histogram
 	errors    metric.Int64Counter
 	state     metric.Int64Gauge
+	reloads   metric.Int64Counter
 }
 
 // New creates the instruments.
@@ -85,7 +87,21 @@ func New(opts Options) (*Recorder, error) {
 		metric.WithDescription("1 for the backend's current state (up, down, fallback), as the latest event showed it.")); err != nil {
 		return nil, err
 	}
+	if r.reloads, err = m.Int64Counter("ratelimit.config.reloads",
+		metric.WithDescription("Reloads of a rules file that read a changed file, by result (ok: the new rules are in force; error: the old ones stay).")); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// Reload records a reload of a rules file; pass it to
+// config.WithReloadHook. err is nil when the new rules are in force.
+func (r *Recorder) Reload(err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	r.reloads.Add(context.Background(), 1, metric.WithAttributes(attribute.String("result", result)))
 }
 
 // Hook records one event; pass it to middleware.WithHook or

@@ -15,6 +15,7 @@
 //	ratelimit_decision_duration_seconds{outcome}     histogram
 //	ratelimit_backend_errors_total{cause}            counter
 //	ratelimit_backend_state{state}                   gauge, 1 for the current state
+//	ratelimit_config_reloads_total{result}           counter, reloads of a rules file (Reload, for config.WithReloadHook): ok or error
 //
 // A decision counts once per rule it checked, with the rule's own verdict
 // as outcome: allowed, denied, cached_denied (the local deny cache
@@ -65,6 +66,7 @@ type Collector struct {
 	duration  *prometheus.HistogramVec
 	errors    *prometheus.CounterVec
 	state     *prometheus.GaugeVec
+	reloads   *prometheus.CounterVec
 	route     bool
 }
 
@@ -91,8 +93,10 @@ func New(reg prometheus.Registerer, opts Options) (*Collector, error) {
 			Help: "Redis failures seen by the limiter, by cause."}, []string{"cause"}),
 		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "backend_state",
 			Help: "1 for the backend's current state (up, down, fallback), as the latest event showed it."}, []string{"state"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "config_reloads_total",
+			Help: "Reloads of a rules file that read a changed file, by result (ok: the new rules are in force; error: the old ones stay)."}, []string{"result"}),
 	}
-	for _, col := range []prometheus.Collector{c.decisions, c.duration, c.errors, c.state} {
+	for _, col := range []prometheus.Collector{c.decisions, c.duration, c.errors, c.state, c.reloads} {
 		if err := reg.Register(col); err != nil {
 			return nil, err
 		}
@@ -120,6 +124,16 @@ func (c *Collector) Hook(e guard.Event) {
 	if e.Backend != "" {
 		c.setState(string(e.Backend))
 	}
+}
+
+// Reload records a reload of a rules file; pass it to
+// config.WithReloadHook. err is nil when the new rules are in force.
+func (c *Collector) Reload(err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	c.reloads.WithLabelValues(result).Inc()
 }
 
 // labels are values, with the route last when the collector has it.
