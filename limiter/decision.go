@@ -26,7 +26,7 @@ type RuleResult struct {
 	// the deny cache). It reports Allowed, and nothing it reports is a
 	// verdict on this request.
 	Undecided bool
-	// Leased is how many units a leased check (store.Check.Lease) took
+	// Leased is how many units a leased check (store.Check.LeaseUnits) took
 	// beyond its cost; the store fills it.
 	Leased int
 	// Shadow is true for a shadow rule's result (Rule.Shadow): Allowed is

@@ -125,7 +125,7 @@
 // the units are restored to the pool). Otherwise the request's check asks
 // the store for its cost and a lease with it, in the stack's one store
 // call: up to B more units, no more than half of what remains beyond the
-// cost (store.Check.Lease). B is the instance's recent demand over one
+// cost (store.Check.LeaseUnits). B is the instance's recent demand over one
 // interval I (at least 1, at most the rule's quota), where I is a tenth
 // of the lease, and no more than refills half a bucket's capacity (GCRA's
 // burst) or a tenth of a window. When a take comes up short (the store

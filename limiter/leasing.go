@@ -50,7 +50,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []store.Check, rules []ch
 			return Decision{}, err
 		}
 		if ok {
-			c.Lease = n
+			c.LeaseUnits = n
 			send, sendRules = append(send, c), append(sendRules, rules[i])
 		}
 	}

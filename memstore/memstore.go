@@ -135,7 +135,7 @@ func (s *memStore) Decide(_ context.Context, now time.Time, checks []store.Check
 		if e != nil && e.expires > t {
 			st = e.state
 		}
-		lease := c.Lease
+		lease := c.LeaseUnits
 		if c.Shadow { // a shadow check takes no lease
 			lease = 0
 		}

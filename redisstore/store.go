@@ -300,8 +300,8 @@ func (s *redisStore) run(ctx context.Context, now string, checks []store.Check, 
 		switch {
 		case c.Shadow:
 			cost = script.ShadowCost(c.Cost)
-		case c.Lease > 0:
-			cost = script.LeaseCost(c.Cost, c.Lease)
+		case c.LeaseUnits > 0:
+			cost = script.LeaseCost(c.Cost, c.LeaseUnits)
 		}
 		call.Arg(p.Arg, cost, penalty)
 		mask |= p.Mask

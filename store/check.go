@@ -27,14 +27,14 @@ type Check struct {
 	// Penalty, for a rule with Blocks, is how long a denial by the rule's
 	// own algorithm blocks the client (0: none).
 	Penalty time.Duration
-	// Lease, when positive and Cost is too, asks for a quota lease with
-	// the request: once the stack is allowed, up to Lease more units are
-	// taken, no more than half of what remains beyond Cost, as one
-	// consumption of Cost plus the lease (its Token refunds either).
+	// LeaseUnits, when positive and Cost is too, asks for a quota lease
+	// with the request: once the stack is allowed, up to LeaseUnits more
+	// units are taken, no more than half of what remains beyond Cost, as
+	// one consumption of Cost plus the lease (its Token refunds either).
 	// Result.Leased says how many. A store that does not lease takes
 	// none. Only for the algorithms whose units are fungible: the windows,
 	// the buckets and GCRA.
-	Lease int
+	LeaseUnits int
 	// Shadow makes the check a shadow check (limiter.Rule.Shadow): it is
 	// decided and its Result reports its own verdict (a denial with its
 	// RetryAfter), but it never denies the stack, consumes only when the
@@ -53,7 +53,7 @@ type Result struct {
 	// Token is what Refund needs to give this check's consumption back;
 	// zero when nothing was consumed.
 	Token Token
-	// Leased is how many units a leased check (Check.Lease) took beyond
+	// Leased is how many units a leased check (Check.LeaseUnits) took beyond
 	// its cost.
 	Leased int
 }
