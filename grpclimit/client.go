@@ -31,15 +31,16 @@ import (
 // a refusal.
 //
 // Retries: a call refused with codes.ResourceExhausted and a RetryInfo is
-// sent again once that wait has passed (rounded up to whole seconds, as
-// client.Transport reads Retry-After), up to MaxAttempts sends, when the
-// wait ends within MaxWait and the call's deadline. Otherwise the call
-// returns the server's status unchanged; a call that its server is known
-// to refuse until past them is not sent, and fails at once with
-// codes.ResourceExhausted and an error wrapping client.ErrWaitTooLong. A
-// refusal without RetryInfo (a cost no wait can admit) is never retried.
-// A codes.Unavailable with a RetryInfo (a server failing closed) holds
-// the calls after it for its wait, and is not retried.
+// sent again once that wait has passed (the RetryInfo's delay as given,
+// not rounded as a Retry-After in whole seconds is), up to MaxAttempts
+// sends, when the wait ends within MaxWait and the call's deadline.
+// Otherwise the call returns the server's status unchanged; a call that
+// its server is known to refuse until past them is not sent, and fails
+// at once with codes.ResourceExhausted and an error wrapping
+// client.ErrWaitTooLong. A refusal without RetryInfo (a cost no wait can
+// admit) is never retried. A codes.Unavailable with a RetryInfo (a
+// server failing closed) holds the calls after it for its wait, and is
+// not retried.
 type Client struct {
 	// MaxAttempts bounds the sends of one call, the first included
 	// (default 3).
@@ -171,7 +172,8 @@ func tooLong(target, method string, wait, maxWait time.Duration, byContext bool)
 }
 
 // retryAfter is the wait of err, when it is a refusal's status with a
-// positive RetryInfo (rounded up to whole seconds), and its code: a
+// positive RetryInfo (as given: a RetryInfo is not a Retry-After, which
+// counts whole seconds), and its code: a
 // codes.ResourceExhausted refusal, or a codes.Unavailable one (a server
 // failing closed). It is zero and codes.OK for any other outcome.
 func retryAfter(err error) (time.Duration, codes.Code) {
@@ -182,7 +184,7 @@ func retryAfter(err error) (time.Duration, codes.Code) {
 	for _, d := range st.Details() {
 		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay().IsValid() {
 			if wait := ri.GetRetryDelay().AsDuration(); wait > 0 {
-				return (wait + time.Second - 1).Truncate(time.Second), st.Code()
+				return wait, st.Code()
 			}
 		}
 	}

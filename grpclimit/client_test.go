@@ -133,3 +133,29 @@ func TestGoGRPCMiddlewareRetry(t *testing.T) {
 		t.Errorf("outcomes %v, want 2 allowed and the second call's first try denied", got)
 	}
 }
+
+// A call refused with a RetryInfo of 250 ms is sent again 250 ms later:
+// the wait as given, not rounded up to whole seconds as Retry-After's
+// are. The server's limiter and the Client share a fake clock that only
+// the Client's sleeps move.
+func TestClientRetriesAfterRetryInfoAsGiven(t *testing.T) {
+	clk := newFakeClock()
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 4, Period: time.Second, Burst: 1}}, Key: grpclimit.Constant("client")}}
+	var ev events
+	s := newServer(t, clk.onMemstore(), rules, grpclimit.WithHook(ev.hook))
+	plain, _ := serve(t, s, pipe)
+	if _, err := call(plain, ""); err != nil { // the only unit until 250 ms from now
+		t.Fatal(err)
+	}
+	cc, _ := serve(t, s, pipe, grpc.WithUnaryInterceptor(clk.client().UnaryClientInterceptor()))
+	start := clk.Now()
+	if _, err := call(cc, ""); err != nil {
+		t.Fatalf("a call refused, then retried: %v", err)
+	}
+	if got := ev.outcomes(); got["denied"] != 1 || got["allowed"] != 2 {
+		t.Errorf("outcomes %v, want 2 allowed and 1 denied", got)
+	}
+	if waited := clk.Now().Sub(start); waited != 250*time.Millisecond {
+		t.Errorf("the retry went after %v, want the RetryInfo's 250ms", waited)
+	}
+}

@@ -75,5 +75,5 @@
 // does for HTTP (they drive a client.Pacer, its pacing without HTTP):
 // they pace calls by the ratelimit metadata so that a client within its
 // quota is not refused, and retry a call refused with a RetryInfo once
-// its wait has passed, within MaxWait and the call's deadline.
+// its wait, as given, has passed, within MaxWait and the call's deadline.
 package grpclimit
