@@ -25,10 +25,16 @@ import (
 // first call. It is safe for concurrent use.
 //
 // Pacing: what a server's ratelimit metadata says (the IETF RateLimit and
-// RateLimit-Policy fields) is kept per connection target and method, and
-// calls wait as client.Transport's requests wait for their host, so that
-// a client that keeps calling gets the rate the server advertises without
-// a refusal.
+// RateLimit-Policy fields) is kept per connection target and rule, the
+// members of those fields by name, and calls wait for each rule as
+// client.Transport's requests wait for their host, so that a client that
+// keeps calling gets the rate the server advertises without a refusal. A
+// call is paced by the rules its method's latest response named: calls of
+// every method a rule spans share its quota (a rule without methods spans
+// them all), and a rule of some methods paces only those. A method's
+// first call, whose rules are not known yet, waits only for what holds
+// every call to the target (a refusal that named no rule, such as
+// codes.Unavailable).
 //
 // Retries: a call refused with codes.ResourceExhausted and a RetryInfo is
 // sent again once that wait has passed (the RetryInfo's delay as given,
@@ -111,9 +117,10 @@ func (c *Client) StreamClientInterceptor() grpc.StreamClientInterceptor {
 	}
 }
 
-// do makes a call with send, which sends it once more each time, to
-// target: it waits for the call's turn, retries a refusal with a
-// RetryInfo once its wait has passed, and returns the call's outcome.
+// do makes a call of method with send, which sends it once more each
+// time, to target: it waits for the call's turn, paced by target and
+// rule, retries a refusal with a RetryInfo once its wait has passed, and
+// returns the call's outcome.
 func (c *Client) do(ctx context.Context, target, method string, send func() (metadata.MD, error)) error {
 	start := c.clock.Now()
 	maxWait := cmp.Or(max(c.MaxWait, 0), defaultMaxWait)
@@ -127,7 +134,7 @@ func (c *Client) do(ctx context.Context, target, method string, send func() (met
 	attempts := cmp.Or(max(c.MaxAttempts, 0), defaultMaxAttempts)
 	var err error
 	for attempt := 1; ; attempt++ {
-		turn, ok := c.pacer.Reserve(target+method, "", c.clock.Now(), deadline)
+		turn, ok := c.pacer.Reserve(target, method, c.clock.Now(), deadline)
 		if !ok {
 			if attempt > 1 {
 				return err // the server's refusal

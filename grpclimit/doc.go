@@ -73,7 +73,9 @@
 //
 // Client's interceptors obey what a server says, as client.Transport
 // does for HTTP (they drive a client.Pacer, its pacing without HTTP):
-// they pace calls by the ratelimit metadata so that a client within its
-// quota is not refused, and retry a call refused with a RetryInfo once
-// its wait, as given, has passed, within MaxWait and the call's deadline.
+// they pace calls by the ratelimit metadata, per target and rule (the
+// policies it names), so that a client within its quota is not refused,
+// whichever methods a rule spans, and retry a call refused with a
+// RetryInfo once its wait, as given, has passed, within MaxWait and the
+// call's deadline.
 package grpclimit
