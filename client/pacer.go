@@ -1,7 +1,6 @@
 package client
 
 import (
-	"slices"
 	"sync"
 	"time"
 )
@@ -107,7 +106,6 @@ func (t Turn) Observe(now time.Time, rateLimit, policy []string, retryAfter time
 		s.until = later(s.until, now.Add(retryAfter))
 	}
 	if len(names) > 0 {
-		slices.Sort(names)
 		s.scope(t.scope, names)
 	}
 }
