@@ -9,13 +9,13 @@
 //	c := &http.Client{Transport: &client.Transport{}}
 //
 // What it learns is kept per host and shared by every request through the
-// same Transport.
+// same Transport. Pacer is the same pacing without HTTP, for clients of
+// other protocols.
 package client
 
 import (
 	"io"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -61,8 +61,7 @@ type Transport struct {
 	// altogether (default 30 s).
 	MaxWait time.Duration
 
-	mu    sync.Mutex
-	hosts map[string]*host
+	pacer Pacer // by host, all its policies together
 	clock clock
 }
 
@@ -82,18 +81,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	attempts := orDefault(t.MaxAttempts, defaultMaxAttempts)
 	var res *http.Response
 	for attempt := 1; ; attempt++ {
-		at, seq, ok := t.reserve(addr, deadline)
+		turn, ok := t.pacer.Reserve(addr, "", t.clock.Now(), deadline)
 		if !ok {
 			if res != nil {
 				return res, nil
 			}
-			return nil, tooLong(addr, at.Sub(start), maxWait, byContext)
+			return nil, tooLong(addr, turn.At.Sub(start), maxWait, byContext)
 		}
 		if res != nil {
 			_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 			res.Body.Close()
 		}
-		if err := t.clock.sleepUntil(ctx, at); err != nil {
+		if err := t.clock.sleepUntil(ctx, turn.At); err != nil {
 			return nil, err
 		}
 		send := req
@@ -108,7 +107,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		res = answer
-		if !t.observe(addr, seq, res) || attempt >= attempts || !retryable(req, res.StatusCode) {
+		if !t.observe(turn, res) || attempt >= attempts || !retryable(req, res.StatusCode) {
 			return res, nil
 		}
 	}

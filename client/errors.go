@@ -8,7 +8,8 @@ import (
 
 // ErrWaitTooLong is wrapped by the error of a request that a Transport did
 // not send: its host is known to refuse requests until past MaxWait or
-// the request's deadline.
+// the request's deadline. Clients that drive a Pacer wrap it as well
+// (package grpclimit's Client does).
 var ErrWaitTooLong = errors.New("ratelimit: the host's wait is too long")
 
 // tooLong is the error of a request held for wait by addr, past maxWait

@@ -8,38 +8,68 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/sf"
 )
 
-// limits is what one response says.
+// limits is what one response says of a limit: of one rule, or of all
+// of a server's together.
 type limits struct {
-	left int           // least quota left over the policies; -1 unknown
-	wait time.Duration // until more quota, for a policy with none left
-	gap  time.Duration // the most restrictive policy's window per unit
+	left int           // least quota left; -1 unknown
+	wait time.Duration // until more quota, when none is left
+	gap  time.Duration // the most restrictive window per unit
 }
 
-// read reads the RateLimit fields, or else the X-RateLimit ones.
-func read(h http.Header, now time.Time) limits {
-	l := limits{left: -1}
-	for _, field := range h.Values("RateLimit-Policy") {
+// merge is what l and o say together: the least quota left, the longest
+// wait and gap.
+func (l limits) merge(o limits) limits {
+	if l.left < 0 || (o.left >= 0 && o.left < l.left) {
+		l.left = o.left
+	}
+	l.wait, l.gap = max(l.wait, o.wait), max(l.gap, o.gap)
+	return l
+}
+
+// readRules reads the values of the RateLimit and RateLimit-Policy fields:
+// what they say of each rule, by the name of its members (several members
+// of one name taken together).
+func readRules(rateLimit, policy []string) map[string]limits {
+	rules := make(map[string]limits)
+	add := func(member string, l limits) {
+		name := sf.Name(member)
+		if had, ok := rules[name]; ok {
+			l = had.merge(l)
+		}
+		rules[name] = l
+	}
+	for _, field := range policy {
 		for _, m := range sf.Members(field) {
+			l := limits{left: -1}
 			q, okQ := intParam(m, "q")
 			w, okW := intParam(m, "w")
 			if okQ && okW && q > 0 {
-				l.gap = max(l.gap, time.Duration(w)*time.Second/time.Duration(q))
+				l.gap = time.Duration(w) * time.Second / time.Duration(q)
 			}
+			add(m, l)
 		}
 	}
-	for _, field := range h.Values("RateLimit") {
+	for _, field := range rateLimit {
 		for _, m := range sf.Members(field) {
-			r, ok := intParam(m, "r")
-			if !ok {
-				continue
-			}
-			if l.left < 0 || int(r) < l.left {
+			l := limits{left: -1}
+			if r, ok := intParam(m, "r"); ok {
 				l.left = int(r)
+				if s, ok := intParam(m, "t"); ok && r == 0 {
+					l.wait = time.Duration(s) * time.Second
+				}
 			}
-			if s, ok := intParam(m, "t"); ok && r == 0 {
-				l.wait = max(l.wait, time.Duration(s)*time.Second)
-			}
+			add(m, l)
 		}
+	}
+	return rules
+}
+
+// read reads the RateLimit fields, all rules together, or else the
+// X-RateLimit ones.
+func read(h http.Header, now time.Time) limits {
+	l := limits{left: -1}
+	for _, r := range readRules(h.Values("RateLimit"), h.Values("RateLimit-Policy")) {
+		l = l.merge(r)
 	}
 	if l.left >= 0 {
 		return l

@@ -1,13 +1,11 @@
 package grpclimit
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"strconv"
-	"sync"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -22,26 +20,33 @@ import (
 
 // Client obeys rate-limited gRPC servers: its UnaryClientInterceptor and
 // StreamClientInterceptor pace calls and retry refused ones, as
-// client.Transport does for HTTP (they run on one, whose logic they
-// share). The zero value is ready to use; set the fields before the
+// client.Transport does for HTTP (they drive a client.Pacer, its pacing
+// without HTTP). The zero value is ready to use; set the fields before the
 // first call. It is safe for concurrent use.
 //
 // Pacing: what a server's ratelimit metadata says (the IETF RateLimit and
-// RateLimit-Policy fields) is kept per connection target and method, and
-// calls wait as client.Transport's requests wait for their host, so that
-// a client that keeps calling gets the rate the server advertises without
-// a refusal.
+// RateLimit-Policy fields) is kept per connection target and rule, the
+// members of those fields by name, and calls wait for each rule as
+// client.Transport's requests wait for their host, so that a client that
+// keeps calling gets the rate the server advertises without a refusal. A
+// call is paced by the rules its method's latest response named: calls of
+// every method a rule spans share its quota (a rule without methods spans
+// them all), and a rule of some methods paces only those. A method's
+// first call, whose rules are not known yet, waits only for what holds
+// every call to the target (a refusal that named no rule, such as
+// codes.Unavailable).
 //
 // Retries: a call refused with codes.ResourceExhausted and a RetryInfo is
-// sent again once that wait has passed (rounded up to whole seconds, as
-// client.Transport reads Retry-After), up to MaxAttempts sends, when the
-// wait ends within MaxWait and the call's deadline. Otherwise the call
-// returns the server's status unchanged; a call that its server is known
-// to refuse until past them is not sent, and fails at once with
-// codes.ResourceExhausted and an error wrapping client.ErrWaitTooLong. A
-// refusal without RetryInfo (a cost no wait can admit) is never retried.
-// A codes.Unavailable with a RetryInfo (a server failing closed) holds
-// the calls after it for its wait, and is not retried.
+// sent again once that wait has passed (the RetryInfo's delay as given,
+// not rounded as a Retry-After in whole seconds is), up to MaxAttempts
+// sends, when the wait ends within MaxWait and the call's deadline.
+// Otherwise the call returns the server's status unchanged; a call that
+// its server is known to refuse until past them is not sent, and fails
+// at once with codes.ResourceExhausted and an error wrapping
+// client.ErrWaitTooLong. A refusal without RetryInfo (a cost no wait can
+// admit) is never retried. A codes.Unavailable with a RetryInfo (a
+// server failing closed) holds the calls after it for its wait, and is
+// not retried.
 type Client struct {
 	// MaxAttempts bounds the sends of one call, the first included
 	// (default 3).
@@ -50,26 +55,24 @@ type Client struct {
 	// altogether (default 30 s).
 	MaxWait time.Duration
 
-	once sync.Once
-	t    *client.Transport
+	pacer client.Pacer
+	clock clock
 }
 
-func (c *Client) transport() *client.Transport {
-	c.once.Do(func() {
-		c.t = &client.Transport{Base: roundTripper{}, MaxAttempts: c.MaxAttempts, MaxWait: c.MaxWait}
-	})
-	return c.t
-}
+// Defaults, applied when a field of Client is zero: client.Transport's.
+const (
+	defaultMaxAttempts = 3
+	defaultMaxWait     = 30 * time.Second
+)
 
 // UnaryClientInterceptor paces and retries unary calls.
 func (c *Client) UnaryClientInterceptor() grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		a := &attempt{ctx: ctx, send: func() (metadata.MD, error) {
+		return c.do(ctx, cc.Target(), method, func() (metadata.MD, error) {
 			var header, trailer metadata.MD
 			err := invoker(ctx, method, req, reply, cc, append(opts, grpc.Header(&header), grpc.Trailer(&trailer))...)
 			return metadata.Join(header, trailer), err
-		}}
-		return c.do(a, cc.Target(), method)
+		})
 	}
 }
 
@@ -88,7 +91,7 @@ func (c *Client) StreamClientInterceptor() grpc.StreamClientInterceptor {
 			return streamer(ctx, desc, cc, method, opts...)
 		}
 		var open grpc.ClientStream
-		a := &attempt{ctx: ctx, send: func() (metadata.MD, error) {
+		send := func() (metadata.MD, error) {
 			s, err := streamer(ctx, desc, cc, method, opts...)
 			if err != nil {
 				return nil, err
@@ -106,36 +109,49 @@ func (c *Client) StreamClientInterceptor() grpc.StreamClientInterceptor {
 			}
 			open = s
 			return header, nil
-		}}
-		if err := c.do(a, cc.Target(), method); err != nil {
+		}
+		if err := c.do(ctx, cc.Target(), method, send); err != nil {
 			return nil, err
 		}
 		return open, nil
 	}
 }
 
-// attempt is one call through the Transport: send makes it once more,
-// and err is the latest send's outcome.
-type attempt struct {
-	ctx  context.Context
-	send func() (metadata.MD, error)
-	err  error
-}
-
-type attemptKey struct{}
-
-// do runs a through the Transport, its host the connection's target and
-// the method, and returns the call's outcome.
-func (c *Client) do(a *attempt, target, method string) error {
-	req := (&http.Request{Method: http.MethodPost, URL: &url.URL{Scheme: "grpc", Host: target + method},
-		Header: make(http.Header), Body: http.NoBody}).WithContext(context.WithValue(a.ctx, attemptKey{}, a))
-	if _, err := c.transport().RoundTrip(req); err != nil {
-		if errors.Is(err, client.ErrWaitTooLong) {
-			return &waitError{err: err}
+// do makes a call of method with send, which sends it once more each
+// time, to target: it waits for the call's turn, paced by target and
+// rule, retries a refusal with a RetryInfo once its wait has passed, and
+// returns the call's outcome.
+func (c *Client) do(ctx context.Context, target, method string, send func() (metadata.MD, error)) error {
+	start := c.clock.Now()
+	maxWait := cmp.Or(max(c.MaxWait, 0), defaultMaxWait)
+	deadline, byContext := start.Add(maxWait), false
+	if d, ok := ctx.Deadline(); ok {
+		// The context's deadline is on the real clock.
+		if d := start.Add(time.Until(d)); d.Before(deadline) {
+			deadline, byContext = d, true
 		}
-		return status.FromContextError(err).Err()
 	}
-	return a.err
+	attempts := cmp.Or(max(c.MaxAttempts, 0), defaultMaxAttempts)
+	var err error
+	for attempt := 1; ; attempt++ {
+		turn, ok := c.pacer.Reserve(target, method, c.clock.Now(), deadline)
+		if !ok {
+			if attempt > 1 {
+				return err // the server's refusal
+			}
+			return tooLong(target, method, turn.At.Sub(start), maxWait, byContext)
+		}
+		if err := c.clock.sleepUntil(ctx, turn.At); err != nil {
+			return status.FromContextError(err).Err()
+		}
+		var md metadata.MD
+		md, err = send()
+		wait, code := retryAfter(err)
+		turn.Observe(c.clock.Now(), md.Get(ietf.RateLimit), md.Get(ietf.Policy), wait)
+		if code != codes.ResourceExhausted || attempt >= attempts {
+			return err
+		}
+	}
 }
 
 // waitError is a call not sent because its server is known to refuse it
@@ -151,55 +167,33 @@ func (e *waitError) GRPCStatus() *status.Status {
 	return status.New(codes.ResourceExhausted, e.err.Error())
 }
 
-// roundTripper sends a request's attempt and answers with what the
-// Transport reads: the ratelimit metadata as the IETF fields, and a
-// refusal as a 429 (or a failing-closed server's 503) with its RetryInfo
-// as Retry-After.
-type roundTripper struct{}
+// tooLong is the error of a call of method held for wait by target, past
+// maxWait or, when byContext, the call's deadline.
+func tooLong(target, method string, wait, maxWait time.Duration, byContext bool) error {
+	wait = wait.Round(time.Millisecond)
+	past := fmt.Sprintf("more than MaxWait (%v)", maxWait)
+	if byContext {
+		past = "past the call's deadline"
+	}
+	return &waitError{err: fmt.Errorf("%w: %s takes no %s call for %v, %s", client.ErrWaitTooLong, target, method, wait, past)}
+}
 
-func (roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	a := req.Context().Value(attemptKey{}).(*attempt)
-	md, err := a.send()
-	a.err = err
-	res := &http.Response{StatusCode: http.StatusOK, Header: make(http.Header, 3), Body: http.NoBody, Request: req}
-	for _, f := range fields {
-		if v := md.Get(f.key); len(v) > 0 {
-			res.Header[f.header] = v
-		}
-	}
-	if err == nil {
-		return res, nil
-	}
-	res.StatusCode = http.StatusInternalServerError
+// retryAfter is the wait of err, when it is a refusal's status with a
+// positive RetryInfo (as given: a RetryInfo is not a Retry-After, which
+// counts whole seconds), and its code: a
+// codes.ResourceExhausted refusal, or a codes.Unavailable one (a server
+// failing closed). It is zero and codes.OK for any other outcome.
+func retryAfter(err error) (time.Duration, codes.Code) {
 	st := status.Convert(err)
-	wait, ok := retryDelay(st)
-	switch {
-	case ok && st.Code() == codes.ResourceExhausted:
-		res.StatusCode = http.StatusTooManyRequests
-	case ok && st.Code() == codes.Unavailable:
-		res.StatusCode = http.StatusServiceUnavailable
-	default:
-		return res, nil
+	if st.Code() != codes.ResourceExhausted && st.Code() != codes.Unavailable {
+		return 0, codes.OK
 	}
-	res.Header.Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
-	return res, nil
-}
-
-// fields are the ratelimit metadata, which the Transport reads as the
-// IETF draft's header fields.
-var fields = [...]struct{ header, key string }{
-	{"Ratelimit", "ratelimit"},
-	{"Ratelimit-Policy", "ratelimit-policy"},
-}
-
-// retryDelay is st's RetryInfo delay, when it has a positive one.
-func retryDelay(st *status.Status) (time.Duration, bool) {
 	for _, d := range st.Details() {
 		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay().IsValid() {
 			if wait := ri.GetRetryDelay().AsDuration(); wait > 0 {
-				return wait, true
+				return wait, st.Code()
 			}
 		}
 	}
-	return 0, false
+	return 0, codes.OK
 }

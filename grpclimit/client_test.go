@@ -133,3 +133,66 @@ func TestGoGRPCMiddlewareRetry(t *testing.T) {
 		t.Errorf("outcomes %v, want 2 allowed and the second call's first try denied", got)
 	}
 }
+
+// A call refused with a RetryInfo of 250 ms is sent again 250 ms later:
+// the wait as given, not rounded up to whole seconds as Retry-After's
+// are. The server's limiter and the Client share a fake clock that only
+// the Client's sleeps move.
+func TestClientRetriesAfterRetryInfoAsGiven(t *testing.T) {
+	clk := newFakeClock()
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 4, Period: time.Second, Burst: 1}}, Key: grpclimit.Constant("client")}}
+	var ev events
+	s := newServer(t, clk.onMemstore(), rules, grpclimit.WithHook(ev.hook))
+	plain, _ := serve(t, s, pipe)
+	if _, err := call(plain, ""); err != nil { // the only unit until 250 ms from now
+		t.Fatal(err)
+	}
+	cc, _ := serve(t, s, pipe, grpc.WithUnaryInterceptor(clk.client().UnaryClientInterceptor()))
+	start := clk.Now()
+	if _, err := call(cc, ""); err != nil {
+		t.Fatalf("a call refused, then retried: %v", err)
+	}
+	if got := ev.outcomes(); got["denied"] != 1 || got["allowed"] != 2 {
+		t.Errorf("outcomes %v, want 2 allowed and 1 denied", got)
+	}
+	if waited := clk.Now().Sub(start); waited != 250*time.Millisecond {
+		t.Errorf("the retry went after %v, want the RetryInfo's 250ms", waited)
+	}
+}
+
+// A server's rule without methods spans them all: a client that
+// alternates two methods is paced by the rule the ratelimit metadata
+// names, not per method, and the server refuses none of its 17 calls,
+// which reach at least 90% of the advertised 2 a second. The server's
+// limiter and the Client share a fake clock that only the Client's
+// sleeps move.
+func TestClientPacesByRule(t *testing.T) {
+	clk := newFakeClock()
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Key: grpclimit.Constant("client")}}
+	var ev events
+	cc, _ := serve(t, newServer(t, clk.onMemstore(), rules, grpclimit.WithHook(ev.hook)), pipe,
+		grpc.WithUnaryInterceptor(clk.client().UnaryClientInterceptor()))
+	c := testpb.NewTestServiceClient(cc)
+	const n = 17
+	start := clk.Now()
+	for i := range n {
+		var err error
+		if i%2 == 0 {
+			_, err = c.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		} else {
+			_, err = c.EmptyCall(context.Background(), &testpb.Empty{})
+		}
+		if err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+	}
+	elapsed := clk.Now().Sub(start)
+	rate := n / elapsed.Seconds()
+	t.Logf("%d calls in %v: %.2f/s", n, elapsed, rate)
+	if got := ev.outcomes(); got["denied"] != 0 || got["allowed"] != n {
+		t.Errorf("outcomes %v, want %d allowed and none denied", got, n)
+	}
+	if rate < 0.9*2 {
+		t.Errorf("%.2f calls/s, under 90%% of the advertised 2/s", rate)
+	}
+}

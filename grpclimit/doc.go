@@ -100,8 +100,10 @@
 // # Client
 //
 // Client's interceptors obey what a server says, as client.Transport
-// does for HTTP (they drive one): they pace calls by the ratelimit
-// metadata so that a client within its quota is not refused, and retry a
-// call refused with a RetryInfo once its wait has passed, within MaxWait
-// and the call's deadline.
+// does for HTTP (they drive a client.Pacer, its pacing without HTTP):
+// they pace calls by the ratelimit metadata, per target and rule (the
+// policies it names), so that a client within its quota is not refused,
+// whichever methods a rule spans, and retry a call refused with a
+// RetryInfo once its wait, as given, has passed, within MaxWait and the
+// call's deadline.
 package grpclimit

@@ -1,0 +1,20 @@
+package client
+
+import "net/http"
+
+// observe learns the host's limits from res, the response to the request
+// of turn, and reports whether res refused it: a 429, or a 503 that says
+// how long to wait. A refusal's Retry-After is when a retry can succeed:
+// it is the wait, whatever RateLimit "t" or X-RateLimit-Reset say (the
+// time until a policy's quota is back, which a retry need not wait for).
+func (t *Transport) observe(turn Turn, res *http.Response) (refused bool) {
+	now := t.clock.Now()
+	l := read(res.Header, now)
+	refused = res.StatusCode == http.StatusTooManyRequests ||
+		(res.StatusCode == http.StatusServiceUnavailable && res.Header.Get("Retry-After") != "")
+	if retryAfter, ok := parseRetryAfter(res.Header.Get("Retry-After"), now); ok && refused {
+		l.wait = retryAfter
+	}
+	turn.learn(now, l, refused)
+	return refused
+}
