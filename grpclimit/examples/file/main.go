@@ -17,7 +17,6 @@ import (
 	"net/http/httptest"
 	"os"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/go-chi/chi/v5"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
@@ -28,33 +27,18 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/config"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/grpclimit/examples/internal/redisconn"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 func main() {
-	rdb, err := connect()
+	rdb, err := redisconn.Connect()
 	if err != nil {
 		log.Fatal(err)
 	}
 	if err := run(os.Stdout, rdb, "examples/file/ratelimit.yaml"); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// connect is Redis at REDIS_URL, or an in-process miniredis.
-func connect() (*redis.Client, error) {
-	if url := os.Getenv("REDIS_URL"); url != "" {
-		opt, err := redis.ParseURL(url)
-		if err != nil {
-			return nil, err
-		}
-		return redis.NewClient(opt), nil
-	}
-	srv, err := miniredis.Run()
-	if err != nil {
-		return nil, err
-	}
-	return redis.NewClient(&redis.Options{Addr: srv.Addr()}), nil
 }
 
 // run loads the rules at path on rdb, serves both doors on loopback, and

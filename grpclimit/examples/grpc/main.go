@@ -17,7 +17,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -28,35 +27,20 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/grpclimit/examples/internal/redisconn"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 func main() {
-	rdb, err := connect()
+	rdb, err := redisconn.Connect()
 	if err != nil {
 		log.Fatal(err)
 	}
 	if err := run(os.Stdout, rdb, 6); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// connect is Redis at REDIS_URL, or an in-process miniredis.
-func connect() (*redis.Client, error) {
-	if url := os.Getenv("REDIS_URL"); url != "" {
-		opt, err := redis.ParseURL(url)
-		if err != nil {
-			return nil, err
-		}
-		return redis.NewClient(opt), nil
-	}
-	srv, err := miniredis.Run()
-	if err != nil {
-		return nil, err
-	}
-	return redis.NewClient(&redis.Options{Addr: srv.Addr()}), nil
 }
 
 // rules: 2 unary calls a second per API key (a burst of 2), at most 2 open
