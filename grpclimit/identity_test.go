@@ -67,6 +67,14 @@ func TestIdentities(t *testing.T) {
 			}
 		}
 	})
+	t.Run("binary metadata", func(t *testing.T) {
+		// A -bin value reaches the key as its bytes, hashed: two tokens
+		// differing in a byte no text could hold are limited apart.
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-token", Algorithm: one}, Key: grpclimit.Metadata("x-token-bin")}}), pipe)
+		if callWith(t, cc, "x-token-bin", "\x00\xffa") || callWith(t, cc, "x-token-bin", "\x00\xffb") || !callWith(t, cc, "x-token-bin", "\x00\xffa") {
+			t.Fatal("binary tokens are not limited apart")
+		}
+	})
 	t.Run("method", func(t *testing.T) {
 		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-method", Algorithm: one}, Key: grpclimit.Method()}}), pipe)
 		c := testpb.NewTestServiceClient(cc)
