@@ -153,7 +153,7 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 			return nil, err
 		}
 		end := guard.End{Status: int(codes.Unknown)} // until the handler returns: a panic settles so
-		defer func() { g.Finish(ctx, c, &res, end) }()
+		defer finish(ctx, g, c, &res, &end)
 		out, err := handler(ctx, req)
 		end.Status = int(status.Code(err))
 		return out, err
@@ -189,11 +189,17 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 			stream = &meteredStream{ServerStream: ss, s: s, method: info.FullMethod}
 		}
 		end := guard.End{Status: int(codes.Unknown)} // until the handler returns: a panic settles so
-		defer func() { g.Finish(ctx, c, &res, end) }()
+		defer finish(ctx, g, c, &res, &end)
 		err := handler(srv, stream)
 		end.Status = int(status.Code(err))
 		return err
 	}
+}
+
+// finish settles res, the result of call c, as *end says once the call
+// has ended: a deferred call, which reads end when it runs.
+func finish(ctx context.Context, g *guard.Guard[*Call], c *Call, res *guard.Result, end *guard.End) {
+	g.Finish(ctx, c, res, *end)
 }
 
 // guard is the guard that decides a call of method when it starts; nil
