@@ -12,7 +12,7 @@
 //		{Name: "per-key", Key: keyfunc.Header("x-api-key"),
 //			Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 20}},
 //		{Name: "streams", Methods: []string{"/chat.Chat/Subscribe"}, Key: keyfunc.IP(),
-//			Algorithm: algorithms.Concurrency{Limit: 4, TTL: time.Hour}},
+//			Algorithm: algorithms.Concurrency{Limit: 4, TTL: time.Minute}},
 //	}
 //	lim, err := limiter.New(store, grpclimit.LimiterRules(rules))
 //	s, err := grpclimit.New(lim, rules)
@@ -66,8 +66,15 @@
 // handler returns: at most Limit open streams per identity, the slot
 // back when the stream ends, the client cancels or its connection goes
 // (the handler's stream context ends; a handler that ignores it keeps its
-// slot until the slot's TTL). A Rule's MessageCost also charges each
-// message the stream receives.
+// slot until the slot's TTL). A release that failed before it reached
+// Redis (a failed dial) is sent again in the background until it succeeds
+// or the TTL has passed (see limiter.Limiter.Settle); one that may have
+// run (a timeout, a connection lost in use) is not, and a process that
+// dies releases nothing: those slots are held for the whole TTL. So the
+// TTL is the longest a stream may stay open and no longer: a minute in
+// the example above, not an hour (a stream that outlives its TTL loses
+// its slot to another). A Rule's MessageCost also charges each message
+// the stream receives.
 //
 // # Client
 //
