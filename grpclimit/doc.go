@@ -13,7 +13,7 @@
 //	rules := []grpclimit.Rule{
 //		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 20}},
 //			Key: grpclimit.Metadata("x-api-key")},
-//		{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: 4, TTL: time.Hour}},
+//		{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: 4, TTL: time.Minute}},
 //			Key: grpclimit.Peer()},
 //	}
 //	s, err := grpclimit.New(store, rules, grpclimit.WithMethods("streams", "/chat.Chat/Subscribe"))

@@ -115,6 +115,15 @@
 // still ahead at the last one: at most one more than the requests then
 // holding turns ahead.
 //
+// A refund that fails keeps the charge (stricter, never looser), except a
+// concurrency limit's slot release that surely never reached the store (a
+// failed dial): the Limiter sends it again in the background until it
+// succeeds or the slot's TTL has passed, and Close sends what is pending
+// one last time (see Settle). A release that may have run (a timeout, a
+// connection lost in use) is not sent again, and holds its slot until
+// the TTL: a release gives back one of the slots taken at the decision's
+// instant, and sent twice it could give back another request's.
+//
 // # Leases
 //
 // A rule with Rule.Lease is leased: a global or per-tenant rule that every

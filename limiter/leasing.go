@@ -104,12 +104,19 @@ func (l *Limiter) refundLeases(out []lease.Refund[store.Check]) error {
 
 // Close refunds the units of every lease (see Rule.Lease) to the store and
 // stops leasing, and the sweeper: later decisions of leased rules ask the
-// store each time. A Limiter without leased rules has nothing to close. It
-// returns the store's error when a refund failed. Such a refund is not
-// sent again, and its outcome is unknown: one that timed out may still
-// have been applied (Redis runs a script it received even after the
-// caller stopped waiting); units not refunded stay consumed until the
-// rule's state recovers them. Close is safe to call more than once.
+// store each time. It returns the store's error when a refund failed. Such
+// a refund is not sent again, and its outcome is unknown: one that timed
+// out may still have been applied (Redis runs a script it received even
+// after the caller stopped waiting); units not refunded stay consumed
+// until the rule's state recovers them.
+//
+// Close also ends the retries of slot releases (see Settle): each release
+// still pending is sent one last time, within a second, and the goroutine
+// that retries them stops; a release that fails then is given up (and
+// logged), its slot held until its TTL. Releases that fail after Close
+// are not retried. Close is safe to call more than once.
 func (l *Limiter) Close() error {
-	return l.refundLeases(l.leases.Close())
+	err := l.refundLeases(l.leases.Close())
+	l.releases.close()
+	return err
 }

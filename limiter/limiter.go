@@ -78,6 +78,8 @@ type Limiter struct {
 	given   []Rule   // as New was given them
 	algos   sync.Map // algorithms.Algorithm -> *algo, for plans
 	cfg     config
+	// releases sends failed slot releases again (see Settle).
+	releases releases
 }
 
 type rule struct {
@@ -132,6 +134,7 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		return nil, fmt.Errorf("%w: no rules", ratelimit.ErrConfig)
 	}
 	l := &Limiter{store: s, cfg: defaults(), rules: make(map[string]*rule, len(rules)), given: slices.Clone(rules)}
+	l.releases.l = l
 	if err := options.Apply(&l.cfg, opts); err != nil {
 		return nil, err
 	}

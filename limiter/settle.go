@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
@@ -35,11 +37,19 @@ var ErrSettled = errors.New("ratelimit: decision already settled")
 // the package doc).
 //
 // A decision is settled once: copies of d share that fact, and a second
-// Settle returns ErrSettled and changes nothing. Settle
-// runs against the store that decided (the fallback, for a
-// Decision.Fallback). Like a decision, it runs once and is never retried:
-// a refund lost to a Redis failure leaves the charge in place
-// (stricter, never looser), reported as an ErrBackend error.
+// Settle returns ErrSettled and changes nothing. Settle runs against the
+// store that decided (the fallback, for a Decision.Fallback). A refund
+// lost to a Redis failure is reported as an ErrBackend error and leaves
+// the charge in place (stricter, never looser), with one exception: a
+// concurrency limit's slot release that failed before it reached Redis
+// (a failed dial: it surely did not run) is sent again in the background,
+// with a backoff from 50 ms to 5 s, until it succeeds or the slot's TTL
+// has passed, or until Close, which sends it one last time; failures of
+// those retries are logged with slog.Default(), one line per 10 s at
+// most, with counts. A refund that may have run (a timeout, a connection
+// lost in use) is never sent again: a slot release gives back one of the
+// slots taken at the decision's instant, and sent twice it would give
+// back another request's.
 func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decision, error) {
 	if !d.Allowed {
 		return Decision{Allowed: true, At: d.At}, nil
@@ -73,7 +83,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	}
 	var err error
 	if len(refunds) > 0 {
-		err = l.refund(ctx, d, refunds)
+		err = l.release(ctx, d, refunds)
 	}
 	for i, res := range d.Results {
 		if n := res.check.cost - final[i]; n > 0 && res.lease != nil {
@@ -107,16 +117,56 @@ func storeRefund(c store.Check, a *algo, back int, tok store.Token) store.Refund
 // refund gives refunds of d back on the store that decided d (of d, it
 // reads At and Fallback), at the limiter's clock.
 func (l *Limiter) refund(ctx context.Context, d Decision, refunds []store.Refund) error {
+	return refundError(l.sendRefunds(ctx, l.storeOf(d), d.At, refunds))
+}
+
+// release is refund for Settle: the slot releases among refunds that
+// failed before they reached the store are sent again in the background
+// (see releases).
+func (l *Limiter) release(ctx context.Context, d Decision, refunds []store.Refund) error {
+	s := l.storeOf(d)
+	err := l.sendRefunds(ctx, s, d.At, refunds)
+	if err == nil {
+		return nil
+	}
+	var again []store.Refund
+	var ttls []time.Duration
+	for i, rf := range refunds {
+		if c, ok := rf.Check.Algorithm.(algorithms.Concurrency); ok && retryable(err, i) {
+			again, ttls = append(again, rf), append(ttls, c.TTL)
+		}
+	}
+	if len(again) > 0 {
+		l.releases.retry(s, d.At, again, ttls, err)
+	}
+	return refundError(err)
+}
+
+// storeOf is the store that decided d: the fallback, for a
+// Decision.Fallback.
+func (l *Limiter) storeOf(d Decision) store.Store {
+	if d.Fallback {
+		return l.cfg.fallback
+	}
+	return l.store
+}
+
+// sendRefunds sends refunds of the decision at the instant at to s, at the
+// limiter's clock. A store's failure is returned as it is, for
+// retryable to read (see refundError).
+func (l *Limiter) sendRefunds(ctx context.Context, s store.Store, at time.Time, refunds []store.Refund) error {
 	now, err := l.now()
 	if err != nil {
 		return err
 	}
-	s := l.store
-	if d.Fallback {
-		s = l.cfg.fallback
+	return s.Refund(ctx, now, at, refunds)
+}
+
+// refundError is err, from sendRefunds, as the limiter returns it: a
+// store's failure wrapped in ErrBackend.
+func refundError(err error) error {
+	if err == nil || errors.Is(err, ErrCheck) {
+		return err
 	}
-	if err := s.Refund(ctx, now, d.At, refunds); err != nil {
-		return backendError(err)
-	}
-	return nil
+	return backendError(err)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
+	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 	"github.com/seed-bff0c9e1/ratelimit/internal/transport"
 	"github.com/seed-bff0c9e1/ratelimit/store"
@@ -173,7 +174,27 @@ func (s *redisStore) refund(ctx context.Context, now, at string, refunds []store
 		wg.Go(func() { _, errs[g] = s.caller.Run(ctx, script.Refund(), calls[g]) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if len(groups) == 1 {
+		return errs[0]
+	}
+	// Several round trips: say which refunds failed, for a caller that
+	// sends again those that surely never ran (see fault.RefundUnsent).
+	var failed *fault.Refunds
+	for g, members := range groups {
+		if errs[g] == nil {
+			continue
+		}
+		if failed == nil {
+			failed = &fault.Refunds{Errs: make([]error, len(refunds))}
+		}
+		for _, i := range members {
+			failed.Errs[i] = errs[g]
+		}
+	}
+	if failed == nil {
+		return nil
+	}
+	return failed
 }
 
 // shardGroups groups the indices of checks by the server their keys live

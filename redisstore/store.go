@@ -199,7 +199,10 @@ func (s *redisStore) Decide(ctx context.Context, now time.Time, checks []store.C
 }
 
 // Refund implements store.Store within the store's timeout: one refund.lua run
-// per shard, concurrently.
+// per shard, concurrently. Refunds that went out in several round trips
+// fail with a *fault.Refunds, which says which failed; a dial watch (and
+// its reading of the error, in within) is only on one server's client,
+// where they go out in one.
 func (s *redisStore) Refund(ctx context.Context, now, at time.Time, refunds []store.Refund) error {
 	_, err := within(s, ctx, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, s.refund(ctx, script.Now(now), strconv.FormatInt(at.UnixMicro(), 10), refunds)

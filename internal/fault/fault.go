@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync/atomic"
 	"syscall"
 )
@@ -85,4 +86,63 @@ func Shared(err error, trip *RoundTrip) error { return &SharedFailure{err, trip}
 func FirstOfRoundTrip(err error) bool {
 	var sf *SharedFailure
 	return !errors.As(err, &sf) || sf.Trip.counted.CompareAndSwap(false, true)
+}
+
+// Unsent reports whether err, the failure of a store call, proves that the
+// call never reached the server, so that sending it again cannot run it
+// twice: the call's own dial failed, or a failed dial ended it while it
+// waited for a connection (go-redis returns a context's end only before it
+// writes a command, and never re-sends a script it wrote). A timeout whose
+// cause is a failed dial (WithDialCause) proves nothing: the call may have
+// been written on a connection already open, whose reply was lost while
+// another connection's dial failed. Nor does an error of several round
+// trips (see Refunds): each may have run.
+func Unsent(err error) bool {
+	return DialFailed(err) && !IsTimeout(err) && !several(err)
+}
+
+// several reports whether err joins errors (as errors.Join and a
+// fmt.Errorf of several %w do) other than a dial and its timeout: the
+// failures of several calls, of which some may have run.
+func several(err error) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case *Refunds:
+		return true
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		return len(errs) > 1 || (len(errs) == 1 && several(errs[0]))
+	}
+	return several(errors.Unwrap(err))
+}
+
+// Refunds is the failure of a store's Refund whose refunds went out in
+// several round trips (one per shard), some of which failed: Errs[i] is
+// refunds[i]'s failure, nil where its round trip succeeded. It reads, and
+// unwraps, as the distinct failures it holds.
+type Refunds struct{ Errs []error }
+
+func (e *Refunds) Error() string { return errors.Join(e.Unwrap()...).Error() }
+
+// Unwrap returns the distinct failures.
+func (e *Refunds) Unwrap() []error {
+	var out []error
+	for _, err := range e.Errs {
+		if err != nil && !slices.Contains(out, err) {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// RefundUnsent reports whether refund i of a store's failed Refund surely
+// never ran (see Unsent): its own round trip's failure says so, for a
+// Refunds error, or else the whole call's.
+func RefundUnsent(err error, i int) bool {
+	var re *Refunds
+	if errors.As(err, &re) {
+		return i < len(re.Errs) && re.Errs[i] != nil && Unsent(re.Errs[i])
+	}
+	return Unsent(err)
 }

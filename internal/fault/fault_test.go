@@ -1,0 +1,50 @@
+package fault_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+	"testing"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
+)
+
+func TestRefundUnsent(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	dial := &fault.DialError{Err: refused}
+	for _, c := range []struct {
+		name string
+		err  error
+		i    int
+		want bool
+	}{
+		{"dial", refused, 0, true},
+		{"dial error", dial, 0, true},
+		{"wrapped dial", fmt.Errorf("redis: %w", dial), 0, true},
+		{"one round trip", errors.Join(refused), 0, true},
+		{"timeout caused by a dial", fault.WithDialCause(dial, context.DeadlineExceeded), 0, false},
+		{"timeout", context.DeadlineExceeded, 0, false},
+		{"lost", io.ErrUnexpectedEOF, 0, false},
+		{"reset", &net.OpError{Op: "read", Err: syscall.ECONNRESET}, 0, false},
+		{"several round trips", errors.Join(refused, io.EOF), 0, false},
+		{"refunds: its own dial", &fault.Refunds{Errs: []error{nil, refused}}, 1, true},
+		{"refunds: its round trip succeeded", &fault.Refunds{Errs: []error{nil, refused}}, 0, false},
+		{"refunds: its round trip timed out", &fault.Refunds{Errs: []error{context.DeadlineExceeded, refused}}, 0, false},
+		{"refunds: out of range", &fault.Refunds{Errs: []error{refused}}, 1, false},
+		{"refunds, wrapped", fmt.Errorf("x: %w", &fault.Refunds{Errs: []error{refused}}), 0, true},
+	} {
+		if got := fault.RefundUnsent(c.err, c.i); got != c.want {
+			t.Errorf("%s: RefundUnsent(%v, %d) = %v, want %v", c.name, c.err, c.i, got, c.want)
+		}
+	}
+	if fault.Unsent(&fault.Refunds{Errs: []error{refused}}) {
+		t.Error("Unsent of a Refunds error: which round trip failed is for RefundUnsent to read")
+	}
+	re := &fault.Refunds{Errs: []error{refused, nil, refused, io.EOF}}
+	if !errors.Is(re, io.EOF) || !fault.DialFailed(re) || re.Error() != refused.Error()+"\n"+io.EOF.Error() {
+		t.Errorf("Refunds reads as %q", re.Error())
+	}
+}
