@@ -1,10 +1,7 @@
 package rls_test
 
 import (
-	"context"
 	"net"
-	"os"
-	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -42,37 +40,11 @@ func eachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
 	})
 }
 
-// startRedis starts a redis-server on a free loopback port, stopped when
-// the test ends; it skips the test when there is none, unless
-// RATELIMIT_REQUIRE_REDIS=1.
+// startRedis is a client of a redis-server of the test's own.
 func startRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("RATELIMIT_REQUIRE_REDIS") == "1" {
-			t.Fatal("redis-server is not on the PATH and RATELIMIT_REQUIRE_REDIS=1")
-		}
-		t.Skip("redis-server is not on the PATH")
-	}
-	port := freePort(t)
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "warning")
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("redis-server: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	rdb := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))})
+	rdb := redis.NewClient(&redis.Options{Addr: testredis.Start(t)})
 	t.Cleanup(func() { _ = rdb.Close() })
-	for i := 0; ; i++ {
-		if err := rdb.Ping(context.Background()).Err(); err == nil {
-			return rdb
-		} else if i == 100 {
-			t.Fatalf("redis-server did not answer: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return rdb
 }
 
 // freePort is a loopback TCP port nothing listens on.
