@@ -83,10 +83,11 @@ func stop(t *testing.T, cmd *exec.Cmd, rest <-chan string) string {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	out := <-rest // to the end before Wait, which closes the pipe
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
-	return <-rest
+	return out
 }
 
 func TestExampleOnMiniredis(t *testing.T) {
