@@ -1,0 +1,142 @@
+// Command ratelimit-server is an Envoy rate limit service (RLS v3) on
+// Redis, configured as the reference server (envoyproxy/ratelimit) is:
+// its environment variables (GRPC_HOST, GRPC_PORT, REDIS_URL,
+// REDIS_TYPE=single, RUNTIME_ROOT, RUNTIME_SUBDIRECTORY,
+// RUNTIME_IGNOREDOTFILES) and its configuration files in
+// $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/config.
+//
+// Without REDIS_URL it runs on an in-process miniredis, with an example
+// configuration unless RUNTIME_ROOT names one, and prints how to call it.
+// SIGTERM or SIGINT stops it once the calls in flight have been answered.
+// See docs/envoy.md.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/redis/go-redis/v9"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/reflection"
+)
+
+//go:embed example.yaml
+var example []byte
+
+// drainFor bounds how long a stop waits for the calls in flight.
+const drainFor = 5 * time.Second
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx, osEnv, os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run serves until ctx is done, then drains and returns.
+func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
+	s, err := readEnv(getenv)
+	if err != nil {
+		return err
+	}
+	configs, err := loadConfigs(s)
+	if err != nil {
+		return err
+	}
+	addr := s.redisURL
+	if addr == "" {
+		m, err := miniredis.Run()
+		if err != nil {
+			return fmt.Errorf("ratelimit: in-process miniredis: %w", err)
+		}
+		defer m.Close()
+		addr = m.Addr()
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	st, err := redisstore.New(rdb)
+	if err != nil {
+		return err
+	}
+	lim, err := limiter.New(st, rls.Limits(configs...))
+	if err != nil {
+		return err
+	}
+	defer lim.Close()
+	srv, err := rls.NewServer(lim, configs, rls.Options{})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.grpcAddr)
+	if err != nil {
+		return fmt.Errorf("ratelimit: %w", err)
+	}
+	gs := grpc.NewServer()
+	rlsv3.RegisterRateLimitServiceServer(gs, srv)
+	reflection.Register(gs) // so that grpcurl needs no .proto files
+	served := make(chan error, 1)
+	go func() { served <- gs.Serve(ln) }()
+	greet(out, ln.Addr().String(), s, configs)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("ratelimit: serving: %w", err)
+	case <-ctx.Done():
+	}
+	drained := make(chan struct{})
+	go func() { gs.GracefulStop(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainFor):
+		gs.Stop()
+	}
+	fmt.Fprintln(out, "ratelimit-server: stopped")
+	return nil
+}
+
+// loadConfigs reads the runtime directory, or the example without one.
+func loadConfigs(s settings) ([]*rls.Config, error) {
+	if s.configDir != "" {
+		return rls.LoadDir(s.configDir, s.ignoreDotfiles)
+	}
+	c, err := rls.Parse("example.yaml", example)
+	if err != nil {
+		return nil, err
+	}
+	return []*rls.Config{c}, nil
+}
+
+// greet prints where the server listens, on what, and how to call it.
+func greet(out io.Writer, addr string, s settings, configs []*rls.Config) {
+	fmt.Fprintf(out, "ratelimit-server: serving envoy.service.ratelimit.v3.RateLimitService on %s\n", addr)
+	store, where := "redis at "+s.redisURL, "config from "+s.configDir
+	if s.redisURL == "" {
+		store = "an in-process miniredis (set REDIS_URL=host:port for a real Redis)"
+	}
+	if s.configDir == "" {
+		where = "the example config (set RUNTIME_ROOT and RUNTIME_SUBDIRECTORY for yours)"
+	}
+	fmt.Fprintf(out, "ratelimit-server: on %s, with %s\n", store, where)
+	for _, c := range configs {
+		fmt.Fprintf(out, "ratelimit-server: domain %q\n", c.Domain)
+	}
+	if s.configDir == "" {
+		fmt.Fprintf(out, `ratelimit-server: try it (the 6th call within the hour is OVER_LIMIT):
+  grpcurl -plaintext -d '{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.1"}]}]}' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
+`, addr)
+	}
+}

@@ -1,0 +1,134 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// build builds the command into a temporary directory.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ratelimit-server")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// start runs bin with env on a free loopback port and returns the
+// address it serves on and the rest of its output, read to the end once
+// it has exited.
+func start(t *testing.T, bin string, env ...string) (*exec.Cmd, string, <-chan string) {
+	t.Helper()
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), append([]string{"GRPC_HOST=127.0.0.1", "GRPC_PORT=0"}, env...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	r := bufio.NewReader(stdout)
+	first, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("no first line: %v", err)
+	}
+	const on = " on "
+	addr := strings.TrimSpace(first[strings.LastIndex(first, on)+len(on):])
+	rest := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(r)
+		rest <- string(b)
+	}()
+	return cmd, addr, rest
+}
+
+func call(t *testing.T, addr, domain, key, value string) *rlsv3.RateLimitResponse {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	res, err := rlsv3.NewRateLimitServiceClient(conn).ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{
+		Domain:      domain,
+		Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: key, Value: value}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func stop(t *testing.T, cmd *exec.Cmd, rest <-chan string) string {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	out := <-rest // to the end before Wait, which closes the pipe
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	return out
+}
+
+func TestExampleOnMiniredis(t *testing.T) {
+	bin := build(t)
+	cmd, addr, rest := start(t, bin, "REDIS_URL=", "RUNTIME_ROOT=")
+	for i := range 6 {
+		res := call(t, addr, "example", "remote_address", "10.0.0.1")
+		want := rlsv3.RateLimitResponse_OK
+		if i == 5 {
+			want = rlsv3.RateLimitResponse_OVER_LIMIT
+		}
+		if res.OverallCode != want || res.Statuses[0].GetCurrentLimit().GetName() != "per-client" {
+			t.Fatalf("call %d: %v, want %v under per-client", i+1, res, want)
+		}
+	}
+	out := stop(t, cmd, rest)
+	if !strings.Contains(out, "grpcurl") || !strings.Contains(out, "stopped") {
+		t.Errorf("output does not say how to call it, or that it stopped:\n%s", out)
+	}
+}
+
+func TestRuntimeDirOnRedis(t *testing.T) {
+	redisAddr := testredis.Start(t)
+	root := t.TempDir()
+	dir := filepath.Join(root, "rl", "config")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	src := "domain: mine\ndescriptors:\n  - key: user\n    rate_limit: {unit: day, requests_per_unit: 1}\n"
+	for _, name := range []string{"mine.yaml", ".mine.yaml"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd, addr, rest := start(t, build(t), "REDIS_URL="+redisAddr, "REDIS_TYPE=single",
+		"RUNTIME_ROOT="+root, "RUNTIME_SUBDIRECTORY=rl", "RUNTIME_IGNOREDOTFILES=true")
+	if res := call(t, addr, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OK {
+		t.Fatalf("first call: %v", res)
+	}
+	if res := call(t, addr, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
+		t.Fatalf("second call: %v, want OVER_LIMIT", res)
+	}
+	stop(t, cmd, rest)
+}

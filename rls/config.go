@@ -1,0 +1,175 @@
+package rls
+
+import (
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is one domain's limits in the reference server's format:
+//
+//	domain: edge
+//	descriptors:
+//	  - key: remote_address
+//	    rate_limit: {unit: second, requests_per_unit: 10}
+//	  - key: path
+//	    value: /api/*
+//	    shadow_mode: true
+//	    rate_limit: {unit: minute, requests_per_unit: 600, name: api}
+//
+// A descriptor has a key, an optional value (a trailing * makes it a
+// prefix), an optional rate_limit, shadow_mode and nested descriptors.
+type Config struct {
+	// Domain is the domain requests name to be decided on this
+	// configuration.
+	Domain string
+	top    *level
+	limits []*limit // every limit with a rule, in file order
+}
+
+// level is the descriptors configured at one depth under one parent.
+type level struct {
+	exact    map[pair]*entry // key and value
+	anyValue map[string]*entry
+	prefixes []*entry // values ending in *, in file order
+}
+
+// pair is a key and a value.
+type pair struct{ key, value string }
+
+// entry is one configured descriptor.
+type entry struct {
+	key, value string // value: without its trailing * when prefix
+	prefix     bool
+	limit      *limit // nil: no rate_limit
+	next       *level // nested descriptors; nil: none
+}
+
+// limit is a descriptor's rate_limit.
+type limit struct {
+	name      string // rate_limit.name, reported back as given
+	unit      unit
+	perUnit   int
+	unlimited bool
+	shadow    bool
+	rule      string // the limiter rule's name; "" when unlimited
+}
+
+// Parse parses and validates one file of the reference server's
+// configuration; file names it in errors. Every problem is a
+// *config.Problem (file:line:column, the field, what was found), all of
+// them joined, and each wraps ratelimit.ErrConfig.
+func Parse(file string, data []byte) (*Config, error) {
+	p := &problems{file: file}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		p.add(nil, "(syntax)", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, p.err()
+	}
+	if len(doc.Content) == 0 {
+		p.add(&doc, "(file)", "found nothing; required: a mapping with domain and descriptors")
+		return nil, p.err()
+	}
+	c := &Config{top: newLevel()}
+	fields(p, doc.Content[0], "", map[string]func(*yaml.Node, string){
+		"domain": func(n *yaml.Node, field string) {
+			if c.Domain = str(p, n, field); c.Domain == "" {
+				p.add(n, field, "found %s; required: a non-empty domain", quoted(n))
+			}
+		},
+		"descriptors": func(n *yaml.Node, field string) { c.descriptors(p, n, field, c.top, nil) },
+	}, "domain")
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	c.name()
+	return c, nil
+}
+
+// descriptors parses a list of descriptors into lv; path is the parent's
+// entries, root first.
+func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level, path []*entry) {
+	if n.Kind != yaml.SequenceNode {
+		p.add(n, field, "found %s; allowed: a list of descriptors", quoted(n))
+		return
+	}
+	for i, d := range n.Content {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		e := &entry{}
+		var rate, shadow, nested *yaml.Node
+		var valueNode *yaml.Node
+		fields(p, d, f, map[string]func(*yaml.Node, string){
+			"key": func(n *yaml.Node, field string) {
+				if e.key = str(p, n, field); e.key == "" {
+					p.add(n, field, "found %s; required: a non-empty key", quoted(n))
+				}
+			},
+			"value":           func(n *yaml.Node, field string) { e.value, valueNode = str(p, n, field), n },
+			"rate_limit":      func(n *yaml.Node, _ string) { rate = n },
+			"shadow_mode":     func(n *yaml.Node, _ string) { shadow = n },
+			"descriptors":     func(n *yaml.Node, _ string) { nested = n },
+			"detailed_metric": func(n *yaml.Node, field string) { boolean(p, n, field) },
+		}, "key")
+		if v, ok := strings.CutSuffix(e.value, "*"); ok {
+			e.value, e.prefix = v, true
+		}
+		if rate != nil {
+			e.limit = parseLimit(p, rate, f+".rate_limit")
+			if e.limit != nil && shadow != nil {
+				e.limit.shadow = boolean(p, shadow, f+".shadow_mode")
+			}
+			if e.limit != nil && !e.limit.unlimited {
+				c.limits = append(c.limits, e.limit)
+			}
+		}
+		if !lv.add(e) {
+			at := d
+			if valueNode != nil {
+				at = valueNode
+			}
+			p.add(at, f, "found a second descriptor with key %q and value %s at this level; allowed: one", e.key, strQuote(e))
+		}
+		if nested != nil {
+			e.next = newLevel()
+			c.descriptors(p, nested, f+".descriptors", e.next, append(path[:len(path):len(path)], e))
+		}
+	}
+}
+
+// strQuote is e's value as the file gives it, quoted.
+func strQuote(e *entry) string {
+	if e.prefix {
+		return fmt.Sprintf("%q", e.value+"*")
+	}
+	return fmt.Sprintf("%q", e.value)
+}
+
+func newLevel() *level {
+	return &level{exact: map[pair]*entry{}, anyValue: map[string]*entry{}}
+}
+
+// add adds e to lv, false when lv has one of its key and value already.
+func (lv *level) add(e *entry) bool {
+	switch {
+	case e.prefix:
+		for _, o := range lv.prefixes {
+			if o.key == e.key && o.value == e.value {
+				return false
+			}
+		}
+		lv.prefixes = append(lv.prefixes, e)
+	case e.value == "":
+		if lv.anyValue[e.key] != nil {
+			return false
+		}
+		lv.anyValue[e.key] = e
+	default:
+		k := pair{e.key, e.value}
+		if lv.exact[k] != nil {
+			return false
+		}
+		lv.exact[k] = e
+	}
+	return true
+}

@@ -1,0 +1,130 @@
+package rls_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/rls"
+)
+
+const example = `
+domain: edge
+descriptors:
+  - key: remote_address
+    rate_limit: {unit: second, requests_per_unit: 3}
+  - key: path
+    value: /api/*
+    shadow_mode: true
+    rate_limit: {unit: Minute, requests_per_unit: 600, name: api}
+  - key: tenant
+    descriptors:
+      - key: plan
+        value: free
+        rate_limit: {unit: hour, requests_per_unit: 100}
+      - key: plan
+        value: gold
+        rate_limit: {unlimited: true}
+`
+
+func TestParseRules(t *testing.T) {
+	c, err := rls.Parse("edge.yaml", []byte(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Domain != "edge" {
+		t.Errorf("domain %q", c.Domain)
+	}
+	got := map[string]limiter.Rule{}
+	for _, r := range rls.Limits(c) {
+		got[r.Name] = r
+	}
+	if len(got) != 3 {
+		t.Fatalf("rules %v, want 3 (the unlimited one has none)", got)
+	}
+	want := limiter.Rule{Name: "edge.remote_address", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Second}}
+	if got[want.Name] != want {
+		t.Errorf("rule %q = %+v, want %+v", want.Name, got[want.Name], want)
+	}
+	want = limiter.Rule{Name: "edge.tenant.plan_free", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}
+	if got[want.Name] != want {
+		t.Errorf("rule %q = %+v, want %+v", want.Name, got[want.Name], want)
+	}
+	var wildcard limiter.Rule
+	for name, r := range got {
+		if strings.HasPrefix(name, "_") {
+			wildcard = r
+		}
+	}
+	if !wildcard.Shadow || wildcard.Algorithm != (algorithms.FixedWindow{Limit: 600, Window: time.Minute}) {
+		t.Errorf("wildcard rule %+v, want a shadow FixedWindow(600 per 1m) under a hashed name", wildcard)
+	}
+	mem, err := memstore.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := limiter.New(mem, rls.Limits(c)); err != nil {
+		t.Errorf("the rules are not valid limiter rules: %v", err)
+	}
+}
+
+func TestRuleNamesStableAndBounded(t *testing.T) {
+	long := strings.Repeat("k", 80)
+	src := "domain: d\ndescriptors:\n  - key: " + long + "\n    value: a|b\n    rate_limit: {unit: second, requests_per_unit: 1}\n  - key: x.y\n    rate_limit: {unit: second, requests_per_unit: 1}\n  - key: x\n    value: y\n    rate_limit: {unit: second, requests_per_unit: 1}\n  - key: x\n    descriptors:\n      - key: y\n        rate_limit: {unit: second, requests_per_unit: 1}\n"
+	names := func() []string {
+		c, err := rls.Parse("d.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range rls.Limits(c) {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	first, again := names(), names()
+	if strings.Join(first, " ") != strings.Join(again, " ") {
+		t.Errorf("names changed between parses: %v, %v", first, again)
+	}
+	seen := map[string]bool{}
+	for _, n := range first {
+		if len(n) > 64 || seen[n] {
+			t.Errorf("name %q is too long or repeated (all: %v)", n, first)
+		}
+		seen[n] = true
+	}
+	if len(seen) != 4 {
+		t.Errorf("names %v: want 4 distinct (key x.y and key y under key x must not meet)", first)
+	}
+}
+
+func TestParseProblems(t *testing.T) {
+	cases := []struct{ name, src, want string }{
+		{"unknown key", "domain: d\ndescriptors:\n  - key: a\n    rate_limt: {unit: second}\n", "f.yaml:4:5: descriptors[0].rate_limt: found an unknown key"},
+		{"bad unit", "domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: 1\n", "f.yaml:5:13: descriptors[0].rate_limit.unit: found \"fortnight\""},
+		{"no domain", "descriptors: []\n", "f.yaml:1:1: domain: found nothing; required: domain"},
+		{"unlimited with unit", "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unlimited: true, unit: second}\n", "f.yaml:4:41: descriptors[0].rate_limit.unit: found a unit with unlimited: true"},
+		{"zero", "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: second, requests_per_unit: 0}\n", "f.yaml:4:51: descriptors[0].rate_limit.requests_per_unit: found \"0\""},
+		{"duplicate", "domain: d\ndescriptors:\n  - key: a\n    value: v\n  - key: a\n    value: v\n", "f.yaml:6:12: descriptors[1]: found a second descriptor with key \"a\""},
+		{"nested", "domain: d\ndescriptors:\n  - key: a\n    descriptors:\n      - value: v\n", "f.yaml:5:9: descriptors[0].descriptors[0].key: found nothing; required: key"},
+		{"syntax", "domain: [\n", "f.yaml:1:1: (syntax): "},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := rls.Parse("f.yaml", []byte(tc.src))
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to start %q", err, tc.want)
+			}
+			var p *config.Problem
+			if !errors.As(err, &p) || !errors.Is(err, ratelimit.ErrConfig) {
+				t.Errorf("error %v is not a config.Problem wrapping ErrConfig", err)
+			}
+		})
+	}
+}

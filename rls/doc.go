@@ -1,0 +1,16 @@
+// Package rls serves Envoy's Rate Limit Service (RLS v3,
+// envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit) on a
+// limiter.Limiter: a door for Envoy and the proxies built on it, beside
+// the HTTP middleware and the gRPC interceptors.
+//
+// Its configuration is the reference server's (envoyproxy/ratelimit)
+// format, parsed by Parse with every problem at its file:line:column.
+// Each configured limit becomes a limiter rule (a fixed window aligned to
+// its unit, as the reference counts), and Limits gives them for building
+// the Limiter. A Server answers each request with one all-or-nothing
+// decision over all its descriptors, in one Redis round trip: a
+// descriptor over its limit consumes nothing of the others.
+//
+// This is a first step: see docs/envoy.md for what is done and what is
+// not yet.
+package rls

@@ -1,0 +1,103 @@
+package rls_test
+
+import (
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/redis/go-redis/v9"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// backend is a Redis the tests run on; mini is set for miniredis, whose
+// clock the test controls.
+type backend struct {
+	name string
+	rdb  *redis.Client
+	mini *miniredis.Miniredis
+}
+
+// eachBackend runs fn on miniredis, its clock at a fixed instant, and on
+// a redis-server of its own when one is on the PATH.
+func eachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
+	t.Run("miniredis", func(t *testing.T) {
+		m := miniredis.RunT(t)
+		m.SetTime(time.Date(2026, 1, 2, 10, 0, 30, 0, time.UTC))
+		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		t.Cleanup(func() { _ = rdb.Close() })
+		fn(t, backend{name: "miniredis", rdb: rdb, mini: m})
+	})
+	t.Run("redis-server", func(t *testing.T) {
+		fn(t, backend{name: "redis-server", rdb: startRedis(t)})
+	})
+}
+
+// startRedis is a client of a redis-server of the test's own.
+func startRedis(t *testing.T) *redis.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: testredis.Start(t)})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// freePort is a loopback TCP port nothing listens on.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// serve parses src, serves it on b behind a loopback gRPC listener, and
+// returns a client of it.
+func serve(t *testing.T, b backend, src string, opts rls.Options) rlsv3.RateLimitServiceClient {
+	t.Helper()
+	c, err := rls.Parse("test.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := redisstore.New(b.rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := limiter.New(s, rls.Limits(c), limiter.WithDenyCache(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := rls.NewServer(lim, []*rls.Config{c}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dial(t, srv)
+}
+
+// dial serves srv on a loopback listener and returns a client of it.
+func dial(t *testing.T, srv rlsv3.RateLimitServiceServer) rlsv3.RateLimitServiceClient {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	rlsv3.RegisterRateLimitServiceServer(gs, srv)
+	go func() { _ = gs.Serve(ln) }()
+	t.Cleanup(gs.Stop)
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return rlsv3.NewRateLimitServiceClient(conn)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,77 @@
+package rls
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// plan is what a request asks of the limiter: per descriptor its limit
+// (nil: none) and the index of its check, and the checks, one per limit
+// and identity (descriptors that meet in one add their hits).
+type plan struct {
+	limits []*limit
+	check  []int // per descriptor; -1: no check
+	checks []limiter.Check
+}
+
+// maxHits bounds a descriptor's hits: no limit is larger.
+const maxHits = math.MaxUint32
+
+// newPlan matches req's descriptors in c (nil: a domain with no limits).
+func newPlan(c *Config, req *rlsv3.RateLimitRequest) (*plan, error) {
+	n := len(req.GetDescriptors())
+	p := &plan{limits: make([]*limit, n), check: make([]int, n)}
+	var seen map[limiter.Check]int // by rule and identity, cost 0
+	for i, d := range req.GetDescriptors() {
+		p.check[i] = -1
+		if d.GetIsNegativeHits() {
+			return nil, fmt.Errorf("ratelimit: descriptor %d: is_negative_hits is not supported yet", i)
+		}
+		hits := uint64(max(req.GetHitsAddend(), 1))
+		if h := d.GetHitsAddend(); h != nil {
+			hits = h.GetValue()
+		}
+		if hits > maxHits {
+			return nil, fmt.Errorf("ratelimit: descriptor %d: hits_addend %d is above %d", i, hits, uint64(maxHits))
+		}
+		if c == nil {
+			continue
+		}
+		l := c.match(d)
+		if p.limits[i] = l; l == nil || l.unlimited {
+			continue
+		}
+		k := limiter.Check{Rule: l.rule, Identity: identity(d)}
+		j, ok := seen[k]
+		if !ok {
+			if seen == nil {
+				seen = map[limiter.Check]int{}
+			}
+			j = len(p.checks)
+			seen[k] = j
+			p.checks = append(p.checks, k)
+		}
+		p.checks[j].Cost += int(hits)
+		p.check[i] = j
+	}
+	return p, nil
+}
+
+// identity is who a descriptor's check limits: its entries' values, each
+// quoted (so that no value can pass for two, nor two for one) and hashed
+// (so that the key is short, holds no raw bytes a client chose, and
+// routes on Redis Cluster like any other).
+func identity(d *ratelimitv3.RateLimitDescriptor) string {
+	var b strings.Builder
+	for _, e := range d.GetEntries() {
+		b.WriteString(strconv.Quote(e.GetValue()))
+	}
+	return keyfunc.Hash(b.String())
+}

@@ -1,0 +1,128 @@
+package rls
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Options are a Server's choices; the zero value is every default.
+type Options struct {
+	// FailOpen answers OK, every descriptor OK, when the limiter fails to
+	// decide. By default the call fails with UNAVAILABLE, so that
+	// Envoy's failure_mode_deny decides.
+	FailOpen bool
+	// ShadowMode answers OK overall whatever the limits say; each
+	// descriptor's status keeps its own code (the reference's SHADOW_MODE).
+	ShadowMode bool
+	// OnError receives every failure to decide a request (a backend
+	// failure wraps limiter.ErrBackend); nil logs it with the log
+	// package. Errors name rules, never a descriptor's values.
+	OnError func(error)
+}
+
+// Server is an Envoy rate limit service (RLS v3) on a limiter.Limiter.
+//
+// It calls the limiter directly rather than through the request layer
+// (package guard) that the HTTP and gRPC doors share: a guard decides a
+// fixed list of rules, each at most once per request, and reports by
+// rule, while an RLS request carries a variable list of descriptors,
+// several of which may match one configured limit (with the same or
+// other values), and its answer is one status per descriptor, in the
+// request's order. The layer's failure policy is kept: a decision that
+// fails answers UNAVAILABLE (or OK under Options.FailOpen), and never
+// waits longer than the store's timeout (redisstore.WithTimeout) or the
+// caller's deadline, whichever comes first.
+//
+// A Server is safe for concurrent use.
+type Server struct {
+	rlsv3.UnimplementedRateLimitServiceServer
+	lim     *limiter.Limiter
+	domains map[string]*Config
+	opts    Options
+}
+
+// NewServer returns a Server answering for configs' domains on lim,
+// which must have the rules Limits(configs...) gives (it may have more).
+// Two configs of one domain, or a limiter that lacks a rule or has one
+// that differs, are an error wrapping ratelimit.ErrConfig.
+func NewServer(lim *limiter.Limiter, configs []*Config, opts Options) (*Server, error) {
+	if lim == nil {
+		return nil, fmt.Errorf("%w: nil limiter", ratelimit.ErrConfig)
+	}
+	s := &Server{lim: lim, domains: make(map[string]*Config, len(configs)), opts: opts}
+	for _, c := range configs {
+		if s.domains[c.Domain] != nil {
+			return nil, fmt.Errorf("%w: domain %q is configured twice", ratelimit.ErrConfig, c.Domain)
+		}
+		s.domains[c.Domain] = c
+	}
+	have := map[string]limiter.Rule{}
+	for _, r := range lim.Rules() {
+		have[r.Name] = r
+	}
+	for _, want := range Limits(configs...) {
+		switch got, ok := have[want.Name]; {
+		case !ok:
+			return nil, fmt.Errorf("%w: rule %q: the limiter has no rule of that name (build it on rls.Limits)", ratelimit.ErrConfig, want.Name)
+		case got != want:
+			return nil, fmt.Errorf("%w: rule %q: the limiter's rule of that name differs (limiter: %v; config: %v)", ratelimit.ErrConfig, want.Name, got.Algorithm, want.Algorithm)
+		}
+	}
+	return s, nil
+}
+
+// ShouldRateLimit decides all of req's descriptors together, in one
+// limiter decision: the request is over the limit when any descriptor is,
+// and then none of them consumes anything. See the package doc and
+// docs/envoy.md for the fields of the answer.
+func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
+	if req.GetDomain() == "" {
+		return nil, status.Error(codes.InvalidArgument, "ratelimit: the request names no domain")
+	}
+	if len(req.GetDescriptors()) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "ratelimit: the request has no descriptors")
+	}
+	p, err := newPlan(s.domains[req.GetDomain()], req)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	d, err := s.lim.Decide(ctx, p.checks...)
+	if err != nil && !d.Fallback {
+		return s.failed(ctx, p, err)
+	}
+	if err != nil {
+		s.onError(err) // the fallback store decided
+	}
+	return p.response(d, s.opts.ShadowMode), nil
+}
+
+// failed answers a request the limiter did not decide.
+func (s *Server) failed(ctx context.Context, p *plan, err error) (*rlsv3.RateLimitResponse, error) {
+	if ctx.Err() != nil {
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	s.onError(err)
+	switch {
+	case errors.Is(err, limiter.ErrCheck):
+		return nil, status.Error(codes.Internal, "ratelimit: the limiter rejected the request's checks")
+	case s.opts.FailOpen:
+		return p.undecided(), nil
+	}
+	return nil, status.Errorf(codes.Unavailable, "ratelimit: the limiter could not decide (%s)", limiter.CauseOf(err))
+}
+
+func (s *Server) onError(err error) {
+	if s.opts.OnError != nil {
+		s.opts.OnError(err)
+		return
+	}
+	log.Printf("ratelimit: rls: %v", err)
+}
