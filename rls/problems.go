@@ -7,8 +7,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/seed-bff0c9e1/ratelimit/config"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit/config"
 )
 
 // problems collects the problems of one file, as config.Problem values,

@@ -4,8 +4,9 @@ import (
 	"time"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // response is the answer for decision d of p's checks: OVER_LIMIT

@@ -7,10 +7,11 @@ import (
 	"log"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
-	"github.com/seed-bff0c9e1/ratelimit"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // Options are a Server's choices; the zero value is every default.

@@ -26,11 +26,12 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/reflection"
+
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/reflection"
 )
 
 //go:embed example.yaml

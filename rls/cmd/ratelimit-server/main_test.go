@@ -13,9 +13,10 @@ import (
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
-	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
 )
 
 // build builds the command into a temporary directory.
