@@ -38,7 +38,7 @@ func benchMiddleware(b *testing.B, mw func(http.Handler) http.Handler) {
 }
 
 func gcraRule() []middleware.Rule {
-	return []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}, Key: keyfunc.IP()}}
+	return []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}, Identity: keyfunc.IP()}}
 }
 
 func BenchmarkMiddlewareRedis(b *testing.B) {

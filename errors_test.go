@@ -44,7 +44,7 @@ func TestErrorsSayThePrefixOnce(t *testing.T) {
 		_, down = remote.Allow(ctx, "per-ip", "203.0.113.9")
 	}
 
-	_, badRule := middleware.New(c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: invalid}, Key: keyfunc.IP()}})
+	_, badRule := middleware.New(c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: invalid}, Identity: keyfunc.IP()}})
 	_, badPlan := local.Decide(ctx, limiter.Check{Rule: "per-ip", Identity: "203.0.113.9", Cost: 1, Plan: invalid})
 	badReset := local.Reset(ctx, "per-ip", "203.0.113.9", invalid)
 	for _, tc := range []struct {

@@ -27,7 +27,7 @@ func Example() {
 	defer rdb.Close()
 	limit, err := middleware.New(rdb, []middleware.Rule{
 		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 20, Window: time.Minute}},
-			Key: keyfunc.IP()},
+			Identity: keyfunc.IP()},
 	})
 	if err != nil {
 		panic(err)

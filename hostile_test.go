@@ -28,7 +28,7 @@ var hostileIdentities = []string{
 func TestHostileIdentitiesThroughHTTP(t *testing.T) {
 	s := redistest.Start(t)
 	h := limit(t, s.Client, []middleware.Rule{{Rule: limiter.Rule{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}},
-		Key: func(r *http.Request) (string, error) { return r.Context().Value(idKey{}).(string), nil }}},
+		Identity: func(r *http.Request) (string, error) { return r.Context().Value(idKey{}).(string), nil }}},
 		stack{MW: []middleware.Option{middleware.WithErrorHandler(func(*http.Request, error) {})}})(ok)
 	for _, id := range hostileIdentities {
 		for i, want := range []int{200, 429} {

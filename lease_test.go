@@ -26,8 +26,8 @@ func TestLeasedGlobalRule(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			rules := []middleware.Rule{
-				{Rule: limiter.Rule{Name: "per-user", Algorithm: algorithms.FixedWindow{Limit: 30, Window: time.Hour}}, Key: keyfunc.Header("X-User")},
-				{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 50, Window: time.Hour}, Lease: time.Minute}, Key: keyfunc.Constant("all")},
+				{Rule: limiter.Rule{Name: "per-user", Algorithm: algorithms.FixedWindow{Limit: 30, Window: time.Hour}}, Identity: keyfunc.Header("X-User")},
+				{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 50, Window: time.Hour}, Lease: time.Minute}, Identity: keyfunc.Constant("all")},
 			}
 			prefix := limiter.WithPrefix("leased" + b.Name)
 			var instances []*limiter.Limiter

@@ -43,8 +43,8 @@ func TestLeasedRefusalHeaders(t *testing.T) {
 			clock := limiter.WithClock(func() time.Time { return now })
 			pair := func(lease time.Duration) []http.Handler {
 				rules := []middleware.Rule{
-					{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}, Key: keyfunc.IP()},
-					{Rule: limiter.Rule{Name: "global", Algorithm: alg, Lease: lease}, Key: keyfunc.Constant("all")},
+					{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}, Identity: keyfunc.IP()},
+					{Rule: limiter.Rule{Name: "global", Algorithm: alg, Lease: lease}, Identity: keyfunc.Constant("all")},
 				}
 				prefix := limiter.WithPrefix("leasedheaders" + b.Name + strconv.Itoa(a) + lease.String())
 				var hs []http.Handler

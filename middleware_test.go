@@ -74,8 +74,8 @@ func TestStatusAndHeaders(t *testing.T) {
 func TestStackedRulesAreAllOrNothing(t *testing.T) {
 	_, c := redistest.Mini(t)
 	mw := limit(t, c, []middleware.Rule{
-		{Rule: limiter.Rule{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}}, Key: keyfunc.Header("X-User")},
-		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.SlidingWindow{Limit: 3, Window: time.Hour}}, Key: keyfunc.Constant("all")},
+		{Rule: limiter.Rule{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}}, Identity: keyfunc.Header("X-User")},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.SlidingWindow{Limit: 3, Window: time.Hour}}, Identity: keyfunc.Constant("all")},
 	}, stack{Lim: []limiter.Option{at()}})
 	h := mw(ok)
 	for i, step := range []struct {
@@ -158,11 +158,11 @@ func TestFailurePolicies(t *testing.T) {
 func TestChiRoutingAndNesting(t *testing.T) {
 	_, c := redistest.Mini(t)
 	r := chi.NewRouter()
-	r.Use(limit(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Key: keyfunc.Constant("all")}}, stack{Lim: []limiter.Option{at()}}))
+	r.Use(limit(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Identity: keyfunc.Constant("all")}}, stack{Lim: []limiter.Option{at()}}))
 	r.Route("/api", func(r chi.Router) {
 		// Route() sees the full pattern only after routing: inline with r.With.
-		perRoute := limit(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-route", Algorithm: algorithms.SlidingLog{Limit: 2, Window: time.Minute}}, Key: keyfunc.Join(keyfunc.Route(), keyfunc.IP())}}, stack{Lim: []limiter.Option{at()}})
-		strict := limit(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "strict", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}}, Key: keyfunc.IP()}}, stack{Lim: []limiter.Option{at()}})
+		perRoute := limit(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-route", Algorithm: algorithms.SlidingLog{Limit: 2, Window: time.Minute}}, Identity: keyfunc.Join(keyfunc.Route(), keyfunc.IP())}}, stack{Lim: []limiter.Option{at()}})
+		strict := limit(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "strict", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}}, Identity: keyfunc.IP()}}, stack{Lim: []limiter.Option{at()}})
 		r.With(perRoute).Get("/items/{id}", ok)
 		r.With(perRoute, strict).Post("/items", ok)
 	})

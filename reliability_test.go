@@ -152,7 +152,7 @@ func faultServer(t *testing.T, s *redistest.Server, st stack) (*httptest.Server,
 			reported.Add(1)
 		}
 	})}, st.MW...)
-	mw := limit(t, s.Client, []middleware.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute}}, Key: keyfunc.Header("X-Client")}}, st)
+	mw := limit(t, s.Client, []middleware.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute}}, Identity: keyfunc.Header("X-Client")}}, st)
 	srv := httptest.NewServer(mw(ok))
 	t.Cleanup(srv.Close)
 	return srv, &reported

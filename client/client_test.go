@@ -39,7 +39,7 @@ func limitedServer(t *testing.T, alg algorithms.Algorithm, lopts []limiter.Optio
 			refused.Add(1)
 		}
 	}))
-	mw := mwtest.Limit(t, memstore.Must(), []middleware.Rule{{Rule: limiter.Rule{Name: "api", Algorithm: alg}, Key: keyfunc.Constant("all")}}, lopts, opts...)
+	mw := mwtest.Limit(t, memstore.Must(), []middleware.Rule{{Rule: limiter.Rule{Name: "api", Algorithm: alg}, Identity: keyfunc.Constant("all")}}, lopts, opts...)
 	srv := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })))
 	t.Cleanup(srv.Close)
 	return srv.URL, refused

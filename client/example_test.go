@@ -22,7 +22,7 @@ import (
 // back (t=1), instead of being refused; by then 2 units came back.
 func ExampleTransport() {
 	rules := []middleware.Rule{
-		{Rule: limiter.Rule{Name: "api", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Key: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "api", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Identity: keyfunc.IP()},
 	}
 	lim, _ := limiter.New(memstore.Must(), guard.Limits(rules))
 	limit, _ := middleware.NewWithLimiter(lim, rules, middleware.WithHeaders(headers.IETF))

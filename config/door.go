@@ -29,7 +29,7 @@ func rulesOf[R any](f *file, names []string, k keys[R]) []guard.Rule[R] {
 	out := make([]guard.Rule[R], len(names))
 	for i, name := range names {
 		r := byName[name]
-		out[i] = guard.Rule[R]{Rule: r.limit(), Key: keyOf(r.key, k), AltKey: keyOf(r.altKey, k), Optional: r.optional}
+		out[i] = guard.Rule[R]{Rule: r.limit(), Identity: keyOf(r.key, k), AltIdentity: keyOf(r.altKey, k), Optional: r.optional}
 		if r.plans != nil && r.plans.by != nil {
 			attr, values := k.attr(r.plans.by), r.plans.values
 			out[i].Plan = func(req R) algorithms.Algorithm { return values[attr(req)] }

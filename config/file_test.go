@@ -36,16 +36,16 @@ func everyInGo(t *testing.T) []middleware.Rule {
 	}
 	big := map[string]algorithms.Algorithm{"big": algorithms.Concurrency{Limit: 500, TTL: time.Minute}}
 	return []middleware.Rule{
-		{Rule: limiter.Rule{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Key: ip},
-		{Rule: limiter.Rule{Name: "fw-anchored", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour, Anchored: true}}, Key: keyfunc.Route()},
-		{Rule: limiter.Rule{Name: "sw", Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}, Key: keyfunc.Header("X-API-Key"), AltKey: ip},
-		{Rule: limiter.Rule{Name: "sl", Algorithm: algorithms.SlidingLog{Limit: 5, Window: 15 * time.Minute}, Penalty: 15 * time.Minute}, Key: keyfunc.FormValue("username"), Optional: true},
-		{Rule: limiter.Rule{Name: "tb", Algorithm: algorithms.TokenBucket{Capacity: 10000, Rate: 5000, Period: time.Second}, Lease: time.Second}, Key: keyfunc.Constant("all")},
-		{Rule: limiter.Rule{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: 20, Rate: 10, Period: time.Second}, Blockable: true}, Key: keyfunc.Context(userKey{})},
-		{Rule: limiter.Rule{Name: "gc", Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Hour, Burst: 1000}, Shadow: true}, Key: keyfunc.Join(ip, keyfunc.Header("X-Tenant")),
+		{Rule: limiter.Rule{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Identity: ip},
+		{Rule: limiter.Rule{Name: "fw-anchored", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour, Anchored: true}}, Identity: keyfunc.Route()},
+		{Rule: limiter.Rule{Name: "sw", Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}, Identity: keyfunc.Header("X-API-Key"), AltIdentity: ip},
+		{Rule: limiter.Rule{Name: "sl", Algorithm: algorithms.SlidingLog{Limit: 5, Window: 15 * time.Minute}, Penalty: 15 * time.Minute}, Identity: keyfunc.FormValue("username"), Optional: true},
+		{Rule: limiter.Rule{Name: "tb", Algorithm: algorithms.TokenBucket{Capacity: 10000, Rate: 5000, Period: time.Second}, Lease: time.Second}, Identity: keyfunc.Constant("all")},
+		{Rule: limiter.Rule{Name: "lb", Algorithm: algorithms.LeakyBucket{Capacity: 20, Rate: 10, Period: time.Second}, Blockable: true}, Identity: keyfunc.Context(userKey{})},
+		{Rule: limiter.Rule{Name: "gc", Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Hour, Burst: 1000}, Shadow: true}, Identity: keyfunc.Join(ip, keyfunc.Header("X-Tenant")),
 			Plan: func(r *http.Request) algorithms.Algorithm { return plans[r.Header.Get("X-Plan")] }},
-		{Rule: limiter.Rule{Name: "qu", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}}, Key: keyfunc.Constant("jobs")},
-		{Rule: limiter.Rule{Name: "cc", Algorithm: algorithms.Concurrency{Limit: 50, TTL: 30 * time.Second}}, Key: keyfunc.Context(userKey{}),
+		{Rule: limiter.Rule{Name: "qu", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}}, Identity: keyfunc.Constant("jobs")},
+		{Rule: limiter.Rule{Name: "cc", Algorithm: algorithms.Concurrency{Limit: 50, TTL: 30 * time.Second}}, Identity: keyfunc.Context(userKey{}),
 			Plan: func(r *http.Request) algorithms.Algorithm {
 				p, _ := r.Context().Value(planKey{}).(string)
 				return big[p]
@@ -120,8 +120,8 @@ func TestFileMatchesGo(t *testing.T) {
 					t.Errorf("rule %s: Shadow %v, want %v", w.Name, g.Shadow, w.Shadow)
 				}
 				for j, r := range requests() {
-					sameKey(t, w.Name+" key", j, g.Key, w.Key, r)
-					sameKey(t, w.Name+" alt_key", j, g.AltKey, w.AltKey, r)
+					sameKey(t, w.Name+" key", j, g.Identity, w.Identity, r)
+					sameKey(t, w.Name+" alt_key", j, g.AltIdentity, w.AltIdentity, r)
 					if (g.Plan == nil) != (w.Plan == nil) {
 						t.Fatalf("rule %s: plan %v, want %v", w.Name, g.Plan != nil, w.Plan != nil)
 					}

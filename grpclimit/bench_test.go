@@ -19,7 +19,7 @@ import (
 // (so that the figure is the interceptor's cost, with the ratelimit
 // metadata it sends, and no store's round trip).
 func BenchmarkUnary(b *testing.B) {
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}, Key: grpclimit.Metadata("x-api-key")}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1_000_000}}, Identity: grpclimit.Metadata("x-api-key")}}
 	s := newServer(b, onMemstore(), rules)
 	for _, tc := range []struct {
 		name string

@@ -9,7 +9,7 @@ import (
 
 // Call is a gRPC call as rules read it: its context, full method, peer and
 // incoming metadata, and, for a message cost (WithMessageCost), the
-// message a stream received. A Rule's Key, AltKey, Plan, Cost, Skip and
+// message a stream received. A Rule's Identity, AltIdentity, Plan, Cost, Skip and
 // Settle take it.
 type Call struct {
 	ctx     context.Context

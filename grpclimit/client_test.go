@@ -22,7 +22,7 @@ import (
 // 2 calls a second, and is refused none: 8 sequential calls at 90% of it
 // or more.
 func TestClientPaces(t *testing.T) {
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Key: grpclimit.Constant("client")}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Identity: grpclimit.Constant("client")}}
 	var ev events
 	c := &grpclimit.Client{}
 	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook)), tcp, grpc.WithUnaryInterceptor(c.UnaryClientInterceptor()))
@@ -47,7 +47,7 @@ func TestClientPaces(t *testing.T) {
 // one whose wait is past MaxWait returns the server's refusal unchanged,
 // and a call after it is not sent at all.
 func TestClientRetries(t *testing.T) {
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}, Key: grpclimit.Constant("client")}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}, Identity: grpclimit.Constant("client")}}
 	var ev events
 	s := newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook))
 	plain, _ := serve(t, s, pipe)
@@ -95,7 +95,7 @@ func TestClientRetries(t *testing.T) {
 // Streams through our stream interceptor: a stream refused when it opens
 // is opened again once its wait has passed.
 func TestClientReopensStreams(t *testing.T) {
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "opens", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}, Key: grpclimit.Constant("client")}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "opens", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}, Identity: grpclimit.Constant("client")}}
 	var ev events
 	s := newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook))
 	plain, _ := serve(t, s, pipe)
@@ -118,7 +118,7 @@ func TestClientReopensStreams(t *testing.T) {
 // retry ResourceExhausted, gets through once its backoff outlasts the
 // server's wait.
 func TestGoGRPCMiddlewareRetry(t *testing.T) {
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 1}}, Key: grpclimit.Constant("client")}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 1}}, Identity: grpclimit.Constant("client")}}
 	var ev events
 	retrying := retry.UnaryClientInterceptor(retry.WithCodes(codes.ResourceExhausted), retry.WithMax(5),
 		retry.WithBackoff(retry.BackoffLinear(150*time.Millisecond)))
@@ -140,7 +140,7 @@ func TestGoGRPCMiddlewareRetry(t *testing.T) {
 // the Client's sleeps move.
 func TestClientRetriesAfterRetryInfoAsGiven(t *testing.T) {
 	clk := newFakeClock()
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 4, Period: time.Second, Burst: 1}}, Key: grpclimit.Constant("client")}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 4, Period: time.Second, Burst: 1}}, Identity: grpclimit.Constant("client")}}
 	var ev events
 	s := newServer(t, clk.onMemstore(), rules, grpclimit.WithHook(ev.hook))
 	plain, _ := serve(t, s, pipe)
@@ -168,7 +168,7 @@ func TestClientRetriesAfterRetryInfoAsGiven(t *testing.T) {
 // sleeps move.
 func TestClientPacesByRule(t *testing.T) {
 	clk := newFakeClock()
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Key: grpclimit.Constant("client")}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Identity: grpclimit.Constant("client")}}
 	var ev events
 	cc, _ := serve(t, newServer(t, clk.onMemstore(), rules, grpclimit.WithHook(ev.hook)), pipe,
 		grpc.WithUnaryInterceptor(clk.client().UnaryClientInterceptor()))

@@ -20,8 +20,8 @@ import (
 func TestCachedRefusalReportsEveryRule(t *testing.T) {
 	m := miniredis.RunT(t)
 	rules := []grpclimit.Rule{
-		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Key: grpclimit.Metadata("x-api-key")},
-		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}, Key: grpclimit.Constant("all")},
+		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Identity: grpclimit.Metadata("x-api-key")},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}, Identity: grpclimit.Constant("all")},
 	}
 	cc, _ := serve(t, newServer(t, onRedis(t, m.Addr()), rules), pipe)
 	if _, err := call(cc, "k"); err != nil {

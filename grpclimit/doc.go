@@ -12,9 +12,9 @@
 //
 //	rules := []grpclimit.Rule{
 //		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 20}},
-//			Key: grpclimit.Metadata("x-api-key")},
+//			Identity: grpclimit.Metadata("x-api-key")},
 //		{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: 4, TTL: time.Minute}},
-//			Key: grpclimit.Peer()},
+//			Identity: grpclimit.Peer()},
 //	}
 //	s, err := grpclimit.New(store, rules, grpclimit.WithMethods("streams", "/chat.Chat/Subscribe"))
 //	defer s.Close()
@@ -23,7 +23,7 @@
 // limiter shared with an HTTP middleware), built on guard.Limits(rules).
 //
 // A Rule is guard.Rule of a Call: a limiter.Rule (name, algorithm,
-// blocks, lease, shadow), embedded, and Key, AltKey, Optional, Plan,
+// blocks, lease, shadow), embedded, and Identity, AltIdentity, Optional, Plan,
 // Cost, Skip and Settle, functions of the Call, which has the call's
 // context, full method, peer and incoming metadata. The keys read a call:
 // Peer keys by the TCP peer, as keyfunc.IP keys HTTP requests; ClientIP,

@@ -32,7 +32,7 @@ func ExampleNew() {
 	store := memstore.Must()
 	rules := []grpclimit.Rule{
 		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}},
-			Key: grpclimit.Metadata("x-api-key")},
+			Identity: grpclimit.Metadata("x-api-key")},
 	}
 	s, err := grpclimit.New(store, rules)
 	if err != nil {
@@ -73,9 +73,9 @@ func ExampleNew() {
 func ExampleWithMethods() {
 	rules := []grpclimit.Rule{
 		{Rule: limiter.Rule{Name: "unary", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}},
-			Key: grpclimit.Peer()},
+			Identity: grpclimit.Peer()},
 		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}},
-			Key: grpclimit.Metadata("x-api-key")},
+			Identity: grpclimit.Metadata("x-api-key")},
 	}
 	s, err := grpclimit.New(memstore.Must(), rules,
 		grpclimit.WithMethods("unary", "/grpc.testing.TestService/UnaryCall"),
@@ -112,8 +112,8 @@ func ExampleWithMethods() {
 // a client spends one quota whichever way it calls.
 func ExampleNewWithLimiter() {
 	limit := limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}
-	grpcRules := []grpclimit.Rule{{Rule: limit, Key: grpclimit.Metadata("x-api-key")}}
-	httpRules := []middleware.Rule{{Rule: limit, Key: keyfunc.Header("X-API-Key")}}
+	grpcRules := []grpclimit.Rule{{Rule: limit, Identity: grpclimit.Metadata("x-api-key")}}
+	httpRules := []middleware.Rule{{Rule: limit, Identity: keyfunc.Header("X-API-Key")}}
 	lim, err := limiter.New(memstore.Must(), guard.Limits(grpcRules)) // the same rules as guard.Limits(httpRules)
 	if err != nil {
 		log.Fatal(err)

@@ -36,7 +36,7 @@ func TestRedisKilled(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				addr, kill := redis.start(t)
-				rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Key: grpclimit.Metadata("x-api-key")}}
+				rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Identity: grpclimit.Metadata("x-api-key")}}
 				var ev events
 				var mu sync.Mutex
 				var handled []error
@@ -88,7 +88,7 @@ func TestRedisKilled(t *testing.T) {
 func TestStreamRedisKilled(t *testing.T) {
 	for _, closed := range []bool{false, true} {
 		m := miniredis.RunT(t)
-		rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Minute}}, Key: grpclimit.Constant("client")}}
+		rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Minute}}, Identity: grpclimit.Constant("client")}}
 		var opts []grpclimit.Option
 		if closed {
 			opts = append(opts, grpclimit.WithFailClosed())

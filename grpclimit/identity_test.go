@@ -41,7 +41,7 @@ func TestIdentities(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("gateway", func(t *testing.T) {
-		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: one}, Key: trusted}}), tcp)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: one}, Identity: trusted}}), tcp)
 		if callWith(t, cc, "x-forwarded-for", "192.0.2.1") || callWith(t, cc, "x-forwarded-for", "192.0.2.2") {
 			t.Fatal("two forwarded clients share a limit")
 		}
@@ -50,14 +50,14 @@ func TestIdentities(t *testing.T) {
 		}
 	})
 	t.Run("peer", func(t *testing.T) {
-		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: one}, Key: grpclimit.Peer()}}), tcp)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: one}, Identity: grpclimit.Peer()}}), tcp)
 		if callWith(t, cc, "x-forwarded-for", "192.0.2.1") || !callWith(t, cc, "x-forwarded-for", "192.0.2.2") {
 			t.Fatal("an untrusted peer chose its identity with x-forwarded-for")
 		}
 	})
 	t.Run("metadata hashed", func(t *testing.T) {
 		m := miniredis.RunT(t)
-		cc, _ := serve(t, newServer(t, onRedis(t, m.Addr()), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: one}, Key: grpclimit.Metadata("x-api-key")}}), pipe)
+		cc, _ := serve(t, newServer(t, onRedis(t, m.Addr()), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: one}, Identity: grpclimit.Metadata("x-api-key")}}), pipe)
 		if callWith(t, cc, "x-api-key", "sk-secret") || !callWith(t, cc, "x-api-key", "sk-secret") || callWith(t, cc, "x-api-key", "sk-other") {
 			t.Fatal("API keys are not limited apart")
 		}
@@ -70,13 +70,13 @@ func TestIdentities(t *testing.T) {
 	t.Run("binary metadata", func(t *testing.T) {
 		// A -bin value reaches the key as its bytes, hashed: two tokens
 		// differing in a byte no text could hold are limited apart.
-		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-token", Algorithm: one}, Key: grpclimit.Metadata("x-token-bin")}}), pipe)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-token", Algorithm: one}, Identity: grpclimit.Metadata("x-token-bin")}}), pipe)
 		if callWith(t, cc, "x-token-bin", "\x00\xffa") || callWith(t, cc, "x-token-bin", "\x00\xffb") || !callWith(t, cc, "x-token-bin", "\x00\xffa") {
 			t.Fatal("binary tokens are not limited apart")
 		}
 	})
 	t.Run("method", func(t *testing.T) {
-		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-method", Algorithm: one}, Key: grpclimit.Method()}}), pipe)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-method", Algorithm: one}, Identity: grpclimit.Method()}}), pipe)
 		c := testpb.NewTestServiceClient(cc)
 		if _, err := c.EmptyCall(context.Background(), &testpb.Empty{}); err != nil {
 			t.Fatal(err)
@@ -90,7 +90,7 @@ func TestIdentities(t *testing.T) {
 			md, _ := metadata.FromIncomingContext(ctx)
 			return strings.Join(md.Get("tenant"), ""), nil
 		})
-		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-tenant", Algorithm: one}, Key: tenant}}), pipe)
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-tenant", Algorithm: one}, Identity: tenant}}), pipe)
 		if callWith(t, cc, "tenant", "a") || callWith(t, cc, "tenant", "b") || !callWith(t, cc, "tenant", "a") {
 			t.Fatal("tenants are not limited apart")
 		}

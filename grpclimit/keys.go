@@ -9,7 +9,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
-// A KeyFunc returns the identity of a call, for Rule.Key and Rule.AltKey.
+// A KeyFunc returns the identity of a call, for Rule.Identity and Rule.AltIdentity.
 // An empty identity, or an error wrapping keyfunc.ErrNoKey, is none.
 type KeyFunc = func(*Call) (string, error)
 
@@ -60,7 +60,7 @@ func Constant(id string) KeyFunc {
 }
 
 // Key adapts a function of a call's context and full method, for
-// Rule.Key: metadata.FromIncomingContext(ctx) has the call's metadata and
+// Rule.Identity: metadata.FromIncomingContext(ctx) has the call's metadata and
 // peer.FromContext(ctx) its peer.
 func Key(fn func(ctx context.Context, method string) (string, error)) KeyFunc {
 	return func(c *Call) (string, error) { return fn(c.ctx, c.method) }

@@ -33,7 +33,7 @@ func TestRetryInfoRoundsUpToTheMillisecond(t *testing.T) {
 		{999*time.Millisecond + time.Microsecond, time.Second},
 		{time.Microsecond, time.Millisecond},
 	} {
-		rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "slot", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Minute}}, Key: grpclimit.Constant("all")}}
+		rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "slot", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Minute}}, Identity: grpclimit.Constant("all")}}
 		lim, err := limiter.New(memstore.Must(), guard.Limits(rules), limiter.WithClock(func() time.Time { return now }))
 		if err != nil {
 			t.Fatal(err)

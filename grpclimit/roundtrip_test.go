@@ -22,8 +22,8 @@ func TestOneRoundTripPerCall(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.addr})
 	defer rdb.Close()
 	rules := []grpclimit.Rule{
-		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Hour}}, Key: grpclimit.Metadata("x-api-key")},
-		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 100, Period: time.Second, Burst: 100}}, Key: grpclimit.Constant("all")},
+		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Hour}}, Identity: grpclimit.Metadata("x-api-key")},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 100, Period: time.Second, Burst: 100}}, Identity: grpclimit.Constant("all")},
 	}
 	cc, _ := serve(t, newServer(t, onRedis(t, srv.addr), rules), pipe)
 	if err := rdb.ConfigResetStat(context.Background()).Err(); err != nil {

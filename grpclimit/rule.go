@@ -12,7 +12,7 @@ import (
 )
 
 // Rule is one limit of a Server: the request layer's rule of a Call (see
-// guard.Rule: the limiter.Rule, embedded, and Key, AltKey, Optional,
+// guard.Rule: the limiter.Rule, embedded, and Identity, AltIdentity, Optional,
 // Plan, Cost, Skip and Settle, functions of the Call). Settle's guard.End
 // has the call's code as its Status (codes.Unknown when its handler
 // panicked). An algorithms.Concurrency holds its slot until the call

@@ -82,8 +82,8 @@ func TestStackedRules(t *testing.T) {
 		for _, tr := range []transport{tcp, pipe} {
 			t.Run(b.name+"/"+string(tr), func(t *testing.T) {
 				rules := []grpclimit.Rule{
-					{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Key: grpclimit.Metadata("x-api-key")},
-					{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Hour}}, Key: grpclimit.Constant("all")},
+					{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Identity: grpclimit.Metadata("x-api-key")},
+					{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Hour}}, Identity: grpclimit.Constant("all")},
 				}
 				var ev events
 				cc, _ := serve(t, newServer(t, b.on(t), rules, grpclimit.WithHook(ev.hook)), tr)
@@ -135,8 +135,8 @@ func TestStackedRules(t *testing.T) {
 // WithExemptMethods says otherwise.
 func TestMethodsAndExemptions(t *testing.T) {
 	rules := []grpclimit.Rule{
-		{Rule: limiter.Rule{Name: "unary", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Key: grpclimit.Constant("all")},
-		{Rule: limiter.Rule{Name: "service", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Key: grpclimit.Constant("all")},
+		{Rule: limiter.Rule{Name: "unary", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Identity: grpclimit.Constant("all")},
+		{Rule: limiter.Rule{Name: "service", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Identity: grpclimit.Constant("all")},
 	}
 	methods := []grpclimit.Option{grpclimit.WithMethods("unary", unaryCall),
 		grpclimit.WithMethods("service", "/grpc.testing.TestService/*", "/grpc.health.v1.Health/Check")}
@@ -195,7 +195,7 @@ func TestDefaultExemptMethodsUnchangeable(t *testing.T) {
 	if got := grpclimit.DefaultExemptMethods(); !slices.Equal(got, want) {
 		t.Errorf("DefaultExemptMethods %q after a caller's change, want %q", got, want)
 	}
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "all", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Key: grpclimit.Constant("all")}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "all", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Identity: grpclimit.Constant("all")}}
 	s := newServer(t, onMemstore(), rules)
 	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryServerInterceptor()))
 	testpb.RegisterTestServiceServer(srv, &echo{})
@@ -235,7 +235,7 @@ func serveOn(t *testing.T, srv *grpc.Server) *grpc.ClientConn {
 // name no identity and no error text.
 func TestIdentityAndCost(t *testing.T) {
 	rules := []grpclimit.Rule{
-		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}, Key: grpclimit.Metadata("x-api-key")},
+		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}, Identity: grpclimit.Metadata("x-api-key")},
 	}
 	cc, _ := serve(t, newServer(t, onMemstore(), rules), pipe)
 	if _, err := call(cc, ""); status.Code(err) != codes.Unauthenticated {
@@ -267,7 +267,7 @@ func TestInvalidRules(t *testing.T) {
 		{"an option naming no rule", grpclimit.Rule{Rule: limiter.Rule{Name: "unnamed"}}, grpclimit.WithMethods("unnamed-too", unaryCall)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.rule.Key = grpclimit.Constant("all")
+			tc.rule.Identity = grpclimit.Constant("all")
 			if tc.rule.Algorithm == nil {
 				tc.rule.Algorithm = algorithms.FixedWindow{Limit: 1, Window: time.Second}
 			}
@@ -287,7 +287,7 @@ func TestInvalidRules(t *testing.T) {
 // Settle charges a call its final cost from its code: a rule that counts
 // failed calls only lets successes through without end.
 func TestSettleByCode(t *testing.T) {
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "failures", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}, Key: grpclimit.Constant("all"),
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "failures", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}, Identity: grpclimit.Constant("all"),
 		Settle: func(_ *grpclimit.Call, end guard.End) int {
 			if codes.Code(end.Status) == codes.OK {
 				return 0
@@ -318,7 +318,7 @@ func TestSettleByCode(t *testing.T) {
 func TestSettleAfterPanic(t *testing.T) {
 	var mu sync.Mutex
 	var settled []codes.Code
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "failures", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}, Key: grpclimit.Constant("all"),
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "failures", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}, Identity: grpclimit.Constant("all"),
 		Settle: func(_ *grpclimit.Call, end guard.End) int {
 			mu.Lock()
 			defer mu.Unlock()
@@ -353,7 +353,7 @@ func TestSettleAfterPanic(t *testing.T) {
 // client retries it; a blocked client's refusal says so, with the
 // block's wait.
 func TestRefusalKinds(t *testing.T) {
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute}, Blockable: true}, Key: grpclimit.Metadata("x-api-key"),
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute}, Blockable: true}, Identity: grpclimit.Metadata("x-api-key"),
 		Cost: func(c *grpclimit.Call) int { return len(c.Metadata("x-api-key")[0]) }}}
 	lim, err := limiter.New(memstore.Must(), guard.Limits(rules))
 	if err != nil {
@@ -383,7 +383,7 @@ func TestRefusalKinds(t *testing.T) {
 
 // Shadow mode decides and reports, and refuses nothing.
 func TestShadowMode(t *testing.T) {
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Key: grpclimit.Constant("all")}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Identity: grpclimit.Constant("all")}}
 	var ev events
 	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithShadowMode(), grpclimit.WithHook(ev.hook)), pipe)
 	for i := range 2 {
@@ -402,8 +402,8 @@ func TestShadowMode(t *testing.T) {
 // alone, in its QuotaFailure and its message.
 func TestShadowRule(t *testing.T) {
 	rules := []grpclimit.Rule{
-		{Rule: limiter.Rule{Name: "enforced", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Key: grpclimit.Metadata("x-api-key")},
-		{Rule: limiter.Rule{Name: "trial", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Shadow: true}, Key: grpclimit.Constant("all")},
+		{Rule: limiter.Rule{Name: "enforced", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}}, Identity: grpclimit.Metadata("x-api-key")},
+		{Rule: limiter.Rule{Name: "trial", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Shadow: true}, Identity: grpclimit.Constant("all")},
 	}
 	var ev events
 	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook)), pipe)

@@ -59,7 +59,7 @@ func TestOpenStreams(t *testing.T) {
 	for _, b := range backends() {
 		for _, tr := range []transport{tcp, pipe} {
 			t.Run(b.name+"/"+string(tr), func(t *testing.T) {
-				rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: limit, TTL: time.Minute}}, Key: grpclimit.Constant("client")}}
+				rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: limit, TTL: time.Minute}}, Identity: grpclimit.Constant("client")}}
 				duplexOnly := grpclimit.WithMethods("streams", duplexCall)
 				// Failing closed: a decision the store did not make refuses
 				// rather than admits.
@@ -137,7 +137,7 @@ func reopen(ctx context.Context, cc *grpc.ClientConn) error {
 // none charged at open, the 4th message is refused, which ends the
 // stream with the refusal.
 func TestMessageCost(t *testing.T) {
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "messages", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Key: grpclimit.Constant("client"),
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "messages", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Identity: grpclimit.Constant("client"),
 		Cost: func(*grpclimit.Call) int { return 0 }}}
 	perMessage := grpclimit.WithMessageCost("messages", func(*grpclimit.Call, any) int { return 1 })
 	cc, _ := serve(t, newServer(t, onMemstore(), rules, perMessage), pipe)

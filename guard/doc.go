@@ -4,7 +4,7 @@
 //
 // A Rule[R] is one limit for requests of type R: a limiter.Rule (name,
 // algorithm, blocks, lease, shadow), embedded, and the functions that
-// read it from a request: Key and AltKey (the identity), Optional, Plan,
+// read it from a request: Identity and AltIdentity (the identity), Optional, Plan,
 // Cost, Skip, and Settle (the final cost once the request has ended).
 // middleware.Rule is Rule[*http.Request]; grpclimit.Rule is a Rule of a
 // gRPC call. Limits gives the limiter.Rules behind a door's rules, which

@@ -138,9 +138,9 @@ func (g *Guard[R]) checks(req R, checks []limiter.Check, rules []int) ([]limiter
 		if r.Skip != nil && r.Skip(req) {
 			continue
 		}
-		id, err := identity(r.Key, req)
-		if err != nil && r.AltKey != nil && !errors.Is(err, ratelimit.ErrConfig) {
-			id, err = identity(r.AltKey, req)
+		id, err := identity(r.Identity, req)
+		if err != nil && r.AltIdentity != nil && !errors.Is(err, ratelimit.ErrConfig) {
+			id, err = identity(r.AltIdentity, req)
 		}
 		switch {
 		case errors.Is(err, ratelimit.ErrConfig):

@@ -18,7 +18,7 @@ import (
 // the next line counts those left out ("suppressed").
 const logEvery = time.Minute
 
-// keyError is a request for which a rule's key function (and its AltKey)
+// keyError is a request for which a rule's key function (and its AltIdentity)
 // found no identity. It wraps the key function's error.
 type keyError struct {
 	rule string

@@ -14,15 +14,15 @@ import (
 // Rule[*http.Request]; grpclimit.Rule is Rule[*grpclimit.Call].
 type Rule[R any] struct {
 	limiter.Rule
-	// Key extracts the identity the rule limits. An empty identity, or an
+	// Identity extracts the identity the rule limits. An empty identity, or an
 	// error, is none: see Optional. An error wrapping ratelimit.ErrConfig
 	// says the server is misconfigured (a route key where nothing sets
 	// routes), not that the client sent too little.
-	Key func(R) (string, error)
-	// AltKey supplies the identity when Key finds none (count requests
+	Identity func(R) (string, error)
+	// AltIdentity supplies the identity when Key finds none (count requests
 	// without an API key by client IP, say).
-	AltKey func(R) (string, error)
-	// Optional makes a request for which Key and AltKey find no identity
+	AltIdentity func(R) (string, error)
+	// Optional makes a request for which Identity and AltIdentity find no identity
 	// sit this rule out. By default it is refused as NoIdentity.
 	Optional bool
 	// Plan, when set, chooses the limit per request (a customer's plan);
@@ -64,7 +64,7 @@ func Limits[R any](rules []Rule[R]) []limiter.Rule {
 // validate reports what a door cannot run of r before the
 // limiter judges its limit.
 func (r *Rule[R]) validate() error {
-	if r.Key == nil {
+	if r.Identity == nil {
 		return fmt.Errorf("%w: rule %q: no Key function", ratelimit.ErrConfig, r.Name)
 	}
 	return r.Rule.Validate()

@@ -22,7 +22,7 @@ import (
 func TestLeasedMiddlewareGivesBackOnClose(t *testing.T) {
 	const limit, served = 100, 10
 	bucket := algorithms.TokenBucket{Capacity: limit, Rate: 1, Period: time.Hour}
-	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "global", Algorithm: bucket, Lease: time.Minute}, Key: keyfunc.Constant("all")}}
+	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "global", Algorithm: bucket, Lease: time.Minute}, Identity: keyfunc.Constant("all")}}
 	unleased := []limiter.Rule{{Name: "global", Algorithm: bucket}}
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {

@@ -54,7 +54,7 @@
 // IPs come from the TCP peer unless you configure trusted proxies (package
 // keyfunc). A key function that finds no identity never yields a shared
 // empty bucket: the request is rejected (401 by default), unless the rule
-// has an AltKey or is Optional.
+// has an AltIdentity or is Optional.
 //
 // # Failure
 //

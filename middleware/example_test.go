@@ -51,9 +51,9 @@ func Example() {
 
 	limit, err := middleware.New(rdb, []middleware.Rule{
 		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 2, Window: time.Minute}},
-			Key: keyfunc.IP()},
+			Identity: keyfunc.IP()},
 		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 5000, Period: time.Second, Burst: 10000}},
-			Key: keyfunc.Constant("all")},
+			Identity: keyfunc.Constant("all")},
 	})
 	if err != nil {
 		panic(err) // an invalid rule, named
@@ -95,7 +95,7 @@ func ExampleNewWithLimiter() {
 	stop() // Redis is down from the start
 
 	rules := []middleware.Rule{
-		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Minute, Burst: 1}}, Key: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Minute, Burst: 1}}, Identity: keyfunc.IP()},
 	}
 	store, err := redisstore.New(rdb, redisstore.WithTimeout(50*time.Millisecond))
 	if err != nil {
@@ -122,7 +122,7 @@ func ExampleNewWithLimiter() {
 func ExampleNewWithLimiter_memstore() {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	rules := []middleware.Rule{
-		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}}, Key: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}}, Identity: keyfunc.IP()},
 	}
 	lim, err := limiter.New(memstore.Must(), guard.Limits(rules),
 		limiter.WithClock(func() time.Time { return now }))
@@ -152,7 +152,7 @@ func ExampleRule_settle() {
 	defer stop()
 
 	loginLimit, err := middleware.New(rdb, []middleware.Rule{{
-		Rule: limiter.Rule{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Minute}, Penalty: 15 * time.Minute}, Key: keyfunc.IP(),
+		Rule: limiter.Rule{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Minute}, Penalty: 15 * time.Minute}, Identity: keyfunc.IP(),
 		Settle: func(_ *http.Request, end guard.End) int {
 			if end.Status == http.StatusUnauthorized {
 				return 1
@@ -188,8 +188,8 @@ func ExampleRule_inFlight() {
 	defer stop()
 
 	limit, err := middleware.New(rdb, []middleware.Rule{
-		{Rule: limiter.Rule{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, TTL: time.Minute}}, Key: keyfunc.IP()},
-		{Rule: limiter.Rule{Name: "per-minute", Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}, Key: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, TTL: time.Minute}}, Identity: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "per-minute", Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}, Identity: keyfunc.IP()},
 	}, middleware.WithHeaders(headers.IETF))
 	if err != nil {
 		panic(err)
@@ -213,7 +213,7 @@ func Example_operator() {
 	defer stop()
 	ctx := context.Background()
 
-	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Blockable: true, Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}, Key: keyfunc.Header("X-API-Key")}}
+	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Blockable: true, Algorithm: algorithms.SlidingWindow{Limit: 100, Window: time.Minute}}, Identity: keyfunc.Header("X-API-Key")}}
 	store, err := redisstore.New(rdb) // the service's store, or another on the same client
 	if err != nil {
 		panic(err)
@@ -230,7 +230,7 @@ func Example_operator() {
 	}
 	client, _ := http.NewRequest(http.MethodGet, "/", nil)
 	client.Header.Set("X-API-Key", "sk-live-1234")
-	id, _ := rules[0].Key(client)
+	id, _ := rules[0].Identity(client)
 	fmt.Println(admin.Block(ctx, "per-key", id, time.Hour))
 	fmt.Println(admin.Reset(ctx, "per-key", "sk-live-1234"))
 

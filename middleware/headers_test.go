@@ -46,7 +46,7 @@ func TestHeadersPerAlgorithm(t *testing.T) {
 			response{"0", reset(115), `"r";r=0;t=61`, ""}, response{"0", reset(115), `"r";r=0;t=61`, "61"}},
 	} {
 		for _, backend := range []string{"miniredis", "memstore"} {
-			rules := []middleware.Rule{{Rule: limiter.Rule{Name: "r", Algorithm: tc.alg}, Key: keyfunc.IP()}}
+			rules := []middleware.Rule{{Rule: limiter.Rule{Name: "r", Algorithm: tc.alg}, Identity: keyfunc.IP()}}
 			var store any = memstore.Must()
 			if backend == "miniredis" {
 				_, store = redistest.Mini(t)
@@ -80,7 +80,7 @@ func TestAnchoredWindowHeaders(t *testing.T) {
 		anchored    bool
 		retry, next string
 	}{{false, "15", `"r";r=0;t=15`}, {true, "60", `"r";r=0;t=60`}} {
-		mw := mwtest.New(t, memstore.Must(), []middleware.Rule{{Rule: limiter.Rule{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Minute, Anchored: tc.anchored}}, Key: keyfunc.IP()}},
+		mw := mwtest.New(t, memstore.Must(), []middleware.Rule{{Rule: limiter.Rule{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Minute, Anchored: tc.anchored}}, Identity: keyfunc.IP()}},
 			middleware.WithHeaders(headers.Both), limiter.WithClock(func() time.Time { return at }))
 		h := mw(ok)
 		for range 10 {

@@ -24,7 +24,7 @@ import (
 func TestNoIdentitySaysWhichIsMissing(t *testing.T) {
 	_, c := redistest.Mini(t)
 	h := mwtest.New(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-key",
-		Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Key: keyfunc.Header("X-API-Key")}})(ok)
+		Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Identity: keyfunc.Header("X-API-Key")}})(ok)
 	res := do(h, "GET", "/", "203.0.113.9:1")
 	body, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "rate limit per-key needs header X-Api-Key") {
@@ -52,7 +52,7 @@ func TestRouteKeyWithoutPatternIsAServerError(t *testing.T) {
 	_, c := redistest.Mini(t)
 	var errs []error
 	h := mwtest.New(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-route",
-		Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Key: keyfunc.Route()}},
+		Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Identity: keyfunc.Route()}},
 		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
 	if res := do(h, "GET", "/users/alice", "203.0.113.9:1"); res.StatusCode != http.StatusInternalServerError {
 		t.Errorf("status %d, want 500", res.StatusCode)

@@ -15,7 +15,7 @@ import (
 
 // Rule is one limit of a middleware: a limiter.Rule (its Name, Algorithm,
 // Blockable, Penalty, Lease and Shadow), embedded, and the functions of a
-// request that apply it (Key, AltKey, Optional, Plan, Cost, Skip,
+// request that apply it (Identity, AltIdentity, Optional, Plan, Cost, Skip,
 // Settle); see guard.Rule. Key functions are those of package keyfunc,
 // or any of httprate's shape.
 //

@@ -77,7 +77,7 @@ func TestExemptions(t *testing.T) {
 func TestKeyFunctionFailures(t *testing.T) {
 	_, c := redistest.Mini(t)
 	apiKey := func(optional bool, fallback keyfunc.KeyFunc) middleware.Rule {
-		return middleware.Rule{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.TokenBucket{Capacity: 1, Rate: 1, Period: time.Hour}}, Key: keyfunc.Header("X-API-Key"), AltKey: fallback, Optional: optional}
+		return middleware.Rule{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.TokenBucket{Capacity: 1, Rate: 1, Period: time.Hour}}, Identity: keyfunc.Header("X-API-Key"), AltIdentity: fallback, Optional: optional}
 	}
 	var errs []error
 	onErr := middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) })
@@ -93,7 +93,7 @@ func TestKeyFunctionFailures(t *testing.T) {
 		{"reject with 429", apiKey(false, nil), []any{middleware.WithKeyErrorStatus(429)}, 429, 429, 2},
 		{"skip", apiKey(true, nil), nil, 200, 200, 0},
 		{"fall back to IP", apiKey(false, keyfunc.IP()), nil, 200, 429, 0},
-		{"empty identity is a failure", middleware.Rule{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}}, Key: func(*http.Request) (string, error) { return "", nil }}, nil, 401, 401, 2},
+		{"empty identity is a failure", middleware.Rule{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}}, Identity: func(*http.Request) (string, error) { return "", nil }}, nil, 401, 401, 2},
 	} {
 		errs = nil
 		opts := append([]any{clock(), onErr, limiter.WithPrefix(strings.ReplaceAll(tc.name, " ", "-"))}, tc.opts...)
@@ -124,7 +124,7 @@ func TestCosts(t *testing.T) {
 		return n
 	}
 	var errs []error
-	h := mwtest.New(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "batch", Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}}, Key: keyfunc.IP(), Cost: cost}}, clock(),
+	h := mwtest.New(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "batch", Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}}, Identity: keyfunc.IP(), Cost: cost}}, clock(),
 		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))(ok)
 	for i, step := range []struct {
 		query, remaining, retry string
@@ -153,7 +153,7 @@ func TestIETFHeadersAndCustomDenyHandler(t *testing.T) {
 	var denied limiter.Decision
 	h := mwtest.New(t, c, []middleware.Rule{
 		perIP(2),
-		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Key: keyfunc.Constant("all")},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Identity: keyfunc.Constant("all")},
 	}, clock(), middleware.WithHeaders(headers.IETF), middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d limiter.Decision) {
 		denied = d
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -184,7 +184,7 @@ func TestInvalidMiddlewareConfiguration(t *testing.T) {
 		want  string
 	}{
 		{"no key", c, []middleware.Rule{{Rule: limiter.Rule{Name: "a", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}}, nil, `rule "a": no Key`},
-		{"bad algorithm", c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingLog{Limit: 0, Window: time.Second}}, Key: keyfunc.IP()}}, nil, `rule "per-ip"`},
+		{"bad algorithm", c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingLog{Limit: 0, Window: time.Second}}, Identity: keyfunc.IP()}}, nil, `rule "per-ip"`},
 		{"bad status", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithKeyErrorStatus(200)}, "status"},
 		{"no concurrency retry", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithConcurrencyRetryAfter(0)}, "concurrency retry"},
 		{"nil option", c, []middleware.Rule{perIP(1)}, []middleware.Option{nil}, "nil Option"},
@@ -212,7 +212,7 @@ func TestInvalidMiddlewareConfiguration(t *testing.T) {
 // as guard.Limits gives them; anything else is an ErrConfig naming the
 // rule, at construction.
 func TestNewWithLimiterChecksTheRules(t *testing.T) {
-	rules := []middleware.Rule{perIP(1), {Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Key: keyfunc.Header("X-API-Key")}}
+	rules := []middleware.Rule{perIP(1), {Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Identity: keyfunc.Header("X-API-Key")}}
 	newLimiter := func(rules []limiter.Rule) *limiter.Limiter {
 		lim, err := limiter.New(memstore.Must(), rules)
 		if err != nil {
@@ -301,7 +301,7 @@ func TestSeparateLimitsDoNotShareCounters(t *testing.T) {
 	}
 
 	rule := func(alg algorithms.Algorithm) []middleware.Rule {
-		return []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: alg}, Key: keyfunc.IP()}}
+		return []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: alg}, Identity: keyfunc.IP()}}
 	}
 	other := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { _ = other.Close() })
@@ -396,7 +396,7 @@ func TestNilRedisClient(t *testing.T) {
 func TestDefaultErrorLogLevels(t *testing.T) {
 	rec := logtest.Capture(t)
 	srv, c := redistest.Mini(t)
-	h := mwtest.New(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Key: keyfunc.Header("X-API-Key")}})(ok)
+	h := mwtest.New(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Identity: keyfunc.Header("X-API-Key")}})(ok)
 	do(h, "GET", "/users/alice", "203.0.113.9:1")
 	srv.Close()
 	for range 4 { // 3 failures, then Redis is marked down: not logged again
@@ -434,8 +434,8 @@ func TestKeyFunctionFailuresAreLogged(t *testing.T) {
 	_, c := redistest.Mini(t)
 	var events []guard.Event
 	h := mwtest.New(t, c, []middleware.Rule{
-		{Rule: limiter.Rule{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Key: keyfunc.Context(userKey{})},
-		{Rule: limiter.Rule{Name: "per-token", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Key: func(*http.Request) (string, error) { return "", errors.New("token expired") },
+		{Rule: limiter.Rule{Name: "per-user", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Identity: keyfunc.Context(userKey{})},
+		{Rule: limiter.Rule{Name: "per-token", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}, Identity: func(*http.Request) (string, error) { return "", errors.New("token expired") },
 			Skip: func(r *http.Request) bool { return r.URL.Path != "/token" }},
 	}, middleware.WithHook(func(e guard.Event) { events = append(events, e) }))(ok)
 	for _, path := range []string{"/", "/token"} {
@@ -481,7 +481,7 @@ func TestKeyFunctionFailuresAreLogged(t *testing.T) {
 func TestNestedLimiters(t *testing.T) {
 	_, c := redistest.Mini(t)
 	rule := func(name string, limit int) middleware.Rule {
-		return middleware.Rule{Rule: limiter.Rule{Name: name, Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Minute}}, Key: keyfunc.IP()}
+		return middleware.Rule{Rule: limiter.Rule{Name: name, Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Minute}}, Identity: keyfunc.IP()}
 	}
 	outer := mwtest.New(t, c, []middleware.Rule{rule("outer", 2)}, clock(), middleware.WithHeaders(headers.Both))
 	inner := mwtest.New(t, c, []middleware.Rule{rule("inner", 100)}, clock(), middleware.WithHeaders(headers.Both))
@@ -511,7 +511,7 @@ func TestPlans(t *testing.T) {
 	free := algorithms.FixedWindow{Limit: 2, Window: time.Minute}
 	paid := algorithms.FixedWindow{Limit: 5, Window: time.Minute}
 	var errs []error
-	h := mwtest.New(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: free}, Key: keyfunc.Header("X-API-Key"),
+	h := mwtest.New(t, c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: free}, Identity: keyfunc.Header("X-API-Key"),
 		Plan: func(r *http.Request) algorithms.Algorithm {
 			switch r.Header.Get("X-API-Key") {
 			case "paid":

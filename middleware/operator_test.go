@@ -39,7 +39,7 @@ func TestLoginCountsOnlyFailures(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			rule := middleware.Rule{
-				Rule: limiter.Rule{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute}, Penalty: 15 * time.Minute}, Key: keyfunc.IP(),
+				Rule: limiter.Rule{Name: "login", Algorithm: algorithms.FixedWindow{Limit: 5, Window: time.Minute}, Penalty: 15 * time.Minute}, Identity: keyfunc.IP(),
 				Settle: func(_ *http.Request, end guard.End) int {
 					if end.Status == http.StatusUnauthorized {
 						return 1
@@ -82,7 +82,7 @@ func TestLoginCountsOnlyFailures(t *testing.T) {
 // at once, on every route its rule guards.
 func TestBlockThroughTheMiddleware(t *testing.T) {
 	_, c := redistest.Mini(t)
-	rule := middleware.Rule{Rule: limiter.Rule{Name: "api", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, Blockable: true}, Key: keyfunc.IP()}
+	rule := middleware.Rule{Rule: limiter.Rule{Name: "api", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, Blockable: true}, Identity: keyfunc.IP()}
 	h := mwtest.New(t, c, []middleware.Rule{rule}, clock())(ok)
 	admin, err := limiter.New(mwtest.RedisStore(t, c), []limiter.Rule{{Name: "api", Algorithm: rule.Algorithm, Blockable: true}},
 		limiter.WithClock(func() time.Time { return mwtest.Epoch }))
@@ -115,7 +115,7 @@ func TestBlockThroughTheMiddleware(t *testing.T) {
 func TestSettleByBytesWritten(t *testing.T) {
 	_, c := redistest.Mini(t)
 	rule := middleware.Rule{
-		Rule: limiter.Rule{Name: "bytes", Algorithm: algorithms.TokenBucket{Capacity: 1000, Rate: 1, Period: time.Hour}}, Key: keyfunc.IP(),
+		Rule: limiter.Rule{Name: "bytes", Algorithm: algorithms.TokenBucket{Capacity: 1000, Rate: 1, Period: time.Hour}}, Identity: keyfunc.IP(),
 		Cost:   func(*http.Request) int { return 100 },
 		Settle: func(_ *http.Request, end guard.End) int { return int(end.Written) },
 	}
@@ -151,7 +151,7 @@ func TestOperatorReachesTheMiddlewareState(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Blockable: true, Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Key: keyfunc.Header("X-API-Key")}}
+			rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Blockable: true, Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Identity: keyfunc.Header("X-API-Key")}}
 			prefix := limiter.WithPrefix(fmt.Sprintf("op%d", time.Now().UnixNano()))
 			at := limiter.WithClock(func() time.Time { return mwtest.Epoch })
 			h := mwtest.New(t, b.Client, rules, prefix, at)(ok)
@@ -165,7 +165,7 @@ func TestOperatorReachesTheMiddlewareState(t *testing.T) {
 
 			client, _ := http.NewRequest("GET", "/", nil)
 			client.Header.Set("X-API-Key", "the-raw-api-key")
-			id, err := rules[0].Key(client)
+			id, err := rules[0].Identity(client)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,7 +30,7 @@ func TestShadowRule(t *testing.T) {
 		backends[b.Name] = b.Client
 	}
 	rules := []middleware.Rule{perIP(3),
-		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}, Shadow: true}, Key: keyfunc.Constant("all")}}
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Minute}, Shadow: true}, Identity: keyfunc.Constant("all")}}
 	rec := logtest.Capture(t)
 	withShadow := headers.XRateLimit
 	withShadow.Shadow = true
@@ -91,7 +91,7 @@ func TestShadowRule(t *testing.T) {
 
 // A shadow rule with a Lease is refused at construction, naming the rule.
 func TestShadowRuleNotLeased(t *testing.T) {
-	r := middleware.Rule{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, Lease: time.Second, Shadow: true}, Key: keyfunc.Constant("all")}
+	r := middleware.Rule{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, Lease: time.Second, Shadow: true}, Identity: keyfunc.Constant("all")}
 	if _, err := mwtest.Build(memstore.Must(), []middleware.Rule{r}); err == nil {
 		t.Fatal("a leased shadow rule was accepted")
 	}

@@ -54,7 +54,7 @@ var stamp = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 })
 
 func queueRule(maxDelay time.Duration) middleware.Rule {
-	return middleware.Rule{Rule: limiter.Rule{Name: "export", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: maxDelay}}, Key: keyfunc.Constant("all")}
+	return middleware.Rule{Rule: limiter.Rule{Name: "export", Algorithm: algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: maxDelay}}, Identity: keyfunc.Constant("all")}
 }
 
 // 50 requests at once through a queue of 10 a second: with a 10 s maximum
@@ -157,7 +157,7 @@ func TestQueueGivesUpTurns(t *testing.T) {
 func TestConcurrencyLimit(t *testing.T) {
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			rule := middleware.Rule{Rule: limiter.Rule{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, TTL: time.Minute}}, Key: keyfunc.Constant("key")}
+			rule := middleware.Rule{Rule: limiter.Rule{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 10, TTL: time.Minute}}, Identity: keyfunc.Constant("key")}
 			var running, peak atomic.Int32
 			// Fail closed, with a timeout the race detector cannot reach: a
 			// request let through on a Redis timeout would hold no slot.
@@ -230,7 +230,7 @@ func TestConcurrencyRefusalRetryAfter(t *testing.T) {
 	} {
 		for _, backend := range []string{"miniredis", "memstore"} {
 			rule := tc.rule
-			rule.Name, rule.Key = "in-flight", keyfunc.Constant("all")
+			rule.Name, rule.Identity = "in-flight", keyfunc.Constant("all")
 			var store any = memstore.Must()
 			if backend == "miniredis" {
 				_, store = redistest.Mini(t)

@@ -27,7 +27,7 @@ import (
 //
 //	r.Use(middleware.LimitByIP(rdb, 100, time.Minute))
 func LimitByIP(rdb redis.Scripter, n int, window time.Duration) func(http.Handler) http.Handler {
-	limit, err := New(rdb, []Rule{{Key: keyfunc.IP(), Rule: limiter.Rule{
+	limit, err := New(rdb, []Rule{{Identity: keyfunc.IP(), Rule: limiter.Rule{
 		Name: "ip-" + strconv.Itoa(n) + "-per-" + window.String(), Algorithm: algorithms.SlidingWindow{Limit: n, Window: window}}}})
 	if err != nil {
 		panic(err)

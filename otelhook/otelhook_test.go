@@ -45,7 +45,7 @@ func TestInstrumentsAndSpans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}, Key: keyfunc.IP()}}
+	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}}, Identity: keyfunc.IP()}}
 	lim, err := limiter.New(store, guard.Limits(rules), limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -201,8 +201,8 @@ func TestUndecidedRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := []middleware.Rule{
-		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}, Key: keyfunc.IP()},
-		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Lease: time.Second}, Key: keyfunc.Constant("all")},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}, Identity: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Lease: time.Second}, Identity: keyfunc.Constant("all")},
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	lim, err := limiter.New(store, guard.Limits(rules), limiter.WithClock(func() time.Time { return now }))

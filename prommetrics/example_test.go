@@ -31,7 +31,7 @@ func Example() {
 		panic(err)
 	}
 	rules := []middleware.Rule{
-		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute}}, Key: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Minute}}, Identity: keyfunc.IP()},
 	}
 	lim, err := limiter.New(memstore.Must(), guard.Limits(rules)) // or a Redis store
 	if err != nil {

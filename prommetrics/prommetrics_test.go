@@ -50,7 +50,7 @@ func collectorOn(t *testing.T, srv *miniredis.Miniredis, timeout time.Duration) 
 func TestScrape(t *testing.T) {
 	srv := miniredis.RunT(t)
 	reg, c, store := collectorOn(t, srv, 50*time.Millisecond)
-	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Key: keyfunc.Header("X-API-Key")}}
+	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}, Identity: keyfunc.Header("X-API-Key")}}
 	lim, err := limiter.New(store, guard.Limits(rules))
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +149,8 @@ func scrape(t *testing.T, url string) map[string]string {
 func TestUndecidedRule(t *testing.T) {
 	reg, c, store := collectorOn(t, miniredis.RunT(t), 5*time.Second)
 	rules := []middleware.Rule{
-		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}, Key: keyfunc.IP()},
-		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Lease: time.Second}, Key: keyfunc.Constant("all")},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}}, Identity: keyfunc.IP()},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}, Lease: time.Second}, Identity: keyfunc.Constant("all")},
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	lim, err := limiter.New(store, guard.Limits(rules), limiter.WithClock(func() time.Time { return now }))

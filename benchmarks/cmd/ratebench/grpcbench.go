@@ -74,7 +74,7 @@ type grpcRatios struct {
 func grpcBench(e *env, goroutines, keys int, d time.Duration, rounds int) grpcRatios {
 	q := quota{limit: 1_000_000, period: time.Second}
 	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: gcra(q)},
-		Key: grpclimit.Key(func(ctx context.Context, _ string) (string, error) { return grpcClientKey(ctx), nil })}}
+		Identity: grpclimit.Key(func(ctx context.Context, _ string) (string, error) { return grpcClientKey(ctx), nil })}}
 	store, err := redisstore.New(e.rdb)
 	if err != nil {
 		fatal(err)

@@ -72,7 +72,7 @@ func printServers(title, unit string, names []string, results [][]stats) {
 // middleware on an AutoPipeliner.
 func httpBench(e *env, goroutines, keys int, d time.Duration, rounds int) (plain, best float64) {
 	q := quota{limit: 1_000_000, period: time.Second}
-	ours, err := middleware.New(e.rdb, []middleware.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: gcra(q)}, Key: clientKey}})
+	ours, err := middleware.New(e.rdb, []middleware.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: gcra(q)}, Identity: clientKey}})
 	if err != nil {
 		fatal(err)
 	}

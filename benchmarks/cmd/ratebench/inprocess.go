@@ -119,7 +119,7 @@ func perDecisionBench(e *env) map[string]perDecision {
 			limiter.Check{Rule: "per-user", Identity: key, Cost: 1}, limiter.Check{Rule: "per-route", Identity: key, Cost: 1})
 		return d.Allowed, err
 	}
-	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: gcra(q)}, Key: keyfunc.IP()}}
+	rules := []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: gcra(q)}, Identity: keyfunc.IP()}}
 	lim, err := limiter.New(memstore.Must(), guard.Limits(rules))
 	if err != nil {
 		fatal(err)

@@ -70,15 +70,15 @@ func NewLimits(rdb redis.Scripter, opts ...limiter.Option) (Limits, error) {
 		return Limits{}, err
 	}
 	api := []middleware.Rule{
-		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 20, Window: time.Minute}}, Key: ip},
-		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Minute}}, Key: keyfunc.Constant("all")},
+		{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingWindow{Limit: 20, Window: time.Minute}}, Identity: ip},
+		{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Minute}}, Identity: keyfunc.Constant("all")},
 	}
 	login := []middleware.Rule{
-		{Rule: limiter.Rule{Name: "login", Algorithm: algorithms.SlidingLog{Limit: 5, Window: 15 * time.Minute}}, Key: keyfunc.Join(ip, keyfunc.FormValue("username")),
-			AltKey: ip},
+		{Rule: limiter.Rule{Name: "login", Algorithm: algorithms.SlidingLog{Limit: 5, Window: 15 * time.Minute}}, Identity: keyfunc.Join(ip, keyfunc.FormValue("username")),
+			AltIdentity: ip},
 	}
 	reports := []middleware.Rule{
-		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}}, Key: keyfunc.Header("X-API-Key")},
+		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}}, Identity: keyfunc.Header("X-API-Key")},
 	}
 	store, err := redisstore.New(rdb)
 	if err != nil {

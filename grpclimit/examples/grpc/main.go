@@ -50,9 +50,9 @@ func main() {
 // enough for the streams of this service, short enough that a lost slot
 // is not an outage.
 var rules = []grpclimit.Rule{
-	{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Key: grpclimit.Metadata("x-api-key")},
-	{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Minute}}, Key: grpclimit.Peer()},
-	{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Second, Burst: 1000}}, Key: grpclimit.Constant("all")},
+	{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.GCRA{Rate: 2, Period: time.Second, Burst: 2}}, Identity: grpclimit.Metadata("x-api-key")},
+	{Rule: limiter.Rule{Name: "streams", Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Minute}}, Identity: grpclimit.Peer()},
+	{Rule: limiter.Rule{Name: "global", Algorithm: algorithms.GCRA{Rate: 1000, Period: time.Second, Burst: 1000}}, Identity: grpclimit.Constant("all")},
 }
 
 // methods limit the first two rules to their calls; the third limits

@@ -146,7 +146,7 @@ func Body(t *testing.T, res *http.Response) string {
 
 // PerIP is a fixed window of limit per minute per client IP, named "per-ip".
 func PerIP(limit int) middleware.Rule {
-	return middleware.Rule{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Minute}}, Key: keyfunc.IP()}
+	return middleware.Rule{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.FixedWindow{Limit: limit, Window: time.Minute}}, Identity: keyfunc.IP()}
 }
 
 // Problem is the JSON body of a 429 or of a fail-closed 503.
