@@ -4,8 +4,8 @@
 //
 // A Rule[R] is one limit for requests of type R: a limiter.Rule (name,
 // algorithm, blocks, lease, shadow), embedded, and the functions that
-// read it from a request: Identity and AltIdentity (the identity), Optional, Plan,
-// Cost, Skip, and Settle (the final cost once the request has ended).
+// read it from a request: Identity and AltIdentity, Optional, Plan, Cost,
+// Skip, and Settle (the final cost once the request has ended).
 // middleware.Rule is Rule[*http.Request]; grpclimit.Rule is a Rule of a
 // gRPC call. Limits gives the limiter.Rules behind a door's rules, which
 // the door's limiter must have.
@@ -39,10 +39,9 @@
 // redisstore.WithTimeout, which sets it; a request without an identity at
 // Warn, and a key the server cannot compute (ratelimit.ErrConfig) at
 // Error, each at most one line per rule a minute; a bad cost, the
-// client's error, at Debug;
-// a decision skipped while the backend is marked down
-// (limiter.ErrUnavailable) not at all, since the limiter logs when it goes
-// down and comes back. A line after lines left out counts them
+// client's error, at Debug; a decision skipped while the backend is
+// marked down (limiter.ErrUnavailable) not at all, since the limiter logs
+// when it goes down and comes back. A line after lines left out counts them
 // ("suppressed"). A shadow rule's would-be refusals are logged at Info,
 // at most one line per rule a minute, whatever OnError is.
 package guard

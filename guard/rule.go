@@ -14,16 +14,17 @@ import (
 // Rule[*http.Request]; grpclimit.Rule is Rule[*grpclimit.Call].
 type Rule[R any] struct {
 	limiter.Rule
-	// Identity extracts the identity the rule limits. An empty identity, or an
-	// error, is none: see Optional. An error wrapping ratelimit.ErrConfig
-	// says the server is misconfigured (a route key where nothing sets
-	// routes), not that the client sent too little.
+	// Identity extracts the identity the rule limits (a key function of
+	// package keyfunc, for HTTP). An empty identity, or an error, is none:
+	// see Optional. An error wrapping ratelimit.ErrConfig says the server
+	// is misconfigured (a route key where nothing sets routes), not that
+	// the client sent too little.
 	Identity func(R) (string, error)
-	// AltIdentity supplies the identity when Key finds none (count requests
-	// without an API key by client IP, say).
+	// AltIdentity supplies the identity when Identity finds none (count
+	// requests without an API key by client IP, say).
 	AltIdentity func(R) (string, error)
-	// Optional makes a request for which Identity and AltIdentity find no identity
-	// sit this rule out. By default it is refused as NoIdentity.
+	// Optional makes a request for which Identity and AltIdentity find
+	// none sit this rule out. By default it is refused as NoIdentity.
 	Optional bool
 	// Plan, when set, chooses the limit per request (a customer's plan);
 	// nil means the rule's Algorithm. An invalid one is Misconfigured.
@@ -65,7 +66,7 @@ func Limits[R any](rules []Rule[R]) []limiter.Rule {
 // limiter judges its limit.
 func (r *Rule[R]) validate() error {
 	if r.Identity == nil {
-		return fmt.Errorf("%w: rule %q: no Key function", ratelimit.ErrConfig, r.Name)
+		return fmt.Errorf("%w: rule %q: no Identity function", ratelimit.ErrConfig, r.Name)
 	}
 	return r.Rule.Validate()
 }

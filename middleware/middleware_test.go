@@ -183,7 +183,7 @@ func TestInvalidMiddlewareConfiguration(t *testing.T) {
 		opts  []middleware.Option
 		want  string
 	}{
-		{"no key", c, []middleware.Rule{{Rule: limiter.Rule{Name: "a", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}}, nil, `rule "a": no Key`},
+		{"no key", c, []middleware.Rule{{Rule: limiter.Rule{Name: "a", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}}}}, nil, `rule "a": no Identity function`},
 		{"bad algorithm", c, []middleware.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: algorithms.SlidingLog{Limit: 0, Window: time.Second}}, Identity: keyfunc.IP()}}, nil, `rule "per-ip"`},
 		{"bad status", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithKeyErrorStatus(200)}, "status"},
 		{"no concurrency retry", c, []middleware.Rule{perIP(1)}, []middleware.Option{middleware.WithConcurrencyRetryAfter(0)}, "concurrency retry"},
