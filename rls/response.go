@@ -11,10 +11,11 @@ import (
 
 // response is the answer for decision d of p's checks: OVER_LIMIT
 // overall when a limit refused (OK in shadow mode), and per descriptor
-// its code, limit, remaining units and the time to its window's end.
-func (p *plan) response(d limiter.Decision, shadowMode bool) *rlsv3.RateLimitResponse {
+// its code, limit, remaining units and the time to its window's end;
+// with the headers o asks for.
+func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse {
 	res := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}
-	if !d.Allowed && !shadowMode {
+	if !d.Allowed && !o.ShadowMode {
 		res.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
 	}
 	at := d.At
@@ -36,8 +37,11 @@ func (p *plan) response(d limiter.Decision, shadowMode bool) *rlsv3.RateLimitRes
 		case !r.Allowed:
 			st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 		default:
-			st.LimitRemaining = uint32(max(r.Remaining, 0))
+			st.LimitRemaining = uint32(remaining(r))
 		}
+	}
+	if o.ResponseHeaders {
+		p.addHeaders(res, d, o)
 	}
 	return res
 }

@@ -23,6 +23,17 @@ type Options struct {
 	// ShadowMode answers OK overall whatever the limits say; each
 	// descriptor's status keeps its own code (the reference's SHADOW_MODE).
 	ShadowMode bool
+	// ResponseHeaders adds response_headers_to_add to every decided
+	// answer with a limit (the reference's LIMIT_RESPONSE_HEADERS_ENABLED):
+	// the limit, remaining units and whole seconds to the window's end of
+	// the descriptor that binds (one that refused, the longest wait first,
+	// else the one with the least remaining), and on OVER_LIMIT,
+	// Retry-After: the decision's wait in whole seconds, rounded up. Envoy
+	// adds them to the response its client gets.
+	ResponseHeaders bool
+	// LimitHeader, RemainingHeader and ResetHeader name those fields; ""
+	// is the reference's name (DefaultLimitHeader and the others).
+	LimitHeader, RemainingHeader, ResetHeader string
 	// OnError receives every failure to decide a request (a backend
 	// failure wraps limiter.ErrBackend); nil logs it with the log
 	// package. Errors name rules, never a descriptor's values.
@@ -58,7 +69,7 @@ func NewServer(lim *limiter.Limiter, configs []*Config, opts Options) (*Server, 
 	if lim == nil {
 		return nil, fmt.Errorf("%w: nil limiter", ratelimit.ErrConfig)
 	}
-	s := &Server{lim: lim, domains: make(map[string]*Config, len(configs)), opts: opts}
+	s := &Server{lim: lim, domains: make(map[string]*Config, len(configs)), opts: withHeaderDefaults(opts)}
 	for _, c := range configs {
 		if s.domains[c.Domain] != nil {
 			return nil, fmt.Errorf("%w: domain %q is configured twice", ratelimit.ErrConfig, c.Domain)
@@ -102,7 +113,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	if err != nil {
 		s.onError(err) // the fallback store decided
 	}
-	return p.response(d, s.opts.ShadowMode), nil
+	return p.response(d, s.opts), nil
 }
 
 // failed answers a request the limiter did not decide.
