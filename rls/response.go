@@ -12,7 +12,8 @@ import (
 // response is the answer for decision d of p's checks: OVER_LIMIT
 // overall when a limit refused (OK in shadow mode), and per descriptor
 // its code, limit, remaining units and the time to its window's end;
-// with the headers o asks for.
+// on OVER_LIMIT the rules that refused (see RefusedKey); with the
+// headers o asks for.
 func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse {
 	res := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}
 	if !d.Allowed && !o.ShadowMode {
@@ -40,6 +41,7 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 			st.LimitRemaining = uint32(remaining(r))
 		}
 	}
+	p.addRefused(res, d)
 	if o.ResponseHeaders {
 		p.addHeaders(res, d, o)
 	}
