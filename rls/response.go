@@ -5,6 +5,7 @@ import (
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
@@ -63,7 +64,11 @@ func (p *plan) undecided() *rlsv3.RateLimitResponse {
 
 // current is l as a response's current_limit.
 func (l *limit) current() *rlsv3.RateLimitResponse_RateLimit {
-	return &rlsv3.RateLimitResponse_RateLimit{Name: l.name, RequestsPerUnit: uint32(l.perUnit), Unit: l.unit.proto}
+	c := &rlsv3.RateLimitResponse_RateLimit{Name: l.name, RequestsPerUnit: uint32(l.perUnit), Unit: l.unit.proto}
+	if l.multiplier > 1 {
+		c.UnitMultiplier = wrapperspb.UInt32(l.multiplier)
+	}
+	return c
 }
 
 // untilReset is the time from at to the end of its window of length w,

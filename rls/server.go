@@ -34,6 +34,12 @@ type Options struct {
 	// LimitHeader, RemainingHeader and ResetHeader name those fields; ""
 	// is the reference's name (DefaultLimitHeader and the others).
 	LimitHeader, RemainingHeader, ResetHeader string
+	// MaxOverrides is how many distinct limit overrides (a descriptor's
+	// limit: requests_per_unit, unit, unit_multiplier) the Server accepts
+	// over its life; 0 is DefaultMaxOverrides. Each is a plan the limiter
+	// keeps for good, so a new one beyond the cap is refused with
+	// INVALID_ARGUMENT rather than let a client grow memory without bound.
+	MaxOverrides int
 	// OnError receives every failure to decide a request (a backend
 	// failure wraps limiter.ErrBackend); nil logs it with the log
 	// package. Errors name rules, never a descriptor's values.
@@ -56,9 +62,10 @@ type Options struct {
 // A Server is safe for concurrent use.
 type Server struct {
 	rlsv3.UnimplementedRateLimitServiceServer
-	lim     *limiter.Limiter
-	domains map[string]*Config
-	opts    Options
+	lim       *limiter.Limiter
+	domains   map[string]*Config
+	overrides *overrides
+	opts      Options
 }
 
 // NewServer returns a Server answering for configs' domains on lim,
@@ -69,7 +76,10 @@ func NewServer(lim *limiter.Limiter, configs []*Config, opts Options) (*Server, 
 	if lim == nil {
 		return nil, fmt.Errorf("%w: nil limiter", ratelimit.ErrConfig)
 	}
-	s := &Server{lim: lim, domains: make(map[string]*Config, len(configs)), opts: withHeaderDefaults(opts)}
+	if opts.MaxOverrides < 0 {
+		return nil, fmt.Errorf("%w: negative MaxOverrides %d", ratelimit.ErrConfig, opts.MaxOverrides)
+	}
+	s := &Server{lim: lim, domains: make(map[string]*Config, len(configs)), overrides: newOverrides(opts.MaxOverrides), opts: withHeaderDefaults(opts)}
 	for _, c := range configs {
 		if s.domains[c.Domain] != nil {
 			return nil, fmt.Errorf("%w: domain %q is configured twice", ratelimit.ErrConfig, c.Domain)
@@ -102,7 +112,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	if len(req.GetDescriptors()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "ratelimit: the request has no descriptors")
 	}
-	p, err := newPlan(s.domains[req.GetDomain()], req)
+	p, err := newPlan(s.domains[req.GetDomain()], req, s.overrides)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
