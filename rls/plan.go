@@ -36,7 +36,7 @@ func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, erro
 	for i, d := range req.GetDescriptors() {
 		p.check[i] = -1
 		if d.GetIsNegativeHits() {
-			return nil, fmt.Errorf("ratelimit: descriptor %d: is_negative_hits is not supported yet", i)
+			return nil, fmt.Errorf("ratelimit: descriptor %d: is_negative_hits is refused: units can be given back exactly only against the decision that took them, and an RLS call names none, so a give-back could return more than was taken", i)
 		}
 		hits := uint64(max(req.GetHitsAddend(), 1))
 		if h := d.GetHitsAddend(); h != nil {
