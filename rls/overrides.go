@@ -52,7 +52,7 @@ func newOverrides(max int) *overrides {
 }
 
 // apply is l under descriptor i's override o, and the plan to decide it
-// by: a fixed window of o's unit times its multiplier, aligned to the
+// by (nil when o is l's own limit): a fixed window of o's unit times its multiplier, aligned to the
 // Unix epoch as l's own, counting in the same state as l while the window
 // is l's (see "Plans" in the limiter package doc). An invalid override,
 // or a new one beyond the cap, is an error.
@@ -77,6 +77,9 @@ func (ov *overrides) apply(l *limit, i int, o *ratelimitv3.RateLimitDescriptor_R
 	ov.mu.Unlock()
 	c := *l
 	c.unit, c.perUnit, c.multiplier = v.unit, int(v.perUnit), v.multiplier
+	if alg := l.limiterRule().Algorithm; alg == v.plan {
+		return &c, nil, nil // the configured limit itself
+	}
 	return &c, v.plan, nil
 }
 

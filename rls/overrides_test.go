@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,6 +50,11 @@ func TestLimitOverride(t *testing.T) {
 		wantLimit(t, "configured", res.Statuses[0], "per-ip", 3, rlsv3.RateLimitResponse_RateLimit_DAY, 0)
 		same(t, "override's last", summary(ask(t, c, hits(limited(desc("remote_address", "x"), 5, typev3.RateLimitUnit_DAY, 0), 4))), []any{ok, ok, uint32(0)})
 		same(t, "override refuses", summary(ask(t, c, limited(desc("remote_address", "x"), 5, typev3.RateLimitUnit_DAY, 0))), []any{over, over, uint32(0)})
+
+		// An override that is the configured limit is that limit: one
+		// check with the descriptor that has none.
+		res = ask(t, c, desc("remote_address", "w"), limited(desc("remote_address", "w"), 3, typev3.RateLimitUnit_DAY, 0))
+		same(t, "the configured limit as an override", summary(res), []any{ok, ok, uint32(1), ok, uint32(1)})
 
 		// Another window: its own state, its own reset.
 		res = ask(t, c, limited(desc("remote_address", "x"), 2, typev3.RateLimitUnit_MINUTE, 0))
@@ -116,6 +122,24 @@ func TestLimitOverrideCap(t *testing.T) {
 		}
 		if !slices.Equal(accepted, []uint32{1, 2, 3}) {
 			t.Fatalf("accepted %v, want [1 2 3]", accepted)
+		}
+		// Many clients at once: still three.
+		c = serve(t, b, serverConfig, rls.Options{MaxOverrides: 3})
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		accepted = nil
+		for n := uint32(1); n <= 40; n++ {
+			wg.Go(func() {
+				if err := try(n); err == nil {
+					mu.Lock()
+					accepted = append(accepted, n)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(accepted) != 3 {
+			t.Fatalf("at once: accepted %v, want three", accepted)
 		}
 		// The accepted ones stay accepted.
 		for _, n := range accepted {
