@@ -48,12 +48,13 @@ type entry struct {
 
 // limit is a descriptor's rate_limit.
 type limit struct {
-	name      string // rate_limit.name, reported back as given
-	unit      unit
-	perUnit   int
-	unlimited bool
-	shadow    bool
-	rule      string // the limiter rule's name; "" when unlimited
+	name       string // rate_limit.name, reported back as given
+	unit       unit   // its length is the whole window
+	perUnit    int
+	multiplier uint32 // of an override's unit; 0 or 1: none
+	unlimited  bool
+	shadow     bool
+	rule       string // the limiter rule's name; "" when unlimited
 }
 
 // Parse parses and validates one file of the reference server's

@@ -59,6 +59,11 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// storeTimeout bounds the tests' Redis calls: far above the store's
+// default, so that a machine busy with other work does not fail a
+// request the test expects decided.
+const storeTimeout = 5 * time.Second
+
 // serve parses src, serves it on b behind a loopback gRPC listener, and
 // returns a client of it.
 func serve(t *testing.T, b backend, src string, opts rls.Options) rlsv3.RateLimitServiceClient {
@@ -67,7 +72,7 @@ func serve(t *testing.T, b backend, src string, opts rls.Options) rlsv3.RateLimi
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := redisstore.New(b.rdb)
+	s, err := redisstore.New(b.rdb, redisstore.WithTimeout(storeTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,14 @@ package rls
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
@@ -25,15 +27,16 @@ type plan struct {
 // maxHits bounds a descriptor's hits: no limit is larger.
 const maxHits = math.MaxUint32
 
-// newPlan matches req's descriptors in c (nil: a domain with no limits).
-func newPlan(c *Config, req *rlsv3.RateLimitRequest) (*plan, error) {
+// newPlan matches req's descriptors in c (nil: a domain with no limits),
+// a descriptor's limit override applied through ov.
+func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error) {
 	n := len(req.GetDescriptors())
 	p := &plan{limits: make([]*limit, n), check: make([]int, n)}
-	var seen map[limiter.Check]int // by rule and identity, cost 0
+	var seen map[limiter.Check]int // by rule and identity alone
 	for i, d := range req.GetDescriptors() {
 		p.check[i] = -1
 		if d.GetIsNegativeHits() {
-			return nil, fmt.Errorf("ratelimit: descriptor %d: is_negative_hits is not supported yet", i)
+			return nil, fmt.Errorf("ratelimit: descriptor %d: is_negative_hits is refused: units can be given back exactly only against the decision that took them, and an RLS call names none, so a give-back could return more than was taken", i)
 		}
 		hits := uint64(max(req.GetHitsAddend(), 1))
 		if h := d.GetHitsAddend(); h != nil {
@@ -46,18 +49,31 @@ func newPlan(c *Config, req *rlsv3.RateLimitRequest) (*plan, error) {
 			continue
 		}
 		l := c.match(d)
-		if p.limits[i] = l; l == nil || l.unlimited {
+		if l == nil || l.unlimited {
+			p.limits[i] = l
 			continue
 		}
+		var planned algorithms.Algorithm
+		if o := d.GetLimit(); o != nil {
+			var err error
+			if l, planned, err = ov.apply(l, i, o); err != nil {
+				return nil, err
+			}
+		}
+		p.limits[i] = l
 		k := limiter.Check{Rule: l.rule, Identity: identity(d)}
 		j, ok := seen[k]
-		if !ok {
+		switch {
+		case !ok:
 			if seen == nil {
 				seen = map[limiter.Check]int{}
 			}
 			j = len(p.checks)
 			seen[k] = j
+			k.Plan = planned
 			p.checks = append(p.checks, k)
+		case p.checks[j].Plan != planned:
+			return nil, fmt.Errorf("ratelimit: descriptor %d: the same limit and values as descriptor %d under another limit override", i, slices.Index(p.check, j))
 		}
 		p.checks[j].Cost += int(hits)
 		p.check[i] = j

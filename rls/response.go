@@ -5,16 +5,19 @@ import (
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // response is the answer for decision d of p's checks: OVER_LIMIT
 // overall when a limit refused (OK in shadow mode), and per descriptor
-// its code, limit, remaining units and the time to its window's end.
-func (p *plan) response(d limiter.Decision, shadowMode bool) *rlsv3.RateLimitResponse {
+// its code, limit, remaining units and the time to its window's end;
+// on OVER_LIMIT the rules that refused (see RefusedKey); with the
+// headers o asks for.
+func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse {
 	res := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}
-	if !d.Allowed && !shadowMode {
+	if !d.Allowed && !o.ShadowMode {
 		res.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
 	}
 	at := d.At
@@ -36,8 +39,12 @@ func (p *plan) response(d limiter.Decision, shadowMode bool) *rlsv3.RateLimitRes
 		case !r.Allowed:
 			st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 		default:
-			st.LimitRemaining = uint32(max(r.Remaining, 0))
+			st.LimitRemaining = uint32(remaining(r))
 		}
+	}
+	p.addRefused(res, d)
+	if o.ResponseHeaders {
+		p.addHeaders(res, d, o)
 	}
 	return res
 }
@@ -57,7 +64,11 @@ func (p *plan) undecided() *rlsv3.RateLimitResponse {
 
 // current is l as a response's current_limit.
 func (l *limit) current() *rlsv3.RateLimitResponse_RateLimit {
-	return &rlsv3.RateLimitResponse_RateLimit{Name: l.name, RequestsPerUnit: uint32(l.perUnit), Unit: l.unit.proto}
+	c := &rlsv3.RateLimitResponse_RateLimit{Name: l.name, RequestsPerUnit: uint32(l.perUnit), Unit: l.unit.proto}
+	if l.multiplier > 1 {
+		c.UnitMultiplier = wrapperspb.UInt32(l.multiplier)
+	}
+	return c
 }
 
 // untilReset is the time from at to the end of its window of length w,

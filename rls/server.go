@@ -23,6 +23,23 @@ type Options struct {
 	// ShadowMode answers OK overall whatever the limits say; each
 	// descriptor's status keeps its own code (the reference's SHADOW_MODE).
 	ShadowMode bool
+	// ResponseHeaders adds response_headers_to_add to every decided
+	// answer with a limit (the reference's LIMIT_RESPONSE_HEADERS_ENABLED):
+	// the limit, remaining units and whole seconds to the window's end of
+	// the descriptor that binds (one that refused, the longest wait first,
+	// else the one with the least remaining), and on OVER_LIMIT,
+	// Retry-After: the decision's wait in whole seconds, rounded up. Envoy
+	// adds them to the response its client gets.
+	ResponseHeaders bool
+	// LimitHeader, RemainingHeader and ResetHeader name those fields; ""
+	// is the reference's name (DefaultLimitHeader and the others).
+	LimitHeader, RemainingHeader, ResetHeader string
+	// MaxOverrides is how many distinct limit overrides (a descriptor's
+	// limit: requests_per_unit, unit, unit_multiplier) the Server accepts
+	// over its life; 0 is DefaultMaxOverrides. Each is a plan the limiter
+	// keeps for good, so a new one beyond the cap is refused with
+	// INVALID_ARGUMENT rather than let a client grow memory without bound.
+	MaxOverrides int
 	// OnError receives every failure to decide a request (a backend
 	// failure wraps limiter.ErrBackend); nil logs it with the log
 	// package. Errors name rules, never a descriptor's values.
@@ -45,9 +62,10 @@ type Options struct {
 // A Server is safe for concurrent use.
 type Server struct {
 	rlsv3.UnimplementedRateLimitServiceServer
-	lim     *limiter.Limiter
-	domains map[string]*Config
-	opts    Options
+	lim       *limiter.Limiter
+	domains   map[string]*Config
+	overrides *overrides
+	opts      Options
 }
 
 // NewServer returns a Server answering for configs' domains on lim,
@@ -58,7 +76,10 @@ func NewServer(lim *limiter.Limiter, configs []*Config, opts Options) (*Server, 
 	if lim == nil {
 		return nil, fmt.Errorf("%w: nil limiter", ratelimit.ErrConfig)
 	}
-	s := &Server{lim: lim, domains: make(map[string]*Config, len(configs)), opts: opts}
+	if opts.MaxOverrides < 0 {
+		return nil, fmt.Errorf("%w: negative MaxOverrides %d", ratelimit.ErrConfig, opts.MaxOverrides)
+	}
+	s := &Server{lim: lim, domains: make(map[string]*Config, len(configs)), overrides: newOverrides(opts.MaxOverrides), opts: withHeaderDefaults(opts)}
 	for _, c := range configs {
 		if s.domains[c.Domain] != nil {
 			return nil, fmt.Errorf("%w: domain %q is configured twice", ratelimit.ErrConfig, c.Domain)
@@ -91,7 +112,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	if len(req.GetDescriptors()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "ratelimit: the request has no descriptors")
 	}
-	p, err := newPlan(s.domains[req.GetDomain()], req)
+	p, err := newPlan(s.domains[req.GetDomain()], req, s.overrides)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -102,7 +123,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	if err != nil {
 		s.onError(err) // the fallback store decided
 	}
-	return p.response(d, s.opts.ShadowMode), nil
+	return p.response(d, s.opts), nil
 }
 
 // failed answers a request the limiter did not decide.

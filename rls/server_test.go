@@ -239,3 +239,21 @@ func TestRedisDown(t *testing.T) {
 		t.Errorf("fail open: %v, %v; want OK with the limit", res, err)
 	}
 }
+
+// TestNegativeHitsRefused: is_negative_hits would give units back
+// without naming the decision that took them, which cannot be exact (a
+// window may have rolled, a bucket refilled, since): it is refused, and
+// the answer says why.
+func TestNegativeHitsRefused(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		c := serve(t, b, serverConfig, rls.Options{})
+		ask(t, c, hits(desc("remote_address", "n"), 3))
+		neg := hits(desc("remote_address", "n"), 2)
+		neg.IsNegativeHits = true
+		_, err := c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{neg}})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "is_negative_hits is refused") || !strings.Contains(err.Error(), "more than was taken") {
+			t.Errorf("negative hits: %v, want InvalidArgument saying why", err)
+		}
+		same(t, "nothing given back", summary(ask(t, c, desc("remote_address", "n"))), []any{over, over, uint32(0)})
+	})
+}
