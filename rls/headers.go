@@ -8,7 +8,6 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -59,7 +58,7 @@ func (p *plan) addHeaders(res *rlsv3.RateLimitResponse, d limiter.Decision, o Op
 	}
 	if wait := d.RetryAfter(); res.OverallCode == rlsv3.RateLimitResponse_OVER_LIMIT && wait != algorithms.Never {
 		res.ResponseHeadersToAdd = append(res.ResponseHeadersToAdd,
-			&corev3.HeaderValue{Key: retryAfterHeader, Value: strconv.FormatInt(exact.RetrySeconds(wait), 10)})
+			&corev3.HeaderValue{Key: retryAfterHeader, Value: strconv.FormatInt(max(1, ceilSeconds(wait)), 10)})
 	}
 }
 
