@@ -132,7 +132,7 @@ func (l *Limiter) release(ctx context.Context, d Decision, refunds []store.Refun
 	var again []store.Refund
 	var ttls []time.Duration
 	for i, rf := range refunds {
-		if c, ok := rf.Check.Algorithm.(algorithms.Concurrency); ok && retryable(err, i) {
+		if c, ok := rf.Check.Algorithm.(algorithms.Concurrency); ok && retryable(err, i, rf) {
 			again, ttls = append(again, rf), append(ttls, c.TTL)
 		}
 	}

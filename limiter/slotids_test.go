@@ -2,7 +2,9 @@ package limiter_test
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,6 +79,63 @@ func TestSlotReleaseSentAgainLeavesOtherSlotHeld(t *testing.T) {
 		}
 		if err := lim.Close(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// ranThenTimedOut runs each Refund and then, for the first fails calls,
+// reports a timeout, as a reply lost after the release ran.
+type ranThenTimedOut struct {
+	store.Store
+	fails atomic.Int32
+	calls atomic.Int32
+}
+
+func (s *ranThenTimedOut) Refund(ctx context.Context, now, at time.Time, r []store.Refund) error {
+	s.calls.Add(1)
+	err := s.Store.Refund(ctx, now, at, r)
+	if err == nil && s.fails.Add(-1) >= 0 {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// A release with an id whose reply was lost (it ran, then timed out) is
+// sent again, and running twice releases its own slot once: of two slots
+// taken at the same instant, b's stays held.
+func TestSlotReleaseTimedOutRetriedExactly(t *testing.T) {
+	now := time.UnixMicro(exact.MaxTime.UnixMicro() - 555_555_555)
+	rules := []limiter.Rule{{Name: "two", Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Hour}}}
+	for name, s := range slotStores(t) {
+		st := &ranThenTimedOut{Store: s}
+		st.fails.Store(2)
+		lim := newLimiter(t, st, rules, limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix("timed-out"))
+		a, err := lim.Allow(ctx, "two", "u")
+		if err != nil || !a.Allowed {
+			t.Fatalf("%s: a: %+v, %v", name, a, err)
+		}
+		if b, err := lim.Allow(ctx, "two", "u"); err != nil || !b.Allowed {
+			t.Fatalf("%s: b: %+v, %v", name, b, err)
+		}
+		if _, err := lim.Settle(ctx, a, 0); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s: release of a: %v, want its timeout", name, err)
+		}
+		for deadline := time.Now().Add(3 * time.Second); st.calls.Load() < 3; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d Refund calls, want the release sent until it succeeds (3)", name, st.calls.Load())
+			}
+		}
+		if err := lim.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n := st.calls.Load(); n != 3 {
+			t.Errorf("%s: %d Refund calls, want 3", name, n)
+		}
+		if c, err := lim.Allow(ctx, "two", "u"); err != nil || !c.Allowed {
+			t.Fatalf("%s: c, in a's slot: %+v, %v", name, c, err)
+		}
+		if d, err := lim.Allow(ctx, "two", "u"); err != nil || d.Allowed {
+			t.Errorf("%s: a third slot held (%+v, %v): a's release, sent 3 times, released b's", name, d, err)
 		}
 	}
 }
