@@ -94,7 +94,13 @@
 // handler returns: at most Limit open streams per identity, the slot
 // back when the stream ends, the client cancels or its connection goes
 // (the handler's stream context ends; a handler that ignores it keeps its
-// slot until the slot's TTL). A rule given WithMessageCost also charges
+// slot until the slot's TTL). A release that failed at the network (a
+// failed dial, a timeout, a connection lost in use) is sent again in the
+// background until it succeeds or the TTL has passed (see
+// limiter.Limiter.Settle): a release is idempotent, and sent twice it
+// gives back once. A process that dies releases nothing: its slots are
+// held for the whole TTL, so keep the TTL near the longest stream, a
+// minute rather than an hour. A rule given WithMessageCost also charges
 // each message the stream receives.
 //
 // # Client

@@ -30,13 +30,13 @@ func (g *Guard[R]) settles(checks []limiter.Check, rules []int) bool {
 // others keep the cost decided. It does nothing for a Result that settles
 // nothing, and settles a Result once, however often it is called. The
 // settlement runs within the store's timeout even when ctx, the
-// request's, has ended. A release of a slot that failed before it reached
-// the store (a failed dial) is sent again in the background until it
-// succeeds or the slot's TTL has passed (see limiter.Limiter.Settle and
-// Close); a release that may have run (a timeout, a connection lost in
-// use), like any other failed settlement, keeps the charge decided
-// (stricter, never looser): the slot is held until its TTL. Failures are
-// reported as Decide's are, once, whether retried or not.
+// request's, has ended. A release of a slot that failed at the network (a
+// failed dial, a timeout, a connection lost in use) is sent again in the
+// background until it succeeds or the slot's TTL has passed (see
+// limiter.Limiter.Settle and Close): a release is idempotent, and sent
+// twice it gives back once. Any other failed settlement keeps the charge
+// decided (stricter, never looser). Failures are reported as Decide's
+// are, once, whether retried or not.
 func (g *Guard[R]) Finish(ctx context.Context, req R, res *Result, end End) {
 	s := res.settle
 	if s == nil {

@@ -116,13 +116,16 @@
 // holding turns ahead.
 //
 // A refund that fails keeps the charge (stricter, never looser), except a
-// concurrency limit's slot release that surely never reached the store (a
-// failed dial): the Limiter sends it again in the background until it
-// succeeds or the slot's TTL has passed, and Close sends what is pending
-// one last time (see Settle). A release that may have run (a timeout, a
-// connection lost in use) is not sent again, and holds its slot until
-// the TTL: a release gives back one of the slots taken at the decision's
-// instant, and sent twice it could give back another request's.
+// concurrency limit's slot release: the Limiter sends it again in the
+// background until it succeeds or the slot's TTL has passed, and Close
+// sends what is pending one last time (see Settle). A release is
+// idempotent: each concurrency decision has an id of its own
+// (store.Check.Slot) that names its slots, and its release removes those
+// slots only, so a release that may have run (a timeout, a connection
+// lost in use) is sent again too, and sent twice it gives back once. A
+// release without an id (a store that returns none) gives back any slot
+// of the decision's instant, and is sent again only when it surely never
+// reached the store (a failed dial).
 //
 // # Leases
 //

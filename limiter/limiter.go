@@ -236,6 +236,7 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []stor
 			return d, nil
 		}
 	}
+	nameSlots(sc)
 	if err = l.decide(ctx, now, sc, res, &d); err != nil {
 		err = backendError(err)
 		if !d.Fallback {

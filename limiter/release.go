@@ -2,6 +2,7 @@ package limiter
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -13,8 +14,11 @@ import (
 
 // Slot releases that failed are sent again in the background (see
 // Settle): a release lost to a failure would hold its slot for the rule's
-// whole TTL. Only a release that surely never ran is sent again (see
-// retryable): a release runs once.
+// whole TTL. A release with a slot id (see slotid.go) removes its own
+// slots only, so it is sent again whenever it may not have run (a
+// timeout, a lost connection, a failed dial); one without (decided by a
+// store that returns no id) only when it surely never ran (see
+// retryable): it gives back any slot of its instant, so it runs once.
 
 const (
 	// releaseFirstRetry is the wait before a release's first retry; each
@@ -168,7 +172,7 @@ func (r *releases) attempt(ctx context.Context, p *release) {
 	if err == nil {
 		return
 	}
-	if !retryable(err, 0) {
+	if !retryable(err, 0, p.refund) {
 		r.noteLocked(now, 1, err)
 		return // it may have run: never sent again
 	}
@@ -234,9 +238,29 @@ func (r *releases) close() {
 	}
 }
 
-// retryable reports whether refund i of a Refund that failed with err
-// may be sent again: it surely never ran.
-func retryable(err error, i int) bool { return fault.RefundUnsent(err, i) }
+// retryable reports whether rf, refund i of a Refund that failed with
+// err, may be sent again: it surely never ran, or it has a slot id
+// (Token.Stamp) and its failure was a network one (a timeout, a lost
+// connection, a failed dial), after which it may or may not have run:
+// sent again, it removes nothing more. Of a *fault.Refunds, refund i's own
+// round trip's failure counts (none: it ran). A release without an id,
+// and any other failure (a script's error, the clock), is not retried.
+func retryable(err error, i int, rf store.Refund) bool {
+	if fault.RefundUnsent(err, i) {
+		return true
+	}
+	if rf.Token.Stamp == 0 {
+		return false
+	}
+	var re *fault.Refunds
+	if errors.As(err, &re) {
+		if i >= len(re.Errs) || re.Errs[i] == nil {
+			return false
+		}
+		err = re.Errs[i]
+	}
+	return fault.Weak(err) || fault.DialFailed(err)
+}
 
 // attemptTimeout bounds one attempt on s.
 func (l *Limiter) attemptTimeout(s store.Store) time.Duration {

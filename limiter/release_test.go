@@ -107,19 +107,35 @@ func TestSlotReleaseRetriedAfterFailedDial(t *testing.T) {
 	}
 }
 
-// A release that may have run (a timeout, a connection lost in use, a
-// timeout whose cause is a failed dial: the call may have been written on
-// a connection already open) is never sent again: releases are not
-// idempotent.
+// mayHaveRun are failures after which a release may have run: a timeout,
+// a connection lost in use, a timeout whose cause is a failed dial (the
+// call may have been written on a connection already open), and errors
+// of several round trips.
+var mayHaveRun = []error{
+	context.DeadlineExceeded,
+	io.ErrUnexpectedEOF,
+	fault.WithDialCause(&fault.DialError{Err: refused}, context.DeadlineExceeded),
+	errors.Join(refused, context.DeadlineExceeded), // two round trips, one of which may have run
+	&fault.Refunds{Errs: []error{context.DeadlineExceeded}},
+}
+
+// noSlotIDs decides without slot ids, as a store that returns none: its
+// releases go by the decision's instant.
+type noSlotIDs struct{ store.Store }
+
+func (s noSlotIDs) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
+	for i := range checks {
+		checks[i].Slot = 0
+	}
+	return s.Store.Decide(ctx, now, checks, results)
+}
+
+// A release without a slot id that may have run is never sent again: it
+// gives back any slot of its instant, and sent twice it could give back
+// another request's.
 func TestSlotReleaseMaybeRunNotRetried(t *testing.T) {
-	for _, cause := range []error{
-		context.DeadlineExceeded,
-		io.ErrUnexpectedEOF,
-		fault.WithDialCause(&fault.DialError{Err: refused}, context.DeadlineExceeded),
-		errors.Join(refused, context.DeadlineExceeded), // two round trips, one of which may have run
-		&fault.Refunds{Errs: []error{context.DeadlineExceeded}},
-	} {
-		st := &failingRefunds{Store: memstore.Must()}
+	for _, cause := range mayHaveRun {
+		st := &failingRefunds{Store: noSlotIDs{memstore.Must()}}
 		lim := newLimiter(t, st, inflight)
 		st.failWith(cause)
 		holdAndFail(t, lim)
@@ -133,6 +149,29 @@ func TestSlotReleaseMaybeRunNotRetried(t *testing.T) {
 		}
 		if d, _ := lim.Allow(ctx, "inflight", "u"); d.Allowed {
 			t.Errorf("%v: slot released", cause)
+		}
+	}
+}
+
+// A release with a slot id (the limiter gives every slot one) that may
+// have run is sent again until it succeeds: sent twice, it removes its own
+// slot once.
+func TestSlotReleaseWithIDMaybeRunRetried(t *testing.T) {
+	for _, cause := range mayHaveRun {
+		st := &failingRefunds{Store: memstore.Must()}
+		lim := newLimiter(t, st, inflight)
+		st.failWith(cause)
+		holdAndFail(t, lim)
+		time.Sleep(100 * time.Millisecond)
+		st.failWith(nil)
+		if !admittedWithin(t, lim, 2*time.Second) {
+			t.Errorf("%v: slot still held 2 s after the store came back: its release was not retried", cause)
+		}
+		if err := lim.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n := st.calls.Load(); n < 2 {
+			t.Errorf("%v: %d Refund calls, want the release sent again", cause, n)
 		}
 	}
 }

@@ -41,15 +41,17 @@ var ErrSettled = errors.New("ratelimit: decision already settled")
 // store that decided (the fallback, for a Decision.Fallback). A refund
 // lost to a Redis failure is reported as an ErrBackend error and leaves
 // the charge in place (stricter, never looser), with one exception: a
-// concurrency limit's slot release that failed before it reached Redis
-// (a failed dial: it surely did not run) is sent again in the background,
-// with a backoff from 50 ms to 5 s, until it succeeds or the slot's TTL
-// has passed, or until Close, which sends it one last time; failures of
-// those retries are logged with slog.Default(), one line per 10 s at
-// most, with counts. A refund that may have run (a timeout, a connection
-// lost in use) is never sent again: a slot release gives back one of the
-// slots taken at the decision's instant, and sent twice it would give
-// back another request's.
+// concurrency limit's slot release that failed at the network (a failed
+// dial, a timeout, a connection lost in use) is sent again in the
+// background, with a backoff from 50 ms to 5 s, until it succeeds or the
+// slot's TTL has passed, or until Close, which sends it one last time;
+// failures of those retries are logged with slog.Default(), one line per
+// 10 s at most, with counts. A release is idempotent: it removes the
+// slots its decision's id (store.Check.Slot) names, so one that ran
+// before its reply was lost, sent again, gives back nothing more. A
+// release without an id (a store that returns none) gives back any slot
+// of the decision's instant, and is sent again only when it surely did
+// not run (a failed dial). Other refunds are never sent again.
 func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decision, error) {
 	if !d.Allowed {
 		return Decision{Allowed: true, At: d.At}, nil
@@ -132,7 +134,7 @@ func (l *Limiter) release(ctx context.Context, d Decision, refunds []store.Refun
 	var again []store.Refund
 	var ttls []time.Duration
 	for i, rf := range refunds {
-		if c, ok := rf.Check.Algorithm.(algorithms.Concurrency); ok && retryable(err, i) {
+		if c, ok := rf.Check.Algorithm.(algorithms.Concurrency); ok && retryable(err, i, rf) {
 			again, ttls = append(again, rf), append(ttls, c.TTL)
 		}
 	}

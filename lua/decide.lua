@@ -33,7 +33,8 @@ end
 -- next (µs), then what its commit needs: the algorithm code, the cost, the
 -- three parameters and the state, the lease taken (units beyond the
 -- request's cost, which the cost returned includes), and last whether the
--- rule is a shadow rule. It returns nil and an error reply for an unknown
+-- rule is a shadow rule, and the decision's slot (its id, 0 for none;
+-- see sliding_log.lua). It returns nil and an error reply for an unknown
 -- algorithm. A rule that takes blocks (bkey, its block key, is not nil) is
 -- first checked against its block: a blocked client is denied, with the
 -- longer of the block's time left and the rule's own waits (it is
@@ -50,6 +51,7 @@ local function decide_rule(key, a, bkey, now)
     cost, extra, shadow = tagged_cost(ARGV[a + 1])
   end
   local penalty = tonumber(ARGV[a + 2])
+  local slot = tonumber(ARGV[a + 3]) or 0
   local status, remaining, retry, reset, next, s1, s2, s3 = decide(key, now, cost, p1, p2, p3)
   if bkey then
     local left = blocked(bkey, now)
@@ -77,16 +79,16 @@ local function decide_rule(key, a, bkey, now)
       status, remaining, retry, reset, next, s1, s2, s3 = decide(key, now, cost, p1, p2, p3)
     end
   end
-  return status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease, shadow
+  return status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease, shadow, slot
 end
 
 -- stack_keys is how many keys the stack of n rules whose arguments follow
 -- ARGV[a0] has: its state keys and a block key for each rule that takes
--- blocks (its penalty is not "").
+-- blocks (its penalty, its third argument, is not "").
 local function stack_keys(a0, n)
   local keys = n
   for i = 1, n do
-    if ARGV[a0 + ARGS_PER_RULE * i] ~= "" then
+    if ARGV[a0 + 3 + ARGS_PER_RULE * (i - 1)] ~= "" then
       keys = keys + 1
     end
   end
@@ -104,12 +106,12 @@ local function decide_stack(now, k0, a0, n)
     if ARGV[a + 2] ~= "" then
       bkey = KEYS[k0 + 2]
     end
-    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease, shadow = decide_rule(KEYS[k0 + 1], a, bkey, now)
+    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease, shadow, slot = decide_rule(KEYS[k0 + 1], a, bkey, now)
     if status == nil then
       return nil, remaining
     end
     if status == 1 and cost > 0 then
-      local after, next_after, stamp, refunded = commits[code](KEYS[k0 + 1], now, cost, p1, p2, p3, s1, s2, s3)
+      local after, next_after, stamp, refunded = commits[code](KEYS[k0 + 1], now, cost, p1, p2, p3, s1, s2, s3, slot)
       return {1, now, 1, remaining - cost, retry, after, next_after, stamp, refunded, lease}
     end
     return {(status == 1 or shadow) and 1 or 0, now, status, remaining, retry, reset, next, 0, 0, 0}
@@ -128,7 +130,7 @@ local function decide_stack(now, k0, a0, n)
       b = b + 1
       bkey = KEYS[b]
     end
-    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease, shadow = decide_rule(KEYS[k0 + i], a, bkey, now)
+    local status, remaining, retry, reset, next, code, cost, p1, p2, p3, s1, s2, s3, lease, shadow, slot = decide_rule(KEYS[k0 + i], a, bkey, now)
     if status == nil then
       return nil, remaining
     end
@@ -141,7 +143,7 @@ local function decide_stack(now, k0, a0, n)
     end
     local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
     reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7] = status, remaining, retry, reset, next, 0, 0, 0
-    pending[i] = {code, cost, p1, p2, p3, s1, s2, s3, lease}
+    pending[i] = {code, cost, p1, p2, p3, s1, s2, s3, lease, slot}
   end
 
   if reply[1] == 1 then
@@ -150,7 +152,7 @@ local function decide_stack(now, k0, a0, n)
       local cost = p[2]
       if cost > 0 then
         local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
-        local after, next_after, stamp, refunded = commits[p[1]](KEYS[k0 + i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8])
+        local after, next_after, stamp, refunded = commits[p[1]](KEYS[k0 + i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8], p[10])
         reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7] = reply[r + 1] - cost, after, next_after, stamp, refunded, p[9]
       end
     end

@@ -1,8 +1,14 @@
 -- Sliding log (algorithms.SlidingLog), registered as algorithms.sl.
 -- KEYS: the rule's key, a sorted set of admitted units scored by their time
---   in µs. A member is "<time>:<n>", n (six digits, zero-padded, so members
---   of one time sort by n) counting the units of that time 1, 2, 3...: units
---   of the same microsecond stay distinct.
+--   in µs. A unit of a decision that carries an id (its slot: store.Check.Slot,
+--   a positive integer below 2^53) is "<time>:#<slot>:<i>", i counting its
+--   units 1..cost, so that its refund removes exactly its own units and a
+--   refund sent twice removes nothing more. Any other unit is "<time>:<n>",
+--   n (six digits, zero-padded, so members of one time sort by n) counting
+--   the id-less units of that time 1, 2, 3...: units of the same
+--   microsecond stay distinct. '#' sorts before the digits, so of one time
+--   the id-less units sort last (a refund by the instant removes them
+--   first).
 -- ARGV: limit, window in µs (p3 unused); cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, next µs and the state its
 -- commit needs; the commit returns the reset after it, the next after it
@@ -41,15 +47,38 @@ end
 
 -- next is the held result's: 0 when the log had no unit in the window, or
 -- beyond window when its oldest unit is later than now (the clock stepped
--- back); the units just added are then the oldest.
-commits.sl = function(key, now, cost, limit, window, _, newest, next)
+-- back); the units just added are then the oldest. slot is the decision's
+-- id (0 or nil: none), which the commit returns as its token's stamp.
+-- Id-less units are numbered after the highest number of that time (the
+-- last member of the time, when it is id-less) and after the count of the
+-- time's units: a name stays unique when units with ids were removed
+-- from among them. (Known gap: during a rolling deploy, a decision of the
+-- code before ids, which numbered by the count alone, can write over an
+-- id-less unit of the same key and microsecond: a unit fewer.)
+commits.sl = function(key, now, cost, limit, window, _, newest, next, _s3, slot)
   call("ZREMRANGEBYSCORE", key, "-inf", int(now - window))
   local at = int(now)
-  local seq = call("ZCOUNT", key, at, at)
+  local name
+  if slot and slot > 0 then
+    name = function(i)
+      return format("%d:#%d:%d", now, slot, i)
+    end
+  else
+    slot = 0
+    local seq = call("ZCOUNT", key, at, at)
+    local last = call("ZREVRANGEBYSCORE", key, at, at, "LIMIT", "0", "1")[1]
+    local n = last and match(last, "^%d+:(%d+)$")
+    if n and tonumber(n) > seq then
+      seq = tonumber(n)
+    end
+    name = function(i)
+      return format("%d:%06d", now, seq + i)
+    end
+  end
   local batch = {}
   for i = 1, cost do
     batch[#batch + 1] = at
-    batch[#batch + 1] = format("%d:%06d", now, seq + i)
+    batch[#batch + 1] = name(i)
     if #batch >= 1000 or i == cost then
       call("ZADD", key, unpack(batch))
       batch = {}
@@ -60,18 +89,28 @@ commits.sl = function(key, now, cost, limit, window, _, newest, next)
   if next == 0 or next > window then
     next = window
   end
-  return after, next, 0, 0
+  return after, next, slot, 0
 end
 
 if refunds then
-  -- Units of one time are interchangeable: removing the last `cost` of them
-  -- keeps the numbering 1..n of the rest, so later adds stay distinct.
-  refunds.sl = function(key, now, at, cost, back)
+  -- A decision with an id (its token's stamp, slot) gives back its own
+  -- units cost - back + 1 .. cost: those already gone (given back before,
+  -- expired) are not replaced by others, so sending a refund again
+  -- changes nothing. Without an id, units of one time are
+  -- interchangeable: removing the last `back` of them keeps the numbering
+  -- 1..n of the rest, so later adds stay distinct.
+  refunds.sl = function(key, now, at, cost, back, slot)
     at = int(at)
-    local members = call("ZRANGEBYSCORE", key, at, at)
     local gone = {}
-    for i = max(1, #members - back + 1), #members do
-      gone[#gone + 1] = members[i]
+    if slot and slot > 0 then
+      for i = max(1, cost - back + 1), cost do
+        gone[#gone + 1] = format("%d:#%d:%d", at, slot, i)
+      end
+    else
+      local members = call("ZRANGEBYSCORE", key, at, at)
+      for i = max(1, #members - back + 1), #members do
+        gone[#gone + 1] = members[i]
+      end
     end
     for i = 1, #gone, 1000 do
       call("ZREM", key, unpack(gone, i, min(#gone, i + 999)))

@@ -11,10 +11,13 @@
 --   qu or cc, and its three integer parameters; see rule in lib.lua), the
 --   request's cost for it (or, for a leased rule, "<cost>:<lease>": the
 --   cost and the most units to take beyond it; for a shadow rule,
---   "<cost>:shadow"; see decide_rule), and its
+--   "<cost>:shadow"; see decide_rule), its
 --   penalty: "" when the rule takes no
 --   blocks, else the µs a denial of this rule blocks the client for (0:
---   none).
+--   none), and its slot: the decision's id, a positive integer below 2^53
+--   that names the units a sliding log or a concurrency limit writes, so
+--   that refunding them twice gives back once ("" or 0: none; the other
+--   algorithms ignore it).
 -- Reply: {allowed, now (REPLY_HEAD values), then per rule (REPLY_PER_RULE
 --   values): status, remaining, retry, reset, next, stamp, refunded, lease}. The
 --   layout constants come from the Go package that assembles the script.
@@ -29,7 +32,8 @@
 --   after this request. retry, reset and next (until one more unit is
 --   available, 0 when none is used) are in µs (Go rounds them up to whole
 --   milliseconds). stamp and refunded are the rule's token, what refund.lua
---   needs to give its commit back (0 when not written); lease is the
+--   needs to give its commit back (0 when not written; a sliding log's or
+--   a concurrency limit's stamp is its slot); lease is the
 --   units taken beyond the cost (0 unless the rule is leased), which
 --   remaining and the token count in.
 -- The stack's code is decide_stack (decide.lua).

@@ -336,16 +336,18 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 	if len(denyCache) > 0 && denyCache[0] {
 		opts = append(opts, limiter.WithDenyCache(10_000, time.Hour))
 	}
-	lua, err := limiter.New(mwtest.RedisStore(t, rdb, storeOpts...), rules, opts...)
+	ids := &slotIDs{rng: rand.New(rand.NewPCG(seed, 0x5107))} // its own: the scenarios stay the seed's
+	lua, err := limiter.New(ids.wrap(mwtest.RedisStore(t, rdb, storeOpts...)), rules, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	model, err := limiter.New(memstore.Must(), rules, clock, prefix)
+	model, err := limiter.New(ids.wrap(memstore.Must()), rules, clock, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pending []pair
 	for step := range steps {
+		ids.next(int64(step))
 		now = advance(rng, now, rules)
 		checks := randomChecks(rng, rules, plans)
 		got, err := lua.Decide(ctx, checks...)
@@ -367,10 +369,57 @@ func differential(t *testing.T, rdb *redis.Client, seed uint64, steps int, clust
 			if got.Allowed && len(pending) < 8 {
 				pending = append(pending, pair{got, want})
 			}
+			ids.next(int64(step) + 1<<20)
 			operate(t, rng, lua, model, rules, cluster, &pending)
 		}
 	}
 }
+
+// slotIDs gives the checks of a sliding log or a concurrency limit the
+// same slot ids (store.Check.Slot) on the Lua side and on the model's,
+// whatever the limiters chose: near 2^52, and none for some of them at
+// random, so that units with ids and without share instants.
+type slotIDs struct {
+	rng  *rand.Rand
+	base int64
+	none uint32 // bit i: check i gets no id
+}
+
+// next sets the ids of the decisions of the next step, n.
+func (s *slotIDs) next(n int64) {
+	s.base, s.none = 1<<52-1<<40+n<<6, s.rng.Uint32()&s.rng.Uint32()
+}
+
+// wrap is st deciding with s's ids.
+func (s *slotIDs) wrap(st store.Store) store.Store {
+	w := slotted{st, s}
+	if _, ok := st.(store.Remote); ok {
+		return slottedRemote{w}
+	}
+	return w
+}
+
+type slotted struct {
+	store.Store
+	ids *slotIDs
+}
+
+func (s slotted) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
+	for i := range checks {
+		switch checks[i].Algorithm.(type) {
+		case algorithms.Concurrency, algorithms.SlidingLog:
+			checks[i].Slot = s.ids.base + int64(i)
+			if s.ids.none&(1<<(i%32)) != 0 {
+				checks[i].Slot = 0
+			}
+		}
+	}
+	return s.Store.Decide(ctx, now, checks, results)
+}
+
+type slottedRemote struct{ slotted }
+
+func (s slottedRemote) Remote() time.Duration { return s.Store.(store.Remote).Remote() }
 
 func TestDifferentialMiniredis(t *testing.T) {
 	_, rdb := redistest.Mini(t)

@@ -139,7 +139,7 @@ func (s *memStore) Decide(_ context.Context, now time.Time, checks []store.Check
 		if c.Shadow { // a shadow check takes no lease
 			lease = 0
 		}
-		o, lease := model.Take(c.Algorithm, st, now, c.Cost, lease)
+		o, lease := model.Take(c.Algorithm, st, now, c.Cost, lease, c.Slot)
 		leases, entries = append(leases, lease), append(entries, e)
 		isBlocked, isPenalized := false, false
 		if left := s.blockLeft(bidx[i], c.Blocks, t); left > 0 {
@@ -170,7 +170,7 @@ func (s *memStore) Decide(_ context.Context, now time.Time, checks []store.Check
 		}
 		results[i].Result, results[i].Leased = o.Admitted, leases[i]
 		if c.Cost > 0 {
-			results[i].Token = model.TokenOf(c.Algorithm, o.Next)
+			results[i].Token = model.TokenOf(c.Algorithm, o.Next, c.Slot)
 			written := entry{state: o.Next, expires: t + o.TTL.Microseconds()}
 			if e := entries[i]; e != nil {
 				*e = written

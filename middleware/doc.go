@@ -39,13 +39,13 @@
 // run out.
 //
 // A slot is released by guard.Guard.Finish when the request ends. A
-// release that failed before it reached Redis (a failed dial) is sent
-// again in the background until it succeeds or the slot's TTL has passed
-// (see limiter.Limiter.Settle; the Limiter's Close sends what is pending
-// one last time). A release that may have run (a timeout, a connection
-// lost in use) is not, and neither is the slot of a process that dies:
-// they hold their slots until the TTL. Choose a TTL a little longer than
-// the slowest request, a minute rather than an hour.
+// release that failed at the network (a failed dial, a timeout, a
+// connection lost in use) is sent again in the background until it
+// succeeds or the slot's TTL has passed (see limiter.Limiter.Settle; the
+// Limiter's Close sends what is pending one last time): a release is
+// idempotent, and sent twice it gives back once. A process that dies
+// releases nothing: its slots are held until the TTL. Choose a TTL a
+// little longer than the slowest request, a minute rather than an hour.
 //
 // # Trust model
 //

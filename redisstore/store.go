@@ -306,7 +306,7 @@ func (s *redisStore) run(ctx context.Context, now string, checks []store.Check, 
 		case c.LeaseUnits > 0:
 			cost = script.LeaseCost(c.Cost, c.LeaseUnits)
 		}
-		call.Arg(p.Arg, cost, penalty)
+		call.Arg(p.Arg, cost, penalty, script.Slot(c.Slot))
 		mask |= p.Mask
 	}
 	v, err := s.caller.Run(ctx, script.Stack(mask), call)

@@ -42,6 +42,16 @@ type Check struct {
 	// block: its Penalty is not applied (a block in place still denies
 	// it, in its Result).
 	Shadow bool
+	// Slot, when not 0, is the decision's id for a sliding log or a
+	// concurrency limit (the others ignore it): a positive integer below
+	// 2^52 (exact in a Lua number), unique among the decisions that may
+	// write the key at the same microsecond. The units the check takes
+	// are named after it, and its Token (Token.Stamp) carries it, so that
+	// a Refund gives back exactly those units and a Refund sent again
+	// (after a reply was lost) gives back nothing more. A check without
+	// one is refunded by its instant: any units of that instant, and
+	// twice if sent twice. The limiter gives every concurrency check one.
+	Slot int64
 }
 
 // Result is what a store found for one check of a stack.

@@ -21,8 +21,9 @@ type Refund struct {
 // store writes it in Decide (Result.Token) and reads it in Refund. For
 // the Lua scripts and the memstore, Stamp is the window start written
 // (fixed and sliding windows), or the level or the TAT just after the
-// decision (buckets, GCRA, queue), and Refunded what had been given back
-// on the key by then.
+// decision (buckets, GCRA, queue), or the decision's Check.Slot (sliding
+// log, concurrency; 0 for none), and Refunded what had been given back on
+// the key by then.
 type Token struct {
 	Stamp, Refunded int64
 }

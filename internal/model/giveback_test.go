@@ -109,7 +109,7 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 					cost := 1 + rng.IntN(quota)
 					o, ok := s.decide(alg, now, cost)
 					if ok {
-						admitted = append(admitted, &decision{alg: alg, at: now, cost: cost, final: cost, tok: model.TokenOf(alg, o.Next)})
+						admitted = append(admitted, &decision{alg: alg, at: now, cost: cost, final: cost, tok: model.TokenOf(alg, o.Next, 0)})
 					}
 				} else {
 					d := admitted[rng.IntN(len(admitted))]
@@ -139,7 +139,7 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 			// A lone decision settled at once gives back exactly.
 			lone := &keyState{}
 			o, _ := lone.decide(alg, now, quota)
-			lone.refund(alg, now, now, quota, quota, model.TokenOf(alg, o.Next))
+			lone.refund(alg, now, now, quota, quota, model.TokenOf(alg, o.Next, 0))
 			if got, want := model.Step(alg, lone.state(now.UnixMicro()), now, 0).Held.Remaining, quota; got != want {
 				t.Fatalf("%v: a decision of %d given back at once leaves %d remaining, want %d", alg, quota, got, want)
 			}

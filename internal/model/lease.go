@@ -12,9 +12,10 @@ import (
 // so that near exhaustion a lease shrinks to nothing and what is left
 // stays for other takers. It returns the outcome of the units taken
 // (cost plus the lease) and the lease's size. The leasable algorithms are
-// those whose units are fungible (internal/algo's Facts.Leasable).
-func Take(alg algorithms.Algorithm, s State, now time.Time, cost, extra int) (Outcome, int) {
-	o := Step(alg, s, now, cost)
+// those whose units are fungible (internal/algo's Facts.Leasable). slot
+// is the decision's slot id, as StepSlot takes it.
+func Take(alg algorithms.Algorithm, s State, now time.Time, cost, extra int, slot int64) (Outcome, int) {
+	o := StepSlot(alg, s, now, cost, slot)
 	if o.Status != Allowed || cost == 0 || extra <= 0 {
 		return o, 0
 	}
@@ -22,5 +23,5 @@ func Take(alg algorithms.Algorithm, s State, now time.Time, cost, extra int) (Ou
 	if more <= 0 {
 		return o, 0
 	}
-	return Step(alg, s, now, cost+more), more
+	return StepSlot(alg, s, now, cost+more, slot), more
 }

@@ -73,7 +73,7 @@ func TestTake(t *testing.T) {
 		{"denied, nothing taken", used(10), 1, 100, 0, false, 0},
 		{"a large cost, the rest halved", used(0), 6, 100, 2, true, 2},
 	} {
-		o, lease := model.Take(alg, tc.st, now, tc.cost, tc.extra)
+		o, lease := model.Take(alg, tc.st, now, tc.cost, tc.extra, 0)
 		res := o.Held
 		if o.Status == model.Allowed {
 			res = o.Admitted

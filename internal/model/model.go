@@ -5,6 +5,7 @@
 package model
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
@@ -27,8 +28,9 @@ type State struct {
 	Plan Plan
 	// TAT is GCRA's theoretical arrival time (µs), or a queue's tail.
 	TAT int64
-	// Log is SlidingLog's admitted units, times in µs, sorted.
-	Log []int64
+	// Log is SlidingLog's (and Concurrency's) admitted units, sorted as
+	// sliding_log.lua's members (see Unit.Before).
+	Log []Unit
 	// Ledger is the draining rules' account of give-backs.
 	Ledger
 }
@@ -61,14 +63,54 @@ type Outcome struct {
 	TTL time.Duration
 }
 
+// Unit is one unit of a sliding log or one slot of a concurrency limit,
+// as sliding_log.lua names its member: "<At>:#<Slot>:<I>" for a decision
+// with a slot id (I counting its units 1..cost), else "<At>:<I>" (I, six
+// digits, counting the id-less units of the instant).
+type Unit struct {
+	// At is the unit's time, µs.
+	At int64
+	// Slot is its decision's id (store.Check.Slot), 0 for none.
+	Slot int64
+	// I numbers it: within its decision, or among the id-less units of At.
+	I int64
+}
+
+// Before reports whether u's member sorts before v's in the sorted set: by
+// time, then by name, where the id-less units of one time come last ('#'
+// sorts before the digits) and the others sort as their names' text.
+func (u Unit) Before(v Unit) bool {
+	switch {
+	case u.At != v.At:
+		return u.At < v.At
+	case (u.Slot == 0) != (v.Slot == 0):
+		return u.Slot != 0
+	case u.Slot == 0:
+		return u.I < v.I // six digits, zero-padded: as the text
+	}
+	return u.suffix() < v.suffix()
+}
+
+// suffix is a slot's unit's name after "<At>:#".
+func (u Unit) suffix() string {
+	return strconv.FormatInt(u.Slot, 10) + ":" + strconv.FormatInt(u.I, 10)
+}
+
 // Step decides a request of cost at now (microsecond precision) against s
 // without changing s.
 func Step(alg algorithms.Algorithm, s State, now time.Time, cost int) Outcome {
+	return StepSlot(alg, s, now, cost, 0)
+}
+
+// StepSlot is Step for a decision whose slot id (store.Check.Slot) is
+// slot, which names the units a sliding log or a concurrency limit
+// writes (0: none).
+func StepSlot(alg algorithms.Algorithm, s State, now time.Time, cost int, slot int64) Outcome {
 	switch a := alg.(type) {
 	case algorithms.FixedWindow:
 		return fixedWindow(a, s, now, cost)
 	case algorithms.SlidingLog:
-		return slidingLog(a, s, now, cost)
+		return slidingLog(a, s, now, cost, slot)
 	case algorithms.SlidingWindow:
 		return slidingWindow(a, s, now, cost)
 	case algorithms.TokenBucket:
@@ -81,8 +123,7 @@ func Step(alg algorithms.Algorithm, s State, now time.Time, cost int) Outcome {
 		return queue(a, s, now, cost)
 	case algorithms.Concurrency:
 		// A slot is a sliding log's entry whose window is the TTL.
-		o := slidingLog(algorithms.SlidingLog{Limit: a.Limit, Window: a.TTL}, s, now, cost)
-		return o
+		return slidingLog(algorithms.SlidingLog{Limit: a.Limit, Window: a.TTL}, s, now, cost, slot)
 	}
 	panic("model: unknown algorithm " + alg.String()) // the set is sealed
 }

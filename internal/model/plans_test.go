@@ -94,7 +94,7 @@ func TestPlanSwitchNeverOverAdmits(t *testing.T) {
 							switched, written = now, s.st.Plan
 							switches++
 						}
-						admitted = append(admitted, &decision{alg: plan, at: now, cost: cost, final: cost, tok: model.TokenOf(plan, o.Next)})
+						admitted = append(admitted, &decision{alg: plan, at: now, cost: cost, final: cost, tok: model.TokenOf(plan, o.Next, 0)})
 					}
 				} else {
 					d := admitted[rng.IntN(len(admitted))]
@@ -159,7 +159,7 @@ func TestGiveBackAcrossPlans(t *testing.T) {
 			if !ok {
 				t.Fatalf("decision %d under %v refused", i, alg)
 			}
-			made = append(made, &decision{alg: alg, at: at, cost: 1, tok: model.TokenOf(alg, o.Next)})
+			made = append(made, &decision{alg: alg, at: at, cost: 1, tok: model.TokenOf(alg, o.Next, 0)})
 		}
 		now := t0.Add(time.Minute)
 		for i, want := range []int{0, 0, 1} { // units back under the paid plan

@@ -102,7 +102,7 @@ func TestQueueGivesBackExactly(t *testing.T) {
 					cost += rng.IntN(algorithms.PolicyOf(a).Quota)
 				}
 				if o, ok := s.decide(a, now, cost); ok {
-					ref = append(ref, turn{at: tm, held: int64(cost) * slot(a), cost: cost, alg: a, tok: model.TokenOf(a, o.Next)})
+					ref = append(ref, turn{at: tm, held: int64(cost) * slot(a), cost: cost, alg: a, tok: model.TokenOf(a, o.Next, 0)})
 				}
 			} else {
 				k := open[len(open)-1-rng.IntN(min(len(open), 8))] // one of the last, mostly

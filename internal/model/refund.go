@@ -11,11 +11,14 @@ import (
 // TokenOf is the store.Token of a decision of cost that stored s, as
 // stack.lua reports it: its Stamp is the window start written, for the
 // fixed and sliding windows; the level just after the decision (points),
-// for the buckets; the TAT just after it (µs), for GCRA and a queue; 0 for
-// the others. Its Refunded is the state's Ledger.Refunded just after the
-// decision.
-func TokenOf(alg algorithms.Algorithm, s State) store.Token {
+// for the buckets; the TAT just after it (µs), for GCRA and a queue; the
+// decision's slot id (slot, 0 for none), for the sliding log and
+// Concurrency; 0 for the others. Its Refunded is the state's
+// Ledger.Refunded just after the decision.
+func TokenOf(alg algorithms.Algorithm, s State, slot int64) store.Token {
 	switch alg.(type) {
+	case algorithms.SlidingLog, algorithms.Concurrency:
+		return store.Token{Stamp: slot}
 	case algorithms.FixedWindow, algorithms.SlidingWindow:
 		return store.Token{Stamp: s.Start}
 	case algorithms.TokenBucket, algorithms.LeakyBucket:
@@ -166,16 +169,25 @@ func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int
 			s.Prev = max(0, s.Prev-b)
 		}
 	case algorithms.SlidingLog, algorithms.Concurrency:
-		// Units of one time are interchangeable: drop back of those at a.
-		kept := make([]int64, 0, len(s.Log))
-		for _, u := range s.Log {
-			if u == a && b > 0 {
-				b--
+		// With a slot id, the decision's own units cost-back+1..cost, if
+		// still there: a refund sent again gives nothing more. Without,
+		// units of one time are interchangeable: drop the last back of
+		// those at a (the id-less ones first).
+		kept := make([]Unit, len(s.Log))
+		n := len(kept)
+		for i := len(s.Log) - 1; i >= 0; i-- {
+			u := s.Log[i]
+			if tok.Stamp != 0 && u.At == a && u.Slot == tok.Stamp && u.I > int64(cost)-b ||
+				tok.Stamp == 0 && u.At == a && b > 0 {
+				if tok.Stamp == 0 {
+					b--
+				}
 				continue
 			}
-			kept = append(kept, u)
+			n--
+			kept[n] = u
 		}
-		s.Log = kept
+		s.Log = kept[n:]
 	case algorithms.TokenBucket:
 		return meterRefund(s, t, a, int64(cost), b, tok, bucketPlan(alg.Capacity, alg.Rate, alg.Period)), 0
 	case algorithms.LeakyBucket:

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -32,32 +33,56 @@ func fixedWindow(a algorithms.FixedWindow, s State, now time.Time, cost int) Out
 	return outcome(status, q, State{Start: start, Count: count + c}, cost)
 }
 
-// slidingLog is the specification of sliding_log.lua.
-func slidingLog(a algorithms.SlidingLog, s State, now time.Time, cost int) Outcome {
+// slidingLog is the specification of sliding_log.lua; slot is the
+// decision's id (0: none), which names the units it writes.
+func slidingLog(a algorithms.SlidingLog, s State, now time.Time, cost int, slot int64) Outcome {
 	t, w, limit, c := now.UnixMicro(), a.Window.Microseconds(), int64(a.Limit), int64(cost)
 	// in is the part of the sorted log inside the window (time > t - w).
-	first := sort.Search(len(s.Log), func(i int) bool { return s.Log[i] > t-w })
+	first := sort.Search(len(s.Log), func(i int) bool { return s.Log[i].At > t-w })
 	in := s.Log[first:]
 	count := int64(len(in))
 	newest, next := t-w, int64(0)
 	if count > 0 {
 		// Quota comes back as the oldest unit in the window leaves it.
-		newest, next = in[count-1], in[0]+w-t
+		newest, next = in[count-1].At, in[0].At+w-t
 	}
 	nextAfter := next // the units added now are the oldest when next is 0 or beyond w
 	if next == 0 || next > w {
 		nextAfter = w
 	}
-	status, retry := verdict(c, limit, count+c <= limit, func() int64 { return in[count+c-limit-1] + w - t })
+	status, retry := verdict(c, limit, count+c <= limit, func() int64 { return in[count+c-limit-1].At + w - t })
 	var nextState State
 	if status == Allowed && c > 0 {
-		nextState.Log = make([]int64, 0, count+c)
-		at := sort.Search(len(in), func(i int) bool { return in[i] > t })
-		nextState.Log = append(nextState.Log, in[:at]...)
-		for range c {
-			nextState.Log = append(nextState.Log, t)
+		nextState.Log = make([]Unit, 0, count+c)
+		from := sort.Search(len(in), func(i int) bool { return in[i].At >= t })
+		to := sort.Search(len(in), func(i int) bool { return in[i].At > t })
+		// An id-less unit is numbered after the count of the instant's
+		// units and after the highest number of its id-less ones.
+		seq := int64(to - from)
+		for _, u := range in[from:to] {
+			if u.Slot == 0 {
+				seq = max(seq, u.I)
+			}
 		}
-		nextState.Log = append(nextState.Log, in[at:]...)
+		nextState.Log = append(nextState.Log, in[:to]...)
+		for i := range c {
+			u := Unit{At: t, Slot: slot, I: i + 1}
+			if slot == 0 {
+				u.I += seq
+			}
+			nextState.Log = append(nextState.Log, u)
+		}
+		run := nextState.Log[from:]
+		slices.SortFunc(run, func(u, v Unit) int {
+			if u.Before(v) {
+				return -1
+			}
+			if v.Before(u) {
+				return 1
+			}
+			return 0
+		})
+		nextState.Log = append(nextState.Log, in[to:]...)
 	}
 	q := quantities{remaining: limit - count, retry: retry, reset: newest + w - t, next: next, after: max(newest, t) + w - t, nextAfter: nextAfter}
 	return outcome(status, q, nextState, cost)

@@ -17,8 +17,9 @@ const (
 	// minimum TTL.
 	ArgsHead = 2
 	// ArgsPerRule is how many ARGV entries each rule takes in stack.lua: the
-	// rule (Params.Arg), the cost and the penalty (see Penalty).
-	ArgsPerRule = 3
+	// rule (Params.Arg), the cost, the penalty (see Penalty) and the slot
+	// (see Slot).
+	ArgsPerRule = 4
 	// RefundArgsHead is how many ARGV entries come before the rules in
 	// refund.lua: now, the minimum TTL and the decision's instant.
 	RefundArgsHead = 3
@@ -90,6 +91,19 @@ func ShadowCost(cost int) string {
 
 // NoBlocks is the penalty argument of a rule that takes no blocks.
 const NoBlocks = ""
+
+// NoSlot is the slot argument of a check without a slot id.
+const NoSlot = ""
+
+// Slot encodes a check's slot argument (store.Check.Slot): the id that
+// names a sliding log's or a concurrency limit's units, so that their
+// refund is exact and sending it twice gives back once.
+func Slot(id int64) any {
+	if id == 0 {
+		return NoSlot
+	}
+	return id
+}
 
 // Penalty encodes a rule's penalty argument for a rule that takes blocks:
 // how long a denial blocks the client, in µs (0: blocks only come from

@@ -38,26 +38,27 @@ func TestBatchDecidesEachStackAsAlone(t *testing.T) {
 	now, later := "1795000000123456", "1795000001123456"
 	stacks := func(p string) []stackCall {
 		return []stackCall{
-			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 1, ""}, ""},
-			{[]string{p + "{a}:sl"}, []any{"sl:2:1000000:0", 1, ""}, ""},
-			{[]string{p + "{a}:sw"}, []any{"sw:2:1000000:0", 1, ""}, ""},
-			{[]string{p + "{a}:tb"}, []any{"tb:2:1:1000000", 1, ""}, ""},
-			{[]string{p + "{a}:lb"}, []any{"lb:2:1:1000000", 1, ""}, ""},
-			{[]string{p + "{a}:gc"}, []any{"gc:1:1000000:2", 1, ""}, ""},
-			{[]string{p + "{a}:qu"}, []any{"qu:1:1000000:2000000", 1, ""}, ""},
-			{[]string{p + "{a}:cc"}, []any{"cc:2:30000000:0", 1, ""}, ""},
+			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 1, "", ""}, ""},
+			{[]string{p + "{a}:sl"}, []any{"sl:2:1000000:0", 1, "", ""}, ""},
+			{[]string{p + "{a}:sw"}, []any{"sw:2:1000000:0", 1, "", ""}, ""},
+			{[]string{p + "{a}:tb"}, []any{"tb:2:1:1000000", 1, "", ""}, ""},
+			{[]string{p + "{a}:lb"}, []any{"lb:2:1:1000000", 1, "", ""}, ""},
+			{[]string{p + "{a}:gc"}, []any{"gc:1:1000000:2", 1, "", ""}, ""},
+			{[]string{p + "{a}:qu"}, []any{"qu:1:1000000:2000000", 1, "", ""}, ""},
+			{[]string{p + "{a}:cc"}, []any{"cc:2:30000000:0", 1, "", ""}, ""},
+			{[]string{p + "{a}:cc"}, []any{"cc:2:30000000:0", 1, "", int64(1) << 52}, ""}, // a slot id
 			// the same key again: the second decision sees the first's write
-			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 2, ""}, ""},
+			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 2, "", ""}, ""},
 			// the same keys at an instant of their own, a window later
-			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 1, ""}, later},
-			{[]string{p + "{a}:gc"}, []any{"gc:1:1000000:2", 1, ""}, later},
+			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 1, "", ""}, later},
+			{[]string{p + "{a}:gc"}, []any{"gc:1:1000000:2", 1, "", ""}, later},
 			// a stack of 3, one of whose rules takes blocks with a penalty
 			{[]string{p + "{b}:gc", p + "{b}:tb", p + "{b}:fw", p + "{b}:fw:b"},
-				[]any{"gc:5:1000000:5", 1, "", "tb:5:5:1000000", 1, "", "fw:1:1000000:0", 1, "3000000"}, ""},
-			{[]string{p + "{x}:gc"}, []any{"xx:1:2:3", 1, ""}, ""},       // unknown algorithm
-			{[]string{p + "{h}:gc"}, []any{"gc:1:1000000:2", 1, ""}, ""}, // a key of another type
+				[]any{"gc:5:1000000:5", 1, "", "", "tb:5:5:1000000", 1, "", "", "fw:1:1000000:0", 1, "3000000", ""}, ""},
+			{[]string{p + "{x}:gc"}, []any{"xx:1:2:3", 1, "", ""}, ""},       // unknown algorithm
+			{[]string{p + "{h}:gc"}, []any{"gc:1:1000000:2", 1, "", ""}, ""}, // a key of another type
 			{[]string{p + "{b}:gc", p + "{b}:tb", p + "{b}:fw", p + "{b}:fw:b"},
-				[]any{"gc:5:1000000:5", 1, "", "tb:5:5:1000000", 1, "", "fw:1:1000000:0", 1, "3000000"}, ""},
+				[]any{"gc:5:1000000:5", 1, "", "", "tb:5:5:1000000", 1, "", "", "fw:1:1000000:0", 1, "3000000", ""}, ""},
 		}
 	}
 	for _, p := range []string{"one:", "batch:"} {
@@ -134,11 +135,11 @@ func TestMergeStacks(t *testing.T) {
 		args := append([]any{"fcall", stack, len(keys)}, keys...)
 		return noRetry{redis.NewCmd(ctx, append(append(args, now, minTTL), rules...)...)}
 	}
-	a := call("", "1", []any{"k1"}, "gc:1:1000000:1", 1, "")
+	a := call("", "1", []any{"k1"}, "gc:1:1000000:1", 1, "", "")
 	get := redis.NewCmd(ctx, "get", "x")
-	b := call("", "1", []any{"k2", "k3", "k3:b"}, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5")
-	at := call("1795000000000000", "1", []any{"k4"}, "gc:1:1000000:1", 1, "")
-	longer := call("", "3600000", []any{"k6"}, "gc:1:1000000:1", 1, "")
+	b := call("", "1", []any{"k2", "k3", "k3:b"}, "fw:1:1000000:0", 2, "", "", "tb:1:1:1000000", 1, "5", int64(7))
+	at := call("1795000000000000", "1", []any{"k4"}, "gc:1:1000000:1", 1, "", "")
+	longer := call("", "3600000", []any{"k6"}, "gc:1:1000000:1", 1, "", "")
 	script := redis.NewCmd(ctx, "fcall", lib.FunctionName("refund.lua"), 1, "k5", "", "1", "gc:1:1000000:1", 1, 1)
 
 	m, rest := MergeStacks(ctx, []redis.Cmder{a, get, b, at, longer, script}, false)
@@ -149,16 +150,16 @@ func TestMergeStacks(t *testing.T) {
 		t.Errorf("rest: %v", rest)
 	}
 	want := []any{"fcall", batch, 5, "k1", "k2", "k3", "k3:b", "k4", "", "1", 3,
-		"", 1, "gc:1:1000000:1", 1, "",
-		"", 2, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5",
-		"1795000000000000", 1, "gc:1:1000000:1", 1, ""}
+		"", 1, "gc:1:1000000:1", 1, "", "",
+		"", 2, "fw:1:1000000:0", 2, "", "", "tb:1:1:1000000", 1, "5", int64(7),
+		"1795000000000000", 1, "gc:1:1000000:1", 1, "", ""}
 	if got := m.Cmd.Args(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("merged:\n got %v\nwant %v", got, want)
 	}
 	slots, _ := MergeStacks(ctx, []redis.Cmder{a, b}, true)
 	want = []any{"fcall", lib.FunctionName("slots.lua"), 1, "k1", 4, "k1", "k2", "k3", "k3:b", "", "1", 2,
-		"", 1, "gc:1:1000000:1", 1, "",
-		"", 2, "fw:1:1000000:0", 2, "", "tb:1:1:1000000", 1, "5"}
+		"", 1, "gc:1:1000000:1", 1, "", "",
+		"", 2, "fw:1:1000000:0", 2, "", "", "tb:1:1:1000000", 1, "5", int64(7)}
 	if got := slots.Cmd.Args(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("merged for a cluster node:\n got %v\nwant %v", got, want)
 	}

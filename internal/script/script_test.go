@@ -166,7 +166,7 @@ func TestReplyLayoutAgrees(t *testing.T) {
 		args := []any{Now(time.UnixMicro(1_795_000_000_000_000)), MinTTL(0)}
 		for i := range n {
 			keys[i] = fmt.Sprintf("{t}:%d:%d", n, i)
-			args = append(args, gc.Arg, Cost(1), NoBlocks)
+			args = append(args, gc.Arg, Cost(1), NoBlocks, NoSlot)
 		}
 		v, err := Stack(gc.Mask).Run(context.Background(), rdb, CallOf(keys, args...))
 		if err != nil {
@@ -198,7 +198,7 @@ func TestMalformedRuleArgument(t *testing.T) {
 	ctx := context.Background()
 	now := Now(time.UnixMicro(1_795_000_000_000_000))
 	for _, arg := range []string{"xx:1:2:3", "gc:1:2", "gc:1:-2:3", "gc", ""} {
-		_, err := Stack(All).Run(ctx, rdb, CallOf([]string{"{t}:a"}, now, MinTTL(0), arg, Cost(1), NoBlocks))
+		_, err := Stack(All).Run(ctx, rdb, CallOf([]string{"{t}:a"}, now, MinTTL(0), arg, Cost(1), NoBlocks, NoSlot))
 		if err == nil || !strings.Contains(err.Error(), "ratelimit: unknown algorithm "+arg) {
 			t.Errorf("decision with %q: %v", arg, err)
 		}
