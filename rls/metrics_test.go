@@ -110,7 +110,9 @@ func TestMetricsCounts(t *testing.T) {
 			{[]*ratelimitv3.RateLimitDescriptor{ip(3), tenant(4)}, []any{over, over, uint32(0), ok, uint32(5)}}, // 9 to 12: 1 near, 2 over; tenant within 4, none near (up to 4, consuming nothing)
 			{[]*ratelimitv3.RateLimitDescriptor{ip(1)}, []any{ok, ok, uint32(0)}},                               // 9 to 10: 1 near
 			{[]*ratelimitv3.RateLimitDescriptor{ip(1)}, []any{over, over, uint32(0)}},                           // full: 1 over
-			{[]*ratelimitv3.RateLimitDescriptor{tenant(1)}, []any{ok, ok, uint32(4)}},                           // the refusal took nothing
+			{[]*ratelimitv3.RateLimitDescriptor{tenant(4)}, []any{ok, ok, uint32(1)}},                           // the refusal took nothing: within 4
+			{[]*ratelimitv3.RateLimitDescriptor{ip(1), tenant(1)}, []any{over, over, uint32(0), ok, uint32(1)}}, // ip 1 over; tenant 4 to 5 (not consumed): within 1, 1 near
+			{[]*ratelimitv3.RateLimitDescriptor{tenant(1)}, []any{ok, ok, uint32(0)}},                           // 4 to 5: 1 near
 			{[]*ratelimitv3.RateLimitDescriptor{beta}, []any{ok, ok, uint32(1)}},
 			{[]*ratelimitv3.RateLimitDescriptor{beta}, []any{ok, ok, uint32(0)}},   // 1 to 2: 1 near (past 1)
 			{[]*ratelimitv3.RateLimitDescriptor{beta}, []any{ok, over, uint32(0)}}, // shadow: 1 over
@@ -121,8 +123,8 @@ func TestMetricsCounts(t *testing.T) {
 		names := ruleNames(t, metricsConfig)
 		got := series(t, reg)
 		want := map[string][5]float64{ // hits, within, near, over, shadow
-			names[0]: {14, 10, 3, 3, 0},
-			names[1]: {5, 5, 0, 0, 0},
+			names[0]: {15, 10, 3, 4, 0},
+			names[1]: {10, 10, 2, 0, 0},
 			names[2]: {3, 2, 1, 1, 1},
 		}
 		for rule, w := range want {
@@ -133,8 +135,8 @@ func TestMetricsCounts(t *testing.T) {
 			}
 		}
 		h := got["ratelimit_rls_decision_duration_seconds"]
-		if h["ok"] != 7 || h["over_limit"] != 2 || h["error"] != 0 {
-			t.Errorf("decisions observed by outcome %v, want ok 7, over_limit 2", h)
+		if h["ok"] != 8 || h["over_limit"] != 3 || h["error"] != 0 {
+			t.Errorf("decisions observed by outcome %v, want ok 8, over_limit 3", h)
 		}
 		for cause, v := range got["ratelimit_rls_failures_total"] {
 			if v != 0 {
