@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"time"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc/codes"
@@ -44,6 +45,8 @@ type Options struct {
 	// failure wraps limiter.ErrBackend); nil logs it with the log
 	// package. Errors name rules, never a descriptor's values.
 	OnError func(error)
+	// Metrics, when not nil, records every decision (see Metrics).
+	Metrics *Metrics
 }
 
 // Server is an Envoy rate limit service (RLS v3) on a limiter.Limiter.
@@ -116,7 +119,9 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
+	start := time.Now()
 	d, err := s.lim.Decide(ctx, p.checks...)
+	s.opts.Metrics.decided(p, d, err, time.Since(start))
 	if err != nil && !d.Fallback {
 		return s.failed(ctx, p, err)
 	}
