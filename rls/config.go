@@ -3,6 +3,7 @@ package rls
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -49,9 +50,12 @@ type entry struct {
 // limit is a descriptor's rate_limit.
 type limit struct {
 	name       string // rate_limit.name, reported back as given
-	unit       unit   // its length is the whole window
+	unit       unit   // its length is the whole window: the unit times multiplier
 	perUnit    int
-	multiplier uint32 // of an override's unit; 0 or 1: none
+	multiplier uint32 // of the unit; 0 or 1: none
+	alg        algorithm
+	burst      int           // a bucket's capacity or GCRA's burst; 0: perUnit
+	lease      time.Duration // the limiter rule's Lease
 	unlimited  bool
 	shadow     bool
 	rule       string // the limiter rule's name; "" when unlimited
@@ -115,11 +119,9 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 		if v, ok := strings.CutSuffix(e.value, "*"); ok {
 			e.value, e.prefix = v, true
 		}
+		isShadow := shadow != nil && boolean(p, shadow, f+".shadow_mode")
 		if rate != nil {
-			e.limit = parseLimit(p, rate, f+".rate_limit")
-			if e.limit != nil && shadow != nil {
-				e.limit.shadow = boolean(p, shadow, f+".shadow_mode")
-			}
+			e.limit = parseLimit(p, rate, f+".rate_limit", isShadow)
 			if e.limit != nil && !e.limit.unlimited {
 				c.limits = append(c.limits, e.limit)
 			}

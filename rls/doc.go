@@ -6,8 +6,9 @@
 // Its configuration is the reference server's (envoyproxy/ratelimit)
 // format, parsed by Parse with every problem at its file:line:column.
 // Each configured limit becomes a limiter rule (a fixed window aligned to
-// its unit, as the reference counts), and Limits gives them for building
-// the Limiter. A Server answers each request with one all-or-nothing
+// its unit, as the reference counts, unless its rate_limit names another
+// algorithm, window or lease: see docs/envoy.md), and Limits gives them
+// for building the Limiter. A Server answers each request with one all-or-nothing
 // decision over all its descriptors, in one Redis round trip: a
 // descriptor over its limit consumes nothing of the others.
 //

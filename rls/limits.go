@@ -1,14 +1,19 @@
 package rls
 
 import (
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // Limits returns the limiter rules of configs' limits, unlimited ones
-// aside: each a fixed window of its unit aligned to the Unix epoch (the
-// windows the reference counts in), a shadow rule under shadow_mode.
-// Build the Server's limiter.Limiter on them.
+// aside: each of its algorithm (a fixed window aligned to the Unix epoch,
+// the windows the reference counts in, unless the rate_limit names
+// another) over its window, leased for its lease, a shadow rule under
+// shadow_mode. Build the Server's limiter.Limiter on them.
 func Limits(configs ...*Config) []limiter.Rule {
 	var rules []limiter.Rule
 	for _, c := range configs {
@@ -23,7 +28,43 @@ func Limits(configs ...*Config) []limiter.Rule {
 func (l *limit) limiterRule() limiter.Rule {
 	return limiter.Rule{
 		Name:      l.rule,
-		Algorithm: algorithms.FixedWindow{Limit: l.perUnit, Window: l.unit.length},
+		Algorithm: l.alg.build(l.perUnit, l.burst, l.unit.length),
+		Lease:     l.lease,
 		Shadow:    l.shadow,
 	}
+}
+
+// validate reports what the limiter would refuse of l's rule: its
+// algorithm at the rate_limit, and its lease at the lease key with what
+// is allowed.
+func (l *limit) validate(p *problems, at limitNodes, field string) {
+	r := l.limiterRule()
+	r.Name = "rls" // the rule's name is given once the file is whole
+	r.Lease = 0
+	if err := r.Validate(); err != nil {
+		p.add(at.rate, field, "found %v: %s", r.Algorithm, limiterSays(err, r.Name))
+		return
+	}
+	r.Lease = l.lease
+	err := r.Validate()
+	if err == nil {
+		return
+	}
+	msg := limiterSays(err, r.Name)
+	unshadowed := r
+	unshadowed.Shadow = false
+	switch {
+	case r.Shadow && unshadowed.Validate() == nil:
+		msg += "; allowed: no lease on a shadow_mode descriptor (remove one of them)"
+	case (limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Lease: time.Second}).Validate() != nil:
+		msg += "; allowed: a lease only on " + leasable()
+	}
+	p.add(at.lease, field+".lease", "found %s: %s", quoted(at.lease), msg)
+}
+
+// limiterSays is the limiter's complaint err about the rule named name,
+// without what every such error starts with.
+func limiterSays(err error, name string) string {
+	msg := strings.TrimPrefix(err.Error(), ratelimit.ErrConfig.Error()+": ")
+	return strings.TrimPrefix(msg, "rule "+strconv.Quote(name)+": ")
 }

@@ -30,10 +30,12 @@ type overrides struct {
 	seen map[overrideKey]*override
 }
 
-// overrideKey is an override as a request gives it.
+// overrideKey is an override as a request gives it, and the algorithm
+// of the limit it overrides.
 type overrideKey struct {
 	perUnit, multiplier uint32
 	unit                string // the unit's name in units
+	alg                 algorithm
 }
 
 // override is an accepted override: its window and its plan.
@@ -41,7 +43,7 @@ type override struct {
 	unit       unit // its length the whole window: unit times multiplier
 	perUnit    uint32
 	multiplier uint32
-	plan       algorithms.FixedWindow
+	plan       algorithms.Algorithm
 }
 
 func newOverrides(max int) *overrides {
@@ -52,14 +54,16 @@ func newOverrides(max int) *overrides {
 }
 
 // apply is l under descriptor i's override o, and the plan to decide it
-// by (nil when o is l's own limit): a fixed window of o's unit times its multiplier, aligned to the
-// Unix epoch as l's own, counting in the same state as l while the window
-// is l's (see "Plans" in the limiter package doc). An invalid override,
+// by (nil when o is l's own limit): l's algorithm over o's unit times its
+// multiplier (a fixed window aligned to the Unix epoch as l's own; a
+// bucket's capacity or GCRA's burst o's requests_per_unit), counting in
+// the same state as l where the limiter can (see "Plans" in the limiter
+// package doc). An invalid override,
 // or a new one beyond the cap, is an error.
 func (ov *overrides) apply(l *limit, i int, o *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (*limit, algorithms.Algorithm, error) {
 	mult := max(o.GetUnitMultiplier().GetValue(), 1)
 	name := strings.ToLower(o.GetUnit().String())
-	k := overrideKey{perUnit: o.GetRequestsPerUnit(), multiplier: mult, unit: name}
+	k := overrideKey{perUnit: o.GetRequestsPerUnit(), multiplier: mult, unit: name, alg: l.alg}
 	ov.mu.Lock()
 	v := ov.seen[k]
 	if v == nil {
@@ -96,7 +100,7 @@ func newOverride(l *limit, k overrideKey) (*override, error) {
 		return nil, fmt.Errorf("unit_multiplier %d is too large", k.multiplier)
 	}
 	u.length *= time.Duration(k.multiplier)
-	plan := algorithms.FixedWindow{Limit: int(k.perUnit), Window: u.length}
+	plan := k.alg.build(int(k.perUnit), 0, u.length)
 	if err := (limiter.Rule{Name: l.rule, Algorithm: plan}).Validate(); err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "ratelimit: "))
 	}

@@ -32,8 +32,10 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 			continue
 		}
 		st.CurrentLimit = l.current()
-		st.DurationUntilReset = durationpb.New(untilReset(at, l.unit.length))
 		r := &d.Results[p.check[i]]
+		if reset, ok := l.untilReset(at, r); ok {
+			st.DurationUntilReset = durationpb.New(reset)
+		}
 		switch {
 		case r.Undecided: // another limit refused first: nothing to report
 		case !r.Allowed:
@@ -71,8 +73,20 @@ func (l *limit) current() *rlsv3.RateLimitResponse_RateLimit {
 	return c
 }
 
-// untilReset is the time from at to the end of its window of length w,
-// windows aligned to the Unix epoch.
-func untilReset(at time.Time, w time.Duration) time.Duration {
-	return w - time.Duration(at.UnixNano()%int64(w))
+// untilReset is a descriptor's duration_until_reset, for its limit l and
+// its check's result r, decided at: for a fixed window, the time to the
+// end of its window (windows aligned to the Unix epoch); for the other
+// algorithms, the time until the rule's state is back to fresh
+// (r.ResetAfter): a sliding window's or log's counts all gone, a bucket
+// full again, GCRA's whole burst available. ok is false when r was not
+// decided (another rule refused first, without the store) and so tells
+// nothing of the state. A leased limit's is r.ResetAfter whatever its
+// algorithm: its pool's last take's, less the time since (a decision
+// served from the pool is on the local clock, not Redis's).
+func (l *limit) untilReset(at time.Time, r *limiter.RuleResult) (d time.Duration, ok bool) {
+	if orFixed(l.alg) == fixedWindow && l.lease == 0 {
+		w := l.unit.length
+		return w - time.Duration(at.UnixNano()%int64(w)), true
+	}
+	return r.ResetAfter, !r.Undecided
 }

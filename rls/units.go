@@ -29,44 +29,154 @@ var units = map[string]unit{
 	"year":   {365 * day, rlsv3.RateLimitResponse_RateLimit_YEAR},
 }
 
-// parseLimit parses a rate_limit mapping; nil when it has problems.
-func parseLimit(p *problems, n *yaml.Node, field string) *limit {
+// limitNodes are the nodes of a rate_limit's keys that later checks
+// report problems at; nil when the key is absent.
+type limitNodes struct {
+	rate, unit, perUnit, multiplier, window, algorithm, burst, lease *yaml.Node
+}
+
+// parseLimit parses a rate_limit mapping, of a shadow_mode descriptor when
+// shadow; nil when it has problems.
+func parseLimit(p *problems, n *yaml.Node, field string, shadow bool) *limit {
 	before := len(p.list)
-	l := &limit{}
-	var unitNode, perUnitNode *yaml.Node
+	l := &limit{shadow: shadow, multiplier: 1}
+	at := limitNodes{rate: n}
 	fields(p, n, field, map[string]func(*yaml.Node, string){
 		"unit": func(n *yaml.Node, f string) {
-			unitNode = n
+			at.unit = n
 			u, ok := units[strings.ToLower(str(p, n, f))]
 			if !ok {
 				p.add(n, f, "found %s; allowed: second, minute, hour, day, week, month, year", quoted(n))
 			}
 			l.unit = u
 		},
-		"requests_per_unit": func(n *yaml.Node, f string) {
-			perUnitNode = n
-			if n.Kind != yaml.ScalarNode || n.Decode(&l.perUnit) != nil || l.perUnit <= 0 || l.perUnit > 1<<32-1 {
-				p.add(n, f, "found %s; allowed: a whole number from 1 to 4294967295", quoted(n))
-			}
+		"requests_per_unit": func(n *yaml.Node, f string) { at.perUnit, l.perUnit = n, count(p, n, f) },
+		"unit_multiplier": func(n *yaml.Node, f string) {
+			at.multiplier = n
+			l.multiplier = uint32(count(p, n, f))
 		},
+		"window": func(n *yaml.Node, f string) {
+			at.window = n
+			l.unit, l.multiplier = window(p, n, f)
+		},
+		"algorithm": func(n *yaml.Node, f string) { at.algorithm, l.alg = n, algorithmOf(p, n, f) },
+		"burst":     func(n *yaml.Node, f string) { at.burst, l.burst = n, count(p, n, f) },
+		"lease":     func(n *yaml.Node, f string) { at.lease, l.lease = n, duration(p, n, f) },
 		"unlimited": func(n *yaml.Node, f string) { l.unlimited = boolean(p, n, f) },
 		"name":      func(n *yaml.Node, f string) { l.name = str(p, n, f) },
 		"replaces": func(n *yaml.Node, f string) {
 			p.add(n, f, "found replaces; allowed: not yet (see docs/envoy.md)")
 		},
 	})
-	switch {
-	case l.unlimited && unitNode != nil:
-		p.add(unitNode, field+".unit", "found a unit with unlimited: true; allowed: no unit")
-	case l.unlimited && perUnitNode != nil:
-		p.add(perUnitNode, field+".requests_per_unit", "found requests_per_unit with unlimited: true; allowed: none")
-	case !l.unlimited && unitNode == nil && n.Kind == yaml.MappingNode:
-		p.add(n, field+".unit", "found nothing; required: unit (or unlimited: true)")
-	case !l.unlimited && perUnitNode == nil && n.Kind == yaml.MappingNode:
-		p.add(n, field+".requests_per_unit", "found nothing; required: requests_per_unit (or unlimited: true)")
+	if n.Kind == yaml.MappingNode {
+		at.check(p, l, field)
 	}
 	if len(p.list) > before {
 		return nil
 	}
+	if l.unlimited {
+		return l
+	}
+	l.unit.length *= time.Duration(l.multiplier)
+	if l.validate(p, at, field); len(p.list) > before {
+		return nil
+	}
 	return l
+}
+
+// check reports keys that do not go together, or one that is missing.
+func (at limitNodes) check(p *problems, l *limit, field string) {
+	switch {
+	case l.unlimited && at.unit != nil:
+		p.add(at.unit, field+".unit", "found a unit with unlimited: true; allowed: no unit")
+	case l.unlimited && at.perUnit != nil:
+		p.add(at.perUnit, field+".requests_per_unit", "found requests_per_unit with unlimited: true; allowed: none")
+	case l.unlimited:
+		for key, n := range map[string]*yaml.Node{"unit_multiplier": at.multiplier, "window": at.window, "algorithm": at.algorithm, "burst": at.burst, "lease": at.lease} {
+			if n != nil {
+				p.add(n, field+"."+key, "found %s with unlimited: true; allowed: none", key)
+			}
+		}
+	case at.window != nil && at.unit != nil:
+		p.add(at.window, field+".window", "found a window with a unit; allowed: one of them")
+	case at.window != nil && at.multiplier != nil:
+		p.add(at.multiplier, field+".unit_multiplier", "found unit_multiplier with a window; allowed: a window alone")
+	case at.unit == nil && at.window == nil:
+		p.add(at.rate, field+".unit", "found nothing; required: unit or window (or unlimited: true)")
+	case at.perUnit == nil:
+		p.add(at.rate, field+".requests_per_unit", "found nothing; required: requests_per_unit (or unlimited: true)")
+	case at.burst != nil && !l.alg.bursty():
+		p.add(at.burst, field+".burst", "found a burst on %s; allowed: a burst only with token_bucket, leaky_bucket or gcra", orFixed(l.alg))
+	}
+}
+
+// count is n's whole number from 1 to 2^32-1, or 0 with a problem.
+func count(p *problems, n *yaml.Node, field string) int {
+	var v int
+	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil || v <= 0 || v > 1<<32-1 {
+		p.add(n, field, "found %s; allowed: a whole number from 1 to 4294967295", quoted(n))
+		return 0
+	}
+	return v
+}
+
+// duration is n's positive duration ("1s", "1m30s"), or 0 with a problem.
+func duration(p *problems, n *yaml.Node, field string) time.Duration {
+	d, err := time.ParseDuration(n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil || d <= 0 {
+		p.add(n, field, "found %s; allowed: a positive duration such as 500ms, 90s or 2h", quoted(n))
+		return 0
+	}
+	return d
+}
+
+// window is the unit and multiplier of n, a window given as a duration:
+// the longest unit it is a whole number of, so that current_limit says
+// it (90s: 90 seconds, 2h: 2 hours). A window that is not a whole number
+// of seconds is a problem: RLS's units cannot say it.
+func window(p *problems, n *yaml.Node, field string) (unit, uint32) {
+	d := duration(p, n, field)
+	if d == 0 {
+		return unit{}, 1
+	}
+	var best unit
+	for _, u := range units {
+		if d%u.length == 0 && u.length > best.length {
+			best = u
+		}
+	}
+	if best.length == 0 || d/best.length > 1<<32-1 {
+		p.add(n, field, "found %s; allowed: a whole number of seconds (RLS reports a limit in whole units)", quoted(n))
+		return unit{}, 1
+	}
+	return best, uint32(d / best.length)
+}
+
+// algorithmOf is n's algorithm, or "" with a problem: one that is not the
+// library's, or one a descriptor cannot use, with the reason.
+func algorithmOf(p *problems, n *yaml.Node, field string) algorithm {
+	before := len(p.list)
+	w := str(p, n, field)
+	if len(p.list) > before {
+		return ""
+	}
+	if why, ok := refusedAlgorithms[w]; ok {
+		p.add(n, field, "found %s: refused for RLS, because %s; allowed: %s", quoted(n), why, wordList(algorithmWords))
+		return ""
+	}
+	for _, a := range algorithmWords {
+		if string(a) == w {
+			return a
+		}
+	}
+	p.add(n, field, "found %s; allowed: %s", quoted(n), wordList(algorithmWords))
+	return ""
+}
+
+// orFixed is a's word, fixed_window for "".
+func orFixed(a algorithm) algorithm {
+	if a == "" {
+		return fixedWindow
+	}
+	return a
 }
