@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"time"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -42,8 +41,12 @@ type Options struct {
 	// INVALID_ARGUMENT rather than let a client grow memory without bound.
 	MaxOverrides int
 	// OnError receives every failure to decide a request (a backend
-	// failure wraps limiter.ErrBackend); nil logs it with the log
-	// package. Errors name rules, never a descriptor's values.
+	// failure wraps limiter.ErrBackend); nil logs them with
+	// slog.Default() at Error, at most one line per cause a minute, each
+	// counting the lines left out since ("suppressed"); a decision
+	// skipped while the backend is marked down is not logged (the limiter
+	// logs when it goes down and comes back). Errors name rules, never a
+	// descriptor's values.
 	OnError func(error)
 	// Metrics, when not nil, records every decision (see Metrics).
 	Metrics *Metrics
@@ -69,6 +72,7 @@ type Server struct {
 	domains   map[string]*Config
 	overrides *overrides
 	opts      Options
+	log       *failureLog // the default OnError
 }
 
 // NewServer returns a Server answering for configs' domains on lim,
@@ -82,7 +86,8 @@ func NewServer(lim *limiter.Limiter, configs []*Config, opts Options) (*Server, 
 	if opts.MaxOverrides < 0 {
 		return nil, fmt.Errorf("%w: negative MaxOverrides %d", ratelimit.ErrConfig, opts.MaxOverrides)
 	}
-	s := &Server{lim: lim, domains: make(map[string]*Config, len(configs)), overrides: newOverrides(opts.MaxOverrides), opts: withHeaderDefaults(opts)}
+	s := &Server{lim: lim, domains: make(map[string]*Config, len(configs)), overrides: newOverrides(opts.MaxOverrides), opts: withHeaderDefaults(opts),
+		log: newFailureLog(time.Now)}
 	for _, c := range configs {
 		if s.domains[c.Domain] != nil {
 			return nil, fmt.Errorf("%w: domain %q is configured twice", ratelimit.ErrConfig, c.Domain)
@@ -151,5 +156,5 @@ func (s *Server) onError(err error) {
 		s.opts.OnError(err)
 		return
 	}
-	log.Printf("ratelimit: rls: %v", err)
+	s.log.failure(err)
 }
