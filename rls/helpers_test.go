@@ -90,6 +90,16 @@ func serve(t *testing.T, b backend, src string, opts rls.Options) rlsv3.RateLimi
 // dial serves srv on a loopback listener and returns a client of it.
 func dial(t *testing.T, srv rlsv3.RateLimitServiceServer) rlsv3.RateLimitServiceClient {
 	t.Helper()
+	_, client := dialServer(t, srv)
+	return client
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// dialServer serves srv on a loopback listener and returns the gRPC
+// server, for the test to stop, and a client of it.
+func dialServer(t *testing.T, srv rlsv3.RateLimitServiceServer) (*grpc.Server, rlsv3.RateLimitServiceClient) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +113,5 @@ func dial(t *testing.T, srv rlsv3.RateLimitServiceServer) rlsv3.RateLimitService
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	return rlsv3.NewRateLimitServiceClient(conn)
+	return gs, rlsv3.NewRateLimitServiceClient(conn)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

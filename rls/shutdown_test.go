@@ -3,14 +3,10 @@ package rls_test
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
-	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/redis/go-redis/v9"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
@@ -124,24 +120,4 @@ func TestShutdownGivesLeasesBack(t *testing.T) {
 	if got := remaining(); got != quota-spent {
 		t.Fatalf("after Close the store has %d remaining; want %d (%d spent, the leases' other units given back)", got, quota-spent, spent)
 	}
-}
-
-// dialServer serves srv on a loopback listener and returns the gRPC
-// server, for the test to stop, and a client of it.
-func dialServer(t *testing.T, srv rlsv3.RateLimitServiceServer) (*grpc.Server, rlsv3.RateLimitServiceClient) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	rlsv3.RegisterRateLimitServiceServer(gs, srv)
-	go func() { _ = gs.Serve(ln) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return gs, rlsv3.NewRateLimitServiceClient(conn)
 }
