@@ -16,11 +16,10 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
 )
 
-// TestShutdownGivesLeasesBack: the reference's format has no lease yet
-// (docs/envoy.md), and NewServer refuses a limiter whose rule of a
-// configured limit differs from Limits' (a Lease is such a difference).
-// So the leased global rule is built directly, beside the configured
-// ones, on the limiter the Server serves; the shutdown a server does
+// TestShutdownGivesLeasesBack: a leased global rule on the limiter the
+// Server serves (built directly, beside the configured ones: NewServer
+// refuses a limiter whose rule of a configured limit differs from
+// Limits', and a Lease is such a difference); the shutdown a server does
 // (its gRPC calls drained, then the limiter closed) gives back every
 // leased unit not spent, exactly (a window's refunds add up).
 func TestShutdownGivesLeasesBack(t *testing.T) {
