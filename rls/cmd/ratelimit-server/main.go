@@ -3,7 +3,10 @@
 // its environment variables (GRPC_HOST, GRPC_PORT, REDIS_URL,
 // REDIS_TYPE=single, RUNTIME_ROOT, RUNTIME_SUBDIRECTORY,
 // RUNTIME_IGNOREDOTFILES) and its configuration files in
-// $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/config.
+// $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/config, reloaded when they change
+// (an edit, an editor's rename, a ConfigMap's ..data swap, a swap of a
+// symlinked RUNTIME_ROOT); a version that does not load is logged and
+// the configuration in force is kept.
 //
 // Without REDIS_URL it runs on an in-process miniredis, with an example
 // configuration unless RUNTIME_ROOT names one, and prints how to call it.
@@ -17,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -29,7 +33,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/reflection"
 
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
 )
@@ -43,21 +46,22 @@ const drainFor = 5 * time.Second
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := run(ctx, osEnv, os.Stdout); err != nil {
+	if err := run(ctx, osEnv, os.Stdout, os.Stderr); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// run serves until ctx is done, then drains and returns.
-func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
+// reloadEvery is how often the runtime directory is polled for changes.
+const reloadEvery = time.Second
+
+// run serves until ctx is done, then drains and returns. It prints where
+// it serves to out and logs to logs.
+func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) error {
 	s, err := readEnv(getenv)
 	if err != nil {
 		return err
 	}
-	configs, err := loadConfigs(s)
-	if err != nil {
-		return err
-	}
+	log := slog.New(slog.NewTextHandler(logs, nil))
 	addr := s.redisURL
 	if addr == "" {
 		m, err := miniredis.Run()
@@ -73,24 +77,29 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	lim, err := limiter.New(st, rls.Limits(configs...))
+	opts := rls.Options{OnError: func(err error) { log.Warn("ratelimit: deciding", "error", err) }}
+	svc, err := newService(st, opts, s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log)
 	if err != nil {
 		return err
 	}
-	defer lim.Close()
-	srv, err := rls.NewServer(lim, configs, rls.Options{})
-	if err != nil {
-		return err
-	}
+	defer func() {
+		if err := svc.close(); err != nil {
+			log.Warn(err.Error())
+		}
+	}()
+	watching, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	go svc.watch(watching, reloadEvery)
 	ln, err := net.Listen("tcp", s.grpcAddr)
 	if err != nil {
 		return fmt.Errorf("ratelimit: %w", err)
 	}
 	gs := grpc.NewServer()
-	rlsv3.RegisterRateLimitServiceServer(gs, srv)
+	rlsv3.RegisterRateLimitServiceServer(gs, svc)
 	reflection.Register(gs) // so that grpcurl needs no .proto files
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(ln) }()
+	configs, _ := svc.state()
 	greet(out, ln.Addr().String(), s, configs)
 
 	select {

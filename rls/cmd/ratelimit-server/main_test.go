@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -130,6 +131,37 @@ func TestRuntimeDirOnRedis(t *testing.T) {
 	}
 	if res := call(t, addr, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
 		t.Fatalf("second call: %v, want OVER_LIMIT", res)
+	}
+	stop(t, cmd, rest)
+}
+
+func TestRuntimeDirReloads(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "rl", "config", "mine.yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	src := func(n string) []byte {
+		return []byte("domain: mine\ndescriptors:\n  - key: user\n    rate_limit: {unit: day, requests_per_unit: " + n + "}\n")
+	}
+	if err := os.WriteFile(path, src("1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, addr, rest := start(t, build(t), "REDIS_URL=", "RUNTIME_ROOT="+root, "RUNTIME_SUBDIRECTORY=rl")
+	call(t, addr, "mine", "user", "u1")
+	if res := call(t, addr, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
+		t.Fatalf("second call: %v, want OVER_LIMIT", res)
+	}
+	if err := os.WriteFile(path, src("10"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A refused call consumes nothing: call until the new limit admits.
+	deadline := time.Now().Add(20 * time.Second)
+	for call(t, addr, "mine", "user", "u1").OverallCode != rlsv3.RateLimitResponse_OK {
+		if time.Now().After(deadline) {
+			t.Fatal("the edit was not reloaded")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	stop(t, cmd, rest)
 }
