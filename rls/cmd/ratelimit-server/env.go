@@ -12,6 +12,8 @@ import (
 // server honours so far.
 type settings struct {
 	grpcAddr       string // GRPC_HOST:GRPC_PORT
+	httpAddr       string // HOST:PORT
+	debugAddr      string // DEBUG_HOST:DEBUG_PORT
 	redisURL       string // REDIS_URL: host:port; "" runs on miniredis
 	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/config; "" without RUNTIME_ROOT
 	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
@@ -26,8 +28,10 @@ func readEnv(getenv func(string) string) (settings, error) {
 		return def
 	}
 	s := settings{
-		grpcAddr: net.JoinHostPort(or("GRPC_HOST", "0.0.0.0"), or("GRPC_PORT", "8081")),
-		redisURL: getenv("REDIS_URL"),
+		grpcAddr:  net.JoinHostPort(or("GRPC_HOST", "0.0.0.0"), or("GRPC_PORT", "8081")),
+		httpAddr:  net.JoinHostPort(or("HOST", "0.0.0.0"), or("PORT", "8080")),
+		debugAddr: net.JoinHostPort(or("DEBUG_HOST", "0.0.0.0"), or("DEBUG_PORT", "6070")),
+		redisURL:  getenv("REDIS_URL"),
 	}
 	if t := or("REDIS_TYPE", "single"); t != "single" {
 		return s, fmt.Errorf("ratelimit: REDIS_TYPE %q is not supported yet (only single)", t)

@@ -21,17 +21,13 @@ import (
 	"io"
 	"log"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/redis/go-redis/v9"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/reflection"
 
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
@@ -90,30 +86,21 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 	watching, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
 	go svc.watch(watching, reloadEvery)
-	ln, err := net.Listen("tcp", s.grpcAddr)
+	ls, err := listen(s)
 	if err != nil {
-		return fmt.Errorf("ratelimit: %w", err)
+		return err
 	}
-	gs := grpc.NewServer()
-	rlsv3.RegisterRateLimitServiceServer(gs, svc)
-	reflection.Register(gs) // so that grpcurl needs no .proto files
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(ln) }()
+	failed := ls.serve(svc)
 	configs, _ := svc.state()
-	greet(out, ln.Addr().String(), s, configs)
+	greet(out, ls, s, configs)
 
 	select {
-	case err := <-served:
+	case err := <-failed:
+		ls.stop(drainFor)
 		return fmt.Errorf("ratelimit: serving: %w", err)
 	case <-ctx.Done():
 	}
-	drained := make(chan struct{})
-	go func() { gs.GracefulStop(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(drainFor):
-		gs.Stop()
-	}
+	ls.stop(drainFor)
 	fmt.Fprintln(out, "ratelimit-server: stopped")
 	return nil
 }
@@ -131,8 +118,11 @@ func loadConfigs(s settings) ([]*rls.Config, error) {
 }
 
 // greet prints where the server listens, on what, and how to call it.
-func greet(out io.Writer, addr string, s settings, configs []*rls.Config) {
+func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
+	addr := ls.grpc.Addr().String()
 	fmt.Fprintf(out, "ratelimit-server: serving envoy.service.ratelimit.v3.RateLimitService on %s\n", addr)
+	fmt.Fprintf(out, "ratelimit-server: serving /healthcheck and /json on %s\n", ls.http.Addr())
+	fmt.Fprintf(out, "ratelimit-server: serving /rlconfig and /debug/pprof/ on %s\n", ls.debug.Addr())
 	store, where := "redis at "+s.redisURL, "config from "+s.configDir
 	if s.redisURL == "" {
 		store = "an in-process miniredis (set REDIS_URL=host:port for a real Redis)"

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,13 +32,17 @@ func build(t *testing.T) string {
 	return bin
 }
 
-// start runs bin with env on a free loopback port and returns the
-// address it serves on and the rest of its output, read to the end once
+// ports are where a started server serves.
+type ports struct{ grpc, http, debug string }
+
+// start runs bin with env on free loopback ports and returns the
+// addresses it serves on and the rest of its output, read to the end once
 // it has exited.
-func start(t *testing.T, bin string, env ...string) (*exec.Cmd, string, <-chan string) {
+func start(t *testing.T, bin string, env ...string) (*exec.Cmd, ports, <-chan string) {
 	t.Helper()
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), append([]string{"GRPC_HOST=127.0.0.1", "GRPC_PORT=0"}, env...)...)
+	cmd.Env = append(os.Environ(), append([]string{"GRPC_HOST=127.0.0.1", "GRPC_PORT=0",
+		"HOST=127.0.0.1", "PORT=0", "DEBUG_HOST=127.0.0.1", "DEBUG_PORT=0"}, env...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -48,18 +53,21 @@ func start(t *testing.T, bin string, env ...string) (*exec.Cmd, string, <-chan s
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	r := bufio.NewReader(stdout)
-	first, err := r.ReadString('\n')
-	if err != nil {
-		t.Fatalf("no first line: %v", err)
+	var addrs [3]string // the first three lines: gRPC, HTTP, debug
+	for i := range addrs {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no line %d: %v", i+1, err)
+		}
+		const on = " on "
+		addrs[i] = strings.TrimSpace(line[strings.LastIndex(line, on)+len(on):])
 	}
-	const on = " on "
-	addr := strings.TrimSpace(first[strings.LastIndex(first, on)+len(on):])
 	rest := make(chan string, 1)
 	go func() {
 		b, _ := io.ReadAll(r)
 		rest <- string(b)
 	}()
-	return cmd, addr, rest
+	return cmd, ports{addrs[0], addrs[1], addrs[2]}, rest
 }
 
 func call(t *testing.T, addr, domain, key, value string) *rlsv3.RateLimitResponse {
@@ -94,9 +102,9 @@ func stop(t *testing.T, cmd *exec.Cmd, rest <-chan string) string {
 
 func TestExampleOnMiniredis(t *testing.T) {
 	bin := build(t)
-	cmd, addr, rest := start(t, bin, "REDIS_URL=", "RUNTIME_ROOT=")
+	cmd, p, rest := start(t, bin, "REDIS_URL=", "RUNTIME_ROOT=")
 	for i := range 6 {
-		res := call(t, addr, "example", "remote_address", "10.0.0.1")
+		res := call(t, p.grpc, "example", "remote_address", "10.0.0.1")
 		want := rlsv3.RateLimitResponse_OK
 		if i == 5 {
 			want = rlsv3.RateLimitResponse_OVER_LIMIT
@@ -124,12 +132,12 @@ func TestRuntimeDirOnRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd, addr, rest := start(t, build(t), "REDIS_URL="+redisAddr, "REDIS_TYPE=single",
+	cmd, p, rest := start(t, build(t), "REDIS_URL="+redisAddr, "REDIS_TYPE=single",
 		"RUNTIME_ROOT="+root, "RUNTIME_SUBDIRECTORY=rl", "RUNTIME_IGNOREDOTFILES=true")
-	if res := call(t, addr, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OK {
+	if res := call(t, p.grpc, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OK {
 		t.Fatalf("first call: %v", res)
 	}
-	if res := call(t, addr, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
+	if res := call(t, p.grpc, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
 		t.Fatalf("second call: %v, want OVER_LIMIT", res)
 	}
 	stop(t, cmd, rest)
@@ -147,9 +155,9 @@ func TestRuntimeDirReloads(t *testing.T) {
 	if err := os.WriteFile(path, src("1"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd, addr, rest := start(t, build(t), "REDIS_URL=", "RUNTIME_ROOT="+root, "RUNTIME_SUBDIRECTORY=rl")
-	call(t, addr, "mine", "user", "u1")
-	if res := call(t, addr, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
+	cmd, p, rest := start(t, build(t), "REDIS_URL=", "RUNTIME_ROOT="+root, "RUNTIME_SUBDIRECTORY=rl")
+	call(t, p.grpc, "mine", "user", "u1")
+	if res := call(t, p.grpc, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
 		t.Fatalf("second call: %v, want OVER_LIMIT", res)
 	}
 	if err := os.WriteFile(path, src("10"), 0o600); err != nil {
@@ -157,11 +165,41 @@ func TestRuntimeDirReloads(t *testing.T) {
 	}
 	// A refused call consumes nothing: call until the new limit admits.
 	deadline := time.Now().Add(20 * time.Second)
-	for call(t, addr, "mine", "user", "u1").OverallCode != rlsv3.RateLimitResponse_OK {
+	for call(t, p.grpc, "mine", "user", "u1").OverallCode != rlsv3.RateLimitResponse_OK {
 		if time.Now().After(deadline) {
 			t.Fatal("the edit was not reloaded")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	stop(t, cmd, rest)
+}
+
+func TestHTTPAndDebugPorts(t *testing.T) {
+	cmd, p, rest := start(t, build(t), "REDIS_URL=", "RUNTIME_ROOT=")
+	get := func(url string) (int, string) {
+		t.Helper()
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if status, body := get("http://" + p.http + "/healthcheck"); status != http.StatusOK {
+		t.Fatalf("/healthcheck: %d %s", status, body)
+	}
+	req := `{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.9"}]}]}`
+	res, err := http.Post("http://"+p.http+"/json", "application/json", strings.NewReader(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/json: %d", res.StatusCode)
+	}
+	if _, body := get("http://" + p.debug + "/rlconfig"); !strings.Contains(body, "example.remote_address: unit=HOUR requests_per_unit=5,") {
+		t.Fatalf("/rlconfig:\n%s", body)
 	}
 	stop(t, cmd, rest)
 }
