@@ -1,16 +1,20 @@
 // Command ratelimit-server is an Envoy rate limit service (RLS v3) on
 // Redis, configured as the reference server (envoyproxy/ratelimit) is:
-// its environment variables (GRPC_HOST, GRPC_PORT, REDIS_URL,
-// REDIS_TYPE=single, RUNTIME_ROOT, RUNTIME_SUBDIRECTORY,
-// RUNTIME_IGNOREDOTFILES) and its configuration files in
-// $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/config, reloaded when they change
-// (an edit, an editor's rename, a ConfigMap's ..data swap, a swap of a
-// symlinked RUNTIME_ROOT); a version that does not load is logged and
-// the configuration in force is kept.
+// its environment variables (GRPC_HOST, GRPC_PORT, HOST, PORT,
+// DEBUG_HOST, DEBUG_PORT, REDIS_SOCKET_TYPE, REDIS_URL, REDIS_TYPE=single,
+// RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY,
+// RUNTIME_IGNOREDOTFILES, RUNTIME_WATCH_ROOT, SHADOW_MODE, LOG_LEVEL,
+// LOG_FORMAT; the others it accepts are warned about once at start) and
+// its configuration files in
+// $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/$RUNTIME_APPDIRECTORY, reloaded when
+// they change (an edit, an editor's rename, a ConfigMap's ..data swap, a
+// swap of a symlinked RUNTIME_ROOT); a version that does not load is
+// logged and the configuration in force is kept.
 //
 // Without REDIS_URL it runs on an in-process miniredis, with an example
 // configuration unless RUNTIME_ROOT names one, and prints how to call it.
-// SIGTERM or SIGINT stops it once the calls in flight have been answered.
+// SIGTERM or SIGINT stops it once the calls in flight have been answered,
+// or after 5 s.
 // See docs/envoy.md.
 package main
 
@@ -20,7 +24,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -57,7 +60,10 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(logs, nil))
+	log := s.logger(logs)
+	for _, u := range s.unhonoured {
+		log.Warn("ratelimit: accepted, not honoured: " + u)
+	}
 	addr := s.redisURL
 	if addr == "" {
 		m, err := miniredis.Run()
@@ -67,13 +73,17 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 		defer m.Close()
 		addr = m.Addr()
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	network := s.redisNetwork
+	if s.redisURL == "" {
+		network = "tcp"
+	}
+	rdb := redis.NewClient(&redis.Options{Network: network, Addr: addr})
 	defer rdb.Close()
 	st, err := redisstore.New(rdb)
 	if err != nil {
 		return err
 	}
-	opts := rls.Options{OnError: func(err error) { log.Warn("ratelimit: deciding", "error", err) }}
+	opts := rls.Options{ShadowMode: s.shadowMode, OnError: func(err error) { log.Warn("ratelimit: deciding", "error", err) }}
 	svc, err := newService(st, opts, s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log)
 	if err != nil {
 		return err

@@ -203,3 +203,18 @@ func TestHTTPAndDebugPorts(t *testing.T) {
 	}
 	stop(t, cmd, rest)
 }
+
+func TestShadowMode(t *testing.T) {
+	cmd, p, rest := start(t, build(t), "REDIS_URL=", "RUNTIME_ROOT=", "SHADOW_MODE=true")
+	for i := range 6 {
+		res := call(t, p.grpc, "example", "remote_address", "10.0.0.1")
+		want := rlsv3.RateLimitResponse_OK
+		if i == 5 {
+			want = rlsv3.RateLimitResponse_OVER_LIMIT
+		}
+		if res.OverallCode != rlsv3.RateLimitResponse_OK || res.Statuses[0].Code != want {
+			t.Fatalf("call %d: %v, want OK overall and %v for the descriptor", i+1, res, want)
+		}
+	}
+	stop(t, cmd, rest)
+}
