@@ -112,6 +112,10 @@ func TestReloadEditInPlace(t *testing.T) {
 	if n := admits(t, svc, "b"); n != 10 {
 		t.Fatalf("after the edit: %d admitted, want 10", n)
 	}
+	// Another requests_per_unit, the same window: the count is kept.
+	if n := admits(t, svc, "a"); n != 9 {
+		t.Fatalf("after the edit, a was admitted %d more times, want 9", n)
+	}
 }
 
 func TestReloadEditorRename(t *testing.T) {
