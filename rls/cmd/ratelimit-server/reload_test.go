@@ -233,3 +233,36 @@ func hasRule(rules []limiter.Rule, name string) bool {
 	}
 	return false
 }
+
+func TestReloadWaitsForCallsUnderWay(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "mine.yaml"), perDay("1"))
+	svc, _ := testService(t, dir)
+	old := svc.cur.Load()
+	old.mu.RLock() // a call under way on the first generation
+	write(t, filepath.Join(dir, "mine.yaml"), perDay("10"))
+	reloaded := make(chan struct{})
+	go func() { svc.poll(); close(reloaded) }()
+	for deadline := time.Now().Add(10 * time.Second); svc.cur.Load() == old; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the new generation was not swapped in while a call was under way on the old one")
+		}
+	}
+	if n := admits(t, svc, "a"); n != 10 {
+		t.Fatalf("new calls: %d admitted, want the new generation's 10", n)
+	}
+	select {
+	case <-reloaded:
+		t.Fatal("the old generation was retired with a call under way")
+	default:
+	}
+	old.mu.RUnlock()
+	select {
+	case <-reloaded:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reload did not finish once the call had returned")
+	}
+	if !old.retired {
+		t.Fatal("the old generation was not retired")
+	}
+}
