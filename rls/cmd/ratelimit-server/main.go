@@ -145,8 +145,11 @@ func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
 		fmt.Fprintf(out, "ratelimit-server: domain %q\n", c.Domain)
 	}
 	if s.configDir == "" {
+		const req = `{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.1"}]}]}`
 		fmt.Fprintf(out, `ratelimit-server: try it (the 6th call within the hour is OVER_LIMIT):
-  grpcurl -plaintext -d '{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.1"}]}]}' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
-`, addr)
+  grpcurl -plaintext -d '%s' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
+  curl -i -d '%s' http://%s/json
+  curl http://%s/rlconfig
+`, req, addr, req, ls.http.Addr(), ls.debug.Addr())
 	}
 }

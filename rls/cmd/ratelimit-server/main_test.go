@@ -114,7 +114,7 @@ func TestExampleOnMiniredis(t *testing.T) {
 		}
 	}
 	out := stop(t, cmd, rest)
-	if !strings.Contains(out, "grpcurl") || !strings.Contains(out, "stopped") {
+	if !strings.Contains(out, "grpcurl") || !strings.Contains(out, "http://"+p.http+"/json") || !strings.Contains(out, "stopped") {
 		t.Errorf("output does not say how to call it, or that it stopped:\n%s", out)
 	}
 }
