@@ -2,22 +2,45 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+
+	"github.com/seed-bff0c9e1/ratelimit/rls"
 )
 
 // settings are the reference server's environment variables this
-// server honours so far.
+// server honours; unhonoured.go lists those it accepts and does not.
 type settings struct {
 	grpcAddr       string // GRPC_HOST:GRPC_PORT
-	redisURL       string // REDIS_URL: host:port; "" runs on miniredis
-	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/config; "" without RUNTIME_ROOT
+	httpAddr       string // HOST:PORT
+	debugAddr      string // DEBUG_HOST:DEBUG_PORT
+	redisNetwork   string // REDIS_SOCKET_TYPE: tcp or unix
+	redisURL       string // REDIS_URL: host:port or a socket's path; "" runs on miniredis
+	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY; "" without RUNTIME_ROOT
 	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
+	shadowMode     bool   // SHADOW_MODE
+	// headers are LIMIT_RESPONSE_HEADERS_ENABLED and its header names.
+	headers                                   bool
+	limitHeader, remainingHeader, resetHeader string
+	logLevel                                  slog.Level
+	logJSON                                   bool     // LOG_FORMAT=json
+	unhonoured                                []string // the variables set that are accepted and not honoured, each with a note
+}
+
+// options are the Server's options the settings choose, with metrics m.
+func (s settings) options(m *rls.Metrics) rls.Options {
+	return rls.Options{ShadowMode: s.shadowMode, ResponseHeaders: s.headers, LimitHeader: s.limitHeader,
+		RemainingHeader: s.remainingHeader, ResetHeader: s.resetHeader, Metrics: m}
 }
 
 // readEnv reads the settings from getenv, with the reference's defaults.
+// A variable whose value this server cannot honour safely (TLS, a Redis
+// password, another backend) is an error rather than a warning.
 func readEnv(getenv func(string) string) (settings, error) {
 	or := func(name, def string) string {
 		if v := getenv(name); v != "" {
@@ -26,23 +49,87 @@ func readEnv(getenv func(string) string) (settings, error) {
 		return def
 	}
 	s := settings{
-		grpcAddr: net.JoinHostPort(or("GRPC_HOST", "0.0.0.0"), or("GRPC_PORT", "8081")),
-		redisURL: getenv("REDIS_URL"),
+		grpcAddr:     net.JoinHostPort(or("GRPC_HOST", "0.0.0.0"), or("GRPC_PORT", "8081")),
+		httpAddr:     net.JoinHostPort(or("HOST", "0.0.0.0"), or("PORT", "8080")),
+		debugAddr:    net.JoinHostPort(or("DEBUG_HOST", "0.0.0.0"), or("DEBUG_PORT", "6070")),
+		redisNetwork: strings.ToLower(or("REDIS_SOCKET_TYPE", "tcp")),
+		redisURL:     getenv("REDIS_URL"),
 	}
-	if t := or("REDIS_TYPE", "single"); t != "single" {
-		return s, fmt.Errorf("ratelimit: REDIS_TYPE %q is not supported yet (only single)", t)
+	if err := refuse(getenv); err != nil {
+		return s, err
+	}
+	if s.redisNetwork != "tcp" && s.redisNetwork != "unix" {
+		return s, fmt.Errorf("ratelimit: REDIS_SOCKET_TYPE %q: allowed: tcp, unix", s.redisNetwork)
 	}
 	if root := getenv("RUNTIME_ROOT"); root != "" {
-		s.configDir = filepath.Join(root, getenv("RUNTIME_SUBDIRECTORY"), "config")
+		s.configDir = filepath.Join(root, getenv("RUNTIME_SUBDIRECTORY"), or("RUNTIME_APPDIRECTORY", "config"))
 	}
-	if v := getenv("RUNTIME_IGNOREDOTFILES"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return s, fmt.Errorf("ratelimit: RUNTIME_IGNOREDOTFILES: %w", err)
-		}
-		s.ignoreDotfiles = b
+	var err error
+	if s.ignoreDotfiles, err = boolean(getenv, "RUNTIME_IGNOREDOTFILES"); err != nil {
+		return s, err
 	}
+	// Polling follows every symlink of the path at each tick, so a swap
+	// of the root and an edit under it both reload, whatever this says.
+	if _, err = boolean(getenv, "RUNTIME_WATCH_ROOT"); err != nil {
+		return s, err
+	}
+	if s.shadowMode, err = boolean(getenv, "SHADOW_MODE"); err != nil {
+		return s, err
+	}
+	if s.headers, err = boolean(getenv, "LIMIT_RESPONSE_HEADERS_ENABLED"); err != nil {
+		return s, err
+	}
+	s.limitHeader, s.remainingHeader, s.resetHeader = getenv("LIMIT_LIMIT_HEADER"), getenv("LIMIT_REMAINING_HEADER"), getenv("LIMIT_RESET_HEADER")
+	if s.logLevel, err = logLevel(or("LOG_LEVEL", "warn")); err != nil {
+		return s, err
+	}
+	switch f := strings.ToLower(or("LOG_FORMAT", "text")); f {
+	case "text":
+	case "json":
+		s.logJSON = true
+	default:
+		return s, fmt.Errorf("ratelimit: LOG_FORMAT %q: allowed: text, json", f)
+	}
+	s.unhonoured = unhonoured(getenv)
 	return s, nil
+}
+
+// boolean reads a boolean variable; unset is false.
+func boolean(getenv func(string) string, name string) (bool, error) {
+	v := getenv(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("ratelimit: %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// logLevel reads LOG_LEVEL as the reference's levels: trace and debug
+// are debug, fatal and panic are error.
+func logLevel(v string) (slog.Level, error) {
+	switch strings.ToLower(v) {
+	case "trace", "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error", "fatal", "panic":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("ratelimit: LOG_LEVEL %q: allowed: trace, debug, info, warn, error, fatal, panic", v)
+}
+
+// logger logs to w as s says.
+func (s settings) logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: s.logLevel}
+	if s.logJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // osEnv is the process's environment.

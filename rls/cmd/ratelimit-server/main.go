@@ -1,13 +1,20 @@
 // Command ratelimit-server is an Envoy rate limit service (RLS v3) on
 // Redis, configured as the reference server (envoyproxy/ratelimit) is:
-// its environment variables (GRPC_HOST, GRPC_PORT, REDIS_URL,
-// REDIS_TYPE=single, RUNTIME_ROOT, RUNTIME_SUBDIRECTORY,
-// RUNTIME_IGNOREDOTFILES) and its configuration files in
-// $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/config.
+// its environment variables (GRPC_HOST, GRPC_PORT, HOST, PORT,
+// DEBUG_HOST, DEBUG_PORT, REDIS_SOCKET_TYPE, REDIS_URL, REDIS_TYPE=single,
+// RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY,
+// RUNTIME_IGNOREDOTFILES, RUNTIME_WATCH_ROOT, SHADOW_MODE, LOG_LEVEL,
+// LOG_FORMAT; the others it accepts are warned about once at start) and
+// its configuration files in
+// $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/$RUNTIME_APPDIRECTORY, reloaded when
+// they change (an edit, an editor's rename, a ConfigMap's ..data swap, a
+// swap of a symlinked RUNTIME_ROOT); a version that does not load is
+// logged and the configuration in force is kept.
 //
 // Without REDIS_URL it runs on an in-process miniredis, with an example
 // configuration unless RUNTIME_ROOT names one, and prints how to call it.
-// SIGTERM or SIGINT stops it once the calls in flight have been answered.
+// SIGTERM or SIGINT stops it once the calls in flight have been answered,
+// or after 5 s.
 // See docs/envoy.md.
 package main
 
@@ -17,19 +24,17 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/reflection"
 
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
 )
@@ -43,20 +48,24 @@ const drainFor = 5 * time.Second
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := run(ctx, osEnv, os.Stdout); err != nil {
+	if err := run(ctx, osEnv, os.Stdout, os.Stderr); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// run serves until ctx is done, then drains and returns.
-func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
+// reloadEvery is how often the runtime directory is polled for changes.
+const reloadEvery = time.Second
+
+// run serves until ctx is done, then drains and returns. It prints where
+// it serves to out and logs to logs.
+func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) error {
 	s, err := readEnv(getenv)
 	if err != nil {
 		return err
 	}
-	configs, err := loadConfigs(s)
-	if err != nil {
-		return err
+	log := s.logger(logs)
+	for _, u := range s.unhonoured {
+		log.Warn("ratelimit: accepted, not honoured: " + u)
 	}
 	addr := s.redisURL
 	if addr == "" {
@@ -67,44 +76,51 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		defer m.Close()
 		addr = m.Addr()
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	network := s.redisNetwork
+	if s.redisURL == "" {
+		network = "tcp"
+	}
+	rdb := redis.NewClient(&redis.Options{Network: network, Addr: addr})
 	defer rdb.Close()
 	st, err := redisstore.New(rdb)
 	if err != nil {
 		return err
 	}
-	lim, err := limiter.New(st, rls.Limits(configs...))
+	slog.SetDefault(log) // the Server's failures: one line per cause a minute
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics, err := rls.NewMetrics(reg)
 	if err != nil {
 		return err
 	}
-	defer lim.Close()
-	srv, err := rls.NewServer(lim, configs, rls.Options{})
+	svc, err := newService(st, s.options(metrics), s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", s.grpcAddr)
+	svc.metrics = reg
+	defer func() {
+		if err := svc.close(); err != nil {
+			log.Warn(err.Error())
+		}
+	}()
+	watching, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	go svc.watch(watching, reloadEvery)
+	ls, err := listen(s)
 	if err != nil {
-		return fmt.Errorf("ratelimit: %w", err)
+		return err
 	}
-	gs := grpc.NewServer()
-	rlsv3.RegisterRateLimitServiceServer(gs, srv)
-	reflection.Register(gs) // so that grpcurl needs no .proto files
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(ln) }()
-	greet(out, ln.Addr().String(), s, configs)
+	failed := ls.serve(svc)
+	configs, _ := svc.state()
+	greet(out, ls, s, configs)
 
 	select {
-	case err := <-served:
+	case err := <-failed:
+		ls.stop(drainFor)
 		return fmt.Errorf("ratelimit: serving: %w", err)
 	case <-ctx.Done():
 	}
-	drained := make(chan struct{})
-	go func() { gs.GracefulStop(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(drainFor):
-		gs.Stop()
-	}
+	ls.stop(drainFor)
 	fmt.Fprintln(out, "ratelimit-server: stopped")
 	return nil
 }
@@ -122,8 +138,11 @@ func loadConfigs(s settings) ([]*rls.Config, error) {
 }
 
 // greet prints where the server listens, on what, and how to call it.
-func greet(out io.Writer, addr string, s settings, configs []*rls.Config) {
+func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
+	addr := ls.grpc.Addr().String()
 	fmt.Fprintf(out, "ratelimit-server: serving envoy.service.ratelimit.v3.RateLimitService on %s\n", addr)
+	fmt.Fprintf(out, "ratelimit-server: serving /healthcheck and /json on %s\n", ls.http.Addr())
+	fmt.Fprintf(out, "ratelimit-server: serving /rlconfig and /debug/pprof/ on %s\n", ls.debug.Addr())
 	store, where := "redis at "+s.redisURL, "config from "+s.configDir
 	if s.redisURL == "" {
 		store = "an in-process miniredis (set REDIS_URL=host:port for a real Redis)"
@@ -136,8 +155,11 @@ func greet(out io.Writer, addr string, s settings, configs []*rls.Config) {
 		fmt.Fprintf(out, "ratelimit-server: domain %q\n", c.Domain)
 	}
 	if s.configDir == "" {
+		const req = `{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.1"}]}]}`
 		fmt.Fprintf(out, `ratelimit-server: try it (the 6th call within the hour is OVER_LIMIT):
-  grpcurl -plaintext -d '{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.1"}]}]}' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
-`, addr)
+  grpcurl -plaintext -d '%s' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
+  curl -i -d '%s' http://%s/json
+  curl http://%s/rlconfig
+`, req, addr, req, ls.http.Addr(), ls.debug.Addr())
 	}
 }

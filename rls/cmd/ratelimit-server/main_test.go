@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -30,13 +32,17 @@ func build(t *testing.T) string {
 	return bin
 }
 
-// start runs bin with env on a free loopback port and returns the
-// address it serves on and the rest of its output, read to the end once
+// ports are where a started server serves.
+type ports struct{ grpc, http, debug string }
+
+// start runs bin with env on free loopback ports and returns the
+// addresses it serves on and the rest of its output, read to the end once
 // it has exited.
-func start(t *testing.T, bin string, env ...string) (*exec.Cmd, string, <-chan string) {
+func start(t *testing.T, bin string, env ...string) (*exec.Cmd, ports, <-chan string) {
 	t.Helper()
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), append([]string{"GRPC_HOST=127.0.0.1", "GRPC_PORT=0"}, env...)...)
+	cmd.Env = append(os.Environ(), append([]string{"GRPC_HOST=127.0.0.1", "GRPC_PORT=0",
+		"HOST=127.0.0.1", "PORT=0", "DEBUG_HOST=127.0.0.1", "DEBUG_PORT=0"}, env...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -47,18 +53,21 @@ func start(t *testing.T, bin string, env ...string) (*exec.Cmd, string, <-chan s
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	r := bufio.NewReader(stdout)
-	first, err := r.ReadString('\n')
-	if err != nil {
-		t.Fatalf("no first line: %v", err)
+	var addrs [3]string // the first three lines: gRPC, HTTP, debug
+	for i := range addrs {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no line %d: %v", i+1, err)
+		}
+		const on = " on "
+		addrs[i] = strings.TrimSpace(line[strings.LastIndex(line, on)+len(on):])
 	}
-	const on = " on "
-	addr := strings.TrimSpace(first[strings.LastIndex(first, on)+len(on):])
 	rest := make(chan string, 1)
 	go func() {
 		b, _ := io.ReadAll(r)
 		rest <- string(b)
 	}()
-	return cmd, addr, rest
+	return cmd, ports{addrs[0], addrs[1], addrs[2]}, rest
 }
 
 func call(t *testing.T, addr, domain, key, value string) *rlsv3.RateLimitResponse {
@@ -93,9 +102,9 @@ func stop(t *testing.T, cmd *exec.Cmd, rest <-chan string) string {
 
 func TestExampleOnMiniredis(t *testing.T) {
 	bin := build(t)
-	cmd, addr, rest := start(t, bin, "REDIS_URL=", "RUNTIME_ROOT=")
+	cmd, p, rest := start(t, bin, "REDIS_URL=", "RUNTIME_ROOT=")
 	for i := range 6 {
-		res := call(t, addr, "example", "remote_address", "10.0.0.1")
+		res := call(t, p.grpc, "example", "remote_address", "10.0.0.1")
 		want := rlsv3.RateLimitResponse_OK
 		if i == 5 {
 			want = rlsv3.RateLimitResponse_OVER_LIMIT
@@ -105,7 +114,7 @@ func TestExampleOnMiniredis(t *testing.T) {
 		}
 	}
 	out := stop(t, cmd, rest)
-	if !strings.Contains(out, "grpcurl") || !strings.Contains(out, "stopped") {
+	if !strings.Contains(out, "grpcurl") || !strings.Contains(out, "http://"+p.http+"/json") || !strings.Contains(out, "stopped") {
 		t.Errorf("output does not say how to call it, or that it stopped:\n%s", out)
 	}
 }
@@ -123,13 +132,98 @@ func TestRuntimeDirOnRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd, addr, rest := start(t, build(t), "REDIS_URL="+redisAddr, "REDIS_TYPE=single",
+	cmd, p, rest := start(t, build(t), "REDIS_URL="+redisAddr, "REDIS_TYPE=single",
 		"RUNTIME_ROOT="+root, "RUNTIME_SUBDIRECTORY=rl", "RUNTIME_IGNOREDOTFILES=true")
-	if res := call(t, addr, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OK {
+	if res := call(t, p.grpc, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OK {
 		t.Fatalf("first call: %v", res)
 	}
-	if res := call(t, addr, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
+	if res := call(t, p.grpc, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
 		t.Fatalf("second call: %v, want OVER_LIMIT", res)
+	}
+	stop(t, cmd, rest)
+}
+
+func TestRuntimeDirReloads(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "rl", "config", "mine.yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	src := func(n string) []byte {
+		return []byte("domain: mine\ndescriptors:\n  - key: user\n    rate_limit: {unit: day, requests_per_unit: " + n + "}\n")
+	}
+	if err := os.WriteFile(path, src("1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, p, rest := start(t, build(t), "REDIS_URL=", "RUNTIME_ROOT="+root, "RUNTIME_SUBDIRECTORY=rl")
+	call(t, p.grpc, "mine", "user", "u1")
+	if res := call(t, p.grpc, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
+		t.Fatalf("second call: %v, want OVER_LIMIT", res)
+	}
+	if err := os.WriteFile(path, src("10"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A refused call consumes nothing: call until the new limit admits.
+	deadline := time.Now().Add(20 * time.Second)
+	for call(t, p.grpc, "mine", "user", "u1").OverallCode != rlsv3.RateLimitResponse_OK {
+		if time.Now().After(deadline) {
+			t.Fatal("the edit was not reloaded")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop(t, cmd, rest)
+}
+
+func TestHTTPAndDebugPorts(t *testing.T) {
+	cmd, p, rest := start(t, build(t), "REDIS_URL=", "RUNTIME_ROOT=", "LIMIT_RESPONSE_HEADERS_ENABLED=true")
+	get := func(url string) (int, string) {
+		t.Helper()
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if status, body := get("http://" + p.http + "/healthcheck"); status != http.StatusOK {
+		t.Fatalf("/healthcheck: %d %s", status, body)
+	}
+	req := `{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.9"}]}]}`
+	res, err := http.Post("http://"+p.http+"/json", "application/json", strings.NewReader(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/json: %d", res.StatusCode)
+	}
+	// LIMIT_RESPONSE_HEADERS_ENABLED: the reference's header names.
+	if !strings.Contains(string(answer), `"RateLimit-Remaining"`) {
+		t.Errorf("/json answer without response headers: %s", answer)
+	}
+	if _, body := get("http://" + p.debug + "/rlconfig"); !strings.Contains(body, "example.remote_address: unit=HOUR requests_per_unit=5,") {
+		t.Fatalf("/rlconfig:\n%s", body)
+	}
+	// The decision above is counted under its rule, on the debug port.
+	if _, body := get("http://" + p.debug + "/metrics"); !strings.Contains(body, "ratelimit_rls_within_limit_total{rule=") {
+		t.Errorf("/metrics lacks the rls series:\n%.2000s", body)
+	}
+	stop(t, cmd, rest)
+}
+
+func TestShadowMode(t *testing.T) {
+	cmd, p, rest := start(t, build(t), "REDIS_URL=", "RUNTIME_ROOT=", "SHADOW_MODE=true")
+	for i := range 6 {
+		res := call(t, p.grpc, "example", "remote_address", "10.0.0.1")
+		want := rlsv3.RateLimitResponse_OK
+		if i == 5 {
+			want = rlsv3.RateLimitResponse_OVER_LIMIT
+		}
+		if res.OverallCode != rlsv3.RateLimitResponse_OK || res.Statuses[0].Code != want {
+			t.Fatalf("call %d: %v, want OK overall and %v for the descriptor", i+1, res, want)
+		}
 	}
 	stop(t, cmd, rest)
 }

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+)
+
+// env is a getenv of vars, with every port on loopback and free.
+func env(vars ...string) func(string) string {
+	m := map[string]string{"GRPC_HOST": "127.0.0.1", "GRPC_PORT": "0", "HOST": "127.0.0.1", "PORT": "0", "DEBUG_HOST": "127.0.0.1", "DEBUG_PORT": "0"}
+	for _, kv := range vars {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return func(name string) string { return m[name] }
+}
+
+// runStopped runs the server with getenv until it has started, stops it
+// and returns its log.
+func runStopped(t *testing.T, getenv func(string) string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // stops as soon as it serves
+	var logs bytes.Buffer
+	if err := run(ctx, getenv, io.Discard, &logs); err != nil {
+		t.Fatal(err)
+	}
+	return logs.String()
+}
+
+func TestUnhonouredWarnedOnceInJSON(t *testing.T) {
+	names := []string{"USE_STATSD", "REDIS_POOL_SIZE", "REDIS_PIPELINE_WINDOW", "LOCAL_CACHE_SIZE_IN_BYTES", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"}
+	vars := []string{"LOG_FORMAT=json", "LOG_LEVEL=info", "SHADOW_MODE=true", "RUNTIME_WATCH_ROOT=false"}
+	for _, n := range names {
+		vars = append(vars, n+"=1")
+	}
+	logs := runStopped(t, env(vars...))
+	lines := strings.Split(strings.TrimSpace(logs), "\n")
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("LOG_FORMAT=json logged a line that is not JSON: %s", l)
+		}
+	}
+	for _, n := range names {
+		if got := strings.Count(logs, n+":"); got != 1 {
+			t.Errorf("%s warned about %d times, want once:\n%s", n, got, logs)
+		}
+	}
+	for _, n := range []string{"LOG_FORMAT", "LOG_LEVEL", "SHADOW_MODE", "RUNTIME_WATCH_ROOT"} {
+		if strings.Contains(logs, n) {
+			t.Errorf("%s is honoured, yet warned about:\n%s", n, logs)
+		}
+	}
+}
+
+func TestLogLevel(t *testing.T) {
+	if logs := runStopped(t, env("LOG_LEVEL=error", "USE_STATSD=true")); logs != "" {
+		t.Fatalf("LOG_LEVEL=error logged a warning:\n%s", logs)
+	}
+	if logs := runStopped(t, env("USE_STATSD=true")); !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "USE_STATSD") {
+		t.Fatalf("the default (warn, text) did not log the warning as text:\n%s", logs)
+	}
+}
+
+func TestEnvRefusals(t *testing.T) {
+	for _, kv := range []string{"GRPC_SERVER_USE_TLS=true", "REDIS_TLS=1", "REDIS_AUTH=secret", "GRPC_UDS=/tmp/rls.sock",
+		"CONFIG_TYPE=GRPC_XDS_SOTW", "BACKEND_TYPE=memcache", "REDIS_TYPE=cluster", "REDIS_SOCKET_TYPE=udp",
+		"LOG_LEVEL=loud", "LOG_FORMAT=xml", "SHADOW_MODE=maybe", "RUNTIME_WATCH_ROOT=maybe"} {
+		name, _, _ := strings.Cut(kv, "=")
+		_, err := readEnv(env(kv))
+		if err == nil || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: %v, want an error naming %s (and no secret)", kv, err, name)
+		}
+	}
+	for _, kv := range []string{"REDIS_TYPE=SINGLE", "CONFIG_TYPE=FILE", "BACKEND_TYPE=redis", "GRPC_SERVER_USE_TLS=false", "REDIS_SOCKET_TYPE=unix"} {
+		if _, err := readEnv(env(kv)); err != nil {
+			t.Errorf("%s: %v", kv, err)
+		}
+	}
+}

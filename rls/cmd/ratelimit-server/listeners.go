@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/reflection"
+)
+
+// listeners are the server's three ports: gRPC (GRPC_HOST, GRPC_PORT),
+// HTTP (HOST, PORT) and debug (DEBUG_HOST, DEBUG_PORT).
+type listeners struct {
+	grpc, http, debug net.Listener
+	gs                *grpc.Server
+	hs, ds            *http.Server
+	serving           atomic.Bool // /healthcheck answers 200 while set
+}
+
+// listen opens the three ports, all or none.
+func listen(s settings) (*listeners, error) {
+	var l listeners
+	var err error
+	for _, p := range []struct {
+		ln   *net.Listener
+		addr string
+	}{{&l.grpc, s.grpcAddr}, {&l.http, s.httpAddr}, {&l.debug, s.debugAddr}} {
+		if *p.ln, err = net.Listen("tcp", p.addr); err != nil {
+			l.close()
+			return nil, fmt.Errorf("ratelimit: %w", err)
+		}
+	}
+	return &l, nil
+}
+
+// close closes the listeners opened so far.
+func (l *listeners) close() {
+	for _, ln := range []net.Listener{l.grpc, l.http, l.debug} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+}
+
+// serve serves svc on the three ports until stop; the first failure to
+// serve is sent on the returned channel.
+func (l *listeners) serve(svc *service) <-chan error {
+	l.gs = grpc.NewServer()
+	rlsv3.RegisterRateLimitServiceServer(l.gs, svc)
+	reflection.Register(l.gs) // so that grpcurl needs no .proto files
+	l.hs = &http.Server{Handler: httpHandler(svc, &l.serving), ReadHeaderTimeout: 10 * time.Second}
+	l.ds = &http.Server{Handler: debugHandler(svc), ReadHeaderTimeout: 10 * time.Second}
+	l.serving.Store(true)
+	failed := make(chan error, 3)
+	go func() { failed <- l.gs.Serve(l.grpc) }()
+	for _, p := range []struct {
+		srv *http.Server
+		ln  net.Listener
+	}{{l.hs, l.http}, {l.ds, l.debug}} {
+		go func() {
+			if err := p.srv.Serve(p.ln); !errors.Is(err, http.ErrServerClosed) {
+				failed <- err
+			}
+		}()
+	}
+	return failed
+}
+
+// stop stops accepting calls and waits for those in flight, for at most
+// d in all; then it closes whatever is still open.
+func (l *listeners) stop(d time.Duration) {
+	l.serving.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		drained := make(chan struct{})
+		go func() { l.gs.GracefulStop(); close(drained) }()
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			l.gs.Stop()
+		}
+	})
+	for _, srv := range []*http.Server{l.hs, l.ds} {
+		wg.Go(func() {
+			if srv.Shutdown(ctx) != nil {
+				_ = srv.Close()
+			}
+		})
+	}
+	wg.Wait()
+}

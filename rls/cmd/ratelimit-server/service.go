@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"github.com/seed-bff0c9e1/ratelimit/store"
+)
+
+// service answers RLS calls on the configuration in force, a generation
+// that a reload of the runtime directory replaces atomically: a call
+// under way finishes on the generation it started on, which is closed
+// once the last such call has returned. Every generation's limiter is
+// built on one store, and a kept descriptor keeps its rule name (names
+// depend on the file's descriptors only), so its count carries over.
+type service struct {
+	rlsv3.UnimplementedRateLimitServiceServer
+	st   store.Store
+	opts rls.Options
+	dir  string                        // the runtime directory; "" watches nothing
+	load func() ([]*rls.Config, error) // reads the configuration
+	log  *slog.Logger
+	// metrics are the series the debug port's /metrics serves: the
+	// Server's (opts.Metrics) and the process's; nil serves none.
+	metrics prometheus.Gatherer
+	cur     atomic.Pointer[generation]
+	closed  atomic.Bool // the generation in force is retired too
+
+	mu     sync.Mutex // serialises reloads; guards seen and failed
+	seen   dirState   // the directory's state when last loaded
+	failed error      // the last reload's error; nil once one succeeds
+}
+
+// generation is one configuration in force: its configs, the limiter
+// built on their rules and the Server answering on it.
+type generation struct {
+	configs []*rls.Config
+	lim     *limiter.Limiter
+	srv     *rls.Server
+
+	mu      sync.RWMutex // read-held by each call; write-held to retire
+	retired bool
+}
+
+// newService loads the configuration and builds its first generation;
+// an error here stops the server from starting.
+func newService(st store.Store, opts rls.Options, dir string, load func() ([]*rls.Config, error), log *slog.Logger) (*service, error) {
+	s := &service{st: st, opts: opts, dir: dir, load: load, log: log}
+	if dir != "" {
+		s.seen = statDir(dir)
+	}
+	configs, err := load()
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.build(configs)
+	if err != nil {
+		return nil, err
+	}
+	s.cur.Store(g)
+	return s, nil
+}
+
+// build makes a generation of configs.
+func (s *service) build(configs []*rls.Config) (*generation, error) {
+	lim, err := limiter.New(s.st, rls.Limits(configs...))
+	if err != nil {
+		return nil, err
+	}
+	srv, err := rls.NewServer(lim, configs, s.opts)
+	if err != nil {
+		_ = lim.Close()
+		return nil, err
+	}
+	return &generation{configs: configs, lim: lim, srv: srv}, nil
+}
+
+// ShouldRateLimit decides req on the generation in force.
+func (s *service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
+	for {
+		if res, ok, err := s.cur.Load().serve(ctx, req); ok {
+			return res, err
+		}
+		if s.closed.Load() {
+			return nil, status.Error(codes.Unavailable, "ratelimit: the server is stopping")
+		}
+		// Retired between the load and the lock: a newer one is in force.
+	}
+}
+
+// serve decides req on g unless g is retired.
+func (g *generation) serve(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, bool, error) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.retired {
+		return nil, false, nil
+	}
+	res, err := g.srv.ShouldRateLimit(ctx, req)
+	return res, true, err
+}
+
+// retire waits for g's calls under way, then closes its limiter.
+func (g *generation) retire() error {
+	g.mu.Lock()
+	g.retired = true
+	g.mu.Unlock()
+	return g.lim.Close()
+}
+
+// watch polls the runtime directory every interval until ctx is done.
+func (s *service) watch(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.poll()
+		}
+	}
+}
+
+// poll reloads the runtime directory when its state changed since it was
+// last loaded. A configuration that does not load (a problem at
+// file:line:column, a directory that went away) is logged once and
+// remembered for /rlconfig, and the one in force stays until a valid
+// version appears.
+func (s *service) poll() {
+	if s.dir == "" {
+		return
+	}
+	now := statDir(s.dir) // before reading: a change while loading is seen next time
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() || now.same(s.seen) {
+		return
+	}
+	s.seen = now
+	configs, err := s.load()
+	var g *generation
+	if err == nil {
+		g, err = s.build(configs)
+	}
+	if s.opts.Metrics != nil {
+		s.opts.Metrics.Reload(err)
+	}
+	if err != nil {
+		s.failed = err
+		s.log.Error("ratelimit: reload failed; the configuration in force is kept", "dir", s.dir, "error", err)
+		return
+	}
+	s.failed = nil
+	old := s.cur.Swap(g)
+	s.log.Info("ratelimit: reloaded", "dir", s.dir, "domains", len(configs), "rules", len(g.lim.Rules()))
+	if err := old.retire(); err != nil {
+		s.log.Warn("ratelimit: closing the previous limiter", "error", err)
+	}
+}
+
+// state is the configuration in force and the last reload's error.
+func (s *service) state() ([]*rls.Config, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur.Load().configs, s.failed
+}
+
+// close retires the generation in force; call it once serving stopped.
+func (s *service) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed.Store(true)
+	if err := s.cur.Load().retire(); err != nil {
+		return fmt.Errorf("ratelimit: closing the limiter: %w", err)
+	}
+	return nil
+}

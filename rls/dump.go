@@ -1,0 +1,57 @@
+package rls
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Dump writes each configured rate_limit of configs, one a line, as the
+// reference server's /rlconfig page does:
+//
+//	edge.tenant_acme.path_/api/*: unit=MINUTE requests_per_unit=600, shadow_mode: false, quota_mode: false
+//
+// The key is the domain and each descriptor's key, "_value" after a key
+// that has one; an unlimited entry reads unit=UNKNOWN requests_per_unit=0.
+// quota_mode is always false here. Lines are sorted within each config,
+// and configs are written in the order given.
+func Dump(configs ...*Config) string {
+	var b strings.Builder
+	for _, c := range configs {
+		var lines []string
+		var walk func(lv *level, path string)
+		visit := func(e *entry, path string) {
+			key := path + "." + e.key
+			if e.value != "" || e.prefix {
+				key += "_" + e.value
+			}
+			if e.prefix {
+				key += "*"
+			}
+			if l := e.limit; l != nil {
+				lines = append(lines, fmt.Sprintf("%s: unit=%s requests_per_unit=%d, shadow_mode: %t, quota_mode: false\n",
+					key, l.unit.proto, l.perUnit, l.shadow))
+			}
+			if e.next != nil {
+				walk(e.next, key)
+			}
+		}
+		walk = func(lv *level, path string) {
+			for _, e := range lv.exact {
+				visit(e, path)
+			}
+			for _, e := range lv.anyValue {
+				visit(e, path)
+			}
+			for _, e := range lv.prefixes {
+				visit(e, path)
+			}
+		}
+		walk(c.top, c.Domain)
+		slices.Sort(lines)
+		for _, l := range lines {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
