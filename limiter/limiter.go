@@ -99,6 +99,7 @@ type algo struct {
 	policy algorithms.Policy
 	facts  algodesc.Facts // what the limiter asks of it, rather than its type
 	lease  lease.Algo     // what lease pools read of it
+	hold   time.Duration  // how long a unit held in flight lasts at most (Desc.Hold)
 	err    error          // invalid: the reason
 }
 
@@ -108,7 +109,7 @@ func newAlgo(alg algorithms.Algorithm) *algo {
 		return &algo{err: unprefixed(err)}
 	}
 	p := algorithms.PolicyOf(alg)
-	return &algo{alg: alg, suffix: d.KeySuffix, params: d.Params, policy: p, facts: d.Facts,
+	return &algo{alg: alg, suffix: d.KeySuffix, params: d.Params, policy: p, facts: d.Facts, hold: d.Hold,
 		lease: lease.Algo{Facts: d.Facts, Refill: d.Refill, Quota: p.Quota, Window: p.Window}}
 }
 
@@ -236,7 +237,7 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []stor
 			return d, nil
 		}
 	}
-	nameSlots(sc)
+	nameSlots(sc, rules)
 	if err = l.decide(ctx, now, sc, res, &d); err != nil {
 		err = backendError(err)
 		if !d.Fallback {

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
@@ -134,8 +133,8 @@ func (l *Limiter) release(ctx context.Context, d Decision, refunds []store.Refun
 	var again []store.Refund
 	var ttls []time.Duration
 	for i, rf := range refunds {
-		if c, ok := rf.Check.Algorithm.(algorithms.Concurrency); ok && retryable(err, i, rf) {
-			again, ttls = append(again, rf), append(ttls, c.TTL)
+		if a := l.algoOf(rf.Check.Algorithm); a.facts.InFlight && retryable(err, i, rf) {
+			again, ttls = append(again, rf), append(ttls, a.hold)
 		}
 	}
 	if len(again) > 0 {

@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
@@ -35,10 +34,11 @@ func nextSlot() int64 {
 	return (slotBase+slotSeq.Add(1))%maxSlotID + 1
 }
 
-// nameSlots gives each concurrency check of sc that takes slots an id.
-func nameSlots(sc []store.Check) {
+// nameSlots gives each check of sc that takes slots (its algorithm,
+// rules[i]'s, holds units in flight) an id.
+func nameSlots(sc []store.Check, rules []checked) {
 	for i := range sc {
-		if _, ok := sc[i].Algorithm.(algorithms.Concurrency); ok && sc[i].Cost > 0 {
+		if rules[i].algo.facts.InFlight && sc[i].Cost > 0 {
 			sc[i].Slot = nextSlot()
 		}
 	}

@@ -129,6 +129,10 @@ type Desc struct {
 	Facts Facts
 	// Refill is how its units come back, for the buckets and GCRA.
 	Refill Refill
+	// Hold is how long a unit is held at most before it expires, for an
+	// algorithm whose units are held in flight (Facts.InFlight: a
+	// concurrency limit's TTL); 0 for the others.
+	Hold time.Duration
 }
 
 // Describe validates alg and describes it. An algorithm is a value: a
@@ -154,7 +158,11 @@ func Describe(alg algorithms.Algorithm) (Desc, error) {
 			}
 			suffix += args[k]
 		}
-		return Desc{Index: i, KeySuffix: suffix, Params: r.Code + ":" + args[0] + ":" + args[1] + ":" + args[2], Facts: r.Facts, Refill: v.refill}, nil
+		d := Desc{Index: i, KeySuffix: suffix, Params: r.Code + ":" + args[0] + ":" + args[1] + ":" + args[2], Facts: r.Facts, Refill: v.refill}
+		if r.Facts.InFlight {
+			d.Hold = time.Duration(p[1]) * time.Microsecond // the TTL, the keyed parameter
+		}
+		return d, nil
 	}
 	return Desc{}, fmt.Errorf("%w: %T is a pointer: pass the algorithm by value", algorithms.ErrInvalid, alg)
 }

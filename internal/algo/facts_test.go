@@ -43,6 +43,9 @@ func TestFacts(t *testing.T) {
 		if got, ok := algo.FactsOf(tc.alg); got != tc.want || !ok {
 			t.Errorf("%v: FactsOf %+v, %v, want %+v", tc.alg, got, ok, tc.want)
 		}
+		if wantHold := map[bool]time.Duration{true: h}[tc.want.InFlight]; d.Hold != wantHold {
+			t.Errorf("%v: Hold %v, want %v", tc.alg, d.Hold, wantHold)
+		}
 		if got := algorithms.PolicyOf(tc.alg).InFlight(); got != tc.want.InFlight {
 			t.Errorf("%v: Policy.InFlight %v, want the table's %v", tc.alg, got, tc.want.InFlight)
 		}
