@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
@@ -31,8 +32,8 @@ type Call interface {
 type Calls[C Call] struct {
 	l   *Limits
 	cfg guard.Config[C]
-	mu  sync.Mutex
-	cur *callStacks[C] // of the generation in force when last asked
+	mu  sync.Mutex                    // serializes rebuilds
+	cur atomic.Pointer[callStacks[C]] // of the generation in force when last asked
 }
 
 // callStacks are the guards of one generation's gRPC stacks.
@@ -53,7 +54,7 @@ func ServeCalls[C Call](l *Limits, cfg guard.Config[C]) (*Calls[C], error) {
 	if err != nil {
 		return nil, err
 	}
-	c.cur = s
+	c.cur.Store(s)
 	return c, nil
 }
 
@@ -72,20 +73,26 @@ func (c *Calls[C]) Guard(method string) *guard.Guard[C] {
 
 // stacks are the guards of the generation in force, built the first time
 // it is asked for; a generation that cannot be built (it was checked when
-// loaded, so it can) keeps the previous guards, and is logged.
+// loaded, so it can) keeps the previous guards, and is logged once.
 func (c *Calls[C]) stacks() *callStacks[C] {
 	g := c.l.cur.Load()
+	if s := c.cur.Load(); s.gen == g {
+		return s // a call takes no lock once its generation is built
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur.gen != g {
-		s, err := c.build(g)
-		if err != nil {
-			slog.Error("ratelimit: gRPC stacks not rebuilt; the previous stay in force", "file", c.l.path, "err", err)
-			return c.cur
-		}
-		c.cur = s
+	if s := c.cur.Load(); s.gen == g {
+		return s
 	}
-	return c.cur
+	s, err := c.build(g)
+	if err != nil {
+		slog.Error("ratelimit: gRPC stacks not rebuilt; the previous stay in force", "file", c.l.path, "err", err)
+		kept := *c.cur.Load() // for this generation: logged once, not rebuilt per call
+		kept.gen = g
+		s = &kept
+	}
+	c.cur.Store(s)
+	return s
 }
 
 // build makes the guards of g's gRPC stacks.
