@@ -22,8 +22,24 @@
 // ClusterClient) and the per-decision Go benchmarks (one goroutine: the
 // time and allocations of one decision, or one request, on the client).
 //
+// With -procs, last, the process mode: the servers of the gRPC and HTTP
+// modes each in a process of its own (ratebench -serve ID, which prints
+// the address it listens on and serves until its stdin closes), on this
+// run's redis-server (FLUSHALL before each), the load generator in this
+// process (gRPC: 64 goroutines over 4 connections), the order rotated
+// each round. It adds to the HTTP and gRPC modes' figures the server
+// process's CPU µs per call (/proc/PID/stat's utime and stime over the
+// measured interval, after a warm-up of a fifth of -d: Linux only), and
+// prints ours against each peer beside the target of that comparison.
+// Every process ratebench starts is killed when it ends, fails or is
+// interrupted.
+//
 //	go run ./cmd/ratebench                      # from benchmarks/
 //	go run ./cmd/ratebench -d 300ms -rounds 1   # a short run
+//
+//	# the process mode alone, as measured on a quiet machine:
+//	go run ./cmd/ratebench -procs -modes "" -memkeys 0 -http=false -grpc=false \
+//		-single=false -cluster=false -serial=false -d 5s -rounds 5
 package main
 
 import (
@@ -31,10 +47,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -235,14 +253,15 @@ func atExit(f func()) func() {
 	}
 }
 
-// runExits runs every function atExit registered and has not run yet.
+// runExits runs every function atExit registered and has not run yet,
+// the last registered first (a server before the Redis it runs on).
 func runExits() {
 	exits.Lock()
 	fs := exits.fs
 	exits.fs = nil
 	exits.Unlock()
-	for _, f := range fs {
-		f()
+	for _, id := range slices.Backward(slices.Sorted(maps.Keys(fs))) {
+		fs[id]()
 	}
 }
 

@@ -225,8 +225,11 @@ func printProcTargets(mode string, names []string, results [][]stats, targets []
 // address it listens on and serves until stdin closes.
 func serve(id, listen string, goroutines int, ctxTimeouts bool) error {
 	addr, err := redisURLAddr()
-	if err != nil || addr == "" {
-		return fmt.Errorf("REDIS_URL names no Redis (%v)", err)
+	if err != nil {
+		return err
+	}
+	if addr == "" {
+		return errors.New("REDIS_URL is not set")
 	}
 	e, err := newEnv(addr, goroutines, ctxTimeouts)
 	if err != nil {
