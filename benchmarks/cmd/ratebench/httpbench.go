@@ -55,21 +55,25 @@ func redisRateMiddleware(l *redis_rate.Limiter, limit redis_rate.Limit) func(htt
 // each server's rate (in unit) also as a ratio to the first's, no limiter,
 // and beside it the calls that failed in all rounds (not in the rate);
 // where the servers ran in processes of their own, their CPU per call too,
-// and how much of it is above no limiter's.
+// how much of it is above no limiter's, and Redis's in scripts per call.
 func printServers(title, unit string, names []string, results [][]stats) {
 	fmt.Printf("\n## %s\n\n", title)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	base := median(results[0])
 	head := fmt.Sprintf("server\t%s\tx no limiter\terrors\tp50\tp99\t", unit)
 	if base.cpuUS > 0 {
-		head += "server CPU µs/call\tabove no limiter\t"
+		head += "server CPU µs/call\tabove no limiter\tRedis µs/call\t"
 	}
 	fmt.Fprintln(w, head)
 	for i, name := range names {
 		m := median(results[i])
 		row := fmt.Sprintf("%s\t%.0f\t%.2f\t%d\t%v\t%v\t", name, m.ops, m.ops/base.ops, m.err, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond))
 		if base.cpuUS > 0 {
-			row += fmt.Sprintf("%.1f\t%+.1f\t", m.cpuUS, m.cpuUS-base.cpuUS)
+			redis := "-"
+			if m.redisUS > 0 {
+				redis = fmt.Sprintf("%.1f", m.redisUS)
+			}
+			row += fmt.Sprintf("%.1f\t%+.1f\t%s\t", m.cpuUS, m.cpuUS-base.cpuUS, redis)
 		}
 		fmt.Fprintln(w, row)
 	}

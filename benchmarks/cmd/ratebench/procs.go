@@ -15,13 +15,17 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/benchmarks/internal/redisproc"
 )
 
 // The process mode (-procs): each server of the gRPC and HTTP modes runs
 // in a process of its own, ratebench itself with -serve, on this run's
 // redis-server, and the load generator in this process, so that the
 // server's CPU per call is its own: /proc/PID/stat's utime and stime over
-// the measured interval, over the calls it answered. Linux only.
+// the measured interval, over the calls it answered (and beside it the
+// Redis CPU in scripts and functions per call, from INFO commandstats).
+// Linux only.
 
 // grpcConns is the client connections the process mode's gRPC load
 // spreads its calls over.
@@ -116,6 +120,9 @@ func procRound(e *env, addr string, s procServer, goroutines int, keys []string,
 	call, closeClient := s.caller(serverAddr, goroutines)
 	defer closeClient()
 	measure(call, goroutines, keys, d/5) // connections, to Redis too, and the library's scripts
+	if err := e.rdb.ConfigResetStat(context.Background()).Err(); err != nil {
+		fatal(err)
+	}
 	before, err := cpuTime(pid)
 	if err != nil {
 		fatalf("%s: %v", s.name, err)
@@ -127,6 +134,7 @@ func procRound(e *env, addr string, s procServer, goroutines int, keys []string,
 	}
 	if st.decisions > 0 {
 		st.cpuUS = float64(after-before) / float64(time.Microsecond) / float64(st.decisions)
+		st.redisUS = redisproc.ScriptUsec(context.Background(), e.rdb) / float64(st.decisions)
 	}
 	return st
 }
