@@ -36,16 +36,16 @@ const grpcConns = 4
 const startTimeout = 10 * time.Second
 
 // procServer is one server of the process mode: the id -serve takes and
-// how to call it.
+// how to call it at its address.
 type procServer struct {
 	id, name string
-	caller   func(addr string, goroutines int) (decideFunc, func())
+	caller   func(addr string) (decideFunc, func())
 }
 
-// procTarget compares ours (an index into a mode's servers) with a peer,
-// against target (the text printed; "-" for none).
+// procTarget compares ours with a peer (by their ids), against target
+// (the text printed; "-" for none).
 type procTarget struct {
-	ours, peer int
+	ours, peer string
 	target     string
 }
 
@@ -55,12 +55,12 @@ type procTarget struct {
 func procsBench(e *env, addr string, goroutines, keys int, d time.Duration, rounds int, ctxTimeouts bool) {
 	var grpcList, httpList []procServer
 	for _, s := range grpcServers() {
-		grpcList = append(grpcList, procServer{s.id, s.name, func(addr string, _ int) (decideFunc, func()) {
+		grpcList = append(grpcList, procServer{s.id, s.name, func(addr string) (decideFunc, func()) {
 			return grpcCaller(addr, grpcConns)
 		}})
 	}
 	for _, s := range httpServers() {
-		httpList = append(httpList, procServer{s.id, s.name, func(addr string, goroutines int) (decideFunc, func()) {
+		httpList = append(httpList, procServer{s.id, s.name, func(addr string) (decideFunc, func()) {
 			return httpCaller("http://"+addr, goroutines)
 		}})
 	}
@@ -80,30 +80,35 @@ func procsBench(e *env, addr string, goroutines, keys int, d time.Duration, roun
 		}
 		return results
 	}
-	names := func(list []procServer) []string {
-		out := make([]string, len(list))
+	report := func(title, unit string, list []procServer, results [][]stats, targets []procTarget) {
+		names := make([]string, len(list))
+		byID := make(map[string]int, len(list))
 		for i, s := range list {
-			out[i] = s.name
+			names[i], byID[s.id] = s.name, i
 		}
-		return out
+		printServers(title, unit, names, results)
+		fmt.Printf("\nours / peer:\n\n")
+		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(w, "ours\tpeer\t%s\tCPU/call\tp99\ttarget\t\n", unit)
+		for _, t := range targets {
+			o, p := median(results[byID[t.ours]]), median(results[byID[t.peer]])
+			fmt.Fprintf(w, "%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t\n", names[byID[t.ours]], names[byID[t.peer]],
+				o.ops/p.ops, o.cpuUS/p.cpuUS, float64(o.p99)/float64(p.p99), t.target)
+		}
+		w.Flush()
 	}
 
-	res := run(grpcList)
-	printServers(fmt.Sprintf("gRPC, servers in processes of their own: unary echo, %d client goroutines over %d connections", goroutines, grpcConns),
-		"calls/s", names(grpcList), res)
-	printProcTargets("gRPC", names(grpcList), res, []procTarget{
-		{1, 2, "calls/s >= 1.30 or CPU/call <= 0.80"},
-		{1, 3, "calls/s >= 1.00 and CPU/call <= 1.00"},
-	})
+	report(fmt.Sprintf("gRPC, servers in processes of their own: unary echo, %d client goroutines over %d connections", goroutines, grpcConns),
+		"calls/s", grpcList, run(grpcList), []procTarget{
+			{"grpc-ours", "grpc-redis_rate", "calls/s >= 1.30 or CPU/call <= 0.80"},
+			{"grpc-ours", "grpc-redis_rate-ap", "calls/s >= 1.00 and CPU/call <= 1.00"},
+		})
 	fmt.Println("ours without the ratelimit metadata: not measured (grpclimit has no option that turns it off)")
-
-	res = run(httpList)
-	printServers(fmt.Sprintf("HTTP, servers in processes of their own: trivial handler, %d client goroutines", goroutines),
-		"req/s", names(httpList), res)
-	printProcTargets("HTTP", names(httpList), res, []procTarget{
-		{1, 3, "req/s >= 1.20 and CPU/req <= 1.00"},
-		{1, 2, "-"},
-	})
+	report(fmt.Sprintf("HTTP, servers in processes of their own: trivial handler, %d client goroutines", goroutines),
+		"req/s", httpList, run(httpList), []procTarget{
+			{"http-ours", "http-redis_rate-ap", "req/s >= 1.20 and CPU/req <= 1.00"},
+			{"http-ours", "http-redis_rate", "-"},
+		})
 }
 
 // procRound starts server s in a process of its own, warms it up for a
@@ -117,7 +122,7 @@ func procRound(e *env, addr string, s procServer, goroutines int, keys []string,
 		fatalf("%s: %v", s.name, err)
 	}
 	defer stop()
-	call, closeClient := s.caller(serverAddr, goroutines)
+	call, closeClient := s.caller(serverAddr)
 	defer closeClient()
 	measure(call, goroutines, keys, d/5) // connections, to Redis too, and the library's scripts
 	if err := e.rdb.ConfigResetStat(context.Background()).Err(); err != nil {
@@ -211,21 +216,6 @@ func cpuTime(pid int) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * (time.Second / userHZ), nil
-}
-
-// printProcTargets prints ours against each peer of targets: calls/s, CPU
-// per call and p99 as ratios, beside the target of each comparison (no
-// verdict: the figures of a busy machine are no measurement).
-func printProcTargets(mode string, names []string, results [][]stats, targets []procTarget) {
-	fmt.Printf("\n%s, ours / peer:\n\n", mode)
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ours\tpeer\tcalls/s\tCPU/call\tp99\ttarget\t")
-	for _, t := range targets {
-		o, p := median(results[t.ours]), median(results[t.peer])
-		fmt.Fprintf(w, "%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t\n", names[t.ours], names[t.peer],
-			o.ops/p.ops, o.cpuUS/p.cpuUS, float64(o.p99)/float64(p.p99), t.target)
-	}
-	w.Flush()
 }
 
 // serve serves the server of the gRPC or HTTP mode named id on listen,
