@@ -81,9 +81,10 @@ type grpcServer struct {
 
 // grpcServers are the gRPC mode's servers: the unary echo service with no
 // limiter, behind our interceptor, and behind go-grpc-middleware's
-// ratelimit interceptor on redis_rate, plain and on an AutoPipeliner.
-// (grpclimit has no option that turns its ratelimit metadata off, so
-// there is no server of ours without it.)
+// ratelimit interceptor on redis_rate, plain and on an AutoPipeliner,
+// and ours again without its ratelimit metadata (grpclimit.WithoutMetadata:
+// like for like with a peer that writes none). The in-process ratios read
+// the first four by position.
 func grpcServers() []grpcServer {
 	q := serverQuota
 	limit := redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}
@@ -93,17 +94,7 @@ func grpcServers() []grpcServer {
 	return []grpcServer{
 		{"grpc-none", "no limiter", func(*env) ([]grpc.ServerOption, error) { return nil, nil }},
 		{"grpc-ours", "ours (grpclimit, gcra)", func(e *env) ([]grpc.ServerOption, error) {
-			store, err := redisstore.New(e.rdb)
-			if err != nil {
-				return nil, err
-			}
-			rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: gcra(q)},
-				Identity: grpclimit.Key(func(ctx context.Context, _ string) (string, error) { return grpcClientKey(ctx), nil })}}
-			ours, err := grpclimit.New(store, rules)
-			if err != nil {
-				return nil, err
-			}
-			return unary(ours.UnaryServerInterceptor()), nil
+			return oursGRPC(e, q)
 		}},
 		{"grpc-redis_rate", "go-grpc-middleware ratelimit on redis_rate", func(e *env) ([]grpc.ServerOption, error) {
 			return unary(grpcratelimit.UnaryServerInterceptor(redisRateLimit{l: redis_rate.NewLimiter(e.rdb), limit: limit})), nil
@@ -111,7 +102,26 @@ func grpcServers() []grpcServer {
 		{"grpc-redis_rate-ap", "go-grpc-middleware ratelimit on redis_rate, autopipelined", func(e *env) ([]grpc.ServerOption, error) {
 			return unary(grpcratelimit.UnaryServerInterceptor(redisRateLimit{l: redis_rate.NewLimiter(apRediser{e.ap, e.rdb}), limit: limit})), nil
 		}},
+		{"grpc-ours-nomd", "ours (grpclimit, gcra), without metadata", func(e *env) ([]grpc.ServerOption, error) {
+			return oursGRPC(e, q, grpclimit.WithoutMetadata())
+		}},
 	}
+}
+
+// oursGRPC is our interceptor on e's Redis, one GCRA rule of quota q per
+// client key, with opts.
+func oursGRPC(e *env, q quota, opts ...grpclimit.Option) ([]grpc.ServerOption, error) {
+	store, err := redisstore.New(e.rdb)
+	if err != nil {
+		return nil, err
+	}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: gcra(q)},
+		Identity: grpclimit.Key(func(ctx context.Context, _ string) (string, error) { return grpcClientKey(ctx), nil })}}
+	ours, err := grpclimit.New(store, rules, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return []grpc.ServerOption{grpc.UnaryInterceptor(ours.UnaryServerInterceptor())}, nil
 }
 
 // grpcBench serves the echo service as each of grpcServers in this

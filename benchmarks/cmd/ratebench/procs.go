@@ -102,8 +102,9 @@ func procsBench(e *env, addr string, goroutines, keys int, d time.Duration, roun
 		"calls/s", grpcList, run(grpcList), []procTarget{
 			{"grpc-ours", "grpc-redis_rate", "calls/s >= 1.30 or CPU/call <= 0.80"},
 			{"grpc-ours", "grpc-redis_rate-ap", "calls/s >= 1.00 and CPU/call <= 1.00"},
+			{"grpc-ours-nomd", "grpc-redis_rate", "calls/s >= 1.30 or CPU/call <= 0.80"},
+			{"grpc-ours-nomd", "grpc-redis_rate-ap", "calls/s >= 1.00 and CPU/call <= 1.00"},
 		})
-	fmt.Println("ours without the ratelimit metadata: not measured (grpclimit has no option that turns it off)")
 	report(fmt.Sprintf("HTTP, servers in processes of their own: trivial handler, %d client goroutines", goroutines),
 		"req/s", httpList, run(httpList), []procTarget{
 			{"http-ours", "http-redis_rate-ap", "req/s >= 1.20 and CPU/req <= 1.00"},
