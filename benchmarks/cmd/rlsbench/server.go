@@ -14,7 +14,6 @@ import (
 
 // server is one rate limit server's process.
 type server struct {
-	name                string
 	cmd                 *exec.Cmd
 	grpcAddr, debugAddr string
 	logPath             string
@@ -31,7 +30,7 @@ func startServer(ctx context.Context, name, bin, dir, runtimeRoot, redisAddr str
 	if err != nil {
 		return nil, err
 	}
-	s := &server{name: name, logPath: filepath.Join(dir, name+".log"), exited: make(chan struct{}),
+	s := &server{logPath: filepath.Join(dir, name+".log"), exited: make(chan struct{}),
 		grpcAddr:  net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
 		debugAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[2]))}
 	logs, err := os.Create(s.logPath)
@@ -51,12 +50,12 @@ func startServer(ctx context.Context, name, bin, dir, runtimeRoot, redisAddr str
 		"DEBUG_HOST=127.0.0.1", "DEBUG_PORT=" + strconv.Itoa(ports[2]),
 	}
 	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	go func() { s.waitErr = s.cmd.Wait(); close(s.exited) }()
 	if err := s.waitReady(ctx); err != nil {
 		s.kill()
-		return nil, fmt.Errorf("%s: %w; its output:\n%s", name, err, tail(s.logPath))
+		return nil, fmt.Errorf("%w; its output:\n%s", err, tail(s.logPath))
 	}
 	return s, nil
 }
@@ -86,7 +85,7 @@ func (s *server) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-s.exited:
-			return fmt.Errorf("exited at start (%v)", s.waitErr)
+			return fmt.Errorf("exited (%v)", s.waitErr)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
