@@ -2,12 +2,7 @@ package main
 
 import (
 	"context"
-	"sync"
 	"time"
-
-	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // outageSettings are the outage's parameters.
@@ -37,47 +32,11 @@ type outage struct {
 	exited                  bool          // within termWait; else it was killed
 }
 
-// outcall is one call of the outage's load.
-type outcall struct {
-	start, end time.Time
-	answered   bool // a response or a status from the server, within the deadline
-	ok         bool // a decision, OK
-}
-
 // runOutage runs callers with a deadline each call; kills Redis after
 // before, starts it again on its port after down, keeps the callers on
 // for after, then stops them and the server (SIGTERM).
 func runOutage(ctx context.Context, o outageSettings, s *server, r *redisServer, c *client, tr *traffic, seed uint64) (outage, error) {
-	var mu sync.Mutex
-	var calls []outcall
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range o.callers {
-		p, stub := tr.picker(seed+uint64(i)), c.stub(i)
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-ctx.Done():
-					return
-				default:
-				}
-				call, cancel := context.WithTimeout(ctx, o.deadline)
-				start := time.Now()
-				res, err := stub.ShouldRateLimit(call, p.request())
-				end := time.Now()
-				cancel()
-				code := status.Code(err)
-				mu.Lock()
-				calls = append(calls, outcall{start: start, end: end,
-					answered: code != codes.DeadlineExceeded && code != codes.Canceled,
-					ok:       err == nil && res.GetOverallCode() == rlsv3.RateLimitResponse_OK})
-				mu.Unlock()
-				time.Sleep(time.Until(start.Add(o.pace)))
-			}
-		})
-	}
+	stopCallers := startOutageCallers(ctx, o, c, tr, seed)
 	snap := func() snapshot { return snapshot{goroutines: goroutines(s.debugAddr), rss: rss(s.cmd.Process.Pid)} }
 	var out outage
 	var killed, back time.Time
@@ -102,11 +61,18 @@ func runOutage(ctx context.Context, o outageSettings, s *server, r *redisServer,
 		out.after = snap()
 		return nil
 	}()
-	close(stop)
-	wg.Wait()
+	calls := stopCallers()
 	if err != nil {
 		return out, err
 	}
+	out.count(calls, killed, back)
+	out.exit, out.exited, err = s.terminate(o.termWait)
+	return out, err
+}
+
+// count sets the calls' figures: Redis was killed at killed and
+// answered again at back.
+func (out *outage) count(calls []outcall, killed, back time.Time) {
 	out.recovery = -1
 	for _, c := range calls {
 		out.calls++
@@ -123,8 +89,6 @@ func runOutage(ctx context.Context, o outageSettings, s *server, r *redisServer,
 			out.recovery = c.end.Sub(back)
 		}
 	}
-	out.exit, out.exited, err = s.terminate(o.termWait)
-	return out, err
 }
 
 // sleep sleeps for d, or until ctx is done.
