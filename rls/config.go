@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit/config"
 )
 
 // Config is one domain's limits in the reference server's format:
@@ -26,7 +28,7 @@ type Config struct {
 	// configuration.
 	Domain string
 	top    *level
-	limits []*limit // every limit with a rule, in file order
+	limits []*limit // every rate_limit, unlimited ones too, in file order
 }
 
 // level is the descriptors configured at one depth under one parent.
@@ -59,6 +61,15 @@ type limit struct {
 	unlimited  bool
 	shadow     bool
 	rule       string // the limiter rule's name; "" when unlimited
+	replaces   []replaced
+}
+
+// replaced is a rate_limit's replaces entry: the name of the limits it
+// replaces, and where the file says so, for problems found once the
+// domain is whole.
+type replaced struct {
+	name string
+	at   config.Problem // its position and field; no message
 }
 
 // Parse parses and validates one file of the reference server's
@@ -88,7 +99,9 @@ func Parse(file string, data []byte) (*Config, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	c.name()
+	if err := c.finish(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -122,7 +135,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 		isShadow := shadow != nil && boolean(p, shadow, f+".shadow_mode")
 		if rate != nil {
 			e.limit = parseLimit(p, rate, f+".rate_limit", isShadow)
-			if e.limit != nil && !e.limit.unlimited {
+			if e.limit != nil {
 				c.limits = append(c.limits, e.limit)
 			}
 		}

@@ -18,7 +18,9 @@ func Limits(configs ...*Config) []limiter.Rule {
 	var rules []limiter.Rule
 	for _, c := range configs {
 		for _, l := range c.limits {
-			rules = append(rules, l.limiterRule())
+			if !l.unlimited {
+				rules = append(rules, l.limiterRule())
+			}
 		}
 	}
 	return rules

@@ -28,40 +28,64 @@ type plan struct {
 const maxHits = math.MaxUint32
 
 // newPlan matches req's descriptors in c (nil: a domain with no limits),
-// a descriptor's limit override applied through ov.
+// a descriptor's limit override applied through ov. A limit that another
+// matched limit replaces (rate_limit.replaces) is not applied: its
+// descriptor is OK with no limit. A descriptor under an override neither
+// replaces nor is replaced, as in the reference.
 func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error) {
 	n := len(req.GetDescriptors())
 	p := &plan{limits: make([]*limit, n), check: make([]int, n)}
-	var seen map[limiter.Check]int // by rule and identity alone
+	hits := make([]int, n)
+	plans := make([]algorithms.Algorithm, n)
+	overridden := make([]bool, n)
+	var configured []*limit // the matched limits no override replaced
 	for i, d := range req.GetDescriptors() {
 		p.check[i] = -1
 		if d.GetIsNegativeHits() {
 			return nil, fmt.Errorf("ratelimit: descriptor %d: is_negative_hits is refused: units can be given back exactly only against the decision that took them, and an RLS call names none, so a give-back could return more than was taken", i)
 		}
-		hits := uint64(max(req.GetHitsAddend(), 1))
-		if h := d.GetHitsAddend(); h != nil {
-			hits = h.GetValue()
+		h := uint64(max(req.GetHitsAddend(), 1))
+		if a := d.GetHitsAddend(); a != nil {
+			h = a.GetValue()
 		}
-		if hits > maxHits {
-			return nil, fmt.Errorf("ratelimit: descriptor %d: hits_addend %d is above %d", i, hits, uint64(maxHits))
+		if h > maxHits {
+			return nil, fmt.Errorf("ratelimit: descriptor %d: hits_addend %d is above %d", i, h, uint64(maxHits))
 		}
+		hits[i] = int(h)
 		if c == nil {
 			continue
 		}
 		l := c.match(d)
-		if l == nil || l.unlimited {
-			p.limits[i] = l
+		if l == nil {
 			continue
 		}
-		var planned algorithms.Algorithm
+		if l.unlimited {
+			p.limits[i] = l
+			configured = append(configured, l)
+			continue
+		}
 		if o := d.GetLimit(); o != nil {
 			var err error
-			if l, planned, err = ov.apply(l, i, o); err != nil {
+			if l, plans[i], err = ov.apply(l, i, o); err != nil {
 				return nil, err
 			}
+			overridden[i] = true
+		} else {
+			configured = append(configured, l)
 		}
 		p.limits[i] = l
-		k := limiter.Check{Rule: l.rule, Identity: identity(d)}
+	}
+	replaced := replacedNames(configured)
+	var seen map[limiter.Check]int // by rule and identity alone
+	for i, l := range p.limits {
+		if l == nil || l.unlimited {
+			continue
+		}
+		if l.name != "" && replaced[l.name] && !overridden[i] {
+			p.limits[i] = nil
+			continue
+		}
+		k := limiter.Check{Rule: l.rule, Identity: identity(req.GetDescriptors()[i])}
 		j, ok := seen[k]
 		switch {
 		case !ok:
@@ -70,12 +94,12 @@ func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, erro
 			}
 			j = len(p.checks)
 			seen[k] = j
-			k.Plan = planned
+			k.Plan = plans[i]
 			p.checks = append(p.checks, k)
-		case p.checks[j].Plan != planned:
+		case p.checks[j].Plan != plans[i]:
 			return nil, fmt.Errorf("ratelimit: descriptor %d: the same limit and values as descriptor %d under another limit override", i, slices.Index(p.check, j))
 		}
-		p.checks[j].Cost += int(hits)
+		p.checks[j].Cost += hits[i]
 		p.check[i] = j
 	}
 	return p, nil

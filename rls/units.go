@@ -64,10 +64,9 @@ func parseLimit(p *problems, n *yaml.Node, field string, shadow bool) *limit {
 		"lease":     func(n *yaml.Node, f string) { at.lease, l.lease = n, duration(p, n, f) },
 		"unlimited": func(n *yaml.Node, f string) { l.unlimited = boolean(p, n, f) },
 		"name":      func(n *yaml.Node, f string) { l.name = str(p, n, f) },
-		"replaces": func(n *yaml.Node, f string) {
-			p.add(n, f, "found replaces; allowed: not yet (see docs/envoy.md)")
-		},
+		"replaces":  func(n *yaml.Node, f string) { l.replaces = parseReplaces(p, n, f) },
 	})
+	l.replacesItself(p)
 	if n.Kind == yaml.MappingNode {
 		at.check(p, l, field)
 	}
