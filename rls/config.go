@@ -45,8 +45,9 @@ type pair struct{ key, value string }
 type entry struct {
 	key, value string // value: without its trailing * when prefix
 	prefix     bool
-	limit      *limit // nil: no rate_limit
-	next       *level // nested descriptors; nil: none
+	limit      *limit         // nil: no rate_limit
+	next       *level         // nested descriptors; nil: none
+	at         config.Problem // its position and field; no message
 }
 
 // limit is a descriptor's rate_limit.
@@ -77,6 +78,19 @@ type replaced struct {
 // *config.Problem (file:line:column, the field, what was found), all of
 // them joined, and each wraps ratelimit.ErrConfig.
 func Parse(file string, data []byte) (*Config, error) {
+	c, err := parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.finish(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// parse is Parse of one file that may yet be merged with others of its
+// domain: its limits are neither named nor their replaces checked.
+func parse(file string, data []byte) (*Config, error) {
 	p := &problems{file: file}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -97,9 +111,6 @@ func Parse(file string, data []byte) (*Config, error) {
 		"descriptors": func(n *yaml.Node, field string) { c.descriptors(p, n, field, c.top, nil) },
 	}, "domain")
 	if err := p.err(); err != nil {
-		return nil, err
-	}
-	if err := c.finish(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -139,11 +150,12 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 				c.limits = append(c.limits, e.limit)
 			}
 		}
+		at := d
+		if valueNode != nil {
+			at = valueNode
+		}
+		e.at = p.at(at, f)
 		if !lv.add(e) {
-			at := d
-			if valueNode != nil {
-				at = valueNode
-			}
 			p.add(at, f, "found a second descriptor with key %q and value %s at this level; allowed: one", e.key, strQuote(e))
 		}
 		if nested != nil {
@@ -167,25 +179,32 @@ func newLevel() *level {
 
 // add adds e to lv, false when lv has one of its key and value already.
 func (lv *level) add(e *entry) bool {
+	if lv.same(e) != nil {
+		return false
+	}
+	switch {
+	case e.prefix:
+		lv.prefixes = append(lv.prefixes, e)
+	case e.value == "":
+		lv.anyValue[e.key] = e
+	default:
+		lv.exact[pair{e.key, e.value}] = e
+	}
+	return true
+}
+
+// same is lv's entry of e's key and value (prefix or not), or nil.
+func (lv *level) same(e *entry) *entry {
 	switch {
 	case e.prefix:
 		for _, o := range lv.prefixes {
 			if o.key == e.key && o.value == e.value {
-				return false
+				return o
 			}
 		}
-		lv.prefixes = append(lv.prefixes, e)
+		return nil
 	case e.value == "":
-		if lv.anyValue[e.key] != nil {
-			return false
-		}
-		lv.anyValue[e.key] = e
-	default:
-		k := pair{e.key, e.value}
-		if lv.exact[k] != nil {
-			return false
-		}
-		lv.exact[k] = e
+		return lv.anyValue[e.key]
 	}
-	return true
+	return lv.exact[pair{e.key, e.value}]
 }
