@@ -41,7 +41,7 @@ func TestParseAlgorithmKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]limiter.Rule{}
-	for _, r := range rls.Limits(c) {
+	for _, r := range configured(rls.Limits(c)) {
 		got[r.Name] = r
 	}
 	for _, want := range []limiter.Rule{

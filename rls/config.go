@@ -29,6 +29,9 @@ type Config struct {
 	Domain string
 	top    *level
 	limits []*limit // every rate_limit, unlimited ones too, in file order
+	// override is the limit under which a descriptor's limit override is
+	// decided when the descriptor matches no limit, or an unlimited one.
+	override *limit
 }
 
 // level is the descriptors configured at one depth under one parent.

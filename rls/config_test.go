@@ -41,8 +41,13 @@ func TestParseRules(t *testing.T) {
 	if c.Domain != "edge" {
 		t.Errorf("domain %q", c.Domain)
 	}
+	all := rls.Limits(c)
+	override := all[len(all)-1]
+	if want := (limiter.Rule{Name: "_8bc7330734ce0b358817d7b5a4dbc004.edge.override", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}); override != want {
+		t.Errorf("the domain's override rule, last, is %+v, want %+v (named from the domain alone)", override, want)
+	}
 	got := map[string]limiter.Rule{}
-	for _, r := range rls.Limits(c) {
+	for _, r := range configured(all) {
 		got[r.Name] = r
 	}
 	if len(got) != 3 {
@@ -83,7 +88,7 @@ func TestRuleNamesStableAndBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out []string
-		for _, r := range rls.Limits(c) {
+		for _, r := range configured(rls.Limits(c)) {
 			out = append(out, r.Name)
 		}
 		return out

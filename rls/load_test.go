@@ -76,8 +76,8 @@ func TestLoadDirMerged(t *testing.T) {
 		t.Fatal(err)
 	}
 	merged, single := rls.Limits(configs[0]), rls.Limits(whole)
-	if len(merged) != 3 || len(merged) != len(single) {
-		t.Fatalf("merged rules %v, want the 3 of the domain in one file, %v", merged, single)
+	if len(merged) != 4 || len(merged) != len(single) {
+		t.Fatalf("merged rules %v, want the 4 of the domain in one file (3 and its override rule), %v", merged, single)
 	}
 	names := map[string]bool{}
 	for _, r := range single {

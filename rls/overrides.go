@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -105,4 +106,19 @@ func newOverride(l *limit, k overrideKey) (*override, error) {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "ratelimit: "))
 	}
 	return &override{unit: u, perUnit: k.perUnit, multiplier: k.multiplier, plan: plan}, nil
+}
+
+// overrideLimit is domain's limit for the limit overrides of descriptors
+// that match no limit, or an unlimited one, which the reference limits
+// under the descriptor's own keys and values: one rule per domain (its
+// name "_", a hash of the domain, then ".domain.override"), every such
+// check a plan of the override (a fixed window of its unit, as the
+// reference counts) on an identity of the descriptor's keys and values.
+// Overrides of one unit share the descriptor's count, as the reference's
+// do. Its own algorithm, one a second, is never decided: every check of
+// it carries its plan. It has no name, no shadow_mode and no replaces.
+func overrideLimit(domain string) *limit {
+	l := &limit{unit: units["second"], perUnit: 1, multiplier: 1}
+	l.rule = hashedName(domain+".override", "override\x00"+strconv.Quote(domain))
+	return l
 }

@@ -38,6 +38,7 @@ func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, erro
 	hits := make([]int, n)
 	plans := make([]algorithms.Algorithm, n)
 	overridden := make([]bool, n)
+	ids := make([]string, n)
 	var configured []*limit // the matched limits no override replaced
 	for i, d := range req.GetDescriptors() {
 		p.check[i] = -1
@@ -55,16 +56,21 @@ func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, erro
 		if c == nil {
 			continue
 		}
-		l := c.match(d)
+		l, o := c.match(d), d.GetLimit()
+		keyed := false
+		if o != nil && (l == nil || l.unlimited) {
+			l, keyed = c.override, true // the reference limits it under its own keys
+		}
 		if l == nil {
 			continue
 		}
+		ids[i] = identity(d, keyed)
 		if l.unlimited {
 			p.limits[i] = l
 			configured = append(configured, l)
 			continue
 		}
-		if o := d.GetLimit(); o != nil {
+		if o != nil {
 			var err error
 			if l, plans[i], err = ov.apply(l, i, o); err != nil {
 				return nil, err
@@ -85,7 +91,7 @@ func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, erro
 			p.limits[i] = nil
 			continue
 		}
-		k := limiter.Check{Rule: l.rule, Identity: identity(req.GetDescriptors()[i])}
+		k := limiter.Check{Rule: l.rule, Identity: ids[i]}
 		j, ok := seen[k]
 		switch {
 		case !ok:
@@ -108,10 +114,15 @@ func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, erro
 // identity is who a descriptor's check limits: its entries' values, each
 // quoted (so that no value can pass for two, nor two for one) and hashed
 // (so that the key is short, holds no raw bytes a client chose, and
-// routes on Redis Cluster like any other).
-func identity(d *ratelimitv3.RateLimitDescriptor) string {
+// routes on Redis Cluster like any other); with keyed, each value after
+// its key, quoted too (a check under the domain's override rule, which
+// the descriptor's keys do not name).
+func identity(d *ratelimitv3.RateLimitDescriptor, keyed bool) string {
 	var b strings.Builder
 	for _, e := range d.GetEntries() {
+		if keyed {
+			b.WriteString(strconv.Quote(e.GetKey()))
+		}
 		b.WriteString(strconv.Quote(e.GetValue()))
 	}
 	return keyfunc.Hash(b.String())

@@ -64,12 +64,13 @@ func (c *Config) checkReplaces() error {
 }
 
 // finish completes a whole domain: its replaces entries checked, its
-// limits named.
+// limits named, its override limit made.
 func (c *Config) finish() error {
 	if err := c.checkReplaces(); err != nil {
 		return err
 	}
 	c.name()
+	c.override = overrideLimit(c.Domain)
 	return nil
 }
 

@@ -214,7 +214,7 @@ func TestReloadKeepsCounts(t *testing.T) {
 	write(t, path, "domain: mine\ndescriptors:\n  - key: tenant\n    rate_limit: {unit: hour, requests_per_unit: 7}\n"+strings.TrimPrefix(perDay("3"), "domain: mine\ndescriptors:\n"))
 	svc.poll()
 	after := svc.cur.Load().lim.Rules()
-	if len(after) != 2 {
+	if len(after) != 3 { // two descriptors' and the domain's override rule
 		t.Fatalf("the reload was not applied: rules %v", after)
 	}
 	if !hasRule(after, before[0].Name) {
@@ -252,7 +252,7 @@ func TestReloadMergedKeepsCounts(t *testing.T) {
 	}
 	write(t, filepath.Join(dir, "c.yaml"), "domain: mine\ndescriptors:\n  - key: path\n    rate_limit: {unit: hour, requests_per_unit: 2}\n")
 	svc.poll()
-	if rules := svc.cur.Load().lim.Rules(); len(rules) != 3 {
+	if rules := svc.cur.Load().lim.Rules(); len(rules) != 4 { // three descriptors' and the domain's override rule
 		t.Fatalf("the reload was not applied: rules %v", rules)
 	}
 	if n := admits(t, svc, "a"); n != 0 {
