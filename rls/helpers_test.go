@@ -2,9 +2,7 @@ package rls_test
 
 import (
 	"net"
-	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -98,14 +96,6 @@ func dial(t *testing.T, srv rlsv3.RateLimitServiceServer) rlsv3.RateLimitService
 	t.Helper()
 	_, client := dialServer(t, srv)
 	return client
-}
-
-// configured is rules without each domain's override rule (see
-// TestParseRules).
-func configured(rules []limiter.Rule) []limiter.Rule {
-	return slices.DeleteFunc(rules, func(r limiter.Rule) bool {
-		return strings.HasPrefix(r.Name, "_") && strings.HasSuffix(r.Name, ".override")
-	})
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -2,6 +2,7 @@ package rls
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
@@ -19,7 +21,7 @@ import (
 // (nil: none) and the index of its check, and the checks, one per limit
 // and identity (descriptors that meet in one add their hits).
 type plan struct {
-	limits []*limit
+	limits []*envoy.Limit
 	check  []int // per descriptor; -1: no check
 	checks []limiter.Check
 }
@@ -34,12 +36,12 @@ const maxHits = math.MaxUint32
 // replaces nor is replaced, as in the reference.
 func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error) {
 	n := len(req.GetDescriptors())
-	p := &plan{limits: make([]*limit, n), check: make([]int, n)}
+	p := &plan{limits: make([]*envoy.Limit, n), check: make([]int, n)}
 	hits := make([]int, n)
 	plans := make([]algorithms.Algorithm, n)
 	overridden := make([]bool, n)
 	ids := make([]string, n)
-	var configured []*limit // the matched limits no override replaced
+	var configured []*envoy.Limit // the matched limits no override replaced
 	for i, d := range req.GetDescriptors() {
 		p.check[i] = -1
 		if d.GetIsNegativeHits() {
@@ -56,16 +58,16 @@ func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, erro
 		if c == nil {
 			continue
 		}
-		l, o := c.match(d), d.GetLimit()
+		l, o := c.Match(entries(d)), d.GetLimit()
 		keyed := false
-		if o != nil && (l == nil || l.unlimited) {
-			l, keyed = c.override, true // the reference limits it under its own keys
+		if o != nil && (l == nil || l.Unlimited) {
+			l, keyed = c.Override(), true // the reference limits it under its own keys
 		}
 		if l == nil {
 			continue
 		}
 		ids[i] = identity(d, keyed)
-		if l.unlimited {
+		if l.Unlimited {
 			p.limits[i] = l
 			configured = append(configured, l)
 			continue
@@ -84,14 +86,14 @@ func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, erro
 	replaced := replacedNames(configured)
 	var seen map[limiter.Check]int // by rule and identity alone
 	for i, l := range p.limits {
-		if l == nil || l.unlimited {
+		if l == nil || l.Unlimited {
 			continue
 		}
-		if l.name != "" && replaced[l.name] && !overridden[i] {
+		if l.Name != "" && replaced[l.Name] && !overridden[i] {
 			p.limits[i] = nil
 			continue
 		}
-		k := limiter.Check{Rule: l.rule, Identity: ids[i]}
+		k := limiter.Check{Rule: l.Rule, Identity: ids[i]}
 		j, ok := seen[k]
 		switch {
 		case !ok:
@@ -126,4 +128,29 @@ func identity(d *ratelimitv3.RateLimitDescriptor, keyed bool) string {
 		b.WriteString(strconv.Quote(e.GetValue()))
 	}
 	return keyfunc.Hash(b.String())
+}
+
+// entries is d's entries' keys and values, in order, for Config.Match.
+func entries(d *ratelimitv3.RateLimitDescriptor) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for _, e := range d.GetEntries() {
+			if !yield(e.GetKey(), e.GetValue()) {
+				return
+			}
+		}
+	}
+}
+
+// replacedNames is the names the limits of ls replace; nil when none.
+func replacedNames(ls []*envoy.Limit) map[string]bool {
+	var m map[string]bool
+	for _, l := range ls {
+		for _, name := range l.Replaces {
+			if m == nil {
+				m = map[string]bool{}
+			}
+			m[name] = true
+		}
+	}
+	return m
 }

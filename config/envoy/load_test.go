@@ -1,4 +1,4 @@
-package rls_test
+package envoy_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/config"
-	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 )
 
 func TestLoadDirDotfiles(t *testing.T) {
@@ -31,14 +31,14 @@ func TestLoadDirDotfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	configs, err := rls.LoadDir(dir, true)
+	configs, err := envoy.LoadDir(dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(configs) != 2 || configs[0].Domain != "a" || configs[1].Domain != "b" {
 		t.Errorf("loaded %d configs, want domains a and b", len(configs))
 	}
-	_, err = rls.LoadDir(dir, false)
+	_, err = envoy.LoadDir(dir, false)
 	if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), `domain "a" is configured in`) {
 		t.Errorf("with dot files: %v, want domain a twice", err)
 	}
@@ -61,21 +61,21 @@ func TestLoadDirMerged(t *testing.T) {
 	write("1.yaml", one)
 	write("2.yaml", two)
 	write("other.yaml", "domain: o\ndescriptors: []\n")
-	if _, err := rls.LoadDir(dir, false); !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), `domain "m" is configured in`) {
+	if _, err := envoy.LoadDir(dir, false); !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), `domain "m" is configured in`) {
 		t.Errorf("without merging: %v, want domain m twice", err)
 	}
-	configs, err := rls.LoadDirMerged(dir, false)
+	configs, err := envoy.LoadDirMerged(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(configs) != 2 || configs[0].Domain != "m" || configs[1].Domain != "o" {
 		t.Fatalf("loaded %d configs, want domains m and o", len(configs))
 	}
-	whole, err := rls.Parse("whole.yaml", []byte(one+strings.TrimPrefix(two, "domain: m\ndescriptors:\n")))
+	whole, err := envoy.Parse("whole.yaml", []byte(one+strings.TrimPrefix(two, "domain: m\ndescriptors:\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	merged, single := rls.Limits(configs[0]), rls.Limits(whole)
+	merged, single := envoy.Limits(configs[0]), envoy.Limits(whole)
 	if len(merged) != 4 || len(merged) != len(single) {
 		t.Fatalf("merged rules %v, want the 4 of the domain in one file (3 and its override rule), %v", merged, single)
 	}
@@ -90,7 +90,7 @@ func TestLoadDirMerged(t *testing.T) {
 	}
 
 	write("3.yaml", "domain: m\ndescriptors:\n  - key: tenant\n    rate_limit: {unit: day, requests_per_unit: 9}\n  - key: x\n    rate_limit: {unit: day, requests_per_unit: 9, replaces: [{name: nobody}]}\n")
-	_, err = rls.LoadDirMerged(dir, false)
+	_, err = envoy.LoadDirMerged(dir, false)
 	want := []string{
 		filepath.Join(dir, "3.yaml") + ":3:5: descriptors[0]: found a descriptor with key \"tenant\" and value \"\" that " + filepath.Join(dir, "1.yaml") + ":5:5 configures already in domain \"m\"",
 		filepath.Join(dir, "3.yaml") + ":6:69: descriptors[1].rate_limit.replaces[0].name: found \"nobody\"; allowed: the name of a limit of domain \"m\"",

@@ -1,4 +1,4 @@
-package rls
+package envoy
 
 import (
 	"fmt"
@@ -66,6 +66,7 @@ type limit struct {
 	shadow     bool
 	rule       string // the limiter rule's name; "" when unlimited
 	replaces   []replaced
+	view       *Limit // as Match gives it; set once the domain is whole
 }
 
 // replaced is a rate_limit's replaces entry: the name of the limits it

@@ -1,7 +1,8 @@
-package rls_test
+package envoy_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,9 +10,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
-	"github.com/seed-bff0c9e1/ratelimit/rls"
 )
 
 const example = `
@@ -33,15 +34,23 @@ descriptors:
         rate_limit: {unlimited: true}
 `
 
+// configured is rules without each domain's override rule (see
+// TestParseRules).
+func configured(rules []limiter.Rule) []limiter.Rule {
+	return slices.DeleteFunc(rules, func(r limiter.Rule) bool {
+		return strings.HasPrefix(r.Name, "_") && strings.HasSuffix(r.Name, ".override")
+	})
+}
+
 func TestParseRules(t *testing.T) {
-	c, err := rls.Parse("edge.yaml", []byte(example))
+	c, err := envoy.Parse("edge.yaml", []byte(example))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Domain != "edge" {
 		t.Errorf("domain %q", c.Domain)
 	}
-	all := rls.Limits(c)
+	all := envoy.Limits(c)
 	override := all[len(all)-1]
 	if want := (limiter.Rule{Name: "_8bc7330734ce0b358817d7b5a4dbc004.edge.override", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}); override != want {
 		t.Errorf("the domain's override rule, last, is %+v, want %+v (named from the domain alone)", override, want)
@@ -74,7 +83,7 @@ func TestParseRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := limiter.New(mem, rls.Limits(c)); err != nil {
+	if _, err := limiter.New(mem, envoy.Limits(c)); err != nil {
 		t.Errorf("the rules are not valid limiter rules: %v", err)
 	}
 }
@@ -83,12 +92,12 @@ func TestRuleNamesStableAndBounded(t *testing.T) {
 	long := strings.Repeat("k", 80)
 	src := "domain: d\ndescriptors:\n  - key: " + long + "\n    value: a|b\n    rate_limit: {unit: second, requests_per_unit: 1}\n  - key: x.y\n    rate_limit: {unit: second, requests_per_unit: 1}\n  - key: x\n    value: y\n    rate_limit: {unit: second, requests_per_unit: 1}\n  - key: x\n    descriptors:\n      - key: y\n        rate_limit: {unit: second, requests_per_unit: 1}\n"
 	names := func() []string {
-		c, err := rls.Parse("d.yaml", []byte(src))
+		c, err := envoy.Parse("d.yaml", []byte(src))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
-		for _, r := range configured(rls.Limits(c)) {
+		for _, r := range configured(envoy.Limits(c)) {
 			out = append(out, r.Name)
 		}
 		return out
@@ -126,7 +135,7 @@ func TestParseProblems(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := rls.Parse("f.yaml", []byte(tc.src))
+			_, err := envoy.Parse("f.yaml", []byte(tc.src))
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to start %q", err, tc.want)
 			}

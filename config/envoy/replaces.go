@@ -1,4 +1,4 @@
-package rls
+package envoy
 
 import (
 	"errors"
@@ -71,19 +71,8 @@ func (c *Config) finish() error {
 	}
 	c.name()
 	c.override = overrideLimit(c.Domain)
-	return nil
-}
-
-// replacedNames is the names the limits of ls replace; nil when none.
-func replacedNames(ls []*limit) map[string]bool {
-	var m map[string]bool
-	for _, l := range ls {
-		for _, r := range l.replaces {
-			if m == nil {
-				m = map[string]bool{}
-			}
-			m[r.name] = true
-		}
+	for _, l := range append(c.limits, c.override) {
+		l.view = l.asView()
 	}
-	return m
+	return nil
 }
