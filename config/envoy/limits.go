@@ -15,7 +15,8 @@ import (
 // another) over its window, leased for its lease, a shadow rule under
 // shadow_mode; and after each config's, the rule its limit overrides are
 // decided on when the descriptor matches no limit (see docs/envoy.md).
-// Build the Server's limiter.Limiter on them.
+// Build the limiter.Limiter that decides for configs (the rls Server's)
+// on them.
 func Limits(configs ...*Config) []limiter.Rule {
 	var rules []limiter.Rule
 	for _, c := range configs {
