@@ -23,6 +23,7 @@ type settings struct {
 	redisURL       string // REDIS_URL: host:port or a socket's path; "" runs on miniredis
 	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY; "" without RUNTIME_ROOT
 	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
+	mergeDomains   bool   // MERGE_DOMAIN_CONFIG
 	shadowMode     bool   // SHADOW_MODE
 	// headers are LIMIT_RESPONSE_HEADERS_ENABLED and its header names.
 	headers                                   bool
@@ -66,6 +67,9 @@ func readEnv(getenv func(string) string) (settings, error) {
 	}
 	var err error
 	if s.ignoreDotfiles, err = boolean(getenv, "RUNTIME_IGNOREDOTFILES"); err != nil {
+		return s, err
+	}
+	if s.mergeDomains, err = boolean(getenv, "MERGE_DOMAIN_CONFIG"); err != nil {
 		return s, err
 	}
 	// Polling follows every symlink of the path at each tick, so a swap

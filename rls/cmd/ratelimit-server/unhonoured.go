@@ -32,7 +32,6 @@ var ignored = []struct {
 	{[]string{"CACHE_KEY_PREFIX"}, "keys are the limiter's own, named by rule; counts start afresh at cutover"},
 	{[]string{"RESPONSE_DYNAMIC_METADATA"}, "an OVER_LIMIT answer always names the refusing rules in its dynamic_metadata"},
 	{[]string{"QUOTA_MODE"}, "no quota mode"},
-	{[]string{"MERGE_DOMAIN_CONFIG"}, "not yet: two files of one domain are an error"},
 	{[]string{"FORCE_START_WITHOUT_INITIAL_CONFIG", "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED"}, "the server starts only on a valid configuration"},
 	{[]string{"GRPC_MAX_CONNECTION_AGE", "GRPC_MAX_CONNECTION_AGE_GRACE"}, "connections are not aged"},
 	{[]string{"GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY", "GRPC_CLIENT_TLS_CACERT", "GRPC_CLIENT_TLS_SAN"}, "no gRPC TLS yet (GRPC_SERVER_USE_TLS=true is refused)"},
