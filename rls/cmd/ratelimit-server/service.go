@@ -149,6 +149,28 @@ func (s *service) poll() {
 	}
 	s.seen = now
 	configs, err := s.load()
+	_ = s.swap(configs, err, "dir", s.dir)
+}
+
+// update makes configs, a version from the xDS server, the configuration
+// in force, as poll does a version of the runtime directory; err is why
+// the version is not a configuration. The error returned is why it is
+// not in force.
+func (s *service) update(configs []*rls.Config, err error, version string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return fmt.Errorf("ratelimit: the server is stopping")
+	}
+	return s.swap(configs, err, "xds_version", version)
+}
+
+// swap makes configs the configuration in force and retires the
+// previous one; when err, or building configs fails, it logs the error,
+// keeps it for /rlconfig and returns it, and the configuration in force
+// stays. The log lines carry where, attributes naming the version. The
+// caller holds s.mu.
+func (s *service) swap(configs []*rls.Config, err error, where ...any) error {
 	var g *generation
 	if err == nil {
 		g, err = s.build(configs)
@@ -158,15 +180,16 @@ func (s *service) poll() {
 	}
 	if err != nil {
 		s.failed = err
-		s.log.Error("ratelimit: reload failed; the configuration in force is kept", "dir", s.dir, "error", err)
-		return
+		s.log.Error("ratelimit: reload failed; the configuration in force is kept", append(where, "error", err)...)
+		return err
 	}
 	s.failed = nil
 	old := s.cur.Swap(g)
-	s.log.Info("ratelimit: reloaded", "dir", s.dir, "domains", len(configs), "rules", len(g.lim.Rules()))
+	s.log.Info("ratelimit: reloaded", append(where, "domains", len(configs), "rules", len(g.lim.Rules()))...)
 	if err := old.retire(); err != nil {
 		s.log.Warn("ratelimit: closing the previous limiter", "error", err)
 	}
+	return nil
 }
 
 // state is the configuration in force and the last reload's error.
