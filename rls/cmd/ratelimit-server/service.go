@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
 	"github.com/seed-bff0c9e1/ratelimit/store"
@@ -72,9 +73,20 @@ func newService(st store.Store, opts rls.Options, dir string, load func() ([]*rl
 	return s, nil
 }
 
-// build makes a generation of configs.
+// noLimits is the rule the limiter of a configuration without limits is
+// built on, a limiter needing one: no call is decided on it. A name
+// without a dot that does not start with '_' is none rls.Limits gives.
+var noLimits = limiter.Rule{Name: "no-limits", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}
+
+// build makes a generation of configs. Configs without limits (no
+// domain, or only unlimited descriptors) answer every call OK, as the
+// reference server does.
 func (s *service) build(configs []*rls.Config) (*generation, error) {
-	lim, err := limiter.New(s.st, rls.Limits(configs...))
+	rules := rls.Limits(configs...)
+	if len(rules) == 0 {
+		rules = []limiter.Rule{noLimits}
+	}
+	lim, err := limiter.New(s.st, rules)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -273,5 +276,119 @@ func TestXDSVersions(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "connecting again") {
 		t.Errorf("the lost stream was not logged:\n%s", logs.String())
+	}
+}
+
+// syncBuffer is a log buffer a test reads while the server writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// nextLine is the next line the server printed, waiting at most 10 s.
+func nextLine(t *testing.T, lines <-chan string) string {
+	t.Helper()
+	select {
+	case l, ok := <-lines:
+		if !ok {
+			t.Fatal("the server's output ended")
+		}
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatal("gave up waiting for the server's output")
+	}
+	return ""
+}
+
+// TestXDSCommand runs the command with CONFIG_TYPE=GRPC_XDS_SOTW: it
+// identifies itself to the xDS server as the variables say, rejects a
+// version without a domain and does not serve until a valid one came,
+// then serves that one and ignores the runtime directory.
+func TestXDSCommand(t *testing.T) {
+	x := startXDSServer(t)
+	bad := perDayConfig("mine-limits", 2)
+	bad.Domain = ""
+	x.set(t, "1", bad)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	var logs syncBuffer
+	done := make(chan error, 1)
+	getenv := env("CONFIG_TYPE=GRPC_XDS_SOTW", "CONFIG_GRPC_XDS_SERVER_URL="+x.addr, "CONFIG_GRPC_XDS_NODE_ID="+xdsNode,
+		"CONFIG_GRPC_XDS_NODE_METADATA=cluster=eg,zone=a=b,junk", "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS=x-tenant:blue",
+		"CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL=20ms", "RUNTIME_ROOT="+t.TempDir(), "LOG_LEVEL=info")
+	go func() {
+		done <- run(ctx, getenv, outW, &logs)
+		_ = outW.Close()
+	}()
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+
+	x.waitAnswer(t, "", false) // NACKed with nothing in force
+	if !strings.Contains(logs.String(), "waiting for a valid one") {
+		t.Errorf("the rejected first version was not logged:\n%s", logs.String())
+	}
+	x.set(t, "2", perDayConfig("mine-limits", 2))
+	on := func(l string) string { return l[strings.LastIndex(l, " on ")+len(" on "):] }
+	grpcAddr, _, debugAddr := on(nextLine(t, lines)), nextLine(t, lines), on(nextLine(t, lines))
+	if l := nextLine(t, lines); !strings.Contains(l, "the xDS server at "+x.addr) {
+		t.Errorf("the greeting does not name the xDS server: %s", l)
+	}
+	x.waitAnswer(t, "2", true)
+
+	x.mu.Lock()
+	node, md := x.requests[0].GetNode(), x.headers[0]
+	x.mu.Unlock()
+	if m := node.GetMetadata().GetFields(); len(m) != 2 || m["cluster"].GetStringValue() != "eg" || m["zone"].GetStringValue() != "a=b" {
+		t.Errorf("node metadata %v, want cluster=eg and zone=a=b", m)
+	}
+	if got := md.Get("x-tenant"); len(got) != 1 || got[0] != "blue" {
+		t.Errorf("x-tenant header %v, want [blue]", got)
+	}
+
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if got := remaining(t, rlsv3.NewRateLimitServiceClient(conn), "ann"); got != 1 {
+		t.Fatalf("remaining %d, want 1 (2 a day from version 2)", got)
+	}
+	res, err := http.Get("http://" + debugAddr + "/rlconfig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if !strings.Contains(string(body), "mine.user: unit=DAY requests_per_unit=2,") {
+		t.Errorf("/rlconfig:\n%s", body)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not stop")
 	}
 }
