@@ -9,7 +9,11 @@
 // $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/$RUNTIME_APPDIRECTORY, reloaded when
 // they change (an edit, an editor's rename, a ConfigMap's ..data swap, a
 // swap of a symlinked RUNTIME_ROOT); a version that does not load is
-// logged and the configuration in force is kept.
+// logged and the configuration in force is kept. With
+// CONFIG_TYPE=GRPC_XDS_SOTW it takes its configuration from an xDS
+// server instead (CONFIG_GRPC_XDS_SERVER_URL, CONFIG_GRPC_XDS_NODE_ID
+// and the other variables xdsenv.go reads), as Envoy Gateway configures
+// the reference, and serves once the first valid version arrived.
 //
 // Without REDIS_URL it runs on an in-process miniredis, with an example
 // configuration unless RUNTIME_ROOT names one, and prints how to call it.
