@@ -59,13 +59,6 @@ func readEnv(getenv func(string) string) (settings, error) {
 	if err := refuse(getenv); err != nil {
 		return s, err
 	}
-	if strings.EqualFold(getenv("CONFIG_TYPE"), "GRPC_XDS_SOTW") {
-		x, err := readXDS(getenv)
-		if err != nil {
-			return s, err
-		}
-		s.xds = &x
-	}
 	if s.redisNetwork != "tcp" && s.redisNetwork != "unix" {
 		return s, fmt.Errorf("ratelimit: REDIS_SOCKET_TYPE %q: allowed: tcp, unix", s.redisNetwork)
 	}
@@ -99,6 +92,13 @@ func readEnv(getenv func(string) string) (settings, error) {
 		return s, fmt.Errorf("ratelimit: LOG_FORMAT %q: allowed: text, json", f)
 	}
 	s.unhonoured = unhonoured(getenv)
+	if strings.EqualFold(getenv("CONFIG_TYPE"), "GRPC_XDS_SOTW") {
+		x, err := readXDS(getenv)
+		if err != nil {
+			return s, err
+		}
+		s.xds, s.unhonoured = &x, x.honoured(s.unhonoured)
+	}
 	return s, nil
 }
 

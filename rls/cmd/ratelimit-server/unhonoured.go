@@ -33,7 +33,7 @@ var ignored = []struct {
 	{[]string{"RESPONSE_DYNAMIC_METADATA"}, "an OVER_LIMIT answer always names the refusing rules in its dynamic_metadata"},
 	{[]string{"QUOTA_MODE"}, "no quota mode"},
 	{[]string{"MERGE_DOMAIN_CONFIG"}, "not yet: two files of one domain are an error"},
-	{[]string{"FORCE_START_WITHOUT_INITIAL_CONFIG", "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED"}, "the server starts serving only on a valid configuration (with CONFIG_TYPE=GRPC_XDS_SOTW, the xDS server's first valid version)"},
+	{[]string{"FORCE_START_WITHOUT_INITIAL_CONFIG", "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED"}, "the server starts only on a valid configuration (FORCE_START_WITHOUT_INITIAL_CONFIG is honoured with CONFIG_TYPE=GRPC_XDS_SOTW)"},
 	{[]string{"GRPC_MAX_CONNECTION_AGE", "GRPC_MAX_CONNECTION_AGE_GRACE"}, "connections are not aged"},
 	{[]string{"GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY", "GRPC_CLIENT_TLS_CACERT", "GRPC_CLIENT_TLS_SAN"}, "no gRPC TLS yet (GRPC_SERVER_USE_TLS=true is refused)"},
 	{[]string{"XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", "XDS_CLIENT_BACKOFF_RANDOM_FACTOR", "XDS_CLIENT_BACKOFF_JITTER"},

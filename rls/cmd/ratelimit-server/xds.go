@@ -136,7 +136,8 @@ func (c *xdsClient) answer(res *discoveryv3.DiscoveryResponse) *discoveryv3.Disc
 // and returns the service once a first version is in force, as the
 // reference server waits for its first configuration before serving;
 // build makes the service of that version. Until then a version that is
-// rejected is logged and NACKed. The client runs until stop, which waits
+// rejected is logged and NACKed. With xs.forceStart the service is built
+// on no configuration, answering every call OK, and returned at once. The client runs until stop, which waits
 // for it; call stop before closing the service. A nil service with a nil
 // error means ctx was done first.
 func startXDS(ctx context.Context, xs xdsSettings, build func([]*rls.Config) (*service, error), log *slog.Logger) (svc *service, stop func(), err error) {
@@ -161,11 +162,20 @@ func startXDS(ctx context.Context, xs xdsSettings, build func([]*rls.Config) (*s
 	if err != nil {
 		return nil, nil, err
 	}
+	if xs.forceStart {
+		if in, err = build(nil); err != nil {
+			_ = c.conn.Close()
+			return nil, nil, err
+		}
+		first <- in
+	}
 	running, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); c.run(running) }()
 	stop = func() { cancel(); <-done }
-	log.Info("ratelimit: waiting for the first configuration from the xDS server", "server", xs.serverURL, "node", xs.node.GetId())
+	if !xs.forceStart {
+		log.Info("ratelimit: waiting for the first configuration from the xDS server", "server", xs.serverURL, "node", xs.node.GetId())
+	}
 	select {
 	case svc = <-first:
 		return svc, stop, nil

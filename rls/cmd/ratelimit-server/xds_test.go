@@ -40,6 +40,7 @@ type xdsServer struct {
 	gs    *grpc.Server
 
 	mu       sync.Mutex
+	serving  int // how many times serve was called
 	requests []*discoveryv3.DiscoveryRequest
 	headers  []metadata.MD // of each stream opened
 }
@@ -52,7 +53,8 @@ func startXDSServer(t *testing.T) *xdsServer {
 	return x
 }
 
-// serve serves the cache on addr, which a restart reuses.
+// serve serves the cache on addr, which a restart reuses, and starts
+// a new record of the requests.
 func (x *xdsServer) serve(t *testing.T, addr string) {
 	t.Helper()
 	var ln net.Listener
@@ -66,18 +68,28 @@ func (x *xdsServer) serve(t *testing.T, addr string) {
 		t.Fatal(err)
 	}
 	x.addr = ln.Addr().String()
+	x.mu.Lock()
+	x.serving++
+	this := x.serving
+	x.requests, x.headers = nil, nil
+	x.mu.Unlock()
+	// record runs f under the lock unless a later serve replaced this
+	// one, whose stopped streams may still be answering.
+	record := func(f func()) {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if x.serving == this {
+			f()
+		}
+	}
 	srv := serverv3.NewServer(context.Background(), x.cache, serverv3.CallbackFuncs{
 		StreamOpenFunc: func(ctx context.Context, _ int64, _ string) error {
 			md, _ := metadata.FromIncomingContext(ctx)
-			x.mu.Lock()
-			defer x.mu.Unlock()
-			x.headers = append(x.headers, md)
+			record(func() { x.headers = append(x.headers, md) })
 			return nil
 		},
 		StreamRequestFunc: func(_ int64, req *discoveryv3.DiscoveryRequest) error {
-			x.mu.Lock()
-			defer x.mu.Unlock()
-			x.requests = append(x.requests, req)
+			record(func() { x.requests = append(x.requests, req) })
 			return nil
 		},
 	})
@@ -87,14 +99,11 @@ func (x *xdsServer) serve(t *testing.T, addr string) {
 	t.Cleanup(x.gs.Stop)
 }
 
-// restart stops the server, clears its record of requests and serves
-// the cache again on the same port.
+// restart stops the server and serves the cache again on the same port,
+// recording requests afresh.
 func (x *xdsServer) restart(t *testing.T) {
 	t.Helper()
 	x.gs.Stop()
-	x.mu.Lock()
-	x.requests, x.headers = nil, nil
-	x.mu.Unlock()
 	x.serve(t, x.addr)
 }
 
@@ -257,17 +266,19 @@ func TestXDSVersions(t *testing.T) {
 		t.Fatalf("after the NACK: remaining %d, want 1 (version 2 in force)", got)
 	}
 
-	// The xDS server goes away and comes back with version 4 (6 a day):
-	// the client connects again, asks from version 2 and applies it.
-	x.set(t, "4", perDayConfig("mine-limits", 6))
+	// The xDS server goes away and comes back: the client connects again
+	// and asks from version 2, is sent version 3 again and NACKs it; then
+	// version 4 (6 a day) is applied.
 	x.restart(t)
-	x.waitAnswer(t, "4", true)
+	x.waitAnswer(t, "2", false)
 	x.mu.Lock()
 	first := x.requests[0]
 	x.mu.Unlock()
 	if first.GetVersionInfo() != "2" || first.GetResponseNonce() != "" {
 		t.Errorf("the first request after the restart: version %q nonce %q, want version 2 (in force) and no nonce", first.GetVersionInfo(), first.GetResponseNonce())
 	}
+	x.set(t, "4", perDayConfig("mine-limits", 6))
+	x.waitAnswer(t, "4", true)
 	if !inForce(svc, "6") {
 		t.Fatal("version 4 ACKed, not in force")
 	}
@@ -390,5 +401,31 @@ func TestXDSCommand(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not stop")
+	}
+}
+
+// TestXDSForceStart serves at once with FORCE_START_WITHOUT_INITIAL_CONFIG,
+// every call OK, and applies the first version when it comes.
+func TestXDSForceStart(t *testing.T) {
+	x := startXDSServer(t)
+	xs := testXDSSettings(x)
+	xs.forceStart = true
+	st := testStore(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc, stop, err := startXDS(context.Background(), xs, func(configs []*rls.Config) (*service, error) {
+		return newService(st, rls.Options{}, "", func() ([]*rls.Config, error) { return configs, nil }, log)
+	}, log)
+	if err != nil || svc == nil {
+		t.Fatalf("startXDS: %v, %v", svc, err)
+	}
+	t.Cleanup(func() { stop(); _ = svc.close() })
+	c := rlsClient(t, svc)
+	if got := remaining(t, c, "ann"); got != 0 {
+		t.Fatalf("before any version: remaining %d, want 0 (no limit)", got)
+	}
+	x.set(t, "1", perDayConfig("mine-limits", 3))
+	x.waitAnswer(t, "1", true)
+	if got := remaining(t, c, "ann"); got != 2 {
+		t.Fatalf("version 1: remaining %d, want 2", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,22 @@ type xdsSettings struct {
 	headers         metadata.MD // CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS, sent on the stream
 	maxMsgSize      int         // XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES; 0: gRPC's default
 	tls             *tls.Config // CONFIG_GRPC_XDS_SERVER_USE_TLS and its files; nil: plain text
+	// forceStart serves before the first version arrives, on no
+	// configuration (FORCE_START_WITHOUT_INITIAL_CONFIG).
+	forceStart bool
+}
+
+// xdsHonours are the variables of the unhonoured list that the xDS
+// configuration honours.
+var xdsHonours = []string{"FORCE_START_WITHOUT_INITIAL_CONFIG"}
+
+// honoured is list, the warnings of unhonoured, less those of the
+// variables x honours.
+func (x xdsSettings) honoured(list []string) []string {
+	return slices.DeleteFunc(list, func(w string) bool {
+		name, _, _ := strings.Cut(w, ":")
+		return slices.Contains(xdsHonours, name)
+	})
 }
 
 // readXDS reads the xDS client's variables, with the reference's defaults.
@@ -55,6 +72,9 @@ func readXDS(getenv func(string) string) (xdsSettings, error) {
 		if x.maxMsgSize, err = strconv.Atoi(v); err != nil || x.maxMsgSize <= 0 {
 			return x, fmt.Errorf("ratelimit: XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES %q: allowed: a positive number of bytes", v)
 		}
+	}
+	if x.forceStart, err = boolean(getenv, "FORCE_START_WITHOUT_INITIAL_CONFIG"); err != nil {
+		return x, err
 	}
 	useTLS, err := boolean(getenv, "CONFIG_GRPC_XDS_SERVER_USE_TLS")
 	if err != nil || !useTLS {

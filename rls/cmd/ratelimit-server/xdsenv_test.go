@@ -37,8 +37,12 @@ func TestXDSEnvDefaults(t *testing.T) {
 		x.retry != 3*time.Second || x.maxRetry != time.Minute || x.maxMsgSize != 0 || x.tls != nil || len(x.headers) != 0 {
 		t.Fatalf("defaults: %+v", x)
 	}
-	if s, err := readEnv(env("CONFIG_TYPE=FILE", "CONFIG_GRPC_XDS_NODE_ID=n")); err != nil || s.xds != nil {
-		t.Fatalf("CONFIG_TYPE=FILE: %+v, %v; want no xDS", s.xds, err)
+	if s, err := readEnv(env("CONFIG_TYPE=FILE", "FORCE_START_WITHOUT_INITIAL_CONFIG=true")); err != nil || s.xds != nil || len(s.unhonoured) != 1 {
+		t.Fatalf("CONFIG_TYPE=FILE: %+v, %v, %q; want no xDS and FORCE_START_WITHOUT_INITIAL_CONFIG not honoured", s.xds, err, s.unhonoured)
+	}
+	if s, err := readEnv(env("CONFIG_TYPE=GRPC_XDS_SOTW", "FORCE_START_WITHOUT_INITIAL_CONFIG=true", "USE_STATSD=false")); err != nil || !s.xds.forceStart ||
+		len(s.unhonoured) != 1 || !strings.HasPrefix(s.unhonoured[0], "USE_STATSD:") {
+		t.Fatalf("CONFIG_TYPE=GRPC_XDS_SOTW: %+v, %v, %q; want FORCE_START_WITHOUT_INITIAL_CONFIG honoured", s.xds, err, s.unhonoured)
 	}
 	s, err = readEnv(env("CONFIG_TYPE=GRPC_XDS_SOTW", "CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL=2m", "XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES=8388608"))
 	if err != nil || s.xds.retry != 2*time.Minute || s.xds.maxRetry != 2*time.Minute || s.xds.maxMsgSize != 8<<20 {
@@ -48,7 +52,7 @@ func TestXDSEnvDefaults(t *testing.T) {
 
 func TestXDSEnvRefusals(t *testing.T) {
 	for _, kv := range []string{"CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL=3", "CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL=-1s",
-		"XDS_CLIENT_BACKOFF_MAX_INTERVAL=0s", "XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES=big", "CONFIG_GRPC_XDS_SERVER_USE_TLS=maybe",
+		"XDS_CLIENT_BACKOFF_MAX_INTERVAL=0s", "XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES=big", "CONFIG_GRPC_XDS_SERVER_USE_TLS=maybe", "FORCE_START_WITHOUT_INITIAL_CONFIG=maybe",
 		"CONFIG_GRPC_XDS_CLIENT_TLS_CERT=/nonexistent/tls.crt", "CONFIG_GRPC_XDS_SERVER_TLS_CACERT=/nonexistent/ca.crt"} {
 		name, _, _ := strings.Cut(kv, "=")
 		_, err := readEnv(env("CONFIG_TYPE=GRPC_XDS_SOTW", "CONFIG_GRPC_XDS_SERVER_USE_TLS=true", kv))
