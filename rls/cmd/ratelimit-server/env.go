@@ -16,15 +16,17 @@ import (
 // settings are the reference server's environment variables this
 // server honours; unhonoured.go lists those it accepts and does not.
 type settings struct {
-	grpcAddr       string       // GRPC_HOST:GRPC_PORT
-	httpAddr       string       // HOST:PORT
-	debugAddr      string       // DEBUG_HOST:DEBUG_PORT
-	redisNetwork   string       // REDIS_SOCKET_TYPE: tcp or unix
-	redisURL       string       // REDIS_URL: host:port or a socket's path; "" runs on miniredis
-	configDir      string       // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY; "" without RUNTIME_ROOT
-	xds            *xdsSettings // CONFIG_TYPE=GRPC_XDS_SOTW: the configuration comes from an xDS server, not configDir
-	ignoreDotfiles bool         // RUNTIME_IGNOREDOTFILES
-	shadowMode     bool         // SHADOW_MODE
+	grpcAddr       string // GRPC_HOST:GRPC_PORT
+	httpAddr       string // HOST:PORT
+	debugAddr      string // DEBUG_HOST:DEBUG_PORT
+	redisNetwork   string // REDIS_SOCKET_TYPE: tcp or unix
+	redisURL       string // REDIS_URL: host:port or a socket's path; "" runs on miniredis
+	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY; "" without RUNTIME_ROOT
+	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
+	shadowMode     bool   // SHADOW_MODE
+	// xds is set by CONFIG_TYPE=GRPC_XDS_SOTW: the configuration comes
+	// from an xDS server, not configDir.
+	xds *xdsSettings
 	// headers are LIMIT_RESPONSE_HEADERS_ENABLED and its header names.
 	headers                                   bool
 	limitHeader, remainingHeader, resetHeader string
@@ -97,7 +99,7 @@ func readEnv(getenv func(string) string) (settings, error) {
 		if err != nil {
 			return s, err
 		}
-		s.xds, s.unhonoured = &x, x.honoured(s.unhonoured)
+		s.xds, s.unhonoured = &x, withoutXDSHonoured(s.unhonoured)
 	}
 	return s, nil
 }

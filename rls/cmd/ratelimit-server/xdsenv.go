@@ -33,14 +33,14 @@ type xdsSettings struct {
 	forceStart bool
 }
 
-// xdsHonours are the variables of the unhonoured list that the xDS
-// configuration honours.
+// xdsHonours are the variables of the ignored list that are honoured
+// with CONFIG_TYPE=GRPC_XDS_SOTW.
 var xdsHonours = []string{"FORCE_START_WITHOUT_INITIAL_CONFIG"}
 
-// honoured is list, the warnings of unhonoured, less those of the
-// variables x honours.
-func (x xdsSettings) honoured(list []string) []string {
-	return slices.DeleteFunc(list, func(w string) bool {
+// withoutXDSHonoured is warnings, as unhonoured lists them, less those
+// of the variables xdsHonours names.
+func withoutXDSHonoured(warnings []string) []string {
+	return slices.DeleteFunc(warnings, func(w string) bool {
 		name, _, _ := strings.Cut(w, ":")
 		return slices.Contains(xdsHonours, name)
 	})
