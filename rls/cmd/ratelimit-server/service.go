@@ -197,7 +197,7 @@ func (s *service) swap(configs []*rls.Config, err error, where ...any) error {
 	}
 	s.failed = nil
 	old := s.cur.Swap(g)
-	s.log.Info("ratelimit: reloaded", append(where, "domains", len(configs), "rules", len(g.lim.Rules()))...)
+	s.log.Info("ratelimit: reloaded", append(where, "domains", len(configs), "rules", len(rls.Limits(configs...)))...)
 	if err := old.retire(); err != nil {
 		s.log.Warn("ratelimit: closing the previous limiter", "error", err)
 	}
