@@ -25,6 +25,9 @@ type settings struct {
 	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
 	mergeDomains   bool   // MERGE_DOMAIN_CONFIG
 	shadowMode     bool   // SHADOW_MODE
+	// xds is set by CONFIG_TYPE=GRPC_XDS_SOTW: the configuration comes
+	// from an xDS server, not configDir.
+	xds *xdsSettings
 	// headers are LIMIT_RESPONSE_HEADERS_ENABLED and its header names.
 	headers                                   bool
 	limitHeader, remainingHeader, resetHeader string
@@ -95,6 +98,13 @@ func readEnv(getenv func(string) string) (settings, error) {
 		return s, fmt.Errorf("ratelimit: LOG_FORMAT %q: allowed: text, json", f)
 	}
 	s.unhonoured = unhonoured(getenv)
+	if strings.EqualFold(getenv("CONFIG_TYPE"), "GRPC_XDS_SOTW") {
+		x, err := readXDS(getenv)
+		if err != nil {
+			return s, err
+		}
+		s.xds, s.unhonoured = &x, withoutXDSHonoured(s.unhonoured)
+	}
 	return s, nil
 }
 

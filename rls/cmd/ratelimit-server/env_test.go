@@ -68,7 +68,7 @@ func TestLogLevel(t *testing.T) {
 
 func TestEnvRefusals(t *testing.T) {
 	for _, kv := range []string{"GRPC_SERVER_USE_TLS=true", "REDIS_TLS=1", "REDIS_AUTH=secret", "GRPC_UDS=/tmp/rls.sock",
-		"CONFIG_TYPE=GRPC_XDS_SOTW", "BACKEND_TYPE=memcache", "REDIS_TYPE=cluster", "REDIS_SOCKET_TYPE=udp",
+		"CONFIG_TYPE=GRPC_XDS_DELTA", "BACKEND_TYPE=memcache", "REDIS_TYPE=cluster", "REDIS_SOCKET_TYPE=udp",
 		"LOG_LEVEL=loud", "LOG_FORMAT=xml", "SHADOW_MODE=maybe", "RUNTIME_WATCH_ROOT=maybe"} {
 		name, _, _ := strings.Cut(kv, "=")
 		_, err := readEnv(env(kv))
@@ -76,7 +76,7 @@ func TestEnvRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming %s (and no secret)", kv, err, name)
 		}
 	}
-	for _, kv := range []string{"REDIS_TYPE=SINGLE", "CONFIG_TYPE=FILE", "BACKEND_TYPE=redis", "GRPC_SERVER_USE_TLS=false", "REDIS_SOCKET_TYPE=unix"} {
+	for _, kv := range []string{"REDIS_TYPE=SINGLE", "CONFIG_TYPE=FILE", "CONFIG_TYPE=grpc_xds_sotw", "BACKEND_TYPE=redis", "GRPC_SERVER_USE_TLS=false", "REDIS_SOCKET_TYPE=unix"} {
 		if _, err := readEnv(env(kv)); err != nil {
 			t.Errorf("%s: %v", kv, err)
 		}

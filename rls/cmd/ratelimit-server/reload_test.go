@@ -18,6 +18,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // perDay is a config of domain "mine" admitting n calls a day per user.
@@ -25,17 +26,9 @@ func perDay(n string) string {
 	return "domain: mine\ndescriptors:\n  - key: user\n    rate_limit: {unit: day, requests_per_unit: " + n + "}\n"
 }
 
-// testService is a service watching dir on a miniredis whose clock is
-// fixed, logging into the returned buffer.
-func testService(t *testing.T, dir string) (*service, *bytes.Buffer) {
+// testStore is a store on a miniredis whose clock is fixed.
+func testStore(t *testing.T) store.Store {
 	t.Helper()
-	return testServiceOf(t, settings{configDir: dir})
-}
-
-// testServiceOf is testService of s's runtime directory, loaded as s says.
-func testServiceOf(t *testing.T, s settings) (*service, *bytes.Buffer) {
-	t.Helper()
-	dir := s.configDir
 	m := miniredis.RunT(t)
 	m.SetTime(time.Date(2026, 1, 2, 10, 0, 30, 0, time.UTC))
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
@@ -44,8 +37,21 @@ func testServiceOf(t *testing.T, s settings) (*service, *bytes.Buffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+// testService is a service watching dir on testStore, logging into the
+// returned buffer.
+func testService(t *testing.T, dir string) (*service, *bytes.Buffer) {
+	t.Helper()
+	return testServiceOf(t, settings{configDir: dir})
+}
+
+// testServiceOf is testService of s's runtime directory, loaded as s says.
+func testServiceOf(t *testing.T, s settings) (*service, *bytes.Buffer) {
+	t.Helper()
 	var logs bytes.Buffer
-	svc, err := newService(st, rls.Options{}, dir, func() ([]*rls.Config, error) { return loadConfigs(s) },
+	svc, err := newService(testStore(t), rls.Options{}, s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) },
 		slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
