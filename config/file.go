@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/netx"
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
@@ -97,7 +98,7 @@ func parse(name string, data []byte) (*file, error) {
 }
 
 func (p *parser) top(n *yaml.Node) *file {
-	n = deref(n)
+	n = yamlnode.Deref(n)
 	m := p.fields(n, "", fileFields...)
 	if m == nil {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
@@ -210,7 +211,7 @@ func (p *parser) plans(n *yaml.Node, field string) *plans {
 		return pl
 	}
 	for i := 0; i+1 < len(v.Content); i += 2 {
-		name, val := v.Content[i].Value, deref(v.Content[i+1])
+		name, val := v.Content[i].Value, yamlnode.Deref(v.Content[i+1])
 		f := join(join(field, "values"), name)
 		if _, dup := pl.values[name]; dup {
 			p.fail(v.Content[i], f, "found the value a second time; allowed once")

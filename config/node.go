@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 )
 
 // parser walks a file's YAML nodes, collecting every problem it finds
@@ -40,49 +42,14 @@ func (p *parser) fail(n *yaml.Node, field, format string, args ...any) {
 
 // bad records that field at n holds something other than what is allowed.
 func (p *parser) bad(n *yaml.Node, field, allowed string) {
-	p.fail(n, field, "found %s; allowed: %s", found(n), allowed)
-}
-
-// found describes a node as an error quotes it: a scalar's text (cut short
-// when long), or the kind of a collection.
-func found(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		if len(n.Content) == 0 {
-			return "an empty mapping"
-		}
-		return "a mapping"
-	case yaml.SequenceNode:
-		if len(n.Content) == 0 {
-			return "an empty list"
-		}
-		return "a list"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "nothing"
-		}
-		s := n.Value
-		if len(s) > 60 {
-			s = s[:57] + "..."
-		}
-		return strconv.Quote(s)
-	}
-	return "a YAML node of kind " + strconv.Itoa(int(n.Kind))
-}
-
-// deref follows an alias (an anchor's use) to its node.
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
+	p.fail(n, field, "found %s; allowed: %s", yamlnode.Describe(n), allowed)
 }
 
 // fields reads mapping n at field: its values by key, restricted to
 // allowed. Unknown and repeated keys are problems; so is a node that is
 // not a mapping (nil is returned).
 func (p *parser) fields(n *yaml.Node, field string, allowed ...string) map[string]*yaml.Node {
-	n = deref(n)
+	n = yamlnode.Deref(n)
 	if n.Kind != yaml.MappingNode {
 		p.bad(n, field, "a mapping of "+strings.Join(allowed, ", "))
 		return nil
@@ -90,7 +57,7 @@ func (p *parser) fields(n *yaml.Node, field string, allowed ...string) map[strin
 	m := make(map[string]*yaml.Node, len(n.Content)/2)
 	keys := make(map[string]*yaml.Node, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], deref(n.Content[i+1])
+		k, v := n.Content[i], yamlnode.Deref(n.Content[i+1])
 		switch {
 		case !slices.Contains(allowed, k.Value):
 			p.fail(k, join(field, k.Value), "found unknown field %s; allowed: %s", strconv.Quote(k.Value), strings.Join(allowed, ", "))
@@ -160,7 +127,7 @@ func (p *parser) list(n *yaml.Node, field, allowed string, each func(n *yaml.Nod
 		return
 	}
 	for i, e := range n.Content {
-		each(deref(e), index(field, i))
+		each(yamlnode.Deref(e), index(field, i))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 )
 
 // Config is one domain's limits in the reference server's format:
@@ -109,7 +110,7 @@ func parse(file string, data []byte) (*Config, error) {
 	fields(p, doc.Content[0], "", map[string]func(*yaml.Node, string){
 		"domain": func(n *yaml.Node, field string) {
 			if c.Domain = str(p, n, field); c.Domain == "" {
-				p.add(n, field, "found %s; required: a non-empty domain", quoted(n))
+				p.add(n, field, "found %s; required: a non-empty domain", yamlnode.Describe(n))
 			}
 		},
 		"descriptors": func(n *yaml.Node, field string) { c.descriptors(p, n, field, c.top, nil) },
@@ -124,7 +125,7 @@ func parse(file string, data []byte) (*Config, error) {
 // entries, root first.
 func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level, path []*entry) {
 	if n.Kind != yaml.SequenceNode {
-		p.add(n, field, "found %s; allowed: a list of descriptors", quoted(n))
+		p.add(n, field, "found %s; allowed: a list of descriptors", yamlnode.Describe(n))
 		return
 	}
 	for i, d := range n.Content {
@@ -135,7 +136,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 		fields(p, d, f, map[string]func(*yaml.Node, string){
 			"key": func(n *yaml.Node, field string) {
 				if e.key = str(p, n, field); e.key == "" {
-					p.add(n, field, "found %s; required: a non-empty key", quoted(n))
+					p.add(n, field, "found %s; required: a non-empty key", yamlnode.Describe(n))
 				}
 			},
 			"value":           func(n *yaml.Node, field string) { e.value, valueNode = str(p, n, field), n },

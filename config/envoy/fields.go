@@ -5,20 +5,22 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 )
 
 // fields walks mapping n: each key's node goes to its parser, with its
 // field path; an unknown key, a repeated key, a missing required key and
 // a node that is not a mapping are problems.
 func fields(p *problems, n *yaml.Node, field string, parsers map[string]func(*yaml.Node, string), required ...string) {
-	n = deref(n)
+	n = yamlnode.Deref(n)
 	if n.Kind != yaml.MappingNode {
-		p.add(n, orFile(field), "found %s; allowed: a mapping", quoted(n))
+		p.add(n, orFile(field), "found %s; allowed: a mapping", yamlnode.Describe(n))
 		return
 	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], deref(n.Content[i+1])
+		k, v := n.Content[i], yamlnode.Deref(n.Content[i+1])
 		f := join(field, k.Value)
 		parse, ok := parsers[k.Value]
 		switch {
@@ -62,18 +64,10 @@ func orFile(field string) string {
 	return field
 }
 
-// deref follows an alias to its anchor's node.
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
 // str is n's string, or "" with a problem when n is not a string.
 func str(p *problems, n *yaml.Node, field string) string {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || n.Tag == "!!map" {
-		p.add(n, field, "found %s; allowed: a string", quoted(n))
+		p.add(n, field, "found %s; allowed: a string", yamlnode.Describe(n))
 		return ""
 	}
 	return n.Value
@@ -83,7 +77,7 @@ func str(p *problems, n *yaml.Node, field string) string {
 func boolean(p *problems, n *yaml.Node, field string) bool {
 	var b bool
 	if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
-		p.add(n, field, "found %s; allowed: true or false", quoted(n))
+		p.add(n, field, "found %s; allowed: true or false", yamlnode.Describe(n))
 	}
 	return b
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -65,7 +66,7 @@ func (l *limit) validate(p *problems, at limitNodes, field string) {
 	case (limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Lease: time.Second}).Validate() != nil:
 		msg += "; allowed: a lease only on " + leasable()
 	}
-	p.add(at.lease, field+".lease", "found %s: %s", quoted(at.lease), msg)
+	p.add(at.lease, field+".lease", "found %s: %s", yamlnode.Describe(at.lease), msg)
 }
 
 // limiterSays is the limiter's complaint err about the rule named name,

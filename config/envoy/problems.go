@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"go.yaml.in/yaml/v3"
 
@@ -48,25 +47,4 @@ func (p *problems) err() error {
 		return cmp.Or(cmp.Compare(pa.Line, pb.Line), cmp.Compare(pa.Column, pb.Column))
 	})
 	return errors.Join(p.list...)
-}
-
-// quoted describes a node for a message: a scalar's text, quoted and cut
-// short, or the kind of a collection.
-func quoted(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "nothing"
-		}
-		s := n.Value
-		if len(s) > 60 {
-			s = s[:57] + "..."
-		}
-		return strconv.Quote(s)
-	}
-	return "a YAML node of kind " + strconv.Itoa(int(n.Kind))
 }

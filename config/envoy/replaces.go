@@ -5,13 +5,15 @@ import (
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 )
 
 // parseReplaces parses a rate_limit's replaces list: [{name: X}, ...],
 // each name non-empty.
 func parseReplaces(p *problems, n *yaml.Node, field string) []replaced {
 	if n.Kind != yaml.SequenceNode {
-		p.add(n, field, "found %s; allowed: a list of {name: ...}", quoted(n))
+		p.add(n, field, "found %s; allowed: a list of {name: ...}", yamlnode.Describe(n))
 		return nil
 	}
 	var list []replaced
@@ -21,7 +23,7 @@ func parseReplaces(p *problems, n *yaml.Node, field string) []replaced {
 		fields(p, r, f, map[string]func(*yaml.Node, string){
 			"name": func(n *yaml.Node, field string) {
 				if str(p, n, field) == "" {
-					p.add(n, field, "found %s; required: the name of the limit replaced", quoted(n))
+					p.add(n, field, "found %s; required: the name of the limit replaced", yamlnode.Describe(n))
 					return
 				}
 				name = n

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 )
 
 // unit is a rate_limit's unit: its length, and its name (a key of units;
@@ -46,7 +48,7 @@ func parseLimit(p *problems, n *yaml.Node, field string, shadow bool) *limit {
 			at.unit = n
 			u, ok := units[strings.ToLower(str(p, n, f))]
 			if !ok {
-				p.add(n, f, "found %s; allowed: second, minute, hour, day, week, month, year", quoted(n))
+				p.add(n, f, "found %s; allowed: second, minute, hour, day, week, month, year", yamlnode.Describe(n))
 			}
 			l.unit = u
 		},
@@ -113,7 +115,7 @@ func (at limitNodes) check(p *problems, l *limit, field string) {
 func count(p *problems, n *yaml.Node, field string) int {
 	var v int
 	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil || v <= 0 || v > 1<<32-1 {
-		p.add(n, field, "found %s; allowed: a whole number from 1 to 4294967295", quoted(n))
+		p.add(n, field, "found %s; allowed: a whole number from 1 to 4294967295", yamlnode.Describe(n))
 		return 0
 	}
 	return v
@@ -123,7 +125,7 @@ func count(p *problems, n *yaml.Node, field string) int {
 func duration(p *problems, n *yaml.Node, field string) time.Duration {
 	d, err := time.ParseDuration(n.Value)
 	if n.Kind != yaml.ScalarNode || err != nil || d <= 0 {
-		p.add(n, field, "found %s; allowed: a positive duration such as 500ms, 90s or 2h", quoted(n))
+		p.add(n, field, "found %s; allowed: a positive duration such as 500ms, 90s or 2h", yamlnode.Describe(n))
 		return 0
 	}
 	return d
@@ -145,7 +147,7 @@ func window(p *problems, n *yaml.Node, field string) (unit, uint32) {
 		}
 	}
 	if best.length == 0 || d/best.length > 1<<32-1 {
-		p.add(n, field, "found %s; allowed: a whole number of seconds (RLS reports a limit in whole units)", quoted(n))
+		p.add(n, field, "found %s; allowed: a whole number of seconds (RLS reports a limit in whole units)", yamlnode.Describe(n))
 		return unit{}, 1
 	}
 	return best, uint32(d / best.length)
@@ -160,7 +162,7 @@ func algorithmOf(p *problems, n *yaml.Node, field string) algorithm {
 		return ""
 	}
 	if why, ok := refusedAlgorithms[w]; ok {
-		p.add(n, field, "found %s: refused for RLS, because %s; allowed: %s", quoted(n), why, wordList(algorithmWords))
+		p.add(n, field, "found %s: refused for RLS, because %s; allowed: %s", yamlnode.Describe(n), why, wordList(algorithmWords))
 		return ""
 	}
 	for _, a := range algorithmWords {
@@ -168,7 +170,7 @@ func algorithmOf(p *problems, n *yaml.Node, field string) algorithm {
 			return a
 		}
 	}
-	p.add(n, field, "found %s; allowed: %s", quoted(n), wordList(algorithmWords))
+	p.add(n, field, "found %s; allowed: %s", yamlnode.Describe(n), wordList(algorithmWords))
 	return ""
 }
 
