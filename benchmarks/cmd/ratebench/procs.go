@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/seed-bff0c9e1/ratelimit/benchmarks/internal/procstat"
 	"github.com/seed-bff0c9e1/ratelimit/benchmarks/internal/redisproc"
 )
 
@@ -129,12 +130,12 @@ func procRound(e *env, addr string, s procServer, goroutines int, keys []string,
 	if err := e.rdb.ConfigResetStat(context.Background()).Err(); err != nil {
 		fatal(err)
 	}
-	before, err := cpuTime(pid)
+	before, err := procstat.CPU(pid)
 	if err != nil {
 		fatalf("%s: %v", s.name, err)
 	}
 	st := measure(call, goroutines, keys, d)
-	after, err := cpuTime(pid)
+	after, err := procstat.CPU(pid)
 	if err != nil {
 		fatalf("%s: %v", s.name, err)
 	}
@@ -185,38 +186,6 @@ func startServer(id, redisAddr string, goroutines int, ctxTimeouts bool) (int, s
 		stop()
 		return 0, "", nil, fmt.Errorf("the server process printed no address in %v", startTimeout)
 	}
-}
-
-// userHZ is the unit of /proc/PID/stat's times: USER_HZ, 100 a second on
-// every architecture Linux and Go share.
-const userHZ = 100
-
-// cpuTime is the user and system CPU time process pid has used, from
-// /proc/PID/stat (its utime and stime, fields 14 and 15).
-func cpuTime(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, fmt.Errorf("server CPU time (the process mode needs Linux's /proc): %w", err)
-	}
-	// Field 2, the command, is in parentheses and may hold spaces: the
-	// fields after it start at field 3.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the command", pid, len(f))
-	}
-	var ticks int64
-	for _, v := range f[11:13] {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * (time.Second / userHZ), nil
 }
 
 // serve serves the server of the gRPC or HTTP mode named id on listen,

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/benchmarks/internal/procstat"
 )
 
 // cost is what a decision cost, averaged over a phase: Redis's CPU (INFO
@@ -24,12 +26,12 @@ func measured(ctx context.Context, s *server, r *redisServer, phase func() load)
 	if err != nil {
 		return load{}, err
 	}
-	server0, err := cpuTime(s.cmd.Process.Pid)
+	server0, err := procstat.CPU(s.cmd.Process.Pid)
 	if err != nil {
 		return load{}, err
 	}
 	l := phase()
-	server1, err := cpuTime(s.cmd.Process.Pid)
+	server1, err := procstat.CPU(s.cmd.Process.Pid)
 	if err != nil {
 		return load{}, err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/benchmarks/internal/procstat"
 )
 
 // outageSettings are the outage's parameters.
@@ -37,7 +39,9 @@ type outage struct {
 // for after, then stops them and the server (SIGTERM).
 func runOutage(ctx context.Context, o outageSettings, s *server, r *redisServer, c *client, tr *traffic, seed uint64) (outage, error) {
 	stopCallers := startOutageCallers(ctx, o, c, tr, seed)
-	snap := func() snapshot { return snapshot{goroutines: goroutines(s.debugAddr), rss: rss(s.cmd.Process.Pid)} }
+	snap := func() snapshot {
+		return snapshot{goroutines: goroutines(s.debugAddr), rss: procstat.RSS(s.cmd.Process.Pid)}
+	}
 	var out outage
 	var killed, back time.Time
 	err := func() error {

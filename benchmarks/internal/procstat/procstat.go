@@ -1,11 +1,11 @@
-package main
+// Package procstat reads what Linux's /proc says of a process the
+// benchmarks started: the CPU time it has used and its resident memory.
+package procstat
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -16,12 +16,12 @@ import (
 // 100 on Linux whatever the kernel's HZ).
 const clockTick = 10 * time.Millisecond
 
-// cpuTime is the CPU time the process has used so far, user and system
-// (/proc/PID/stat utime+stime).
-func cpuTime(pid int) (time.Duration, error) {
+// CPU is the CPU time process pid has used so far, user and system
+// (/proc/PID/stat utime+stime, in 10 ms ticks).
+func CPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("process CPU time (Linux's /proc is needed): %w", err)
 	}
 	// The fields after the command's name, which may hold spaces and
 	// parentheses: state is field 3, utime 14 and stime 15.
@@ -31,7 +31,7 @@ func cpuTime(pid int) (time.Duration, error) {
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the command", pid, len(f))
 	}
 	var ticks int64
 	for _, v := range f[11:13] {
@@ -44,9 +44,9 @@ func cpuTime(pid int) (time.Duration, error) {
 	return time.Duration(ticks) * clockTick, nil
 }
 
-// rss is the process's resident set size in bytes (/proc/PID/status
+// RSS is process pid's resident set size in bytes (/proc/PID/status
 // VmRSS), -1 when it cannot be read.
-func rss(pid int) int64 {
+func RSS(pid int) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return -1
@@ -63,31 +63,4 @@ func rss(pid int) int64 {
 		}
 	}
 	return -1
-}
-
-// debugClient asks the servers' debug ports, briefly.
-var debugClient = &http.Client{Timeout: 2 * time.Second}
-
-// goroutines is the number of goroutines a server reports on its debug
-// port (/debug/pprof/goroutine?debug=1, "goroutine profile: total N"),
-// -1 when it does not answer.
-func goroutines(debugAddr string) int {
-	res, err := debugClient.Get("http://" + debugAddr + "/debug/pprof/goroutine?debug=1")
-	if err != nil {
-		return -1
-	}
-	defer res.Body.Close()
-	line, err := bufio.NewReader(io.LimitReader(res.Body, 4096)).ReadString('\n')
-	if err != nil && line == "" {
-		return -1
-	}
-	v, ok := strings.CutPrefix(strings.TrimSpace(line), "goroutine profile: total ")
-	if !ok {
-		return -1
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return -1
-	}
-	return n
 }
