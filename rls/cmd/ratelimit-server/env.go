@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +25,8 @@ type settings struct {
 	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY; "" without RUNTIME_ROOT
 	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
 	shadowMode     bool   // SHADOW_MODE
+	// grpcTLS is the gRPC port's TLS (GRPC_SERVER_USE_TLS, tls.go); nil serves plain text.
+	grpcTLS *tls.Config
 	// headers are LIMIT_RESPONSE_HEADERS_ENABLED and its header names.
 	headers                                   bool
 	limitHeader, remainingHeader, resetHeader string
@@ -39,8 +42,9 @@ func (s settings) options(m *rls.Metrics) rls.Options {
 }
 
 // readEnv reads the settings from getenv, with the reference's defaults.
-// A variable whose value this server cannot honour safely (TLS, a Redis
-// password, another backend) is an error rather than a warning.
+// A variable whose value this server cannot honour safely (another
+// backend or configuration source) is an error rather than a warning, as
+// is a TLS file that does not load.
 func readEnv(getenv func(string) string) (settings, error) {
 	or := func(name, def string) string {
 		if v := getenv(name); v != "" {
@@ -90,7 +94,13 @@ func readEnv(getenv func(string) string) (settings, error) {
 	default:
 		return s, fmt.Errorf("ratelimit: LOG_FORMAT %q: allowed: text, json", f)
 	}
+	if s.grpcTLS, err = grpcTLS(getenv); err != nil {
+		return s, err
+	}
 	s.unhonoured = unhonoured(getenv)
+	if s.grpcTLS == nil {
+		s.unhonoured = append(s.unhonoured, notes(getenv, grpcTLSVars, "GRPC_SERVER_USE_TLS is not true: the gRPC port serves plain text")...)
+	}
 	return s, nil
 }
 

@@ -4,7 +4,8 @@
 // DEBUG_HOST, DEBUG_PORT, REDIS_SOCKET_TYPE, REDIS_URL, REDIS_TYPE=single,
 // RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY,
 // RUNTIME_IGNOREDOTFILES, RUNTIME_WATCH_ROOT, SHADOW_MODE, LOG_LEVEL,
-// LOG_FORMAT; the others it accepts are warned about once at start) and
+// LOG_FORMAT, GRPC_SERVER_USE_TLS and its certificates (tls.go); the
+// others it accepts are warned about once at start) and
 // its configuration files in
 // $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/$RUNTIME_APPDIRECTORY, reloaded when
 // they change (an edit, an editor's rename, a ConfigMap's ..data swap, a
@@ -156,10 +157,14 @@ func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
 	}
 	if s.configDir == "" {
 		const req = `{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.1"}]}]}`
+		security := "-plaintext"
+		if s.grpcTLS != nil {
+			security = "-cacert ca.pem" // and -cert, -key with GRPC_CLIENT_TLS_CACERT
+		}
 		fmt.Fprintf(out, `ratelimit-server: try it (the 6th call within the hour is OVER_LIMIT):
-  grpcurl -plaintext -d '%s' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
+  grpcurl %s -d '%s' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
   curl -i -d '%s' http://%s/json
   curl http://%s/rlconfig
-`, req, addr, req, ls.http.Addr(), ls.debug.Addr())
+`, security, req, addr, req, ls.http.Addr(), ls.debug.Addr())
 	}
 }

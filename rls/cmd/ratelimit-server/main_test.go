@@ -16,6 +16,7 @@ import (
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
@@ -72,19 +73,27 @@ func start(t *testing.T, bin string, env ...string) (*exec.Cmd, ports, <-chan st
 
 func call(t *testing.T, addr, domain, key, value string) *rlsv3.RateLimitResponse {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	res, err := rlsv3.NewRateLimitServiceClient(conn).ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{
-		Domain:      domain,
-		Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: key, Value: value}}}},
-	})
+	res, err := ask(addr, insecure.NewCredentials(), domain, key, value)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// ask calls the server at addr over creds, for one descriptor of one
+// entry, waiting at most 10 s.
+func ask(addr string, creds credentials.TransportCredentials, domain, key, value string) (*rlsv3.RateLimitResponse, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return rlsv3.NewRateLimitServiceClient(conn).ShouldRateLimit(ctx, &rlsv3.RateLimitRequest{
+		Domain:      domain,
+		Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: key, Value: value}}}},
+	})
 }
 
 // stop sends SIGTERM and expects a clean exit.

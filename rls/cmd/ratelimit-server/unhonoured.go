@@ -35,7 +35,6 @@ var ignored = []struct {
 	{[]string{"MERGE_DOMAIN_CONFIG"}, "not yet: two files of one domain are an error"},
 	{[]string{"FORCE_START_WITHOUT_INITIAL_CONFIG", "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED"}, "the server starts only on a valid configuration"},
 	{[]string{"GRPC_MAX_CONNECTION_AGE", "GRPC_MAX_CONNECTION_AGE_GRACE"}, "connections are not aged"},
-	{[]string{"GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY", "GRPC_CLIENT_TLS_CACERT", "GRPC_CLIENT_TLS_SAN"}, "no gRPC TLS yet (GRPC_SERVER_USE_TLS=true is refused)"},
 	{[]string{"CONFIG_GRPC_XDS_NODE_ID", "CONFIG_GRPC_XDS_NODE_METADATA", "CONFIG_GRPC_XDS_SERVER_URL", "CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL", "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS", "CONFIG_GRPC_XDS_SERVER_USE_TLS", "CONFIG_GRPC_XDS_CLIENT_TLS_CERT", "CONFIG_GRPC_XDS_CLIENT_TLS_KEY", "CONFIG_GRPC_XDS_SERVER_TLS_CACERT", "CONFIG_GRPC_XDS_SERVER_TLS_SAN", "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", "XDS_CLIENT_BACKOFF_MAX_INTERVAL", "XDS_CLIENT_BACKOFF_RANDOM_FACTOR", "XDS_CLIENT_BACKOFF_JITTER", "XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES"},
 		"no xDS configuration yet (CONFIG_TYPE other than FILE is refused)"},
 	{[]string{"MEMCACHE_HOST_PORT", "MEMCACHE_MAX_IDLE_CONNS", "MEMCACHE_SRV", "MEMCACHE_SRV_REFRESH", "MEMCACHE_TLS", "MEMCACHE_TLS_CLIENT_CERT", "MEMCACHE_TLS_CLIENT_KEY", "MEMCACHE_TLS_CACERT", "MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION"},
@@ -48,10 +47,17 @@ var ignored = []struct {
 func unhonoured(getenv func(string) string) []string {
 	var set []string
 	for _, g := range ignored {
-		for _, name := range g.names {
-			if getenv(name) != "" {
-				set = append(set, name+": "+g.note)
-			}
+		set = append(set, notes(getenv, g.names, g.note)...)
+	}
+	return set
+}
+
+// notes names each variable of names that is set, with note.
+func notes(getenv func(string) string, names []string, note string) []string {
+	var set []string
+	for _, name := range names {
+		if getenv(name) != "" {
+			set = append(set, name+": "+note)
 		}
 	}
 	return set
@@ -70,8 +76,6 @@ func refuse(getenv func(string) string) error {
 		return fmt.Errorf("ratelimit: CONFIG_TYPE %q is not supported yet (only FILE)", getenv("CONFIG_TYPE"))
 	case !is("BACKEND_TYPE", "redis"):
 		return fmt.Errorf("ratelimit: BACKEND_TYPE %q is not supported (only redis)", getenv("BACKEND_TYPE"))
-	case !off("GRPC_SERVER_USE_TLS"):
-		return fmt.Errorf("ratelimit: GRPC_SERVER_USE_TLS=%s is not supported yet: the gRPC port would serve plain text", getenv("GRPC_SERVER_USE_TLS"))
 	case !off("REDIS_TLS"):
 		return fmt.Errorf("ratelimit: REDIS_TLS=%s is not supported yet", getenv("REDIS_TLS"))
 	case getenv("REDIS_AUTH") != "":
