@@ -27,6 +27,8 @@ type settings struct {
 	shadowMode     bool   // SHADOW_MODE
 	// grpcTLS is the gRPC port's TLS (GRPC_SERVER_USE_TLS, tls.go); nil serves plain text.
 	grpcTLS *tls.Config
+	// redis is how Redis is reached but for redisNetwork and redisURL (redis.go).
+	redis redisConn
 	// headers are LIMIT_RESPONSE_HEADERS_ENABLED and its header names.
 	headers                                   bool
 	limitHeader, remainingHeader, resetHeader string
@@ -62,13 +64,16 @@ func readEnv(getenv func(string) string) (settings, error) {
 	if err := refuse(getenv); err != nil {
 		return s, err
 	}
+	var err error
+	if s.redis, err = readRedis(getenv, s.redisURL); err != nil {
+		return s, err
+	}
 	if s.redisNetwork != "tcp" && s.redisNetwork != "unix" {
 		return s, fmt.Errorf("ratelimit: REDIS_SOCKET_TYPE %q: allowed: tcp, unix", s.redisNetwork)
 	}
 	if root := getenv("RUNTIME_ROOT"); root != "" {
 		s.configDir = filepath.Join(root, getenv("RUNTIME_SUBDIRECTORY"), or("RUNTIME_APPDIRECTORY", "config"))
 	}
-	var err error
 	if s.ignoreDotfiles, err = boolean(getenv, "RUNTIME_IGNOREDOTFILES"); err != nil {
 		return s, err
 	}
@@ -101,6 +106,7 @@ func readEnv(getenv func(string) string) (settings, error) {
 	if s.grpcTLS == nil {
 		s.unhonoured = append(s.unhonoured, notes(getenv, grpcTLSVars, "GRPC_SERVER_USE_TLS is not true: the gRPC port serves plain text")...)
 	}
+	s.unhonoured = append(s.unhonoured, s.redis.unused(getenv)...)
 	return s, nil
 }
 

@@ -1,8 +1,9 @@
 // Command ratelimit-server is an Envoy rate limit service (RLS v3) on
 // Redis, configured as the reference server (envoyproxy/ratelimit) is:
 // its environment variables (GRPC_HOST, GRPC_PORT, HOST, PORT,
-// DEBUG_HOST, DEBUG_PORT, REDIS_SOCKET_TYPE, REDIS_URL, REDIS_TYPE=single,
-// RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY,
+// DEBUG_HOST, DEBUG_PORT, REDIS_SOCKET_TYPE, REDIS_URL, REDIS_TYPE
+// (single, sentinel, cluster) and the other Redis connection variables
+// (redis.go), RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY,
 // RUNTIME_IGNOREDOTFILES, RUNTIME_WATCH_ROOT, SHADOW_MODE, LOG_LEVEL,
 // LOG_FORMAT, GRPC_SERVER_USE_TLS and its certificates (tls.go); the
 // others it accepts are warned about once at start) and
@@ -34,7 +35,6 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
@@ -81,9 +81,12 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 	if s.redisURL == "" {
 		network = "tcp"
 	}
-	rdb := redis.NewClient(&redis.Options{Network: network, Addr: addr})
+	rdb := s.redis.client(network, addr)
 	defer rdb.Close()
-	st, err := redisstore.New(rdb)
+	if err := s.redis.check(ctx, rdb, log); err != nil {
+		return err
+	}
+	st, err := redisstore.New(rdb, s.redis.storeOptions()...)
 	if err != nil {
 		return err
 	}
@@ -144,7 +147,7 @@ func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
 	fmt.Fprintf(out, "ratelimit-server: serving envoy.service.ratelimit.v3.RateLimitService on %s\n", addr)
 	fmt.Fprintf(out, "ratelimit-server: serving /healthcheck and /json on %s\n", ls.http.Addr())
 	fmt.Fprintf(out, "ratelimit-server: serving /rlconfig and /debug/pprof/ on %s\n", ls.debug.Addr())
-	store, where := "redis at "+s.redisURL, "config from "+s.configDir
+	store, where := "redis ("+s.redis.typ+") at "+s.redisURL, "config from "+s.configDir
 	if s.redisURL == "" {
 		store = "an in-process miniredis (set REDIS_URL=host:port for a real Redis)"
 	}
