@@ -29,6 +29,8 @@ type settings struct {
 	grpcTLS *tls.Config
 	// redis is how Redis is reached but for redisNetwork and redisURL (redis.go).
 	redis redisConn
+	// denyEntries is the deny cache's size, of LOCAL_CACHE_SIZE_IN_BYTES (denycache.go).
+	denyEntries int
 	// headers are LIMIT_RESPONSE_HEADERS_ENABLED and its header names.
 	headers                                   bool
 	limitHeader, remainingHeader, resetHeader string
@@ -100,6 +102,9 @@ func readEnv(getenv func(string) string) (settings, error) {
 		return s, fmt.Errorf("ratelimit: LOG_FORMAT %q: allowed: text, json", f)
 	}
 	if s.grpcTLS, err = grpcTLS(getenv); err != nil {
+		return s, err
+	}
+	if s.denyEntries, err = denyEntries(getenv); err != nil {
 		return s, err
 	}
 	s.unhonoured = unhonoured(getenv)

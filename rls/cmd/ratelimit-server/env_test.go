@@ -33,7 +33,7 @@ func runStopped(t *testing.T, getenv func(string) string) string {
 }
 
 func TestUnhonouredWarnedOnceInJSON(t *testing.T) {
-	names := []string{"USE_STATSD", "REDIS_PIPELINE_LIMIT", "REDIS_PIPELINE_WINDOW", "LOCAL_CACHE_SIZE_IN_BYTES", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"}
+	names := []string{"USE_STATSD", "REDIS_PIPELINE_LIMIT", "REDIS_PIPELINE_WINDOW", "QUOTA_MODE", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"}
 	vars := []string{"LOG_FORMAT=json", "LOG_LEVEL=info", "SHADOW_MODE=true", "RUNTIME_WATCH_ROOT=false"}
 	for _, n := range names {
 		vars = append(vars, n+"=1")

@@ -5,8 +5,9 @@
 // (single, sentinel, cluster) and the other Redis connection variables
 // (redis.go), RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY,
 // RUNTIME_IGNOREDOTFILES, RUNTIME_WATCH_ROOT, SHADOW_MODE, LOG_LEVEL,
-// LOG_FORMAT, GRPC_SERVER_USE_TLS and its certificates (tls.go); the
-// others it accepts are warned about once at start) and
+// LOG_FORMAT, GRPC_SERVER_USE_TLS and its certificates (tls.go),
+// LOCAL_CACHE_SIZE_IN_BYTES (denycache.go); the others it accepts are
+// warned about once at start) and
 // its configuration files in
 // $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/$RUNTIME_APPDIRECTORY, reloaded when
 // they change (an edit, an editor's rename, a ConfigMap's ..data swap, a
@@ -97,7 +98,7 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 	if err != nil {
 		return err
 	}
-	svc, err := newService(st, s.options(metrics), s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log)
+	svc, err := newService(st, s.options(metrics), s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log, s.limiterOptions()...)
 	if err != nil {
 		return err
 	}

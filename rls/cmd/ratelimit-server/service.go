@@ -31,6 +31,7 @@ type service struct {
 	dir  string                        // the runtime directory; "" watches nothing
 	load func() ([]*rls.Config, error) // reads the configuration
 	log  *slog.Logger
+	lopt []limiter.Option // each generation's limiter's
 	// metrics are the series the debug port's /metrics serves: the
 	// Server's (opts.Metrics) and the process's; nil serves none.
 	metrics prometheus.Gatherer
@@ -53,10 +54,10 @@ type generation struct {
 	retired bool
 }
 
-// newService loads the configuration and builds its first generation;
-// an error here stops the server from starting.
-func newService(st store.Store, opts rls.Options, dir string, load func() ([]*rls.Config, error), log *slog.Logger) (*service, error) {
-	s := &service{st: st, opts: opts, dir: dir, load: load, log: log}
+// newService loads the configuration and builds its first generation,
+// its limiter with lopt; an error here stops the server from starting.
+func newService(st store.Store, opts rls.Options, dir string, load func() ([]*rls.Config, error), log *slog.Logger, lopt ...limiter.Option) (*service, error) {
+	s := &service{st: st, opts: opts, dir: dir, load: load, log: log, lopt: lopt}
 	if dir != "" {
 		s.seen = statDir(dir)
 	}
@@ -74,7 +75,7 @@ func newService(st store.Store, opts rls.Options, dir string, load func() ([]*rl
 
 // build makes a generation of configs.
 func (s *service) build(configs []*rls.Config) (*generation, error) {
-	lim, err := limiter.New(s.st, rls.Limits(configs...))
+	lim, err := limiter.New(s.st, rls.Limits(configs...), s.lopt...)
 	if err != nil {
 		return nil, err
 	}

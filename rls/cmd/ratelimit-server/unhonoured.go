@@ -23,7 +23,6 @@ var ignored = []struct {
 		"the server starts without waiting for Redis (one ping at start stops it on refused credentials or a failed TLS handshake)"},
 	{[]string{"REDIS_PERSECOND", "REDIS_PERSECOND_SOCKET_TYPE", "REDIS_PERSECOND_TYPE", "REDIS_PERSECOND_URL", "REDIS_PERSECOND_POOL_SIZE", "REDIS_PERSECOND_AUTH", "REDIS_PERSECOND_TLS", "REDIS_PERSECOND_SENTINEL_AUTH", "REDIS_PERSECOND_PIPELINE_WINDOW", "REDIS_PERSECOND_PIPELINE_LIMIT", "REDIS_PERSECOND_CLUSTER_PIPELINE_PARALLELISM", "REDIS_PERSECOND_TIMEOUT", "REDIS_PERSECOND_POOL_ON_EMPTY_BEHAVIOR"},
 		"per-second limits are counted on REDIS_URL with the others"},
-	{[]string{"LOCAL_CACHE_SIZE_IN_BYTES"}, "no local cache of refusals yet"},
 	{[]string{"STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"}, "always true here: a refused request consumes nothing on any descriptor, in the same round trip"},
 	{[]string{"EXPIRATION_JITTER_MAX_SECONDS"}, "keys expire with their window"},
 	{[]string{"NEAR_LIMIT_RATIO"}, "near_limit counts past 80% of the limit (rls.NearLimitRatio)"},
