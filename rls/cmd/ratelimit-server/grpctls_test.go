@@ -3,6 +3,7 @@ package main_test
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"os"
 	"testing"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -43,6 +44,31 @@ func TestGRPCTLS(t *testing.T) {
 	}
 	if answered(t, addr, insecure.NewCredentials()) {
 		t.Fatal("a plain-text client was answered")
+	}
+}
+
+// TestGRPCTLSRotation: a certificate and key rotated in place (renamed
+// over the old files) are served from the next handshake on.
+func TestGRPCTLSRotation(t *testing.T) {
+	ca, next := newCA(t, "server-ca"), newCA(t, "next-ca")
+	cert, key := ca.issue(t, "server", x509.ExtKeyUsageServerAuth, "127.0.0.1")
+	cmd, p, rest := start(t, build(t), "REDIS_URL=", "RUNTIME_ROOT=",
+		"GRPC_SERVER_USE_TLS=true", "GRPC_SERVER_TLS_CERT="+cert, "GRPC_SERVER_TLS_KEY="+key)
+	defer stop(t, cmd, rest)
+	trusting := func(ca *testCA) credentials.TransportCredentials {
+		return credentials.NewTLS(&tls.Config{RootCAs: ca.pool()})
+	}
+	if !answered(t, p.grpc, trusting(ca)) || answered(t, p.grpc, trusting(next)) {
+		t.Fatal("before the rotation, the first certificate is not the one served")
+	}
+	newCert, newKey := next.issue(t, "server", x509.ExtKeyUsageServerAuth, "127.0.0.1")
+	for _, f := range [][2]string{{newKey, key}, {newCert, cert}} {
+		if err := os.Rename(f[0], f[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !answered(t, p.grpc, trusting(next)) || answered(t, p.grpc, trusting(ca)) {
+		t.Fatal("after the rotation, the new certificate is not the one served")
 	}
 }
 

@@ -14,7 +14,7 @@ var grpcTLSVars = []string{"GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY", "GRPC_
 
 // grpcTLS is the gRPC port's TLS configuration, or nil without
 // GRPC_SERVER_USE_TLS=true: the certificate GRPC_SERVER_TLS_CERT and its
-// key GRPC_SERVER_TLS_KEY; with GRPC_CLIENT_TLS_CACERT, clients must
+// key GRPC_SERVER_TLS_KEY, read again once they change; with GRPC_CLIENT_TLS_CACERT, clients must
 // present a certificate signed by a CA of that file (and by no other),
 // and with GRPC_CLIENT_TLS_SAN too, one that is valid for that name (a
 // DNS name, or an IP address), as the reference checks it.
@@ -35,7 +35,9 @@ func grpcTLS(getenv func(string) string) (*tls.Config, error) {
 	if cert == nil {
 		return nil, errors.New("ratelimit: GRPC_SERVER_USE_TLS=true needs GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY")
 	}
-	cfg := &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12}
+	files := &certFiles{certFile: getenv("GRPC_SERVER_TLS_CERT"), keyFile: getenv("GRPC_SERVER_TLS_KEY"), cert: cert}
+	files.seen = files.stamp()
+	cfg := &tls.Config{GetCertificate: files.get, MinVersion: tls.VersionTLS12}
 	if cfg.ClientCAs, err = caPool(getenv, "GRPC_CLIENT_TLS_CACERT"); err != nil {
 		return nil, err
 	}
