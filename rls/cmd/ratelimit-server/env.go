@@ -24,6 +24,7 @@ type settings struct {
 	redisURL       string // REDIS_URL: host:port or a socket's path; "" runs on miniredis
 	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY; "" without RUNTIME_ROOT
 	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
+	mergeDomains   bool   // MERGE_DOMAIN_CONFIG
 	shadowMode     bool   // SHADOW_MODE
 	// grpcTLS is the gRPC port's TLS (GRPC_SERVER_USE_TLS, tls.go); nil serves plain text.
 	grpcTLS *tls.Config
@@ -77,6 +78,9 @@ func readEnv(getenv func(string) string) (settings, error) {
 		s.configDir = filepath.Join(root, getenv("RUNTIME_SUBDIRECTORY"), or("RUNTIME_APPDIRECTORY", "config"))
 	}
 	if s.ignoreDotfiles, err = boolean(getenv, "RUNTIME_IGNOREDOTFILES"); err != nil {
+		return s, err
+	}
+	if s.mergeDomains, err = boolean(getenv, "MERGE_DOMAIN_CONFIG"); err != nil {
 		return s, err
 	}
 	// Polling follows every symlink of the path at each tick, so a swap

@@ -34,7 +34,7 @@ func runStopped(t *testing.T, getenv func(string) string) string {
 
 func TestUnhonouredWarnedOnceInJSON(t *testing.T) {
 	names := []string{"USE_STATSD", "REDIS_PIPELINE_LIMIT", "REDIS_PIPELINE_WINDOW", "QUOTA_MODE", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"}
-	vars := []string{"LOG_FORMAT=json", "LOG_LEVEL=info", "SHADOW_MODE=true", "RUNTIME_WATCH_ROOT=false"}
+	vars := []string{"LOG_FORMAT=json", "LOG_LEVEL=info", "SHADOW_MODE=true", "RUNTIME_WATCH_ROOT=false", "MERGE_DOMAIN_CONFIG=true"}
 	for _, n := range names {
 		vars = append(vars, n+"=1")
 	}
@@ -50,7 +50,7 @@ func TestUnhonouredWarnedOnceInJSON(t *testing.T) {
 			t.Errorf("%s warned about %d times, want once:\n%s", n, got, logs)
 		}
 	}
-	for _, n := range []string{"LOG_FORMAT", "LOG_LEVEL", "SHADOW_MODE", "RUNTIME_WATCH_ROOT"} {
+	for _, n := range []string{"LOG_FORMAT", "LOG_LEVEL", "SHADOW_MODE", "RUNTIME_WATCH_ROOT", "MERGE_DOMAIN_CONFIG"} {
 		if strings.Contains(logs, n) {
 			t.Errorf("%s is honoured, yet warned about:\n%s", n, logs)
 		}

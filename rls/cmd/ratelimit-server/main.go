@@ -132,7 +132,10 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 
 // loadConfigs reads the runtime directory, or the example without one.
 func loadConfigs(s settings) ([]*rls.Config, error) {
-	if s.configDir != "" {
+	switch {
+	case s.configDir != "" && s.mergeDomains:
+		return rls.LoadDirMerged(s.configDir, s.ignoreDotfiles)
+	case s.configDir != "":
 		return rls.LoadDir(s.configDir, s.ignoreDotfiles)
 	}
 	c, err := rls.Parse("example.yaml", example)
