@@ -14,10 +14,11 @@ var grpcTLSVars = []string{"GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY", "GRPC_
 
 // grpcTLS is the gRPC port's TLS configuration, or nil without
 // GRPC_SERVER_USE_TLS=true: the certificate GRPC_SERVER_TLS_CERT and its
-// key GRPC_SERVER_TLS_KEY, read again once they change; with GRPC_CLIENT_TLS_CACERT, clients must
-// present a certificate signed by a CA of that file (and by no other),
-// and with GRPC_CLIENT_TLS_SAN too, one that is valid for that name (a
-// DNS name, or an IP address), as the reference checks it.
+// key GRPC_SERVER_TLS_KEY, read again once they change (certfiles.go);
+// with GRPC_CLIENT_TLS_CACERT, clients must present a certificate signed
+// by a CA of that file (and by no other), and with GRPC_CLIENT_TLS_SAN
+// too, one that is valid for that name (a DNS name, or an IP address),
+// as the reference checks it.
 func grpcTLS(getenv func(string) string) (*tls.Config, error) {
 	on, err := boolean(getenv, "GRPC_SERVER_USE_TLS")
 	if err != nil || !on {
@@ -28,15 +29,14 @@ func grpcTLS(getenv func(string) string) (*tls.Config, error) {
 		// The reference checks the name only on a certificate it verified.
 		return nil, errors.New("ratelimit: GRPC_CLIENT_TLS_SAN needs GRPC_CLIENT_TLS_CACERT: a client's name is checked on a certificate signed by it")
 	}
-	cert, err := keyPair(getenv, "GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY")
-	if err != nil {
+	files := &certFiles{certFile: getenv("GRPC_SERVER_TLS_CERT"), keyFile: getenv("GRPC_SERVER_TLS_KEY")}
+	files.seen = files.stamp() // before reading: a change meanwhile is read at the first handshake
+	if files.cert, err = keyPair(getenv, "GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY"); err != nil {
 		return nil, err
 	}
-	if cert == nil {
+	if files.cert == nil {
 		return nil, errors.New("ratelimit: GRPC_SERVER_USE_TLS=true needs GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY")
 	}
-	files := &certFiles{certFile: getenv("GRPC_SERVER_TLS_CERT"), keyFile: getenv("GRPC_SERVER_TLS_KEY"), cert: cert}
-	files.seen = files.stamp()
 	cfg := &tls.Config{GetCertificate: files.get, MinVersion: tls.VersionTLS12}
 	if cfg.ClientCAs, err = caPool(getenv, "GRPC_CLIENT_TLS_CACERT"); err != nil {
 		return nil, err
