@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/redisstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // TestRedisEnvErrors: a Redis setting that cannot be honoured stops the
@@ -40,8 +43,7 @@ func TestRedisEnvErrors(t *testing.T) {
 
 // TestRedisClients: REDIS_TYPE chooses the client, REDIS_AUTH its
 // credentials as the reference reads them, REDIS_POOL_SIZE its pool,
-// REDIS_TIMEOUT the store's timeout, and a cluster the store's cluster
-// mode.
+// REDIS_TIMEOUT the store's timeout (100 ms unset).
 func TestRedisClients(t *testing.T) {
 	read := func(vars ...string) redisConn {
 		t.Helper()
@@ -57,17 +59,24 @@ func TestRedisClients(t *testing.T) {
 	if o := c.Options(); o.Username != "alice" || o.Password != "pw:with:colons" || o.PoolSize != 7 || o.TLSConfig != nil {
 		t.Errorf("single: user %q password %q pool %d TLS %v", o.Username, o.Password, o.PoolSize, o.TLSConfig != nil)
 	}
-	if n := len(single.storeOptions()); n != 0 {
-		t.Errorf("single without REDIS_TIMEOUT: %d store options, want the defaults", n)
-	}
 	cluster := read("REDIS_TYPE=CLUSTER", "REDIS_URL=127.0.0.1:1,127.0.0.1:2", "REDIS_AUTH=pw", "REDIS_TIMEOUT=250ms", "REDIS_TLS=true")
 	cc := cluster.client("tcp", "127.0.0.1:1,127.0.0.1:2").(*redis.ClusterClient)
 	defer cc.Close()
 	if o := cc.Options(); len(o.Addrs) != 2 || o.Username != "" || o.Password != "pw" || o.TLSConfig == nil {
 		t.Errorf("cluster: seeds %q user %q password %q TLS %v", o.Addrs, o.Username, o.Password, o.TLSConfig != nil)
 	}
-	if cluster.timeout != 250*time.Millisecond || len(cluster.storeOptions()) != 2 {
-		t.Errorf("cluster: timeout %v, %d store options, want WithTimeout and WithCluster", cluster.timeout, len(cluster.storeOptions()))
+	for _, c := range []struct {
+		conn redisConn
+		rdb  redis.UniversalClient
+		want time.Duration
+	}{{single, c, 100 * time.Millisecond}, {cluster, cc, 250 * time.Millisecond}} {
+		st, err := redisstore.New(c.rdb, c.conn.storeOptions()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.(store.Remote).Remote(); got != c.want {
+			t.Errorf("%s: the store's timeout is %v, want %v", c.conn.typ, got, c.want)
+		}
 	}
 	sentinel := read("REDIS_TYPE=sentinel", "REDIS_URL=rl,127.0.0.1:1", "REDIS_SENTINEL_AUTH=sam:spw", "REDIS_TLS_CACERT=/nowhere/ca.pem")
 	if sentinel.sentinelAuth != "sam:spw" || sentinel.tls != nil {
