@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,6 +29,12 @@ type settings struct {
 	// xds is set by CONFIG_TYPE=GRPC_XDS_SOTW: the configuration comes
 	// from an xDS server, not configDir.
 	xds *xdsSettings
+	// grpcTLS is the gRPC port's TLS (GRPC_SERVER_USE_TLS, tls.go); nil serves plain text.
+	grpcTLS *tls.Config
+	// redis is how Redis is reached but for redisNetwork and redisURL (redis.go).
+	redis redisConn
+	// denyEntries is the deny cache's size, of LOCAL_CACHE_SIZE_IN_BYTES (denycache.go).
+	denyEntries int
 	// headers are LIMIT_RESPONSE_HEADERS_ENABLED and its header names.
 	headers                                   bool
 	limitHeader, remainingHeader, resetHeader string
@@ -43,8 +50,9 @@ func (s settings) options(m *rls.Metrics) rls.Options {
 }
 
 // readEnv reads the settings from getenv, with the reference's defaults.
-// A variable whose value this server cannot honour safely (TLS, a Redis
-// password, another backend) is an error rather than a warning.
+// A variable whose value this server cannot honour safely (another
+// backend or configuration source) is an error rather than a warning, as
+// is a TLS file that does not load.
 func readEnv(getenv func(string) string) (settings, error) {
 	or := func(name, def string) string {
 		if v := getenv(name); v != "" {
@@ -62,13 +70,16 @@ func readEnv(getenv func(string) string) (settings, error) {
 	if err := refuse(getenv); err != nil {
 		return s, err
 	}
+	var err error
+	if s.redis, err = readRedis(getenv, s.redisURL); err != nil {
+		return s, err
+	}
 	if s.redisNetwork != "tcp" && s.redisNetwork != "unix" {
 		return s, fmt.Errorf("ratelimit: REDIS_SOCKET_TYPE %q: allowed: tcp, unix", s.redisNetwork)
 	}
 	if root := getenv("RUNTIME_ROOT"); root != "" {
 		s.configDir = filepath.Join(root, getenv("RUNTIME_SUBDIRECTORY"), or("RUNTIME_APPDIRECTORY", "config"))
 	}
-	var err error
 	if s.ignoreDotfiles, err = boolean(getenv, "RUNTIME_IGNOREDOTFILES"); err != nil {
 		return s, err
 	}
@@ -97,6 +108,12 @@ func readEnv(getenv func(string) string) (settings, error) {
 	default:
 		return s, fmt.Errorf("ratelimit: LOG_FORMAT %q: allowed: text, json", f)
 	}
+	if s.grpcTLS, err = grpcTLS(getenv); err != nil {
+		return s, err
+	}
+	if s.denyEntries, err = denyEntries(getenv); err != nil {
+		return s, err
+	}
 	s.unhonoured = unhonoured(getenv)
 	if strings.EqualFold(getenv("CONFIG_TYPE"), "GRPC_XDS_SOTW") {
 		x, err := readXDS(getenv)
@@ -105,6 +122,10 @@ func readEnv(getenv func(string) string) (settings, error) {
 		}
 		s.xds, s.unhonoured = &x, withoutXDSHonoured(s.unhonoured)
 	}
+	if s.grpcTLS == nil {
+		s.unhonoured = append(s.unhonoured, notes(getenv, grpcTLSVars, "GRPC_SERVER_USE_TLS is not true: the gRPC port serves plain text")...)
+	}
+	s.unhonoured = append(s.unhonoured, s.redis.unused(getenv)...)
 	return s, nil
 }
 

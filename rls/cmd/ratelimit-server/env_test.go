@@ -33,7 +33,7 @@ func runStopped(t *testing.T, getenv func(string) string) string {
 }
 
 func TestUnhonouredWarnedOnceInJSON(t *testing.T) {
-	names := []string{"USE_STATSD", "REDIS_POOL_SIZE", "REDIS_PIPELINE_WINDOW", "LOCAL_CACHE_SIZE_IN_BYTES", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"}
+	names := []string{"USE_STATSD", "REDIS_PIPELINE_LIMIT", "REDIS_PIPELINE_WINDOW", "QUOTA_MODE", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"}
 	vars := []string{"LOG_FORMAT=json", "LOG_LEVEL=info", "SHADOW_MODE=true", "RUNTIME_WATCH_ROOT=false", "MERGE_DOMAIN_CONFIG=true"}
 	for _, n := range names {
 		vars = append(vars, n+"=1")
@@ -67,8 +67,8 @@ func TestLogLevel(t *testing.T) {
 }
 
 func TestEnvRefusals(t *testing.T) {
-	for _, kv := range []string{"GRPC_SERVER_USE_TLS=true", "REDIS_TLS=1", "REDIS_AUTH=secret", "GRPC_UDS=/tmp/rls.sock",
-		"CONFIG_TYPE=GRPC_XDS_DELTA", "BACKEND_TYPE=memcache", "REDIS_TYPE=cluster", "REDIS_SOCKET_TYPE=udp",
+	for _, kv := range []string{"GRPC_SERVER_USE_TLS=true", "GRPC_UDS=/tmp/rls.sock",
+		"CONFIG_TYPE=GRPC_XDS_DELTA", "BACKEND_TYPE=memcache", "REDIS_TYPE=ring", "REDIS_SOCKET_TYPE=udp",
 		"LOG_LEVEL=loud", "LOG_FORMAT=xml", "SHADOW_MODE=maybe", "RUNTIME_WATCH_ROOT=maybe"} {
 		name, _, _ := strings.Cut(kv, "=")
 		_, err := readEnv(env(kv))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +13,7 @@ import (
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/reflection"
 )
 
@@ -19,6 +21,7 @@ import (
 // HTTP (HOST, PORT) and debug (DEBUG_HOST, DEBUG_PORT).
 type listeners struct {
 	grpc, http, debug net.Listener
+	tls               *tls.Config // the gRPC port's; nil serves plain text
 	gs                *grpc.Server
 	hs, ds            *http.Server
 	serving           atomic.Bool // /healthcheck answers 200 while set
@@ -26,7 +29,7 @@ type listeners struct {
 
 // listen opens the three ports, all or none.
 func listen(s settings) (*listeners, error) {
-	var l listeners
+	l := listeners{tls: s.grpcTLS}
 	var err error
 	for _, p := range []struct {
 		ln   *net.Listener
@@ -52,7 +55,11 @@ func (l *listeners) close() {
 // serve serves svc on the three ports until stop; the first failure to
 // serve is sent on the returned channel.
 func (l *listeners) serve(svc *service) <-chan error {
-	l.gs = grpc.NewServer()
+	var opts []grpc.ServerOption
+	if l.tls != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(l.tls)))
+	}
+	l.gs = grpc.NewServer(opts...)
 	rlsv3.RegisterRateLimitServiceServer(l.gs, svc)
 	reflection.Register(l.gs) // so that grpcurl needs no .proto files
 	l.hs = &http.Server{Handler: httpHandler(svc, &l.serving), ReadHeaderTimeout: 10 * time.Second}

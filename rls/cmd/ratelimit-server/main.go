@@ -1,10 +1,13 @@
 // Command ratelimit-server is an Envoy rate limit service (RLS v3) on
 // Redis, configured as the reference server (envoyproxy/ratelimit) is:
 // its environment variables (GRPC_HOST, GRPC_PORT, HOST, PORT,
-// DEBUG_HOST, DEBUG_PORT, REDIS_SOCKET_TYPE, REDIS_URL, REDIS_TYPE=single,
-// RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY,
+// DEBUG_HOST, DEBUG_PORT, REDIS_SOCKET_TYPE, REDIS_URL, REDIS_TYPE
+// (single, sentinel, cluster) and the other Redis connection variables
+// (redis.go), RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY,
 // RUNTIME_IGNOREDOTFILES, RUNTIME_WATCH_ROOT, SHADOW_MODE, LOG_LEVEL,
-// LOG_FORMAT; the others it accepts are warned about once at start) and
+// LOG_FORMAT, GRPC_SERVER_USE_TLS and its certificates (tls.go),
+// LOCAL_CACHE_SIZE_IN_BYTES (denycache.go); the others it accepts are
+// warned about once at start) and
 // its configuration files in
 // $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/$RUNTIME_APPDIRECTORY, reloaded when
 // they change (an edit, an editor's rename, a ConfigMap's ..data swap, a
@@ -37,7 +40,6 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
@@ -85,9 +87,12 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 	if s.redisURL == "" {
 		network = "tcp"
 	}
-	rdb := redis.NewClient(&redis.Options{Network: network, Addr: addr})
+	rdb := s.redis.client(network, addr)
 	defer rdb.Close()
-	st, err := redisstore.New(rdb)
+	if err := s.redis.check(ctx, rdb, log); err != nil {
+		return err
+	}
+	st, err := redisstore.New(rdb, s.redis.storeOptions()...)
 	if err != nil {
 		return err
 	}
@@ -155,10 +160,10 @@ func loadConfigs(s settings) ([]*rls.Config, error) {
 func configure(ctx context.Context, s settings, st store.Store, opts rls.Options, log *slog.Logger) (svc *service, stop func(), err error) {
 	if s.xds != nil {
 		return startXDS(ctx, *s.xds, func(configs []*rls.Config) (*service, error) {
-			return newService(st, opts, "", func() ([]*rls.Config, error) { return configs, nil }, log)
+			return newService(st, opts, "", func() ([]*rls.Config, error) { return configs, nil }, log, s.limiterOptions()...)
 		}, log)
 	}
-	svc, err = newService(st, opts, s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log)
+	svc, err = newService(st, opts, s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log, s.limiterOptions()...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,7 +178,7 @@ func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
 	fmt.Fprintf(out, "ratelimit-server: serving envoy.service.ratelimit.v3.RateLimitService on %s\n", addr)
 	fmt.Fprintf(out, "ratelimit-server: serving /healthcheck and /json on %s\n", ls.http.Addr())
 	fmt.Fprintf(out, "ratelimit-server: serving /rlconfig and /debug/pprof/ on %s\n", ls.debug.Addr())
-	store, where := "redis at "+s.redisURL, "config from "+s.configDir
+	store, where := "redis ("+s.redis.typ+") at "+s.redisURL, "config from "+s.configDir
 	if s.redisURL == "" {
 		store = "an in-process miniredis (set REDIS_URL=host:port for a real Redis)"
 	}
@@ -189,10 +194,14 @@ func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
 	}
 	if s.configDir == "" && s.xds == nil {
 		const req = `{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.1"}]}]}`
+		security := "-plaintext"
+		if s.grpcTLS != nil {
+			security = "-cacert ca.pem" // and -cert, -key with GRPC_CLIENT_TLS_CACERT
+		}
 		fmt.Fprintf(out, `ratelimit-server: try it (the 6th call within the hour is OVER_LIMIT):
-  grpcurl -plaintext -d '%s' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
+  grpcurl %s -d '%s' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
   curl -i -d '%s' http://%s/json
   curl http://%s/rlconfig
-`, req, addr, req, ls.http.Addr(), ls.debug.Addr())
+`, security, req, addr, req, ls.http.Addr(), ls.debug.Addr())
 	}
 }

@@ -16,6 +16,7 @@ import (
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
@@ -32,6 +33,9 @@ func build(t *testing.T) string {
 	return bin
 }
 
+// loopback puts a started server's ports on free loopback ports.
+var loopback = []string{"GRPC_HOST=127.0.0.1", "GRPC_PORT=0", "HOST=127.0.0.1", "PORT=0", "DEBUG_HOST=127.0.0.1", "DEBUG_PORT=0"}
+
 // ports are where a started server serves.
 type ports struct{ grpc, http, debug string }
 
@@ -41,8 +45,7 @@ type ports struct{ grpc, http, debug string }
 func start(t *testing.T, bin string, env ...string) (*exec.Cmd, ports, <-chan string) {
 	t.Helper()
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), append([]string{"GRPC_HOST=127.0.0.1", "GRPC_PORT=0",
-		"HOST=127.0.0.1", "PORT=0", "DEBUG_HOST=127.0.0.1", "DEBUG_PORT=0"}, env...)...)
+	cmd.Env = append(append(os.Environ(), loopback...), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -72,19 +75,58 @@ func start(t *testing.T, bin string, env ...string) (*exec.Cmd, ports, <-chan st
 
 func call(t *testing.T, addr, domain, key, value string) *rlsv3.RateLimitResponse {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	res, err := rlsv3.NewRateLimitServiceClient(conn).ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{
-		Domain:      domain,
-		Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: key, Value: value}}}},
-	})
+	res, err := ask(addr, insecure.NewCredentials(), domain, key, value)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// ask calls the server at addr over creds, for one descriptor of one
+// entry, waiting at most 10 s.
+func ask(addr string, creds credentials.TransportCredentials, domain, key, value string) (*rlsv3.RateLimitResponse, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return rlsv3.NewRateLimitServiceClient(conn).ShouldRateLimit(ctx, &rlsv3.RateLimitRequest{
+		Domain:      domain,
+		Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: key, Value: value}}}},
+	})
+}
+
+// decidesExample calls the server at addr, on the example configuration,
+// six times for one client: five are OK, the sixth OVER_LIMIT.
+func decidesExample(t *testing.T, addr string) {
+	t.Helper()
+	for i := range 6 {
+		res := call(t, addr, "example", "remote_address", "10.0.0.1")
+		want := rlsv3.RateLimitResponse_OK
+		if i == 5 {
+			want = rlsv3.RateLimitResponse_OVER_LIMIT
+		}
+		if res.OverallCode != want || res.Statuses[0].GetCurrentLimit().GetName() != "per-client" {
+			t.Fatalf("call %d: %v, want %v under per-client", i+1, res, want)
+		}
+	}
+}
+
+// startFails runs bin with env as start does and expects it to exit with
+// an error within 30 s; it returns its output.
+func startFails(t *testing.T, bin string, env ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Env = append(append(os.Environ(), loopback...), env...)
+	out, err := cmd.CombinedOutput()
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("%v: exit %v, want an error at start:\n%s", env, err, out)
+	}
+	return string(out)
 }
 
 // stop sends SIGTERM and expects a clean exit.
@@ -103,16 +145,7 @@ func stop(t *testing.T, cmd *exec.Cmd, rest <-chan string) string {
 func TestExampleOnMiniredis(t *testing.T) {
 	bin := build(t)
 	cmd, p, rest := start(t, bin, "REDIS_URL=", "RUNTIME_ROOT=")
-	for i := range 6 {
-		res := call(t, p.grpc, "example", "remote_address", "10.0.0.1")
-		want := rlsv3.RateLimitResponse_OK
-		if i == 5 {
-			want = rlsv3.RateLimitResponse_OVER_LIMIT
-		}
-		if res.OverallCode != want || res.Statuses[0].GetCurrentLimit().GetName() != "per-client" {
-			t.Fatalf("call %d: %v, want %v under per-client", i+1, res, want)
-		}
-	}
+	decidesExample(t, p.grpc)
 	out := stop(t, cmd, rest)
 	if !strings.Contains(out, "grpcurl") || !strings.Contains(out, "http://"+p.http+"/json") || !strings.Contains(out, "stopped") {
 		t.Errorf("output does not say how to call it, or that it stopped:\n%s", out)

@@ -32,6 +32,7 @@ type service struct {
 	dir  string                        // the runtime directory; "" watches nothing
 	load func() ([]*rls.Config, error) // reads the configuration
 	log  *slog.Logger
+	lopt []limiter.Option // each generation's limiter's
 	// metrics are the series the debug port's /metrics serves: the
 	// Server's (opts.Metrics) and the process's; nil serves none.
 	metrics prometheus.Gatherer
@@ -54,10 +55,10 @@ type generation struct {
 	retired bool
 }
 
-// newService loads the configuration and builds its first generation;
-// an error here stops the server from starting.
-func newService(st store.Store, opts rls.Options, dir string, load func() ([]*rls.Config, error), log *slog.Logger) (*service, error) {
-	s := &service{st: st, opts: opts, dir: dir, load: load, log: log}
+// newService loads the configuration and builds its first generation,
+// its limiter with lopt; an error here stops the server from starting.
+func newService(st store.Store, opts rls.Options, dir string, load func() ([]*rls.Config, error), log *slog.Logger, lopt ...limiter.Option) (*service, error) {
+	s := &service{st: st, opts: opts, dir: dir, load: load, log: log, lopt: lopt}
 	if dir != "" {
 		s.seen = statDir(dir)
 	}
@@ -86,7 +87,7 @@ func (s *service) build(configs []*rls.Config) (*generation, error) {
 	if len(rules) == 0 {
 		rules = []limiter.Rule{noLimits}
 	}
-	lim, err := limiter.New(s.st, rules)
+	lim, err := limiter.New(s.st, rules, s.lopt...)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func StartCluster(t testing.TB, masters int) []string {
 	nodes := make([]*redis.Client, masters)
 	for i := range masters {
 		port := freePort(t, 10000) // the bus port is port+10000
-		s := startOn(t, port, "--cluster-enabled", "yes", "--cluster-node-timeout", "2000", "--dir", dir,
+		s := startOn(t, port, "", "--cluster-enabled", "yes", "--cluster-node-timeout", "2000", "--dir", dir,
 			"--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(port)+".conf"))
 		addrs[i] = s.Addr
 		nodes[i] = redis.NewClient(&redis.Options{Addr: s.Addr})

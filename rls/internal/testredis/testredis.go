@@ -35,17 +35,21 @@ type Server struct {
 // command line, and returns it once it accepts connections.
 func StartServer(t testing.TB, args ...string) *Server {
 	t.Helper()
-	return startOn(t, freePort(t, 0), args...)
+	return startOn(t, freePort(t, 0), "", args...)
 }
 
-// startOn starts a redis-server on port.
-func startOn(t testing.TB, port int, args ...string) *Server {
+// startOn starts a redis-server on port, with the configuration file
+// conf unless it is "".
+func startOn(t testing.TB, port int, conf string, args ...string) *Server {
 	t.Helper()
 	p := strconv.Itoa(port)
 	s := &Server{
 		Addr: net.JoinHostPort("127.0.0.1", p),
 		path: lookPath(t),
 		args: append([]string{"--port", p, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "warning"}, args...),
+	}
+	if conf != "" {
+		s.args = append([]string{conf}, s.args...) // a file must come first
 	}
 	t.Cleanup(s.kill)
 	s.Restart(t)
