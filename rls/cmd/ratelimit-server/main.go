@@ -30,7 +30,6 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -56,7 +55,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := run(ctx, osEnv, os.Stdout, os.Stderr); err != nil {
-		log.Fatal(err)
+		// Not through log or slog: the default logger is the configured
+		// one by now, and LOG_LEVEL=warn would drop the reason.
+		fmt.Fprintln(os.Stderr, "ratelimit-server:", err)
+		stop()
+		os.Exit(1)
 	}
 }
 

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -259,4 +260,26 @@ func TestShadowMode(t *testing.T) {
 		}
 	}
 	stop(t, cmd, rest)
+}
+
+// A start that fails says why on stderr and exits 1, whatever LOG_LEVEL
+// keeps of the log.
+func TestStartFailureIsPrinted(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "config", "bad.yaml"), []byte("domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(build(t))
+	cmd.Env = append(append(os.Environ(), loopback...), "RUNTIME_ROOT="+root, "LOG_LEVEL=warn")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "bad.yaml:4") || !strings.Contains(string(out), "fortnight") {
+		t.Errorf("output does not say which file and line failed, and why:\n%s", out)
+	}
 }
