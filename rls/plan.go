@@ -29,7 +29,7 @@ const maxHits = math.MaxUint32
 
 // newPlan matches req's descriptors in c (nil: a domain with no limits),
 // a descriptor's limit override applied through ov.
-func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error) {
+func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error) {
 	n := len(req.GetDescriptors())
 	p := &plan{limits: make([]*limit, n), check: make([]int, n)}
 	var seen map[limiter.Check]int // by rule and identity alone
@@ -48,20 +48,25 @@ func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, erro
 		if c == nil {
 			continue
 		}
-		l := c.match(d)
+		l, id, planned, err := c.limitOf(d)
+		if err != nil {
+			return nil, fmt.Errorf("ratelimit: descriptor %d: %w", i, err)
+		}
 		if l == nil || l.unlimited {
 			p.limits[i] = l
 			continue
 		}
-		var planned algorithms.Algorithm
 		if o := d.GetLimit(); o != nil {
-			var err error
-			if l, planned, err = ov.apply(l, i, o); err != nil {
+			var over algorithms.Algorithm
+			if l, over, err = ov.apply(l, i, o); err != nil {
 				return nil, err
+			}
+			if over != nil { // nil: the override is l's own limit
+				planned = over
 			}
 		}
 		p.limits[i] = l
-		k := limiter.Check{Rule: l.rule, Identity: identity(d)}
+		k := limiter.Check{Rule: l.rule, Identity: id}
 		j, ok := seen[k]
 		switch {
 		case !ok:

@@ -1,0 +1,103 @@
+package rls
+
+import (
+	"fmt"
+	"time"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+)
+
+// FromFile returns a Server answering for the Envoy stacks of the
+// library's rules file l (the stacks with a domain: see docs/config.md
+// and docs/envoy.md), on l's limiter, which the file's HTTP and gRPC
+// stacks share: a rule in an Envoy and an HTTP stack keeps one count.
+// Each request is decided on the rules in force when it arrives, through
+// l's reloads (Limits.Reload, Limits.Watch); a domain no stack names is
+// not limited. Close l, not the Server, once serving stopped.
+func FromFile(l *config.Limits, opts Options) (*Server, error) {
+	if l == nil {
+		return nil, fmt.Errorf("%w: nil limits", ratelimit.ErrConfig)
+	}
+	return newServer(func() rules { return fileRules{l.Envoy()} }, opts)
+}
+
+// fileRules are the Envoy stacks of the file's version in force.
+type fileRules struct{ e *config.Envoy }
+
+func (f fileRules) limiter() *limiter.Limiter { return f.e.Limiter() }
+
+func (f fileRules) domain(name string) domain { return fileDomain{f.e, name} }
+
+// fileDomain is one domain of the file: the stack that names it, if any.
+type fileDomain struct {
+	e    *config.Envoy
+	name string
+}
+
+// limitOf is the limit of the rule whose key reads exactly d's entry
+// keys, in order, or nil, counted by the identity of d's values.
+func (f fileDomain) limitOf(d *ratelimitv3.RateLimitDescriptor) (*limit, string, algorithms.Algorithm, error) {
+	keys := make([]string, len(d.GetEntries()))
+	values := make([]string, len(keys))
+	for i, e := range d.GetEntries() {
+		keys[i], values[i] = e.GetKey(), e.GetValue()
+	}
+	c, r, err := f.e.Descriptor(f.name, keys, values)
+	if err != nil || c.Rule == "" {
+		return nil, "", nil, err
+	}
+	alg := r.Algorithm
+	if c.Plan != nil {
+		alg = c.Plan
+	}
+	return ruleLimit(r, alg), c.Identity, c.Plan, nil
+}
+
+// ruleLimit is the limit a descriptor matched to rule r reports, counted
+// by alg (r's algorithm, or the plan the descriptor's values chose): its
+// name is the rule's; its requests_per_unit alg's limit or rate, over
+// alg's window or period in the largest unit that divides it (UNKNOWN,
+// one, for a window that is not whole seconds); a bucket's capacity or
+// GCRA's burst as the burst; and duration_until_reset derived from alg
+// as for a rate_limit that names it (see untilReset).
+func ruleLimit(r limiter.Rule, alg algorithms.Algorithm) *limit {
+	l := &limit{name: r.Name, rule: r.Name, lease: r.Lease, shadow: r.Shadow}
+	var window time.Duration
+	switch a := alg.(type) {
+	case algorithms.FixedWindow: // not anchored: the file refuses those on Envoy stacks
+		l.alg, l.perUnit, window = fixedWindow, a.Limit, a.Window
+	case algorithms.SlidingWindow:
+		l.alg, l.perUnit, window = "sliding_window", a.Limit, a.Window
+	case algorithms.SlidingLog:
+		l.alg, l.perUnit, window = "sliding_log", a.Limit, a.Window
+	case algorithms.TokenBucket:
+		l.alg, l.perUnit, l.burst, window = "token_bucket", a.Rate, a.Capacity, a.Period
+	case algorithms.LeakyBucket:
+		l.alg, l.perUnit, l.burst, window = "leaky_bucket", a.Rate, a.Capacity, a.Period
+	case algorithms.GCRA:
+		l.alg, l.perUnit, l.burst, window = "gcra", a.Rate, a.Burst, a.Period
+	}
+	l.unit, l.multiplier = unitOf(window)
+	return l
+}
+
+// unitOf is window as a limit's unit, its length the whole window, and
+// the multiplier of the unit's name: the largest unit that divides it.
+func unitOf(window time.Duration) (unit, uint32) {
+	best := unit{proto: rlsv3.RateLimitResponse_RateLimit_UNKNOWN}
+	for _, u := range units {
+		if u.length > best.length && window%u.length == 0 && window/u.length <= 1<<32-1 {
+			best = u
+		}
+	}
+	if best.length == 0 {
+		return unit{length: window, proto: best.proto}, 1
+	}
+	return unit{length: window, proto: best.proto}, uint32(window / best.length)
+}
