@@ -22,6 +22,7 @@ type settings struct {
 	redisNetwork   string // REDIS_SOCKET_TYPE: tcp or unix
 	redisURL       string // REDIS_URL: host:port or a socket's path; "" runs on miniredis
 	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY; "" without RUNTIME_ROOT
+	rulesFile      string // RATELIMIT_RULES_FILE: a rules file of the library's format instead (rulesfile.go)
 	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
 	shadowMode     bool   // SHADOW_MODE
 	// headers are LIMIT_RESPONSE_HEADERS_ENABLED and its header names.
@@ -63,6 +64,9 @@ func readEnv(getenv func(string) string) (settings, error) {
 	}
 	if root := getenv("RUNTIME_ROOT"); root != "" {
 		s.configDir = filepath.Join(root, getenv("RUNTIME_SUBDIRECTORY"), or("RUNTIME_APPDIRECTORY", "config"))
+	}
+	if s.rulesFile = getenv(rulesFileVar); s.rulesFile != "" && s.configDir != "" {
+		return s, fmt.Errorf("ratelimit: %s and RUNTIME_ROOT are both set: allowed: one of them (a rules file in the library's format, or the reference's runtime directory)", rulesFileVar)
 	}
 	var err error
 	if s.ignoreDotfiles, err = boolean(getenv, "RUNTIME_IGNOREDOTFILES"); err != nil {

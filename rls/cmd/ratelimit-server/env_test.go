@@ -69,9 +69,9 @@ func TestLogLevel(t *testing.T) {
 func TestEnvRefusals(t *testing.T) {
 	for _, kv := range []string{"GRPC_SERVER_USE_TLS=true", "REDIS_TLS=1", "REDIS_AUTH=secret", "GRPC_UDS=/tmp/rls.sock",
 		"CONFIG_TYPE=GRPC_XDS_SOTW", "BACKEND_TYPE=memcache", "REDIS_TYPE=cluster", "REDIS_SOCKET_TYPE=udp",
-		"LOG_LEVEL=loud", "LOG_FORMAT=xml", "SHADOW_MODE=maybe", "RUNTIME_WATCH_ROOT=maybe"} {
+		"LOG_LEVEL=loud", "LOG_FORMAT=xml", "SHADOW_MODE=maybe", "RUNTIME_WATCH_ROOT=maybe", "RATELIMIT_RULES_FILE=rules.yaml"} {
 		name, _, _ := strings.Cut(kv, "=")
-		_, err := readEnv(env(kv))
+		_, err := readEnv(env(kv, "RUNTIME_ROOT=/srv/runtime")) // a rules file is refused beside a runtime directory
 		if err == nil || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("%s: %v, want an error naming %s (and no secret)", kv, err, name)
 		}

@@ -9,7 +9,9 @@
 // $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/$RUNTIME_APPDIRECTORY, reloaded when
 // they change (an edit, an editor's rename, a ConfigMap's ..data swap, a
 // swap of a symlinked RUNTIME_ROOT); a version that does not load is
-// logged and the configuration in force is kept.
+// logged and the configuration in force is kept. RATELIMIT_RULES_FILE
+// names instead a rules file of the library's own format, whose stacks
+// with a domain it serves, reloaded the same way.
 //
 // Without REDIS_URL it runs on an in-process miniredis, with an example
 // configuration unless RUNTIME_ROOT names one, and prints how to call it.
@@ -93,7 +95,12 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 	if err != nil {
 		return err
 	}
-	svc, err := newService(st, s.options(metrics), s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log)
+	var svc *service
+	if s.rulesFile != "" {
+		svc, err = newFileService(st, s.options(metrics), s.rulesFile, log)
+	} else {
+		svc, err = newService(st, s.options(metrics), s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log)
+	}
 	if err != nil {
 		return err
 	}
@@ -147,14 +154,17 @@ func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
 	if s.redisURL == "" {
 		store = "an in-process miniredis (set REDIS_URL=host:port for a real Redis)"
 	}
-	if s.configDir == "" {
-		where = "the example config (set RUNTIME_ROOT and RUNTIME_SUBDIRECTORY for yours)"
+	switch {
+	case s.rulesFile != "":
+		where = "the Envoy stacks of " + s.rulesFile
+	case s.configDir == "":
+		where = "the example config (set RUNTIME_ROOT and RUNTIME_SUBDIRECTORY, or RATELIMIT_RULES_FILE, for yours)"
 	}
 	fmt.Fprintf(out, "ratelimit-server: on %s, with %s\n", store, where)
 	for _, c := range configs {
 		fmt.Fprintf(out, "ratelimit-server: domain %q\n", c.Domain)
 	}
-	if s.configDir == "" {
+	if s.configDir == "" && s.rulesFile == "" {
 		const req = `{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.1"}]}]}`
 		fmt.Fprintf(out, `ratelimit-server: try it (the 6th call within the hour is OVER_LIMIT):
   grpcurl -plaintext -d '%s' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
