@@ -19,7 +19,8 @@ import (
 // stacks share: a rule in an Envoy and an HTTP stack keeps one count.
 // Each request is decided on the rules in force when it arrives, through
 // l's reloads (Limits.Reload, Limits.Watch); a domain no stack names is
-// not limited. Close l, not the Server, once serving stopped.
+// not limited. Close l once serving stopped: it gives back the units of
+// leased rules.
 func FromFile(l *config.Limits, opts Options) (*Server, error) {
 	if l == nil {
 		return nil, fmt.Errorf("%w: nil limits", ratelimit.ErrConfig)
