@@ -23,41 +23,38 @@ type Envoy struct {
 // them.
 type entries struct{ keys, values []string }
 
-// value is the value of the first entry whose key is key.
-func (e entries) value(key string) (string, bool) {
+// value is the value of the first entry whose key is key, or "".
+func (e entries) value(key string) string {
 	for i, k := range e.keys {
 		if k == key {
-			return e.values[i], true
+			return e.values[i]
 		}
 	}
-	return "", false
+	return ""
 }
 
 // newEnvoy is the Envoy stacks of g.
 func newEnvoy(g *generation) *Envoy {
 	e := &Envoy{gen: g, domains: map[string]map[string]guard.Rule[entries]{}}
-	k := envoyKeys{ip: g.file.clientIP}
+	k := envoyKeys{ip: g.file.clientIP, at: map[*keySpec]int{}}
+	sigs := map[string]string{} // by rule name
+	for _, r := range g.file.rules {
+		if r.key != nil && r.key.doors()&envoyDoor != 0 {
+			sigs[r.name] = signature(r.key.entryKeys())
+			k.number(r.key, 0)
+		}
+	}
 	for _, st := range g.file.stacks {
 		if st.door() != envoyDoor {
 			continue
 		}
 		byKeys := map[string]guard.Rule[entries]{}
 		for i, r := range rulesOf(g.file, st.rules, k) {
-			byKeys[signature(g.file.rule(st.rules[i]).key.entryKeys())] = r
+			byKeys[sigs[st.rules[i]]] = r
 		}
 		e.domains[st.domain] = byKeys
 	}
 	return e
-}
-
-// rule is f's rule named name (checked to exist).
-func (f *file) rule(name string) *rule {
-	for _, r := range f.rules {
-		if r.name == name {
-			return r
-		}
-	}
-	return nil
 }
 
 // Envoy is the Envoy stacks of the rules in force: ask for them per
@@ -103,35 +100,50 @@ func (e *Envoy) String() string {
 	return e.gen.file.String()
 }
 
-// envoyKeys builds identities of descriptors.
+// envoyKeys builds identities of descriptors, whose entries' keys are
+// those of the rule's key (Descriptor matched them): each part of a key
+// reads the entry at its place.
 type envoyKeys struct {
 	ip keyfunc.IPConfig // the file's client_ip: its prefix lengths
+	// at is the place of each descriptor and ip part of the rules' keys
+	// among the entries they read.
+	at map[*keySpec]int
+}
+
+// number records the places of spec's parts, from i on; it returns the
+// place after them.
+func (k envoyKeys) number(spec *keySpec, i int) int {
+	if spec.kind != "join" {
+		k.at[spec] = i
+		return i + 1
+	}
+	for _, part := range spec.parts {
+		i = k.number(part, i)
+	}
+	return i
 }
 
 func (k envoyKeys) key(spec *keySpec) func(entries) (string, error) {
+	i := k.at[spec]
 	if spec.kind == "ip" {
 		res, err := clientip.New(nil, k.ip.IPv4PrefixLen, k.ip.IPv6PrefixLen)
 		if err != nil { // unreachable: client_ip was checked
 			return func(entries) (string, error) { return "", err }
 		}
 		return func(d entries) (string, error) {
-			v, _ := d.value(remoteAddress)
-			if id, err := res.KeyOf(v); err == nil {
+			if id, err := res.KeyOf(d.values[i]); err == nil {
 				return id, nil
 			}
 			return "", &missing{"an address in descriptor entry " + remoteAddress}
 		}
 	}
-	name := spec.arg // descriptor: the parser allows no other kind on Envoy stacks
-	return func(d entries) (string, error) {
-		v, _ := d.value(name)
-		return keyfunc.Hash(v), nil
+	return func(d entries) (string, error) { // descriptor: the parser allows no other kind on Envoy stacks
+		return keyfunc.Hash(d.values[i]), nil
 	}
 }
 
+// attr is the value of the entry of the plans' descriptor key (one the
+// rule's key reads: the parser checked it).
 func (k envoyKeys) attr(spec *keySpec) func(entries) string {
-	return func(d entries) string {
-		v, _ := d.value(spec.arg)
-		return v
-	}
+	return func(d entries) string { return d.value(spec.arg) }
 }
