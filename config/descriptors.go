@@ -134,7 +134,7 @@ func (k envoyKeys) key(spec *keySpec) func(entries) (string, error) {
 			if id, err := res.KeyOf(d.values[i]); err == nil {
 				return id, nil
 			}
-			return "", &missing{"an address in descriptor entry " + remoteAddress}
+			return "", &missing{"address in descriptor entry " + remoteAddress}
 		}
 	}
 	return func(d entries) (string, error) { // descriptor: the parser allows no other kind on Envoy stacks

@@ -1,6 +1,7 @@
 package rls
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -50,8 +51,15 @@ func (f fileDomain) limitOf(d *ratelimitv3.RateLimitDescriptor) (*limit, string,
 		keys[i], values[i] = e.GetKey(), e.GetValue()
 	}
 	c, r, err := f.e.Descriptor(f.name, keys, values)
-	if err != nil || c.Rule == "" {
+	if err != nil {
+		var m interface{ Missing() string } // what the values lack, never a value
+		if errors.As(err, &m) {
+			return nil, "", nil, errors.New("no " + m.Missing())
+		}
 		return nil, "", nil, err
+	}
+	if c.Rule == "" {
+		return nil, "", nil, nil
 	}
 	alg := r.Algorithm
 	if c.Plan != nil {

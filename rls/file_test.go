@@ -183,7 +183,7 @@ func TestFileSharedRule(t *testing.T) {
 	same(t, "another address", summary(ask(t, c, desc("remote_address", "192.0.2.8"))), []any{ok, ok, uint32(2)})
 	// A remote_address that is not an address has no identity.
 	_, err := c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{desc("remote_address", "not-an-address")}})
-	if status.Code(err) != codes.InvalidArgument || strings.Contains(err.Error(), "not-an-address") {
+	if status.Code(err) != codes.InvalidArgument || status.Convert(err).Message() != "ratelimit: descriptor 0: no address in descriptor entry remote_address" {
 		t.Errorf("a remote_address that is not an address: %v; want INVALID_ARGUMENT naming no value", err)
 	}
 }

@@ -82,12 +82,12 @@ func NewServer(lim *limiter.Limiter, configs []*Config, opts Options) (*Server, 
 	if lim == nil {
 		return nil, fmt.Errorf("%w: nil limiter", ratelimit.ErrConfig)
 	}
-	byDomain := &configRules{lim: lim, byDomain: make(map[string]*Config, len(configs))}
+	given := &configRules{lim: lim, byDomain: make(map[string]*Config, len(configs))}
 	for _, c := range configs {
-		if byDomain.byDomain[c.Domain] != nil {
+		if given.byDomain[c.Domain] != nil {
 			return nil, fmt.Errorf("%w: domain %q is configured twice", ratelimit.ErrConfig, c.Domain)
 		}
-		byDomain.byDomain[c.Domain] = c
+		given.byDomain[c.Domain] = c
 	}
 	have := map[string]limiter.Rule{}
 	for _, r := range lim.Rules() {
@@ -101,7 +101,7 @@ func NewServer(lim *limiter.Limiter, configs []*Config, opts Options) (*Server, 
 			return nil, fmt.Errorf("%w: rule %q: the limiter's rule of that name differs (limiter: %v; config: %v)", ratelimit.ErrConfig, want.Name, got.Algorithm, want.Algorithm)
 		}
 	}
-	return newServer(func() rules { return byDomain }, opts)
+	return newServer(func() rules { return given }, opts)
 }
 
 // newServer is a Server deciding on the rules inForce gives.
