@@ -40,11 +40,16 @@ lint: vet
 	cd rls && $(STATICCHECK) ./...
 
 # bench: the Go benchmarks (middleware path, memstore against x/time/rate and
-# httprate), then a short run of the load tool against its own redis-server
-# (benchmarks/ is a separate module, so the peers never become dependencies).
+# httprate), then a short run of the load tool against its own redis-server,
+# its process mode too (each gRPC and HTTP server in a process of its own,
+# with its CPU per call) (benchmarks/ is a separate module, so the peers
+# never become dependencies), then a short run of the Envoy rate limit
+# server against the reference server (rlsbench builds both; its full run
+# is in docs/envoy.md, Benchmark).
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
-	cd benchmarks && $(GO) run ./cmd/ratebench -d 300ms -rounds 1 -memkeys 20000 -ctxtimeouts
+	cd benchmarks && $(GO) run ./cmd/ratebench -d 300ms -rounds 1 -memkeys 20000 -ctxtimeouts -procs
+	cd benchmarks && $(GO) run ./cmd/rlsbench -d 2s -before 1s -down 2s -after 3s -termwait 5s
 
 # leasesim: eight app instances sharing a leased global limit, then the
 # same unleased, against a redis-server and a 3-master Cluster of its own

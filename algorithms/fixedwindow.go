@@ -27,9 +27,16 @@ type FixedWindow struct {
 	Anchored bool
 }
 
-// Validate reports a non-positive Limit, a Window under 1 ms, or a
-// Limit*Window too large for exact arithmetic.
-func (a FixedWindow) Validate() error { return validateWindowed("FixedWindow", a.Limit, a.Window) }
+// Validate reports a non-positive Limit or one too large for exact
+// arithmetic, or a Window under 1 ms or over ten years. A fixed window
+// counts units and multiplies nothing by its Limit, so any Limit goes with
+// any Window: 200,000 a day, 10,000 a month.
+func (a FixedWindow) Validate() error {
+	if err := validateQuantity("FixedWindow", "Limit", a.Limit); err != nil {
+		return err
+	}
+	return validateDuration("FixedWindow", "Window", a.Window, "Limit", 1)
+}
 
 // String returns e.g. "FixedWindow(10 per 1s)" or "FixedWindow(10 per 1s,
 // anchored)".

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// validateWindowed checks the Limit and Window shared by FixedWindow,
-// SlidingLog and SlidingWindow.
+// validateWindowed checks the Limit and Window of a SlidingWindow, whose
+// Limit*Window (in µs) must stay exact.
 func validateWindowed(algo string, limit int, window time.Duration) error {
 	if err := validateQuantity(algo, "Limit", limit); err != nil {
 		return err

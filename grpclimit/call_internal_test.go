@@ -53,10 +53,10 @@ func TestRateLimitMetadata(t *testing.T) {
 	d := limiter.Decision{Allowed: true, Results: []limiter.RuleResult{{Rule: "r",
 		Policy: algorithms.Policy{Quota: 2, Window: time.Second}, Result: algorithms.Result{Allowed: true, Remaining: 1}}}}
 	want := metadata.MD{"ratelimit": {`"r";r=1`}, "ratelimit-policy": {`"r";q=2;w=1`}}
-	if got := rateLimitMetadata(d); !maps.EqualFunc(got, want, slices.Equal[[]string]) {
+	if got := (&Server{metadata: true}).rateLimitMetadata(d); !maps.EqualFunc(got, want, slices.Equal[[]string]) {
 		t.Errorf("metadata = %v, want %v", got, want)
 	}
-	if got := rateLimitMetadata(limiter.Decision{Allowed: true}); got != nil {
+	if got := (&Server{metadata: true}).rateLimitMetadata(limiter.Decision{Allowed: true}); got != nil {
 		t.Errorf("metadata of no rule = %v, want nil", got)
 	}
 }

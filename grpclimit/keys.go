@@ -36,7 +36,7 @@ func ClientIP(cfg keyfunc.IPConfig) (KeyFunc, error) { return keyfunc.ClientIPOf
 func Metadata(key string) KeyFunc {
 	key = strings.ToLower(key)
 	return func(c *Call) (string, error) {
-		v := c.md[key]
+		v := c.Metadata(key)
 		if len(v) == 0 || v[0] == "" {
 			return "", &missing{"metadata " + key}
 		}

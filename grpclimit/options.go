@@ -17,6 +17,7 @@ type settings struct {
 	guard       guard.Config[*Call]
 	exempt      []string                        // added to the defaults
 	noDefaults  bool                            // the defaults are limited
+	noMetadata  bool                            // WithoutMetadata
 	methods     map[string]methods              // by rule name
 	messageCost map[string]func(*Call, any) int // by rule name
 	named       map[string]string               // the rules options name: the option, for errors
@@ -57,6 +58,14 @@ func WithFailClosed() Option {
 // Event.Shadow).
 func WithShadowMode() Option {
 	return func(c *settings) error { c.guard.ShadowMode = true; return nil }
+}
+
+// WithoutMetadata sends no ratelimit and ratelimit-policy metadata: a
+// call pays for no header fields, and a refusal still carries its
+// RetryInfo and QuotaFailure. Clients then pace by refusals alone (see
+// Client): use it where no client reads the metadata.
+func WithoutMetadata() Option {
+	return func(c *settings) error { c.noMetadata = true; return nil }
 }
 
 // WithHook calls fn after every decision and every failure, as

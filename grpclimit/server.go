@@ -28,6 +28,7 @@ type Server struct {
 	open     func(method string) *guard.Guard[*Call]
 	messages *guard.Guard[*Call] // the rules given WithMessageCost; nil without
 	exempt   methods
+	metadata bool             // send the ratelimit metadata (not WithoutMetadata)
 	lim      *limiter.Limiter // Close closes it when New built it
 }
 
@@ -117,7 +118,7 @@ func newServer(opts []Option) (*Server, *settings, error) {
 		}
 	}
 	cfg.guard.Route = (*Call).Method
-	s := &Server{}
+	s := &Server{metadata: !cfg.noMetadata}
 	var err error
 	if s.exempt, err = compile(cfg.exemptMethods()); err != nil {
 		return nil, nil, fmt.Errorf("%w: exempt methods: %w", ratelimit.ErrConfig, err)
@@ -146,7 +147,7 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 		}
 		c := newCall(ctx, info.FullMethod)
 		res := g.Decide(ctx, c)
-		if md := rateLimitMetadata(res.Decision); md != nil {
+		if md := s.rateLimitMetadata(res.Decision); md != nil {
 			_ = grpc.SetHeader(ctx, md)
 		}
 		if err := refused(ctx, &res); err != nil {
@@ -178,12 +179,12 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 		ctx := ss.Context()
 		c := newCall(ctx, info.FullMethod)
 		res := g.Decide(ctx, c)
-		md := rateLimitMetadata(res.Decision)
+		md := s.rateLimitMetadata(res.Decision)
 		if err := refused(ctx, &res); err != nil {
 			ss.SetTrailer(md)
 			return err
 		}
-		_ = ss.SendHeader(md)
+		_ = ss.SendHeader(md) // also without metadata: a paced client waits for the header
 		stream := ss
 		if s.messages != nil && info.IsClientStream {
 			stream = &meteredStream{ServerStream: ss, s: s, method: info.FullMethod}
@@ -237,9 +238,10 @@ func (m *meteredStream) RecvMsg(msg any) error {
 var ietf = headers.Names{Policy: "ratelimit-policy", RateLimit: "ratelimit"}
 
 // rateLimitMetadata is the ratelimit and ratelimit-policy metadata of d,
-// nil when d decided nothing (an exempt call, a policy failing open).
-func rateLimitMetadata(d limiter.Decision) metadata.MD {
-	if len(d.Results) == 0 {
+// nil when d decided nothing (an exempt call, a policy failing open) or
+// WithoutMetadata.
+func (s *Server) rateLimitMetadata(d limiter.Decision) metadata.MD {
+	if !s.metadata || len(d.Results) == 0 {
 		return nil
 	}
 	md := make(metadata.MD, 2)

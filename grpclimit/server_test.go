@@ -435,3 +435,42 @@ func TestShadowRule(t *testing.T) {
 		t.Errorf("alice's refusal: the shadow rule's outcome %q, want would_deny", e.RuleOutcome(1))
 	}
 }
+
+// WithoutMetadata sends no ratelimit metadata, on an admitted call or a
+// refused one, unary or streaming; a refusal still carries its RetryInfo
+// and QuotaFailure.
+func TestWithoutMetadata(t *testing.T) {
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 2, Window: time.Hour}},
+		Identity: grpclimit.Metadata("x-api-key")}}
+	cc, _ := serve(t, newServer(t, onMemstore(), rules, grpclimit.WithoutMetadata()), pipe)
+	for i := range 3 {
+		md, err := call(cc, "alice")
+		if i < 2 && err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+		if got := append(md.Get("ratelimit"), md.Get("ratelimit-policy")...); len(got) > 0 {
+			t.Errorf("call %d sent ratelimit metadata %q", i+1, got)
+		}
+		if i == 2 {
+			if status.Code(err) != codes.ResourceExhausted {
+				t.Fatalf("call 3: %v, want ResourceExhausted", err)
+			}
+			if ri, qf := details(err); ri == nil || qf == nil {
+				t.Errorf("refusal without metadata: RetryInfo %v, QuotaFailure %v, want both", ri, qf)
+			}
+		}
+	}
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "x-api-key", "bob")
+	s, err := testpb.NewTestServiceClient(cc).FullDuplexCall(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := s.Header()
+	if err != nil {
+		t.Fatalf("stream header: %v", err)
+	}
+	if got := append(md.Get("ratelimit"), md.Get("ratelimit-policy")...); len(got) > 0 {
+		t.Errorf("stream sent ratelimit metadata %q", got)
+	}
+	_ = s.CloseSend()
+}

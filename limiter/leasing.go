@@ -117,6 +117,6 @@ func (l *Limiter) refundLeases(out []lease.Refund[store.Check]) error {
 // are not retried. Close is safe to call more than once.
 func (l *Limiter) Close() error {
 	err := l.refundLeases(l.leases.Close())
-	l.releases.close()
+	l.releases.Close()
 	return err
 }

@@ -15,7 +15,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/breaker"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/denycache"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/retry"
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
@@ -71,15 +73,15 @@ type Check struct {
 // concurrent use.
 type Limiter struct {
 	store   store.Store
-	breaker *breaker.Breaker          // nil for in-process stores
-	denied  *denyCache                // nil when off
-	leases  *lease.Pools[store.Check] // nil without leased rules
+	breaker *breaker.Breaker               // nil for in-process stores
+	denied  *denycache.Cache[[]RuleResult] // nil when off
+	leases  *lease.Pools[store.Check]      // nil without leased rules
 	rules   map[string]*rule
 	given   []Rule   // as New was given them
 	algos   sync.Map // algorithms.Algorithm -> *algo, for plans
 	cfg     config
 	// releases sends failed slot releases again (see Settle).
-	releases releases
+	releases retry.Queue
 }
 
 type rule struct {
@@ -135,13 +137,13 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		return nil, fmt.Errorf("%w: no rules", ratelimit.ErrConfig)
 	}
 	l := &Limiter{store: s, cfg: defaults(), rules: make(map[string]*rule, len(rules)), given: slices.Clone(rules)}
-	l.releases.l = l
+	l.releases.Log, l.releases.Describe = "rate limit slot releases failed", backendError
 	if err := options.Apply(&l.cfg, opts); err != nil {
 		return nil, err
 	}
 	remote, isRemote := s.(store.Remote)
 	if (isRemote || l.cfg.denySet) && l.cfg.denyCache > 0 {
-		l.denied = newDenyCache(l.cfg.denyCache, l.cfg.denyAge)
+		l.denied = denycache.New[[]RuleResult](l.cfg.denyCache, l.cfg.denyAge)
 	}
 	if isRemote || l.cfg.fallback != nil {
 		l.breaker = &breaker.Breaker{Store: s, Fallback: l.cfg.fallback, Retry: l.cfg.retry}
@@ -231,9 +233,9 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []stor
 	}
 	// A stack that Redis denied is denied again locally until its wait is
 	// over (see WithDenyCache).
-	var t ticket
+	var t denycache.Ticket
 	if l.denied != nil {
-		if t = l.denied.lookup(sc, rules, now, &d); d.Cached {
+		if t = l.cachedDenial(sc, rules, now, &d); d.Cached {
 			return d, nil
 		}
 	}
@@ -247,8 +249,8 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []stor
 	for i, r := range rules {
 		r.name(&d.Results[i], &sc[i])
 	}
-	if t.ok && !d.Allowed && !d.Fallback {
-		l.denied.put(t, d)
+	if t.OK && !d.Allowed && !d.Fallback {
+		l.cacheDenial(t, d)
 	}
 	return d, err
 }

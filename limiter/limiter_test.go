@@ -295,3 +295,46 @@ func TestInvalidConfiguration(t *testing.T) {
 		}
 	}
 }
+
+// A fixed window multiplies nothing by its limit: 10,000 a month and
+// 3,000,000 an hour decide exactly, on every backend, at a large
+// timestamp.
+func TestLongFixedWindows(t *testing.T) {
+	for _, b := range redistest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			rules := []limiter.Rule{
+				{Name: "monthly", Algorithm: algorithms.FixedWindow{Limit: 10_000, Window: 30 * 24 * time.Hour}},
+				{Name: "hourly", Algorithm: algorithms.FixedWindow{Limit: 3_000_000, Window: time.Hour}},
+			}
+			lim, err := ruletest.Build(b.Client, rules, fixedClock(bases[len(bases)-1]), limiter.WithPrefix("long"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				rule    string
+				cost    int
+				allowed bool
+				left    int
+			}{
+				{"monthly", 9_999, true, 1},
+				{"monthly", 1, true, 0},
+				{"monthly", 1, false, 0},
+				{"hourly", 2_999_999, true, 1},
+				{"hourly", 2, false, 1},
+				{"hourly", 1, true, 0},
+			} {
+				d, err := lim.Decide(ctx, limiter.Check{Rule: tc.rule, Identity: "u", Cost: tc.cost})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := d.Results[0]
+				if r.Allowed != tc.allowed || r.Remaining != tc.left {
+					t.Errorf("%s cost %d: allowed %v, %d left; want %v, %d left", tc.rule, tc.cost, r.Allowed, r.Remaining, tc.allowed, tc.left)
+				}
+				if !r.Allowed && (r.RetryAfter <= 0 || r.RetryAfter > rules[0].Algorithm.(algorithms.FixedWindow).Window) {
+					t.Errorf("%s refusal: retry after %v, want within the window", tc.rule, r.RetryAfter)
+				}
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/denycache"
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
@@ -20,11 +21,11 @@ import (
 var ErrNotFound = errors.New("ratelimit: no state for this rule and identity")
 
 // changed ends an operator's call that made the store forget or change a
-// client's state: it tells the deny caches (see operatorChanged), whether
+// client's state: it tells the deny caches (see denycache.Changed), whether
 // or not the store succeeded (a failure may have taken effect), and wraps
 // a store failure.
 func changed(err error) error {
-	operatorChanged()
+	denycache.Changed()
 	if err != nil {
 		return backendError(err)
 	}

@@ -123,7 +123,7 @@ func (l *Limiter) refund(ctx context.Context, d Decision, refunds []store.Refund
 
 // release is refund for Settle: the slot releases among refunds that
 // failed before they reached the store are sent again in the background
-// (see releases).
+// (see retryReleases).
 func (l *Limiter) release(ctx context.Context, d Decision, refunds []store.Refund) error {
 	s := l.storeOf(d)
 	err := l.sendRefunds(ctx, s, d.At, refunds)
@@ -138,7 +138,7 @@ func (l *Limiter) release(ctx context.Context, d Decision, refunds []store.Refun
 		}
 	}
 	if len(again) > 0 {
-		l.releases.retry(s, d.At, again, ttls, err)
+		l.retryReleases(s, d.At, again, ttls, err)
 	}
 	return refundError(err)
 }

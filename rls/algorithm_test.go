@@ -57,8 +57,8 @@ func TestParseAlgorithmKeys(t *testing.T) {
 			t.Errorf("rule %q = %+v, want %+v", want.Name, got[want.Name], want)
 		}
 	}
-	if len(got) != 7 {
-		t.Errorf("%d rules, want 7: %v", len(got), got)
+	if len(got) != 8 {
+		t.Errorf("%d rules, want 7 and the domain's override rule: %v", len(got), got)
 	}
 }
 

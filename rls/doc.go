@@ -4,7 +4,10 @@
 // the HTTP middleware and the gRPC interceptors.
 //
 // Its configuration is the reference server's (envoyproxy/ratelimit)
-// format, parsed by Parse with every problem at its file:line:column.
+// format, parsed by Parse with every problem at its file:line:column
+// (package config/envoy of the library, which Parse, LoadDir,
+// LoadDirMerged, Limits and Dump call, and whose Config is this
+// package's).
 // Each configured limit becomes a limiter rule (a fixed window aligned to
 // its unit, as the reference counts, unless its rate_limit names another
 // algorithm, window or lease: see docs/envoy.md), and Limits gives them

@@ -6,11 +6,11 @@ import (
 	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
-	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -43,8 +43,10 @@ type fileDomain struct {
 }
 
 // limitOf is the limit of the rule whose key reads exactly d's entry
-// keys, in order, or nil, counted by the identity of d's values.
-func (f fileDomain) limitOf(d *ratelimitv3.RateLimitDescriptor) (*limit, string, algorithms.Algorithm, error) {
+// keys, in order, or nil, counted by the identity of d's values. The file
+// has no override limit: a limit override on a descriptor no rule
+// matches leaves it unlimited.
+func (f fileDomain) limitOf(d *ratelimitv3.RateLimitDescriptor) (*envoy.Limit, string, algorithms.Algorithm, error) {
 	keys := make([]string, len(d.GetEntries()))
 	values := make([]string, len(keys))
 	for i, e := range d.GetEntries() {
@@ -71,42 +73,53 @@ func (f fileDomain) limitOf(d *ratelimitv3.RateLimitDescriptor) (*limit, string,
 // ruleLimit is the limit a descriptor matched to rule r reports, counted
 // by alg (r's algorithm, or the plan the descriptor's values chose): its
 // name is the rule's; its requests_per_unit alg's limit or rate, over
-// alg's window or period in the largest unit that divides it (UNKNOWN,
-// one, for a window that is not whole seconds); a bucket's capacity or
-// GCRA's burst as the burst; and duration_until_reset derived from alg
-// as for a rate_limit that names it (see untilReset).
-func ruleLimit(r limiter.Rule, alg algorithms.Algorithm) *limit {
-	l := &limit{name: r.Name, rule: r.Name, lease: r.Lease, shadow: r.Shadow}
-	var window time.Duration
+// alg's window or period in the largest unit that divides it (no unit,
+// UNKNOWN in a response, for a window that is not whole seconds); and
+// duration_until_reset derived from alg as for a rate_limit that names
+// it (see untilReset). It replaces no limit.
+func ruleLimit(r limiter.Rule, alg algorithms.Algorithm) *envoy.Limit {
+	l := &envoy.Limit{Name: r.Name, Rule: r.Name, Algorithm: alg, Lease: r.Lease, Shadow: r.Shadow}
 	switch a := alg.(type) {
 	case algorithms.FixedWindow: // not anchored: the file refuses those on Envoy stacks
-		l.alg, l.perUnit, window = fixedWindow, a.Limit, a.Window
+		l.AlgorithmName, l.PerUnit, l.Window = "fixed_window", a.Limit, a.Window
 	case algorithms.SlidingWindow:
-		l.alg, l.perUnit, window = "sliding_window", a.Limit, a.Window
+		l.AlgorithmName, l.PerUnit, l.Window = "sliding_window", a.Limit, a.Window
 	case algorithms.SlidingLog:
-		l.alg, l.perUnit, window = "sliding_log", a.Limit, a.Window
+		l.AlgorithmName, l.PerUnit, l.Window = "sliding_log", a.Limit, a.Window
 	case algorithms.TokenBucket:
-		l.alg, l.perUnit, l.burst, window = "token_bucket", a.Rate, a.Capacity, a.Period
+		l.AlgorithmName, l.PerUnit, l.Window = "token_bucket", a.Rate, a.Period
 	case algorithms.LeakyBucket:
-		l.alg, l.perUnit, l.burst, window = "leaky_bucket", a.Rate, a.Capacity, a.Period
+		l.AlgorithmName, l.PerUnit, l.Window = "leaky_bucket", a.Rate, a.Period
 	case algorithms.GCRA:
-		l.alg, l.perUnit, l.burst, window = "gcra", a.Rate, a.Burst, a.Period
+		l.AlgorithmName, l.PerUnit, l.Window = "gcra", a.Rate, a.Period
 	}
-	l.unit, l.multiplier = unitOf(window)
+	l.Unit, l.Multiplier = unitOf(l.Window)
 	return l
 }
 
-// unitOf is window as a limit's unit, its length the whole window, and
-// the multiplier of the unit's name: the largest unit that divides it.
-func unitOf(window time.Duration) (unit, uint32) {
-	best := unit{proto: rlsv3.RateLimitResponse_RateLimit_UNKNOWN}
-	for _, u := range units {
-		if u.length > best.length && window%u.length == 0 && window/u.length <= 1<<32-1 {
-			best = u
+// responseUnits are the units a response's current_limit names, by the
+// name envoy.Limit.Unit gives them: the reference's, a month 30 days and
+// a year 365, as package config/envoy counts them.
+var responseUnits = []struct {
+	name   string
+	length time.Duration
+}{
+	{"second", time.Second}, {"minute", time.Minute}, {"hour", time.Hour}, {"day", 24 * time.Hour},
+	{"week", 7 * 24 * time.Hour}, {"month", 30 * 24 * time.Hour}, {"year", 365 * 24 * time.Hour},
+}
+
+// unitOf is window as a limit's unit and multiplier: the largest unit
+// that divides it, and how many of it the window is; no unit ("") and 1
+// when none does.
+func unitOf(window time.Duration) (string, uint32) {
+	name, length := "", time.Duration(0)
+	for _, u := range responseUnits {
+		if u.length > length && window%u.length == 0 && window/u.length <= 1<<32-1 {
+			name, length = u.name, u.length
 		}
 	}
-	if best.length == 0 {
-		return unit{length: window, proto: best.proto}, 1
+	if length == 0 {
+		return "", 1
 	}
-	return unit{length: window, proto: best.proto}, uint32(window / best.length)
+	return name, uint32(window / length)
 }

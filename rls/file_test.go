@@ -13,6 +13,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -206,4 +207,33 @@ func TestFileReload(t *testing.T) {
 		t.Errorf("current_limit %d per unit after the reload, want 3", n)
 	}
 	same(t, "over again", summary(ask(t, c, desc("path", "/a"))), []any{over, over, uint32(0)})
+}
+
+// TestFileLimitOverride: a descriptor's limit override is a plan of the
+// rule it matches (in the same state with the same window), and replaces
+// the plan its value chose; the file has no override rule, so an
+// override on a descriptor no rule matches leaves it unlimited.
+func TestFileLimitOverride(t *testing.T) {
+	_, _, c := serveFile(t, fileRules)
+	perHour := func(d *ratelimitv3.RateLimitDescriptor, n uint32) *ratelimitv3.RateLimitDescriptor {
+		return limited(d, n, typev3.RateLimitUnit_HOUR, 0)
+	}
+	res := ask(t, c, perHour(desc("path", "/a"), 5))
+	same(t, "override", summary(res), []any{ok, ok, uint32(4)})
+	wantLimit(t, "override", res.Statuses[0], "per-path", 5, rlsv3.RateLimitResponse_RateLimit_HOUR, 0)
+	same(t, "the rule's limit, the same count", summary(ask(t, c, desc("path", "/a"))), []any{ok, ok, uint32(0)})
+	same(t, "over the rule's limit", summary(ask(t, c, desc("path", "/a"))), []any{over, over, uint32(0)})
+	same(t, "the override admits past it", summary(ask(t, c, perHour(desc("path", "/a"), 5))), []any{ok, ok, uint32(2)})
+
+	res = ask(t, c, perHour(desc("path", "/health"), 3))
+	same(t, "override of a value's plan", summary(res), []any{ok, ok, uint32(2)})
+	wantLimit(t, "override of a value's plan", res.Statuses[0], "per-path", 3, rlsv3.RateLimitResponse_RateLimit_HOUR, 0)
+	same(t, "the value's plan again", summary(ask(t, c, desc("path", "/health"))), []any{ok, ok, uint32(98)})
+
+	for i := range 3 {
+		res = ask(t, c, limited(desc("other", "x"), 1, typev3.RateLimitUnit_MINUTE, 0))
+		if res.OverallCode != ok || res.Statuses[0].CurrentLimit != nil {
+			t.Fatalf("unmatched, call %d: %v, want OK with no limit (no override rule)", i, summary(res))
+		}
+	}
 }

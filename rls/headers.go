@@ -71,7 +71,7 @@ func (p *plan) binding(d limiter.Decision) int {
 	best := -1
 	var bestRes *limiter.RuleResult
 	for i, l := range p.limits {
-		if l == nil || l.unlimited {
+		if l == nil || l.Unlimited {
 			continue
 		}
 		r := &d.Results[p.check[i]]

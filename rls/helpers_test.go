@@ -29,16 +29,20 @@ type backend struct {
 // eachBackend runs fn on miniredis, its clock at a fixed instant, and on
 // a redis-server of its own when one is on the PATH.
 func eachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
-	t.Run("miniredis", func(t *testing.T) {
-		m := miniredis.RunT(t)
-		m.SetTime(time.Date(2026, 1, 2, 10, 0, 30, 0, time.UTC))
-		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-		t.Cleanup(func() { _ = rdb.Close() })
-		fn(t, backend{name: "miniredis", rdb: rdb, mini: m})
-	})
+	t.Run("miniredis", func(t *testing.T) { fn(t, miniBackend(t)) })
 	t.Run("redis-server", func(t *testing.T) {
 		fn(t, backend{name: "redis-server", rdb: startRedis(t)})
 	})
+}
+
+// miniBackend is a miniredis of the test's own, its clock at a fixed
+// instant.
+func miniBackend(t *testing.T) backend {
+	m := miniredis.RunT(t)
+	m.SetTime(time.Date(2026, 1, 2, 10, 0, 30, 0, time.UTC))
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return backend{name: "miniredis", rdb: rdb, mini: m}
 }
 
 // startRedis is a client of a redis-server of the test's own.

@@ -25,8 +25,8 @@ func (p *plan) addRefused(res *rlsv3.RateLimitResponse, d limiter.Decision) {
 	}
 	var names []string
 	for i, l := range p.limits {
-		if j := p.check[i]; j >= 0 && d.Results[j].Refused() && !slices.Contains(names, l.rule) {
-			names = append(names, l.rule)
+		if j := p.check[i]; j >= 0 && d.Results[j].Refused() && !slices.Contains(names, l.Rule) {
+			names = append(names, l.Rule)
 		}
 	}
 	values := make([]*structpb.Value, len(names))

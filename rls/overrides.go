@@ -1,17 +1,14 @@
 package rls
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
-	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 )
 
 // DefaultMaxOverrides is how many distinct limit overrides a Server
@@ -27,48 +24,38 @@ const DefaultMaxOverrides = 1000
 type overrides struct {
 	mu   sync.Mutex
 	max  int
-	seen map[overrideKey]*override
+	seen map[overrideKey]*envoy.Limit // the first limit overridden so: its window and plan
 }
 
 // overrideKey is an override as a request gives it, and the algorithm
 // of the limit it overrides.
 type overrideKey struct {
 	perUnit, multiplier uint32
-	unit                string // the unit's name in units
-	alg                 algorithm
-}
-
-// override is an accepted override: its window and its plan.
-type override struct {
-	unit       unit // its length the whole window: unit times multiplier
-	perUnit    uint32
-	multiplier uint32
-	plan       algorithms.Algorithm
+	unit                string // the unit's name, lower case
+	alg                 string // the limit's AlgorithmName
 }
 
 func newOverrides(max int) *overrides {
 	if max == 0 {
 		max = DefaultMaxOverrides
 	}
-	return &overrides{max: max, seen: map[overrideKey]*override{}}
+	return &overrides{max: max, seen: map[overrideKey]*envoy.Limit{}}
 }
 
-// apply is l under descriptor i's override o, and the plan to decide it
-// by (nil when o is l's own limit): l's algorithm over o's unit times its
-// multiplier (a fixed window aligned to the Unix epoch as l's own; a
-// bucket's capacity or GCRA's burst o's requests_per_unit), counting in
+// apply is l under descriptor i's override o (see envoy.Limit.Overridden),
+// and the plan to decide it by (nil when o is l's own limit), counting in
 // the same state as l where the limiter can (see "Plans" in the limiter
-// package doc). An invalid override,
-// or a new one beyond the cap, is an error.
-func (ov *overrides) apply(l *limit, i int, o *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (*limit, algorithms.Algorithm, error) {
+// package doc). An invalid override, or a new one beyond the cap, is an
+// error.
+func (ov *overrides) apply(l *envoy.Limit, i int, o *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (*envoy.Limit, algorithms.Algorithm, error) {
 	mult := max(o.GetUnitMultiplier().GetValue(), 1)
 	name := strings.ToLower(o.GetUnit().String())
-	k := overrideKey{perUnit: o.GetRequestsPerUnit(), multiplier: mult, unit: name, alg: l.alg}
+	k := overrideKey{perUnit: o.GetRequestsPerUnit(), multiplier: mult, unit: name, alg: l.AlgorithmName}
 	ov.mu.Lock()
 	v := ov.seen[k]
 	if v == nil {
 		var err error
-		if v, err = newOverride(l, k); err != nil {
+		if v, err = l.Overridden(k.perUnit, name, mult); err != nil {
 			ov.mu.Unlock()
 			return nil, nil, fmt.Errorf("ratelimit: descriptor %d: limit override: %w", i, err)
 		}
@@ -80,29 +67,9 @@ func (ov *overrides) apply(l *limit, i int, o *ratelimitv3.RateLimitDescriptor_R
 	}
 	ov.mu.Unlock()
 	c := *l
-	c.unit, c.perUnit, c.multiplier = v.unit, int(v.perUnit), v.multiplier
-	if alg := l.limiterRule().Algorithm; alg == v.plan {
+	c.Unit, c.PerUnit, c.Multiplier, c.Window, c.Algorithm = v.Unit, v.PerUnit, v.Multiplier, v.Window, v.Algorithm
+	if l.Algorithm == v.Algorithm {
 		return &c, nil, nil // the configured limit itself
 	}
-	return &c, v.plan, nil
-}
-
-// newOverride validates k as a plan of l's rule.
-func newOverride(l *limit, k overrideKey) (*override, error) {
-	u, ok := units[k.unit]
-	if !ok {
-		return nil, fmt.Errorf("unit %s; allowed: second, minute, hour, day, month, year", strings.ToUpper(k.unit))
-	}
-	if k.perUnit == 0 {
-		return nil, fmt.Errorf("requests_per_unit 0; allowed: 1 or more")
-	}
-	if int64(k.multiplier) > math.MaxInt64/int64(u.length) {
-		return nil, fmt.Errorf("unit_multiplier %d is too large", k.multiplier)
-	}
-	u.length *= time.Duration(k.multiplier)
-	plan := k.alg.build(int(k.perUnit), 0, u.length)
-	if err := (limiter.Rule{Name: l.rule, Algorithm: plan}).Validate(); err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "ratelimit: "))
-	}
-	return &override{unit: u, perUnit: k.perUnit, multiplier: k.multiplier, plan: plan}, nil
+	return &c, v.Algorithm, nil
 }

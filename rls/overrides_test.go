@@ -68,12 +68,6 @@ func TestLimitOverride(t *testing.T) {
 			t.Errorf("per 30 s: duration_until_reset %v, want 30s on miniredis (at hh:mm:30), within 30s elsewhere", reset)
 		}
 
-		// No configured limit: the override has no rule to count in.
-		res = ask(t, c, limited(desc("unknown", "x"), 1, typev3.RateLimitUnit_SECOND, 0))
-		if res.Statuses[0].CurrentLimit != nil {
-			t.Errorf("unmatched descriptor with an override: %v, want no limit", res.Statuses[0])
-		}
-
 		z := func() *ratelimitv3.RateLimitDescriptor { return desc("remote_address", "z") }
 		for _, tc := range []struct {
 			name, why string
@@ -92,6 +86,41 @@ func TestLimitOverride(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLimitOverrideUnmatched: as the reference, a descriptor that
+// matches no limit, or an unlimited one, is limited by its override
+// under its own keys and values; overrides of one unit share its count;
+// each counts toward the cap.
+func TestLimitOverrideUnmatched(t *testing.T) {
+	b := miniBackend(t)
+	c := serve(t, b, serverConfig, rls.Options{MaxOverrides: 2})
+	perMinute := func(d *ratelimitv3.RateLimitDescriptor, n uint32) *ratelimitv3.RateLimitDescriptor {
+		return limited(d, n, typev3.RateLimitUnit_MINUTE, 0)
+	}
+	res := ask(t, c, perMinute(desc("unknown", "x"), 2))
+	same(t, "unmatched", summary(res), []any{ok, ok, uint32(1)})
+	wantLimit(t, "unmatched", res.Statuses[0], "", 2, rlsv3.RateLimitResponse_RateLimit_MINUTE, 0)
+	if d := res.Statuses[0].DurationUntilReset.AsDuration(); d != 30*time.Second {
+		t.Errorf("duration_until_reset %v, want 30s (at hh:mm:30)", d)
+	}
+	same(t, "unmatched, last", summary(ask(t, c, perMinute(desc("unknown", "x"), 2))), []any{ok, ok, uint32(0)})
+	same(t, "unmatched, over", summary(ask(t, c, perMinute(desc("unknown", "x"), 2), desc("remote_address", "r"))), []any{over, over, uint32(0), ok, uint32(3)})
+	same(t, "another value", summary(ask(t, c, perMinute(desc("unknown", "y"), 2))), []any{ok, ok, uint32(1)})
+	same(t, "another key, the same value", summary(ask(t, c, perMinute(desc("other", "x"), 2))), []any{ok, ok, uint32(1)})
+	same(t, "another override of the unit, the same count", summary(ask(t, c, perMinute(desc("unknown", "x"), 5))), []any{ok, ok, uint32(2)})
+	res = ask(t, c, perMinute(desc("tenant", "t1", "path", "/health"), 2))
+	same(t, "unlimited", summary(res), []any{ok, ok, uint32(1)})
+	wantLimit(t, "unlimited", res.Statuses[0], "", 2, rlsv3.RateLimitResponse_RateLimit_MINUTE, 0)
+	same(t, "without the override, no limit", summary(ask(t, c, desc("unknown", "x"))), []any{ok, ok, uint32(0)})
+	_, err := c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: ds(perMinute(desc("unknown", "x"), 6))})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "2 distinct overrides") {
+		t.Errorf("a third distinct override: %v, want InvalidArgument, the cap of 2", err)
+	}
+	res, err = c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "elsewhere", Descriptors: ds(perMinute(desc("unknown", "x"), 2))})
+	if err != nil || res.Statuses[0].CurrentLimit != nil {
+		t.Errorf("a domain not configured: %v, %v, want OK with no limit", res, err)
+	}
 }
 
 func TestLimitOverrideCap(t *testing.T) {

@@ -2,6 +2,7 @@ package rls
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
@@ -19,7 +21,7 @@ import (
 // (nil: none) and the index of its check, and the checks, one per limit
 // and identity (descriptors that meet in one add their hits).
 type plan struct {
-	limits []*limit
+	limits []*envoy.Limit
 	check  []int // per descriptor; -1: no check
 	checks []limiter.Check
 }
@@ -28,23 +30,31 @@ type plan struct {
 const maxHits = math.MaxUint32
 
 // newPlan matches req's descriptors in c (nil: a domain with no limits),
-// a descriptor's limit override applied through ov.
+// a descriptor's limit override applied through ov. A limit that another
+// matched limit replaces (rate_limit.replaces) is not applied: its
+// descriptor is OK with no limit. A descriptor under an override neither
+// replaces nor is replaced, as in the reference.
 func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error) {
 	n := len(req.GetDescriptors())
-	p := &plan{limits: make([]*limit, n), check: make([]int, n)}
-	var seen map[limiter.Check]int // by rule and identity alone
+	p := &plan{limits: make([]*envoy.Limit, n), check: make([]int, n)}
+	hits := make([]int, n)
+	plans := make([]algorithms.Algorithm, n)
+	overridden := make([]bool, n)
+	ids := make([]string, n)
+	var configured []*envoy.Limit // the matched limits no override replaced
 	for i, d := range req.GetDescriptors() {
 		p.check[i] = -1
 		if d.GetIsNegativeHits() {
 			return nil, fmt.Errorf("ratelimit: descriptor %d: is_negative_hits is refused: units can be given back exactly only against the decision that took them, and an RLS call names none, so a give-back could return more than was taken", i)
 		}
-		hits := uint64(max(req.GetHitsAddend(), 1))
-		if h := d.GetHitsAddend(); h != nil {
-			hits = h.GetValue()
+		h := uint64(max(req.GetHitsAddend(), 1))
+		if a := d.GetHitsAddend(); a != nil {
+			h = a.GetValue()
 		}
-		if hits > maxHits {
-			return nil, fmt.Errorf("ratelimit: descriptor %d: hits_addend %d is above %d", i, hits, uint64(maxHits))
+		if h > maxHits {
+			return nil, fmt.Errorf("ratelimit: descriptor %d: hits_addend %d is above %d", i, h, uint64(maxHits))
 		}
+		hits[i] = int(h)
 		if c == nil {
 			continue
 		}
@@ -52,21 +62,40 @@ func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error
 		if err != nil {
 			return nil, fmt.Errorf("ratelimit: descriptor %d: %w", i, err)
 		}
-		if l == nil || l.unlimited {
-			p.limits[i] = l
+		if l == nil {
 			continue
 		}
+		if l.Unlimited {
+			p.limits[i] = l
+			configured = append(configured, l)
+			continue
+		}
+		ids[i], plans[i] = id, planned
 		if o := d.GetLimit(); o != nil {
 			var over algorithms.Algorithm
 			if l, over, err = ov.apply(l, i, o); err != nil {
 				return nil, err
 			}
 			if over != nil { // nil: the override is l's own limit
-				planned = over
+				plans[i] = over
 			}
+			overridden[i] = true
+		} else {
+			configured = append(configured, l)
 		}
 		p.limits[i] = l
-		k := limiter.Check{Rule: l.rule, Identity: id}
+	}
+	replaced := replacedNames(configured)
+	var seen map[limiter.Check]int // by rule and identity alone
+	for i, l := range p.limits {
+		if l == nil || l.Unlimited {
+			continue
+		}
+		if l.Name != "" && replaced[l.Name] && !overridden[i] {
+			p.limits[i] = nil
+			continue
+		}
+		k := limiter.Check{Rule: l.Rule, Identity: ids[i]}
 		j, ok := seen[k]
 		switch {
 		case !ok:
@@ -75,12 +104,12 @@ func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error
 			}
 			j = len(p.checks)
 			seen[k] = j
-			k.Plan = planned
+			k.Plan = plans[i]
 			p.checks = append(p.checks, k)
-		case p.checks[j].Plan != planned:
+		case p.checks[j].Plan != plans[i]:
 			return nil, fmt.Errorf("ratelimit: descriptor %d: the same limit and values as descriptor %d under another limit override", i, slices.Index(p.check, j))
 		}
-		p.checks[j].Cost += int(hits)
+		p.checks[j].Cost += hits[i]
 		p.check[i] = j
 	}
 	return p, nil
@@ -89,11 +118,41 @@ func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error
 // identity is who a descriptor's check limits: its entries' values, each
 // quoted (so that no value can pass for two, nor two for one) and hashed
 // (so that the key is short, holds no raw bytes a client chose, and
-// routes on Redis Cluster like any other).
-func identity(d *ratelimitv3.RateLimitDescriptor) string {
+// routes on Redis Cluster like any other); with keyed, each value after
+// its key, quoted too (a check under the domain's override rule, which
+// the descriptor's keys do not name).
+func identity(d *ratelimitv3.RateLimitDescriptor, keyed bool) string {
 	var b strings.Builder
 	for _, e := range d.GetEntries() {
+		if keyed {
+			b.WriteString(strconv.Quote(e.GetKey()))
+		}
 		b.WriteString(strconv.Quote(e.GetValue()))
 	}
 	return keyfunc.Hash(b.String())
+}
+
+// entries is d's entries' keys and values, in order, for Config.Match.
+func entries(d *ratelimitv3.RateLimitDescriptor) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for _, e := range d.GetEntries() {
+			if !yield(e.GetKey(), e.GetValue()) {
+				return
+			}
+		}
+	}
+}
+
+// replacedNames is the names the limits of ls replace; nil when none.
+func replacedNames(ls []*envoy.Limit) map[string]bool {
+	var m map[string]bool
+	for _, l := range ls {
+		for _, name := range l.Replaces {
+			if m == nil {
+				m = map[string]bool{}
+			}
+			m[name] = true
+		}
+	}
+	return m
 }

@@ -1,12 +1,15 @@
 package rls
 
 import (
+	"strings"
 	"time"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -28,12 +31,12 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 	for i, l := range p.limits {
 		st := &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK}
 		res.Statuses[i] = st
-		if l == nil || l.unlimited {
+		if l == nil || l.Unlimited {
 			continue
 		}
-		st.CurrentLimit = l.current()
+		st.CurrentLimit = current(l)
 		r := &d.Results[p.check[i]]
-		if reset, ok := l.untilReset(at, r); ok {
+		if reset, ok := untilReset(l, at, r); ok {
 			st.DurationUntilReset = durationpb.New(reset)
 		}
 		switch {
@@ -57,18 +60,19 @@ func (p *plan) undecided() *rlsv3.RateLimitResponse {
 	res.Statuses = make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(p.limits))
 	for i, l := range p.limits {
 		res.Statuses[i] = &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK}
-		if l != nil && !l.unlimited {
-			res.Statuses[i].CurrentLimit = l.current()
+		if l != nil && !l.Unlimited {
+			res.Statuses[i].CurrentLimit = current(l)
 		}
 	}
 	return res
 }
 
 // current is l as a response's current_limit.
-func (l *limit) current() *rlsv3.RateLimitResponse_RateLimit {
-	c := &rlsv3.RateLimitResponse_RateLimit{Name: l.name, RequestsPerUnit: uint32(l.perUnit), Unit: l.unit.proto}
-	if l.multiplier > 1 {
-		c.UnitMultiplier = wrapperspb.UInt32(l.multiplier)
+func current(l *envoy.Limit) *rlsv3.RateLimitResponse_RateLimit {
+	u := rlsv3.RateLimitResponse_RateLimit_Unit(rlsv3.RateLimitResponse_RateLimit_Unit_value[strings.ToUpper(l.Unit)])
+	c := &rlsv3.RateLimitResponse_RateLimit{Name: l.Name, RequestsPerUnit: uint32(l.PerUnit), Unit: u}
+	if l.Multiplier > 1 {
+		c.UnitMultiplier = wrapperspb.UInt32(l.Multiplier)
 	}
 	return c
 }
@@ -83,9 +87,9 @@ func (l *limit) current() *rlsv3.RateLimitResponse_RateLimit {
 // nothing of the state. A leased limit's is r.ResetAfter whatever its
 // algorithm: its pool's last take's, less the time since (a decision
 // served from the pool is on the local clock, not Redis's).
-func (l *limit) untilReset(at time.Time, r *limiter.RuleResult) (d time.Duration, ok bool) {
-	if orFixed(l.alg) == fixedWindow && l.lease == 0 {
-		w := l.unit.length
+func untilReset(l *envoy.Limit, at time.Time, r *limiter.RuleResult) (d time.Duration, ok bool) {
+	if _, fixed := l.Algorithm.(algorithms.FixedWindow); fixed && l.Lease == 0 {
+		w := l.Window
 		return w - time.Duration(at.UnixNano()%int64(w)), true
 	}
 	return r.ResetAfter, !r.Undecided

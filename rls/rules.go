@@ -4,6 +4,7 @@ import (
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -21,9 +22,12 @@ type rules interface {
 type domain interface {
 	// limitOf is the limit descriptor d matches (nil: none; an unlimited
 	// limit is not decided), the identity its check counts d by and the
-	// plan its values choose (nil: the limit's rule's algorithm). An error
-	// refuses the request as invalid; it names no value.
-	limitOf(d *ratelimitv3.RateLimitDescriptor) (l *limit, identity string, plan algorithms.Algorithm, err error)
+	// plan its values choose (nil: the limit's rule's algorithm). A
+	// descriptor with a limit override that matches no limit, or an
+	// unlimited one, gets the domain's override limit, if it has one
+	// (see envoy.Config.Override). An error refuses the request as
+	// invalid; it names no value.
+	limitOf(d *ratelimitv3.RateLimitDescriptor) (l *envoy.Limit, identity string, plan algorithms.Algorithm, err error)
 }
 
 // configRules are the reference format's rules: configs by domain, on
@@ -37,17 +41,25 @@ func (c *configRules) limiter() *limiter.Limiter { return c.lim }
 
 func (c *configRules) domain(name string) domain {
 	if cf := c.byDomain[name]; cf != nil {
-		return cf
+		return configDomain{cf}
 	}
 	return nil
 }
 
-// limitOf is the limit d reaches in c (see match), counted by the
-// identity of all of d's values.
-func (c *Config) limitOf(d *ratelimitv3.RateLimitDescriptor) (*limit, string, algorithms.Algorithm, error) {
-	l := c.match(d)
-	if l == nil || l.unlimited {
+// configDomain is a domain of the reference format.
+type configDomain struct{ c *Config }
+
+// limitOf is the limit d reaches in c (see Config.Match), counted by the
+// identity of all of d's values; under a limit override, when that is
+// none or an unlimited one, c's override limit (Config.Override), counted
+// by d's keys and values, as the reference limits it.
+func (c configDomain) limitOf(d *ratelimitv3.RateLimitDescriptor) (*envoy.Limit, string, algorithms.Algorithm, error) {
+	l, keyed := c.c.Match(entries(d)), false
+	if d.GetLimit() != nil && (l == nil || l.Unlimited) {
+		l, keyed = c.c.Override(), true
+	}
+	if l == nil || l.Unlimited {
 		return l, "", nil, nil
 	}
-	return l, identity(d), nil, nil
+	return l, identity(d, keyed), nil, nil
 }

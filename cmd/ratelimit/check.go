@@ -5,9 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 )
 
 // check checks the files args name, printing what it understood to stdout
@@ -19,6 +23,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 	asJSON := flags.Bool("json", false, "print the problems of every file to stdout as one JSON array, and nothing else")
 	flags.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ratelimit check [-funcs name,...] [-json] FILE...")
+		fmt.Fprintln(stderr, "A FILE with a top-level domain key is read in the reference Envoy rate limit server's format (envoyproxy/ratelimit, docs/envoy.md); any other as a rules file (docs/config.md).")
 		flags.PrintDefaults()
 	}
 	if err := flags.Parse(args); err != nil {
@@ -31,7 +36,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 	status := 0
 	problems := []*config.Problem{}
 	for _, path := range flags.Args() {
-		out, err := config.Check(path, funcNames(*funcs)...)
+		out, err := checkFile(path, funcNames(*funcs))
 		switch {
 		case err != nil && *asJSON:
 			problems = append(problems, problemsOf(path, err)...)
@@ -52,6 +57,36 @@ func check(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// checkFile checks the file at path in its format: the reference
+// server's when its document has a top-level domain key (the library's
+// rules file has none), else a rules file, with the key functions funcs.
+func checkFile(path string, funcs []string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil || !isReference(data) {
+		return config.Check(path, funcs...)
+	}
+	c, err := envoy.Parse(path, data)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the reference server's format, domain %s\n%s", c.Domain, envoy.Dump(c))
+	for _, r := range envoy.Limits(c) {
+		fmt.Fprintf(&b, "rule %s: %v\n", r.Name, r.Algorithm)
+	}
+	return b.String(), nil
+}
+
+// isReference reports whether data is a mapping with a domain key.
+func isReference(data []byte) bool {
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, ok := top["domain"]
+	return ok
 }
 
 // funcsFlag defines -funcs on flags.

@@ -79,3 +79,50 @@ func TestRunJSON(t *testing.T) {
 		t.Errorf("a valid file: exit %d, stdout %q, stderr %s", got, out.String(), errs.String())
 	}
 }
+
+// TestRunEnvoy: a file with a top-level domain is checked in the
+// reference server's format: a valid one prints its limits and rules and
+// exits 0; one with problems prints each at its file:line:column and
+// exits 1, and with -json lists them as config.Problem; -h says how the
+// formats are told apart.
+func TestRunEnvoy(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "edge.yaml")
+	if err := os.WriteFile(good, []byte("domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: second, requests_per_unit: 10}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("domain: edge\ndescriptors:\n  - key: a\n    rate_limt: {unit: second}\n  - key: b\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if got := run([]string{"check", good}, &out, &errs); got != 0 {
+		t.Fatalf("exit %d: %s", got, errs.String())
+	}
+	for _, want := range []string{"edge.yaml: ok", "the reference server's format, domain edge", "edge.remote_address: unit=SECOND requests_per_unit=10", "rule edge.remote_address: FixedWindow(10 per 1s)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if got := run([]string{"check", bad}, &out, &errs); got != 1 {
+		t.Fatalf("exit %d, want 1", got)
+	}
+	for _, want := range []string{bad + ":4:5: descriptors[0].rate_limt: found an unknown key", bad + ":6:24: descriptors[1].rate_limit.unit: found \"fortnight\""} {
+		if !strings.Contains(errs.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs.String())
+		}
+	}
+	errs.Reset()
+	if got := run([]string{"check", "-json", bad}, &out, &errs); got != 1 {
+		t.Fatalf("-json: exit %d, want 1", got)
+	}
+	var problems []config.Problem
+	if err := json.Unmarshal(out.Bytes(), &problems); err != nil || len(problems) != 2 || problems[0].Line != 4 || problems[1].Column != 24 {
+		t.Errorf("-json: %v, %+v, want the two problems at 4:5 and 6:24", err, problems)
+	}
+	errs.Reset()
+	if got := run([]string{"check", "-h"}, &out, &errs); got != 2 || !strings.Contains(errs.String(), "top-level domain key") {
+		t.Errorf("-h: exit %d, %s; want it to say how the formats are told apart", got, errs.String())
+	}
+}

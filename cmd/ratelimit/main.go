@@ -20,7 +20,12 @@
 // a problem. -json prints, instead, the problems of every file to stdout
 // as one JSON array of config.Problem (file, line, column, field,
 // message), [] when there are none: a file that cannot be read is one
-// problem with line and column 0.
+// problem with line and column 0. A file whose document has a top-level
+// domain key is read in the reference Envoy rate limit server's format
+// (envoyproxy/ratelimit; see docs/envoy.md), every problem at its
+// file:line:column too, and prints its limits as the reference's
+// /rlconfig does and the limiter rules they are; -funcs has no bearing
+// on it.
 //
 // status prints a client's use of a rule ("per-key: 8 of 20 used, 12
 // left, full again in 41s"), consuming nothing; with -plan, against that

@@ -78,10 +78,8 @@ func clusterBench(goroutines, nkeys int, d time.Duration, rounds int, only strin
 		fmt.Printf("\n## mode cluster: skipped (%v)\n", err)
 		return nil
 	}
-	defer stop()
+	defer atExit(stop)() // fatal stops the cluster too
 	defer cc.Close()
-	stopBoth := stopRedis // fatal stops the cluster too
-	stopRedis = func() { stop(); stopBoth() }
 	var list []clusterContender
 	for _, c := range clusterContenders() {
 		if chosen(c.name, only) || c.name == "raw EVALSHA (INCR)" {

@@ -38,9 +38,29 @@ type contender struct {
 	build func(env *env, q quota) (decideFunc, error)
 }
 
+// env is the Redis clients the contenders run on: a client of pool
+// goroutines + 8 and an AutoPipeliner on it.
 type env struct {
 	rdb *redis.Client
 	ap  *redis.AutoPipeliner
+}
+
+// newEnv connects to the Redis at addr for goroutines, go-redis's
+// ContextTimeoutEnabled set to ctxTimeouts.
+func newEnv(addr string, goroutines int, ctxTimeouts bool) (*env, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: goroutines + 8, ContextTimeoutEnabled: ctxTimeouts})
+	ap, err := rdb.AutoPipeline()
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	return &env{rdb: rdb, ap: ap}, nil
+}
+
+// close closes the AutoPipeliner, then the client.
+func (e *env) close() {
+	e.ap.Close()
+	e.rdb.Close()
 }
 
 // ours is our limiter on Redis (the AutoPipeliner when pipelined), with

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -67,44 +68,82 @@ type grpcRatios struct {
 	best, bestP99   float64
 }
 
-// grpcBench serves a unary echo service four ways over loopback (no
-// limiter, our interceptor, go-grpc-middleware's ratelimit interceptor on
-// redis_rate, and the same on an AutoPipeliner) and drives each with
-// goroutines for d per round, the order rotated each round.
-func grpcBench(e *env, goroutines, keys int, d time.Duration, rounds int) grpcRatios {
-	q := quota{limit: 1_000_000, period: time.Second}
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: gcra(q)},
-		Identity: grpclimit.Key(func(ctx context.Context, _ string) (string, error) { return grpcClientKey(ctx), nil })}}
+// serverQuota is what every limiter of the server modes enforces: too
+// high to deny.
+var serverQuota = quota{limit: 1_000_000, period: time.Second}
+
+// grpcServer is one server of the gRPC mode: the echo service's server
+// options, built on the clients of an env. id names it to -serve.
+type grpcServer struct {
+	id, name string
+	opts     func(e *env) ([]grpc.ServerOption, error)
+}
+
+// grpcServers are the gRPC mode's servers: the unary echo service with no
+// limiter, behind our interceptor, and behind go-grpc-middleware's
+// ratelimit interceptor on redis_rate, plain and on an AutoPipeliner,
+// and ours again without its ratelimit metadata (grpclimit.WithoutMetadata:
+// like for like with a peer that writes none). The in-process ratios read
+// the first four by position.
+func grpcServers() []grpcServer {
+	q := serverQuota
+	limit := redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}
+	unary := func(i grpc.UnaryServerInterceptor) []grpc.ServerOption {
+		return []grpc.ServerOption{grpc.UnaryInterceptor(i)}
+	}
+	return []grpcServer{
+		{"grpc-none", "no limiter", func(*env) ([]grpc.ServerOption, error) { return nil, nil }},
+		{"grpc-ours", "ours (grpclimit, gcra)", func(e *env) ([]grpc.ServerOption, error) {
+			return oursGRPC(e, q)
+		}},
+		{"grpc-redis_rate", "go-grpc-middleware ratelimit on redis_rate", func(e *env) ([]grpc.ServerOption, error) {
+			return unary(grpcratelimit.UnaryServerInterceptor(redisRateLimit{l: redis_rate.NewLimiter(e.rdb), limit: limit})), nil
+		}},
+		{"grpc-redis_rate-ap", "go-grpc-middleware ratelimit on redis_rate, autopipelined", func(e *env) ([]grpc.ServerOption, error) {
+			return unary(grpcratelimit.UnaryServerInterceptor(redisRateLimit{l: redis_rate.NewLimiter(apRediser{e.ap, e.rdb}), limit: limit})), nil
+		}},
+		{"grpc-ours-nomd", "ours (grpclimit, gcra), without metadata", func(e *env) ([]grpc.ServerOption, error) {
+			return oursGRPC(e, q, grpclimit.WithoutMetadata())
+		}},
+	}
+}
+
+// oursGRPC is our interceptor on e's Redis, one GCRA rule of quota q per
+// client key, with opts.
+func oursGRPC(e *env, q quota, opts ...grpclimit.Option) ([]grpc.ServerOption, error) {
 	store, err := redisstore.New(e.rdb)
 	if err != nil {
-		fatal(err)
+		return nil, err
 	}
-	ours, err := grpclimit.New(store, rules)
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: gcra(q)},
+		Identity: grpclimit.Key(func(ctx context.Context, _ string) (string, error) { return grpcClientKey(ctx), nil })}}
+	ours, err := grpclimit.New(store, rules, opts...)
 	if err != nil {
-		fatal(err)
+		return nil, err
 	}
-	limit := redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}
-	peer := grpcratelimit.UnaryServerInterceptor(redisRateLimit{l: redis_rate.NewLimiter(e.rdb), limit: limit})
-	peerPipelined := grpcratelimit.UnaryServerInterceptor(redisRateLimit{l: redis_rate.NewLimiter(apRediser{e.ap, e.rdb}), limit: limit})
-	servers := []struct {
-		name string
-		opts []grpc.ServerOption
-	}{
-		{"no limiter", nil},
-		{"ours (grpclimit, gcra)", []grpc.ServerOption{grpc.UnaryInterceptor(ours.UnaryServerInterceptor())}},
-		{"go-grpc-middleware ratelimit on redis_rate", []grpc.ServerOption{grpc.UnaryInterceptor(peer)}},
-		{"go-grpc-middleware ratelimit on redis_rate, autopipelined", []grpc.ServerOption{grpc.UnaryInterceptor(peerPipelined)}},
+	return []grpc.ServerOption{grpc.UnaryInterceptor(ours.UnaryServerInterceptor())}, nil
+}
+
+// grpcBench serves the echo service as each of grpcServers in this
+// process over loopback and drives each with goroutines on one client
+// connection for d per round, the order rotated each round.
+func grpcBench(e *env, goroutines, keys int, d time.Duration, rounds int) grpcRatios {
+	servers := grpcServers()
+	opts := make([][]grpc.ServerOption, len(servers))
+	names := make([]string, len(servers))
+	for i, s := range servers {
+		o, err := s.opts(e)
+		if err != nil {
+			fatalf("%s: %v", s.name, err)
+		}
+		opts[i], names[i] = o, s.name
 	}
 	results := make([][]stats, len(servers))
 	for r := range rounds {
 		for i := range servers {
 			j := (i + r) % len(servers)
-			results[j] = append(results[j], grpcRound(servers[j].opts, goroutines, keyNames(fmt.Sprintf("grpc:r%d:s%d:", r, j), keys), d))
+			results[j] = append(results[j], grpcRound(opts[j], goroutines, keyNames(fmt.Sprintf("grpc:r%d:s%d:", r, j), keys), d))
 		}
-	}
-	names := make([]string, len(servers))
-	for i, s := range servers {
-		names[i] = s.name
 	}
 	printServers(fmt.Sprintf("gRPC: unary echo over loopback, %d client goroutines on one connection", goroutines), "calls/s", names, results)
 	o, p, best := median(results[1]), median(results[2]), median(results[3])
@@ -122,21 +161,47 @@ func grpcRound(opts []grpc.ServerOption, goroutines int, keys []string, d time.D
 	if err != nil {
 		fatal(err)
 	}
+	srv := serveGRPC(l, opts)
+	defer srv.Stop()
+	call, closeClient := grpcCaller(l.Addr().String(), 1)
+	defer closeClient()
+	return measure(call, goroutines, keys, d)
+}
+
+// serveGRPC serves the echo service with opts on l until stopped.
+func serveGRPC(l net.Listener, opts []grpc.ServerOption) *grpc.Server {
 	srv := grpc.NewServer(opts...)
 	testpb.RegisterTestServiceServer(srv, echoService{})
 	go func() { _ = srv.Serve(l) }()
-	defer srv.Stop()
-	cc, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		fatal(err)
+	return srv
+}
+
+// grpcCaller calls the echo service at addr over conns client
+// connections in turn, the key as the call's x-client metadata; a
+// ResourceExhausted call is a refusal. Close the connections with the
+// function it returns.
+func grpcCaller(addr string, conns int) (decideFunc, func()) {
+	clients := make([]testpb.TestServiceClient, conns)
+	ccs := make([]*grpc.ClientConn, conns)
+	for i := range ccs {
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			fatal(err)
+		}
+		ccs[i], clients[i] = cc, testpb.NewTestServiceClient(cc)
 	}
-	defer cc.Close()
-	c := testpb.NewTestServiceClient(cc)
-	return measure(func(ctx context.Context, key string) (bool, error) {
+	closeAll := func() {
+		for _, cc := range ccs {
+			cc.Close()
+		}
+	}
+	var next atomic.Uint32
+	return func(ctx context.Context, key string) (bool, error) {
+		c := clients[next.Add(1)%uint32(conns)]
 		_, err := c.UnaryCall(metadata.AppendToOutgoingContext(ctx, "x-client", key), &testpb.SimpleRequest{})
 		if status.Code(err) == codes.ResourceExhausted {
 			return false, nil
 		}
 		return err == nil, err
-	}, goroutines, keys, d)
+	}, closeAll
 }

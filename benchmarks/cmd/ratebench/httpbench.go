@@ -53,65 +53,109 @@ func redisRateMiddleware(l *redis_rate.Limiter, limit redis_rate.Limit) func(htt
 
 // printServers prints the medians of a server mode's rounds under title,
 // each server's rate (in unit) also as a ratio to the first's, no limiter,
-// and beside it the calls that failed in all rounds (not in the rate).
+// and beside it the calls that failed in all rounds (not in the rate);
+// where the servers ran in processes of their own, their CPU per call too,
+// how much of it is above no limiter's, and Redis's in scripts per call.
 func printServers(title, unit string, names []string, results [][]stats) {
 	fmt.Printf("\n## %s\n\n", title)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "server\t%s\tx no limiter\terrors\tp50\tp99\t\n", unit)
 	base := median(results[0])
+	head := fmt.Sprintf("server\t%s\tx no limiter\terrors\tp50\tp99\t", unit)
+	if base.cpuUS > 0 {
+		head += "server CPU µs/call\tabove no limiter\tRedis µs/call\t"
+	}
+	fmt.Fprintln(w, head)
 	for i, name := range names {
 		m := median(results[i])
-		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%d\t%v\t%v\t\n", name, m.ops, m.ops/base.ops, m.err, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond))
+		row := fmt.Sprintf("%s\t%.0f\t%.2f\t%d\t%v\t%v\t", name, m.ops, m.ops/base.ops, m.err, m.p50.Round(time.Microsecond), m.p99.Round(time.Microsecond))
+		if base.cpuUS > 0 {
+			redis := "-"
+			if m.redisUS > 0 {
+				redis = fmt.Sprintf("%.1f", m.redisUS)
+			}
+			row += fmt.Sprintf("%.1f\t%+.1f\t%s\t", m.cpuUS, m.cpuUS-base.cpuUS, redis)
+		}
+		fmt.Fprintln(w, row)
 	}
 	w.Flush()
 }
 
-// httpBench serves a trivial handler four ways over loopback and drives
-// each with goroutines for d per round; it returns our req/s over
+// httpServer is one server of the HTTP mode: a handler built on the
+// clients of an env. id names it to -serve.
+type httpServer struct {
+	id, name string
+	handler  func(e *env) (http.Handler, error)
+}
+
+// httpServers are the HTTP mode's servers: a trivial handler with no
+// limiter, behind our middleware, and behind redisRateMiddleware, plain
+// and on an AutoPipeliner (the best a redis_rate user can build).
+func httpServers() []httpServer {
+	q := serverQuota
+	limit := redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}
+	return []httpServer{
+		{"http-none", "no limiter", func(*env) (http.Handler, error) { return okHandler, nil }},
+		{"http-ours", "ours (gcra middleware)", func(e *env) (http.Handler, error) {
+			ours, err := middleware.New(e.rdb, []middleware.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: gcra(q)}, Identity: clientKey}})
+			if err != nil {
+				return nil, err
+			}
+			return ours(okHandler), nil
+		}},
+		{"http-redis_rate", "redis_rate middleware", func(e *env) (http.Handler, error) {
+			return redisRateMiddleware(redis_rate.NewLimiter(e.rdb), limit)(okHandler), nil
+		}},
+		{"http-redis_rate-ap", "redis_rate middleware, autopipelined", func(e *env) (http.Handler, error) {
+			return redisRateMiddleware(redis_rate.NewLimiter(apRediser{e.ap, e.rdb}), limit)(okHandler), nil
+		}},
+	}
+}
+
+// httpBench serves each of httpServers in this process over loopback and
+// drives each with goroutines for d per round; it returns our req/s over
 // redis_rate's plain middleware, and over the better of it and the same
 // middleware on an AutoPipeliner.
 func httpBench(e *env, goroutines, keys int, d time.Duration, rounds int) (plain, best float64) {
-	q := quota{limit: 1_000_000, period: time.Second}
-	ours, err := middleware.New(e.rdb, []middleware.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: gcra(q)}, Identity: clientKey}})
-	if err != nil {
-		fatal(err)
+	servers := httpServers()
+	handlers := make([]http.Handler, len(servers))
+	names := make([]string, len(servers))
+	for i, s := range servers {
+		h, err := s.handler(e)
+		if err != nil {
+			fatalf("%s: %v", s.name, err)
+		}
+		handlers[i], names[i] = h, s.name
 	}
-	limit := redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}
-	rr := redisRateMiddleware(redis_rate.NewLimiter(e.rdb), limit)
-	rrPipelined := redisRateMiddleware(redis_rate.NewLimiter(apRediser{e.ap, e.rdb}), limit)
-	servers := []struct {
-		name string
-		h    http.Handler
-	}{{"no limiter", okHandler}, {"ours (gcra middleware)", ours(okHandler)}, {"redis_rate middleware", rr(okHandler)},
-		{"redis_rate middleware, autopipelined", rrPipelined(okHandler)}}
-
 	results := make([][]stats, len(servers))
 	for r := range rounds {
 		for i := range servers {
 			j := (i + r) % len(servers)
-			srv := httptest.NewServer(servers[j].h)
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: goroutines}}
-			names := keyNames("http:", keys)
-			results[j] = append(results[j], measure(func(ctx context.Context, key string) (bool, error) {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-				req.Header.Set("X-Client", key)
-				res, err := client.Do(req)
-				if err != nil {
-					return false, err
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				return res.StatusCode == http.StatusOK, nil
-			}, goroutines, names, d))
-			client.CloseIdleConnections()
+			srv := httptest.NewServer(handlers[j])
+			call, closeClient := httpCaller(srv.URL, goroutines)
+			results[j] = append(results[j], measure(call, goroutines, keyNames("http:", keys), d))
+			closeClient()
 			srv.Close()
 		}
-	}
-	names := make([]string, len(servers))
-	for i, s := range servers {
-		names[i] = s.name
 	}
 	printServers(fmt.Sprintf("HTTP: trivial handler over loopback, %d client goroutines", goroutines), "req/s", names, results)
 	ops := median(results[1]).ops
 	return ops / median(results[2]).ops, ops / max(median(results[2]).ops, median(results[3]).ops)
+}
+
+// httpCaller GETs url with the key as its X-Client header, keeping up to
+// goroutines connections; a status other than 200 is a refusal. Close the
+// connections with the function it returns.
+func httpCaller(url string, goroutines int) (decideFunc, func()) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: goroutines}}
+	return func(ctx context.Context, key string) (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req.Header.Set("X-Client", key)
+		res, err := client.Do(req)
+		if err != nil {
+			return false, err
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK, nil
+	}, client.CloseIdleConnections
 }

@@ -22,8 +22,24 @@
 // ClusterClient) and the per-decision Go benchmarks (one goroutine: the
 // time and allocations of one decision, or one request, on the client).
 //
+// With -procs, last, the process mode: the servers of the gRPC and HTTP
+// modes each in a process of its own (ratebench -serve ID, which prints
+// the address it listens on and serves until its stdin closes), on this
+// run's redis-server (FLUSHALL before each), the load generator in this
+// process (gRPC: 64 goroutines over 4 connections), the order rotated
+// each round. It adds to the HTTP and gRPC modes' figures the server
+// process's CPU µs per call (/proc/PID/stat's utime and stime over the
+// measured interval, after a warm-up of a fifth of -d: Linux only), and
+// prints ours against each peer beside the target of that comparison.
+// Every process ratebench starts is killed when it ends, fails or is
+// interrupted.
+//
 //	go run ./cmd/ratebench                      # from benchmarks/
 //	go run ./cmd/ratebench -d 300ms -rounds 1   # a short run
+//
+//	# the process mode alone, as measured on a quiet machine:
+//	go run ./cmd/ratebench -procs -modes "" -memkeys 0 -http=false -grpc=false \
+//		-single=false -cluster=false -serial=false -d 5s -rounds 5
 package main
 
 import (
@@ -31,10 +47,15 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -57,7 +78,22 @@ func main() {
 	single := flag.Bool("single", true, "measure latency with one client in a loop")
 	cluster := flag.Bool("cluster", true, "run the cluster mode on three redis-server masters of its own")
 	serial := flag.Bool("serial", true, "run the per-decision Go benchmarks (one goroutine: ns/op, allocs/op)")
+	procs := flag.Bool("procs", false, "run the gRPC and HTTP servers each in a process of its own and report their CPU per call")
+	serveID := flag.String("serve", "", "serve one server of the gRPC or HTTP mode (by its id, as -procs starts it) on REDIS_URL's Redis, print its address and run until stdin closes")
+	listen := flag.String("listen", "127.0.0.1:0", "the address -serve listens on")
 	flag.Parse()
+	if *serveID != "" {
+		if err := serve(*serveID, *listen, *goroutines, *ctxTimeouts); err != nil {
+			log.Fatalf("ratebench -serve %s: %v", *serveID, err)
+		}
+		return
+	}
+	go func() {
+		// An interrupted run stops what it started, as a failed one does.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		fatal(<-sig)
+	}()
 	for _, m := range strings.Split(*modes, ",") {
 		if _, _, ok := modeQuota(m, *keys); !ok && m != "" {
 			log.Fatalf("unknown mode %q (modes: allow, deny, hot)", m)
@@ -74,30 +110,24 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 
-	addr := ""
-	if url := os.Getenv("REDIS_URL"); url != "" {
-		opt, err := redis.ParseURL(url)
-		if err != nil {
-			log.Fatal(err)
-		}
-		addr = opt.Addr
-	} else {
+	addr, err := redisURLAddr()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if addr == "" {
 		a, stop, err := redisproc.Start()
 		if err != nil {
 			log.Fatal(err)
 		}
-		defer stop()
-		stopRedis = stop
+		defer atExit(stop)()
 		addr = a
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: *goroutines + 8, ContextTimeoutEnabled: *ctxTimeouts})
-	defer rdb.Close()
-	ap, err := rdb.AutoPipeline()
+	e, err := newEnv(addr, *goroutines, *ctxTimeouts)
 	if err != nil {
 		fatal(err)
 	}
-	defer ap.Close()
-	e := &env{rdb: rdb, ap: ap}
+	defer e.close()
+	rdb := e.rdb
 
 	var list []contender
 	for _, c := range contenders() {
@@ -159,7 +189,23 @@ func main() {
 	if *serial {
 		targets.serial = perDecisionBench(e)
 	}
+	if *procs {
+		procsBench(e, addr, *goroutines, *keys, *d, *rounds, *ctxTimeouts)
+	}
 	targets.print()
+}
+
+// redisURLAddr is the address of REDIS_URL, "" when it is not set.
+func redisURLAddr() (string, error) {
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		return "", nil
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return "", err
+	}
+	return opt.Addr, nil
 }
 
 // modeQuota returns the limit and the number of keys of a mode, false for
@@ -176,18 +222,56 @@ func modeQuota(mode string, keys int) (quota, int, bool) {
 	return quota{}, 0, false
 }
 
-// stopRedis stops the redis-server ratebench started, if any. fatal and
-// fatalf call it first: log.Fatal skips deferred calls and would leave the
-// server running.
-var stopRedis = func() {}
+// exits are what ratebench undoes before it exits: stopping the
+// processes it started. fatal and fatalf run them first: log.Fatal skips
+// deferred calls and would leave them running.
+var exits struct {
+	sync.Mutex
+	next int
+	fs   map[int]func()
+}
+
+// atExit registers f, to run once: on a fatal error, or when the function
+// it returns is called.
+func atExit(f func()) func() {
+	exits.Lock()
+	defer exits.Unlock()
+	if exits.fs == nil {
+		exits.fs = map[int]func(){}
+	}
+	id := exits.next
+	exits.next++
+	exits.fs[id] = f
+	return func() {
+		exits.Lock()
+		f, ok := exits.fs[id]
+		delete(exits.fs, id)
+		exits.Unlock()
+		if ok {
+			f()
+		}
+	}
+}
+
+// runExits runs every function atExit registered and has not run yet,
+// the last registered first (a server before the Redis it runs on).
+func runExits() {
+	exits.Lock()
+	fs := exits.fs
+	exits.fs = nil
+	exits.Unlock()
+	for _, id := range slices.Backward(slices.Sorted(maps.Keys(fs))) {
+		fs[id]()
+	}
+}
 
 func fatal(v ...any) {
-	stopRedis()
+	runExits()
 	log.Fatal(v...)
 }
 
 func fatalf(format string, v ...any) {
-	stopRedis()
+	runExits()
 	log.Fatalf(format, v...)
 }
 

@@ -17,6 +17,7 @@ type stats struct {
 	err       int64   // calls that failed (from median: in all rounds)
 	decisions int64   // decisions made (calls that did not fail)
 	redisUS   float64 // Redis CPU in scripts and functions per decision, µs (0: none, or not Redis)
+	cpuUS     float64 // the server process's CPU per call answered, µs (0: not measured)
 }
 
 // keyNames returns n keys of the form prefix + index.
@@ -85,6 +86,7 @@ func median(runs []stats) stats {
 	m.p50 = time.Duration(pick(func(s stats) float64 { return float64(s.p50) }))
 	m.p99 = time.Duration(pick(func(s stats) float64 { return float64(s.p99) }))
 	m.redisUS = pick(func(s stats) float64 { return s.redisUS })
+	m.cpuUS = pick(func(s stats) float64 { return s.cpuUS })
 	for _, r := range runs {
 		m.admitted = max(m.admitted, r.admitted)
 		m.err += r.err

@@ -28,6 +28,12 @@ func Start() (string, func(), error) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
+	return StartPort(port)
+}
+
+// StartPort starts redis-server on 127.0.0.1:port, as Start does: a
+// benchmark that kills its Redis starts it again on the same address.
+func StartPort(port int) (string, func(), error) {
 	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--loglevel", "warning")
 	cmd.Stderr = os.Stderr

@@ -24,7 +24,11 @@ type settings struct {
 	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY; "" without RUNTIME_ROOT
 	rulesFile      string // RATELIMIT_RULES_FILE: a rules file of the library's format instead (rulesfile.go)
 	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
+	mergeDomains   bool   // MERGE_DOMAIN_CONFIG
 	shadowMode     bool   // SHADOW_MODE
+	// xds is set by CONFIG_TYPE=GRPC_XDS_SOTW: the configuration comes
+	// from an xDS server, not configDir (nor rulesFile).
+	xds *xdsSettings
 	// headers are LIMIT_RESPONSE_HEADERS_ENABLED and its header names.
 	headers                                   bool
 	limitHeader, remainingHeader, resetHeader string
@@ -65,11 +69,17 @@ func readEnv(getenv func(string) string) (settings, error) {
 	if root := getenv("RUNTIME_ROOT"); root != "" {
 		s.configDir = filepath.Join(root, getenv("RUNTIME_SUBDIRECTORY"), or("RUNTIME_APPDIRECTORY", "config"))
 	}
-	if s.rulesFile = getenv(rulesFileVar); s.rulesFile != "" && s.configDir != "" {
+	switch s.rulesFile = getenv(rulesFileVar); {
+	case s.rulesFile != "" && s.configDir != "":
 		return s, fmt.Errorf("ratelimit: %s and RUNTIME_ROOT are both set: allowed: one of them (a rules file in the library's format, or the reference's runtime directory)", rulesFileVar)
+	case s.rulesFile != "" && strings.EqualFold(getenv("CONFIG_TYPE"), "GRPC_XDS_SOTW"):
+		return s, fmt.Errorf("ratelimit: %s is set with CONFIG_TYPE=GRPC_XDS_SOTW: allowed: one of them (a rules file in the library's format, or the xDS server's configuration)", rulesFileVar)
 	}
 	var err error
 	if s.ignoreDotfiles, err = boolean(getenv, "RUNTIME_IGNOREDOTFILES"); err != nil {
+		return s, err
+	}
+	if s.mergeDomains, err = boolean(getenv, "MERGE_DOMAIN_CONFIG"); err != nil {
 		return s, err
 	}
 	// Polling follows every symlink of the path at each tick, so a swap
@@ -95,6 +105,13 @@ func readEnv(getenv func(string) string) (settings, error) {
 		return s, fmt.Errorf("ratelimit: LOG_FORMAT %q: allowed: text, json", f)
 	}
 	s.unhonoured = unhonoured(getenv)
+	if strings.EqualFold(getenv("CONFIG_TYPE"), "GRPC_XDS_SOTW") {
+		x, err := readXDS(getenv)
+		if err != nil {
+			return s, err
+		}
+		s.xds, s.unhonoured = &x, withoutXDSHonoured(s.unhonoured)
+	}
 	return s, nil
 }
 

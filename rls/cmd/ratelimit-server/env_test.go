@@ -34,7 +34,7 @@ func runStopped(t *testing.T, getenv func(string) string) string {
 
 func TestUnhonouredWarnedOnceInJSON(t *testing.T) {
 	names := []string{"USE_STATSD", "REDIS_POOL_SIZE", "REDIS_PIPELINE_WINDOW", "LOCAL_CACHE_SIZE_IN_BYTES", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"}
-	vars := []string{"LOG_FORMAT=json", "LOG_LEVEL=info", "SHADOW_MODE=true", "RUNTIME_WATCH_ROOT=false"}
+	vars := []string{"LOG_FORMAT=json", "LOG_LEVEL=info", "SHADOW_MODE=true", "RUNTIME_WATCH_ROOT=false", "MERGE_DOMAIN_CONFIG=true"}
 	for _, n := range names {
 		vars = append(vars, n+"=1")
 	}
@@ -50,7 +50,7 @@ func TestUnhonouredWarnedOnceInJSON(t *testing.T) {
 			t.Errorf("%s warned about %d times, want once:\n%s", n, got, logs)
 		}
 	}
-	for _, n := range []string{"LOG_FORMAT", "LOG_LEVEL", "SHADOW_MODE", "RUNTIME_WATCH_ROOT"} {
+	for _, n := range []string{"LOG_FORMAT", "LOG_LEVEL", "SHADOW_MODE", "RUNTIME_WATCH_ROOT", "MERGE_DOMAIN_CONFIG"} {
 		if strings.Contains(logs, n) {
 			t.Errorf("%s is honoured, yet warned about:\n%s", n, logs)
 		}
@@ -68,7 +68,7 @@ func TestLogLevel(t *testing.T) {
 
 func TestEnvRefusals(t *testing.T) {
 	for _, kv := range []string{"GRPC_SERVER_USE_TLS=true", "REDIS_TLS=1", "REDIS_AUTH=secret", "GRPC_UDS=/tmp/rls.sock",
-		"CONFIG_TYPE=GRPC_XDS_SOTW", "BACKEND_TYPE=memcache", "REDIS_TYPE=cluster", "REDIS_SOCKET_TYPE=udp",
+		"CONFIG_TYPE=GRPC_XDS_DELTA", "BACKEND_TYPE=memcache", "REDIS_TYPE=cluster", "REDIS_SOCKET_TYPE=udp",
 		"LOG_LEVEL=loud", "LOG_FORMAT=xml", "SHADOW_MODE=maybe", "RUNTIME_WATCH_ROOT=maybe", "RATELIMIT_RULES_FILE=rules.yaml"} {
 		name, _, _ := strings.Cut(kv, "=")
 		_, err := readEnv(env(kv, "RUNTIME_ROOT=/srv/runtime")) // a rules file is refused beside a runtime directory
@@ -76,7 +76,10 @@ func TestEnvRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming %s (and no secret)", kv, err, name)
 		}
 	}
-	for _, kv := range []string{"REDIS_TYPE=SINGLE", "CONFIG_TYPE=FILE", "BACKEND_TYPE=redis", "GRPC_SERVER_USE_TLS=false", "REDIS_SOCKET_TYPE=unix"} {
+	if _, err := readEnv(env("RATELIMIT_RULES_FILE=rules.yaml", "CONFIG_TYPE=GRPC_XDS_SOTW")); err == nil || !strings.Contains(err.Error(), "RATELIMIT_RULES_FILE") || !strings.Contains(err.Error(), "GRPC_XDS_SOTW") {
+		t.Errorf("a rules file with xDS: %v, want an error naming both", err)
+	}
+	for _, kv := range []string{"REDIS_TYPE=SINGLE", "CONFIG_TYPE=FILE", "CONFIG_TYPE=grpc_xds_sotw", "BACKEND_TYPE=redis", "GRPC_SERVER_USE_TLS=false", "REDIS_SOCKET_TYPE=unix"} {
 		if _, err := readEnv(env(kv)); err != nil {
 			t.Errorf("%s: %v", kv, err)
 		}

@@ -9,9 +9,14 @@
 // $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/$RUNTIME_APPDIRECTORY, reloaded when
 // they change (an edit, an editor's rename, a ConfigMap's ..data swap, a
 // swap of a symlinked RUNTIME_ROOT); a version that does not load is
-// logged and the configuration in force is kept. RATELIMIT_RULES_FILE
-// names instead a rules file of the library's own format, whose stacks
-// with a domain it serves, reloaded the same way.
+// logged and the configuration in force is kept. With
+// CONFIG_TYPE=GRPC_XDS_SOTW it takes its configuration from an xDS
+// server instead (CONFIG_GRPC_XDS_SERVER_URL, CONFIG_GRPC_XDS_NODE_ID
+// and the other variables xdsenv.go reads), as Envoy Gateway configures
+// the reference, and serves once the first valid version arrived.
+// RATELIMIT_RULES_FILE names instead a rules file of the library's own
+// format, whose stacks with a domain it serves, reloaded as the runtime
+// directory is.
 //
 // Without REDIS_URL it runs on an in-process miniredis, with an example
 // configuration unless RUNTIME_ROOT names one, and prints how to call it.
@@ -39,6 +44,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 //go:embed example.yaml
@@ -95,24 +101,21 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 	if err != nil {
 		return err
 	}
-	var svc *service
-	if s.rulesFile != "" {
-		svc, err = newFileService(st, s.options(metrics), s.rulesFile, log)
-	} else {
-		svc, err = newService(st, s.options(metrics), s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log)
-	}
+	svc, stopSource, err := configure(ctx, s, st, s.options(metrics), log)
 	if err != nil {
 		return err
 	}
+	if svc == nil {
+		fmt.Fprintln(out, "ratelimit-server: stopped")
+		return nil
+	}
 	svc.metrics = reg
 	defer func() {
+		stopSource()
 		if err := svc.close(); err != nil {
 			log.Warn(err.Error())
 		}
 	}()
-	watching, stopWatching := context.WithCancel(ctx)
-	defer stopWatching()
-	go svc.watch(watching, reloadEvery)
 	ls, err := listen(s)
 	if err != nil {
 		return err
@@ -134,7 +137,10 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 
 // loadConfigs reads the runtime directory, or the example without one.
 func loadConfigs(s settings) ([]*rls.Config, error) {
-	if s.configDir != "" {
+	switch {
+	case s.configDir != "" && s.mergeDomains:
+		return rls.LoadDirMerged(s.configDir, s.ignoreDotfiles)
+	case s.configDir != "":
 		return rls.LoadDir(s.configDir, s.ignoreDotfiles)
 	}
 	c, err := rls.Parse("example.yaml", example)
@@ -142,6 +148,31 @@ func loadConfigs(s settings) ([]*rls.Config, error) {
 		return nil, err
 	}
 	return []*rls.Config{c}, nil
+}
+
+// configure builds the service on its configuration source: the xDS
+// server with CONFIG_TYPE=GRPC_XDS_SOTW, waiting for its first valid
+// version, or else the rules file RATELIMIT_RULES_FILE names, or the
+// runtime directory (or the example), polled for changes. stop stops
+// the source; call it before closing the service. A nil service means
+// ctx was done before the xDS server sent one.
+func configure(ctx context.Context, s settings, st store.Store, opts rls.Options, log *slog.Logger) (svc *service, stop func(), err error) {
+	switch {
+	case s.xds != nil:
+		return startXDS(ctx, *s.xds, func(configs []*rls.Config) (*service, error) {
+			return newService(st, opts, "", func() ([]*rls.Config, error) { return configs, nil }, log)
+		}, log)
+	case s.rulesFile != "":
+		svc, err = newFileService(st, opts, s.rulesFile, log)
+	default:
+		svc, err = newService(st, opts, s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	watching, stopWatching := context.WithCancel(ctx)
+	go svc.watch(watching, reloadEvery)
+	return svc, stopWatching, nil
 }
 
 // greet prints where the server listens, on what, and how to call it.
@@ -155,6 +186,8 @@ func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
 		store = "an in-process miniredis (set REDIS_URL=host:port for a real Redis)"
 	}
 	switch {
+	case s.xds != nil:
+		where = fmt.Sprintf("config from the xDS server at %s for node %q", s.xds.serverURL, s.xds.node.GetId())
 	case s.rulesFile != "":
 		where = "the Envoy stacks of " + s.rulesFile
 	case s.configDir == "":
@@ -164,7 +197,7 @@ func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
 	for _, c := range configs {
 		fmt.Fprintf(out, "ratelimit-server: domain %q\n", c.Domain)
 	}
-	if s.configDir == "" && s.rulesFile == "" {
+	if s.configDir == "" && s.rulesFile == "" && s.xds == nil {
 		const req = `{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.1"}]}]}`
 		fmt.Fprintf(out, `ratelimit-server: try it (the 6th call within the hour is OVER_LIMIT):
   grpcurl -plaintext -d '%s' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit

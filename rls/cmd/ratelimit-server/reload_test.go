@@ -18,6 +18,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // perDay is a config of domain "mine" admitting n calls a day per user.
@@ -25,9 +26,8 @@ func perDay(n string) string {
 	return "domain: mine\ndescriptors:\n  - key: user\n    rate_limit: {unit: day, requests_per_unit: " + n + "}\n"
 }
 
-// testService is a service watching dir on a miniredis whose clock is
-// fixed, logging into the returned buffer.
-func testService(t *testing.T, dir string) (*service, *bytes.Buffer) {
+// testStore is a store on a miniredis whose clock is fixed.
+func testStore(t *testing.T) store.Store {
 	t.Helper()
 	m := miniredis.RunT(t)
 	m.SetTime(time.Date(2026, 1, 2, 10, 0, 30, 0, time.UTC))
@@ -37,9 +37,21 @@ func testService(t *testing.T, dir string) (*service, *bytes.Buffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+// testService is a service watching dir on testStore, logging into the
+// returned buffer.
+func testService(t *testing.T, dir string) (*service, *bytes.Buffer) {
+	t.Helper()
+	return testServiceOf(t, settings{configDir: dir})
+}
+
+// testServiceOf is testService of s's runtime directory, loaded as s says.
+func testServiceOf(t *testing.T, s settings) (*service, *bytes.Buffer) {
+	t.Helper()
 	var logs bytes.Buffer
-	s := settings{configDir: dir}
-	svc, err := newService(st, rls.Options{}, dir, func() ([]*rls.Config, error) { return loadConfigs(s) },
+	svc, err := newService(testStore(t), rls.Options{}, s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) },
 		slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +220,7 @@ func TestReloadKeepsCounts(t *testing.T) {
 	write(t, path, "domain: mine\ndescriptors:\n  - key: tenant\n    rate_limit: {unit: hour, requests_per_unit: 7}\n"+strings.TrimPrefix(perDay("3"), "domain: mine\ndescriptors:\n"))
 	svc.poll()
 	after := svc.cur.Load().lim.Rules()
-	if len(after) != 2 {
+	if len(after) != 3 { // two descriptors' and the domain's override rule
 		t.Fatalf("the reload was not applied: rules %v", after)
 	}
 	if !hasRule(after, before[0].Name) {
@@ -222,6 +234,41 @@ func TestReloadKeepsCounts(t *testing.T) {
 	}
 	if _, left := decide(t, svc, "tenant", "t"); left != 6 {
 		t.Fatalf("the new descriptor leaves %d, want 6", left)
+	}
+}
+
+// TestReloadMergedKeepsCounts: under MERGE_DOMAIN_CONFIG, a domain's
+// second file is merged into it, and a reload that adds a third keeps the
+// counts of the descriptors kept, whichever file gives them.
+func TestReloadMergedKeepsCounts(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.yaml"), perDay("3"))
+	write(t, filepath.Join(dir, "b.yaml"), "domain: mine\ndescriptors:\n  - key: tenant\n    rate_limit: {unit: hour, requests_per_unit: 7}\n")
+	getenv := env("RUNTIME_ROOT="+dir, "RUNTIME_APPDIRECTORY=.", "MERGE_DOMAIN_CONFIG=true")
+	s, err := readEnv(getenv)
+	if err != nil || !s.mergeDomains {
+		t.Fatalf("MERGE_DOMAIN_CONFIG=true read as %v (error %v)", s.mergeDomains, err)
+	}
+	svc, _ := testServiceOf(t, s)
+	if n := admits(t, svc, "a"); n != 3 {
+		t.Fatalf("before: %d admitted, want 3", n)
+	}
+	if _, left := decide(t, svc, "tenant", "t"); left != 6 {
+		t.Fatalf("the second file's descriptor leaves %d, want 6", left)
+	}
+	write(t, filepath.Join(dir, "c.yaml"), "domain: mine\ndescriptors:\n  - key: path\n    rate_limit: {unit: hour, requests_per_unit: 2}\n")
+	svc.poll()
+	if rules := svc.cur.Load().lim.Rules(); len(rules) != 4 { // three descriptors' and the domain's override rule
+		t.Fatalf("the reload was not applied: rules %v", rules)
+	}
+	if n := admits(t, svc, "a"); n != 0 {
+		t.Fatalf("a, at its limit before the reload, was admitted %d more times", n)
+	}
+	if _, left := decide(t, svc, "tenant", "t"); left != 5 {
+		t.Fatalf("the tenant's second call leaves %d, want 5: its count started afresh", left)
+	}
+	if _, left := decide(t, svc, "path", "p"); left != 1 {
+		t.Fatalf("the third file's descriptor leaves %d, want 1", left)
 	}
 }
 

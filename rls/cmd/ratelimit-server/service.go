@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/config"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
@@ -78,9 +79,20 @@ func newService(st store.Store, opts rls.Options, dir string, load func() ([]*rl
 	return s, nil
 }
 
-// build makes a generation of configs.
+// noLimits is the rule the limiter of a configuration without limits is
+// built on, a limiter needing one: no call is decided on it. A name
+// without a dot that does not start with '_' is none rls.Limits gives.
+var noLimits = limiter.Rule{Name: "no-limits", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}
+
+// build makes a generation of configs. Configs without limits (no
+// domain, or only unlimited descriptors) answer every call OK, as the
+// reference server does.
 func (s *service) build(configs []*rls.Config) (*generation, error) {
-	lim, err := limiter.New(s.st, rls.Limits(configs...))
+	rules := rls.Limits(configs...)
+	if len(rules) == 0 {
+		rules = []limiter.Rule{noLimits}
+	}
+	lim, err := limiter.New(s.st, rules)
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +175,28 @@ func (s *service) poll() {
 	}
 	s.seen = now
 	configs, err := s.load()
+	_ = s.swap(configs, err, "dir", s.dir)
+}
+
+// update makes configs, a version from the xDS server, the configuration
+// in force, as poll does a version of the runtime directory; err is why
+// the version is not a configuration. The error returned is why it is
+// not in force.
+func (s *service) update(configs []*rls.Config, err error, version string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return fmt.Errorf("ratelimit: the server is stopping")
+	}
+	return s.swap(configs, err, "xds_version", version)
+}
+
+// swap makes configs the configuration in force and retires the
+// previous one; when err, or building configs fails, it logs the error,
+// keeps it for /rlconfig and returns it, and the configuration in force
+// stays. The log lines carry where, attributes naming the version. The
+// caller holds s.mu.
+func (s *service) swap(configs []*rls.Config, err error, where ...any) error {
 	var g *generation
 	if err == nil {
 		g, err = s.build(configs)
@@ -172,15 +206,16 @@ func (s *service) poll() {
 	}
 	if err != nil {
 		s.failed = err
-		s.log.Error("ratelimit: reload failed; the configuration in force is kept", "dir", s.dir, "error", err)
-		return
+		s.log.Error("ratelimit: reload failed; the configuration in force is kept", append(where, "error", err)...)
+		return err
 	}
 	s.failed = nil
 	old := s.cur.Swap(g)
-	s.log.Info("ratelimit: reloaded", "dir", s.dir, "domains", len(configs), "rules", len(g.lim.Rules()))
+	s.log.Info("ratelimit: reloaded", append(where, "domains", len(configs), "rules", len(rls.Limits(configs...)))...)
 	if err := old.retire(); err != nil {
 		s.log.Warn("ratelimit: closing the previous limiter", "error", err)
 	}
+	return nil
 }
 
 // state is the configuration in force and the last reload's error.

@@ -32,12 +32,11 @@ var ignored = []struct {
 	{[]string{"CACHE_KEY_PREFIX"}, "keys are the limiter's own, named by rule; counts start afresh at cutover"},
 	{[]string{"RESPONSE_DYNAMIC_METADATA"}, "an OVER_LIMIT answer always names the refusing rules in its dynamic_metadata"},
 	{[]string{"QUOTA_MODE"}, "no quota mode"},
-	{[]string{"MERGE_DOMAIN_CONFIG"}, "not yet: two files of one domain are an error"},
-	{[]string{"FORCE_START_WITHOUT_INITIAL_CONFIG", "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED"}, "the server starts only on a valid configuration"},
+	{[]string{"FORCE_START_WITHOUT_INITIAL_CONFIG", "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED"}, "the server starts only on a valid configuration (FORCE_START_WITHOUT_INITIAL_CONFIG is honoured with CONFIG_TYPE=GRPC_XDS_SOTW)"},
 	{[]string{"GRPC_MAX_CONNECTION_AGE", "GRPC_MAX_CONNECTION_AGE_GRACE"}, "connections are not aged"},
 	{[]string{"GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY", "GRPC_CLIENT_TLS_CACERT", "GRPC_CLIENT_TLS_SAN"}, "no gRPC TLS yet (GRPC_SERVER_USE_TLS=true is refused)"},
-	{[]string{"CONFIG_GRPC_XDS_NODE_ID", "CONFIG_GRPC_XDS_NODE_METADATA", "CONFIG_GRPC_XDS_SERVER_URL", "CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL", "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS", "CONFIG_GRPC_XDS_SERVER_USE_TLS", "CONFIG_GRPC_XDS_CLIENT_TLS_CERT", "CONFIG_GRPC_XDS_CLIENT_TLS_KEY", "CONFIG_GRPC_XDS_SERVER_TLS_CACERT", "CONFIG_GRPC_XDS_SERVER_TLS_SAN", "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", "XDS_CLIENT_BACKOFF_MAX_INTERVAL", "XDS_CLIENT_BACKOFF_RANDOM_FACTOR", "XDS_CLIENT_BACKOFF_JITTER", "XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES"},
-		"no xDS configuration yet (CONFIG_TYPE other than FILE is refused)"},
+	{[]string{"XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", "XDS_CLIENT_BACKOFF_RANDOM_FACTOR", "XDS_CLIENT_BACKOFF_JITTER"},
+		"the xDS client connects again after CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL, doubled at each failure up to XDS_CLIENT_BACKOFF_MAX_INTERVAL, give or take a half"},
 	{[]string{"MEMCACHE_HOST_PORT", "MEMCACHE_MAX_IDLE_CONNS", "MEMCACHE_SRV", "MEMCACHE_SRV_REFRESH", "MEMCACHE_TLS", "MEMCACHE_TLS_CLIENT_CERT", "MEMCACHE_TLS_CLIENT_KEY", "MEMCACHE_TLS_CACERT", "MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION"},
 		"Redis only (BACKEND_TYPE other than redis is refused)"},
 	{[]string{"TRACING_ENABLED", "TRACING_SERVICE_NAME", "TRACING_SERVICE_NAMESPACE", "TRACING_SERVICE_INSTANCE_ID", "TRACING_EXPORTER_PROTOCOL", "TRACING_SAMPLING_RATE"},
@@ -66,8 +65,8 @@ func refuse(getenv func(string) string) error {
 	switch {
 	case !is("REDIS_TYPE", "single"):
 		return fmt.Errorf("ratelimit: REDIS_TYPE %q is not supported yet (only single)", getenv("REDIS_TYPE"))
-	case !is("CONFIG_TYPE", "FILE"):
-		return fmt.Errorf("ratelimit: CONFIG_TYPE %q is not supported yet (only FILE)", getenv("CONFIG_TYPE"))
+	case !is("CONFIG_TYPE", "FILE") && !is("CONFIG_TYPE", "GRPC_XDS_SOTW"):
+		return fmt.Errorf("ratelimit: CONFIG_TYPE %q is not supported (only FILE and GRPC_XDS_SOTW)", getenv("CONFIG_TYPE"))
 	case !is("BACKEND_TYPE", "redis"):
 		return fmt.Errorf("ratelimit: BACKEND_TYPE %q is not supported (only redis)", getenv("BACKEND_TYPE"))
 	case !off("GRPC_SERVER_USE_TLS"):

@@ -1,13 +1,13 @@
-package rls_test
+package envoy_test
 
 import (
 	"testing"
 
-	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 )
 
 func TestDumpAsTheReference(t *testing.T) {
-	c, err := rls.Parse("edge.yaml", []byte(`domain: edge
+	c, err := envoy.Parse("edge.yaml", []byte(`domain: edge
 descriptors:
   - key: remote_address
     rate_limit: {unit: second, requests_per_unit: 50}
@@ -29,7 +29,7 @@ descriptors:
 edge.tenant_acme.path_/api/*: unit=MINUTE requests_per_unit=600, shadow_mode: true, quota_mode: false
 edge.tenant_acme.path_/health: unit=UNKNOWN requests_per_unit=0, shadow_mode: false, quota_mode: false
 `
-	if got := rls.Dump(c); got != want {
+	if got := envoy.Dump(c); got != want {
 		t.Fatalf("Dump:\n%s\nwant:\n%s", got, want)
 	}
 }

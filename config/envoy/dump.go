@@ -1,6 +1,7 @@
-package rls
+package envoy
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ func Dump(configs ...*Config) string {
 			}
 			if l := e.limit; l != nil {
 				lines = append(lines, fmt.Sprintf("%s: unit=%s requests_per_unit=%d, shadow_mode: %t, quota_mode: false\n",
-					key, l.unit.proto, l.perUnit, l.shadow))
+					key, cmp.Or(strings.ToUpper(l.unit.name), "UNKNOWN"), l.perUnit, l.shadow))
 			}
 			if e.next != nil {
 				walk(e.next, key)

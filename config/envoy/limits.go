@@ -1,4 +1,4 @@
-package rls
+package envoy
 
 import (
 	"strconv"
@@ -13,13 +13,19 @@ import (
 // aside: each of its algorithm (a fixed window aligned to the Unix epoch,
 // the windows the reference counts in, unless the rate_limit names
 // another) over its window, leased for its lease, a shadow rule under
-// shadow_mode. Build the Server's limiter.Limiter on them.
+// shadow_mode; and after each config's, the rule its limit overrides are
+// decided on when the descriptor matches no limit (see docs/envoy.md).
+// Build the limiter.Limiter that decides for configs (the rls Server's)
+// on them.
 func Limits(configs ...*Config) []limiter.Rule {
 	var rules []limiter.Rule
 	for _, c := range configs {
 		for _, l := range c.limits {
-			rules = append(rules, l.limiterRule())
+			if !l.unlimited {
+				rules = append(rules, l.limiterRule())
+			}
 		}
+		rules = append(rules, c.override.limiterRule())
 	}
 	return rules
 }

@@ -1,4 +1,4 @@
-package rls
+package envoy
 
 import (
 	"errors"
@@ -20,13 +20,30 @@ import (
 // time. Every file's problems are returned, joined; two files of one
 // domain are an error wrapping ratelimit.ErrConfig.
 func LoadDir(dir string, ignoreDotfiles bool) ([]*Config, error) {
+	return loadDir(dir, ignoreDotfiles, false)
+}
+
+// LoadDirMerged is LoadDir with the files of one domain merged into one
+// Config, as the reference server's MERGE_DOMAIN_CONFIG=true merges
+// them: each file's top-level descriptors are added whole, in the order
+// of the files' names; a top-level descriptor of one key and value in
+// two files is an error at the second, naming the first. A replaces
+// entry may name a limit of another file of its domain. Limits are named
+// over the merged domain, so a descriptor's rule is the one it would
+// have with the domain in one file, whichever file gives it.
+func LoadDirMerged(dir string, ignoreDotfiles bool) ([]*Config, error) {
+	return loadDir(dir, ignoreDotfiles, true)
+}
+
+func loadDir(dir string, ignoreDotfiles, merge bool) ([]*Config, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ratelimit.ErrConfig, err)
 	}
 	var configs []*Config
 	var errs []error
-	from := map[string]string{} // domain -> file
+	from := map[string]*Config{} // domain -> its first file's
+	file := map[*Config]string{}
 	for _, e := range entries {
 		name := e.Name()
 		ext := filepath.Ext(name)
@@ -42,15 +59,26 @@ func LoadDir(dir string, ignoreDotfiles bool) ([]*Config, error) {
 			errs = append(errs, fmt.Errorf("%w: %w", ratelimit.ErrConfig, err))
 			continue
 		}
-		c, err := Parse(path, data)
-		switch {
-		case err != nil:
+		c, err := parse(path, data)
+		if err != nil {
 			errs = append(errs, err)
-		case from[c.Domain] != "":
-			errs = append(errs, fmt.Errorf("%w: %s: domain %q is configured in %s already", ratelimit.ErrConfig, path, c.Domain, from[c.Domain]))
+			continue
+		}
+		switch first := from[c.Domain]; {
+		case first != nil && merge:
+			if err := first.merge(c); err != nil {
+				errs = append(errs, err)
+			}
+		case first != nil:
+			errs = append(errs, fmt.Errorf("%w: %s: domain %q is configured in %s already (MERGE_DOMAIN_CONFIG=true merges them)", ratelimit.ErrConfig, path, c.Domain, file[first]))
 		default:
-			from[c.Domain] = path
+			from[c.Domain], file[c] = c, path
 			configs = append(configs, c)
+		}
+	}
+	for _, c := range configs {
+		if err := c.finish(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {

@@ -1,17 +1,17 @@
-package rls
+package envoy
 
 import (
 	"strings"
 	"time"
 
-	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"go.yaml.in/yaml/v3"
 )
 
-// unit is a rate_limit's unit: its length, and its name in responses.
+// unit is a rate_limit's unit: its length, and its name (a key of units;
+// "" for none).
 type unit struct {
 	length time.Duration
-	proto  rlsv3.RateLimitResponse_RateLimit_Unit
+	name   string
 }
 
 const day = 24 * time.Hour
@@ -20,13 +20,13 @@ const day = 24 * time.Hour
 // month is 30 days and a year 365, counted in windows aligned to the
 // Unix epoch, as the reference counts them.
 var units = map[string]unit{
-	"second": {time.Second, rlsv3.RateLimitResponse_RateLimit_SECOND},
-	"minute": {time.Minute, rlsv3.RateLimitResponse_RateLimit_MINUTE},
-	"hour":   {time.Hour, rlsv3.RateLimitResponse_RateLimit_HOUR},
-	"day":    {day, rlsv3.RateLimitResponse_RateLimit_DAY},
-	"week":   {7 * day, rlsv3.RateLimitResponse_RateLimit_WEEK},
-	"month":  {30 * day, rlsv3.RateLimitResponse_RateLimit_MONTH},
-	"year":   {365 * day, rlsv3.RateLimitResponse_RateLimit_YEAR},
+	"second": {time.Second, "second"},
+	"minute": {time.Minute, "minute"},
+	"hour":   {time.Hour, "hour"},
+	"day":    {day, "day"},
+	"week":   {7 * day, "week"},
+	"month":  {30 * day, "month"},
+	"year":   {365 * day, "year"},
 }
 
 // limitNodes are the nodes of a rate_limit's keys that later checks
@@ -64,10 +64,9 @@ func parseLimit(p *problems, n *yaml.Node, field string, shadow bool) *limit {
 		"lease":     func(n *yaml.Node, f string) { at.lease, l.lease = n, duration(p, n, f) },
 		"unlimited": func(n *yaml.Node, f string) { l.unlimited = boolean(p, n, f) },
 		"name":      func(n *yaml.Node, f string) { l.name = str(p, n, f) },
-		"replaces": func(n *yaml.Node, f string) {
-			p.add(n, f, "found replaces; allowed: not yet (see docs/envoy.md)")
-		},
+		"replaces":  func(n *yaml.Node, f string) { l.replaces = parseReplaces(p, n, f) },
 	})
+	l.replacesItself(p)
 	if n.Kind == yaml.MappingNode {
 		at.check(p, l, field)
 	}

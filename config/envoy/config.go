@@ -1,4 +1,4 @@
-package rls
+package envoy
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit/config"
 )
 
 // Config is one domain's limits in the reference server's format:
@@ -26,7 +28,10 @@ type Config struct {
 	// configuration.
 	Domain string
 	top    *level
-	limits []*limit // every limit with a rule, in file order
+	limits []*limit // every rate_limit, unlimited ones too, in file order
+	// override is the limit under which a descriptor's limit override is
+	// decided when the descriptor matches no limit, or an unlimited one.
+	override *limit
 }
 
 // level is the descriptors configured at one depth under one parent.
@@ -43,8 +48,9 @@ type pair struct{ key, value string }
 type entry struct {
 	key, value string // value: without its trailing * when prefix
 	prefix     bool
-	limit      *limit // nil: no rate_limit
-	next       *level // nested descriptors; nil: none
+	limit      *limit         // nil: no rate_limit
+	next       *level         // nested descriptors; nil: none
+	at         config.Problem // its position and field; no message
 }
 
 // limit is a descriptor's rate_limit.
@@ -59,6 +65,16 @@ type limit struct {
 	unlimited  bool
 	shadow     bool
 	rule       string // the limiter rule's name; "" when unlimited
+	replaces   []replaced
+	view       *Limit // as Match gives it; set once the domain is whole
+}
+
+// replaced is a rate_limit's replaces entry: the name of the limits it
+// replaces, and where the file says so, for problems found once the
+// domain is whole.
+type replaced struct {
+	name string
+	at   config.Problem // its position and field; no message
 }
 
 // Parse parses and validates one file of the reference server's
@@ -66,6 +82,19 @@ type limit struct {
 // *config.Problem (file:line:column, the field, what was found), all of
 // them joined, and each wraps ratelimit.ErrConfig.
 func Parse(file string, data []byte) (*Config, error) {
+	c, err := parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.finish(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// parse is Parse of one file that may yet be merged with others of its
+// domain: its limits are neither named nor their replaces checked.
+func parse(file string, data []byte) (*Config, error) {
 	p := &problems{file: file}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -88,7 +117,6 @@ func Parse(file string, data []byte) (*Config, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	c.name()
 	return c, nil
 }
 
@@ -122,15 +150,16 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 		isShadow := shadow != nil && boolean(p, shadow, f+".shadow_mode")
 		if rate != nil {
 			e.limit = parseLimit(p, rate, f+".rate_limit", isShadow)
-			if e.limit != nil && !e.limit.unlimited {
+			if e.limit != nil {
 				c.limits = append(c.limits, e.limit)
 			}
 		}
+		at := d
+		if valueNode != nil {
+			at = valueNode
+		}
+		e.at = p.at(at, f)
 		if !lv.add(e) {
-			at := d
-			if valueNode != nil {
-				at = valueNode
-			}
 			p.add(at, f, "found a second descriptor with key %q and value %s at this level; allowed: one", e.key, strQuote(e))
 		}
 		if nested != nil {
@@ -154,25 +183,32 @@ func newLevel() *level {
 
 // add adds e to lv, false when lv has one of its key and value already.
 func (lv *level) add(e *entry) bool {
+	if lv.same(e) != nil {
+		return false
+	}
+	switch {
+	case e.prefix:
+		lv.prefixes = append(lv.prefixes, e)
+	case e.value == "":
+		lv.anyValue[e.key] = e
+	default:
+		lv.exact[pair{e.key, e.value}] = e
+	}
+	return true
+}
+
+// same is lv's entry of e's key and value (prefix or not), or nil.
+func (lv *level) same(e *entry) *entry {
 	switch {
 	case e.prefix:
 		for _, o := range lv.prefixes {
 			if o.key == e.key && o.value == e.value {
-				return false
+				return o
 			}
 		}
-		lv.prefixes = append(lv.prefixes, e)
+		return nil
 	case e.value == "":
-		if lv.anyValue[e.key] != nil {
-			return false
-		}
-		lv.anyValue[e.key] = e
-	default:
-		k := pair{e.key, e.value}
-		if lv.exact[k] != nil {
-			return false
-		}
-		lv.exact[k] = e
+		return lv.anyValue[e.key]
 	}
-	return true
+	return lv.exact[pair{e.key, e.value}]
 }

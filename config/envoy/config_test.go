@@ -1,7 +1,8 @@
-package rls_test
+package envoy_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,9 +10,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
-	"github.com/seed-bff0c9e1/ratelimit/rls"
 )
 
 const example = `
@@ -33,16 +34,29 @@ descriptors:
         rate_limit: {unlimited: true}
 `
 
+// configured is rules without each domain's override rule (see
+// TestParseRules).
+func configured(rules []limiter.Rule) []limiter.Rule {
+	return slices.DeleteFunc(rules, func(r limiter.Rule) bool {
+		return strings.HasPrefix(r.Name, "_") && strings.HasSuffix(r.Name, ".override")
+	})
+}
+
 func TestParseRules(t *testing.T) {
-	c, err := rls.Parse("edge.yaml", []byte(example))
+	c, err := envoy.Parse("edge.yaml", []byte(example))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Domain != "edge" {
 		t.Errorf("domain %q", c.Domain)
 	}
+	all := envoy.Limits(c)
+	override := all[len(all)-1]
+	if want := (limiter.Rule{Name: "_8bc7330734ce0b358817d7b5a4dbc004.edge.override", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}); override != want {
+		t.Errorf("the domain's override rule, last, is %+v, want %+v (named from the domain alone)", override, want)
+	}
 	got := map[string]limiter.Rule{}
-	for _, r := range rls.Limits(c) {
+	for _, r := range configured(all) {
 		got[r.Name] = r
 	}
 	if len(got) != 3 {
@@ -69,7 +83,7 @@ func TestParseRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := limiter.New(mem, rls.Limits(c)); err != nil {
+	if _, err := limiter.New(mem, envoy.Limits(c)); err != nil {
 		t.Errorf("the rules are not valid limiter rules: %v", err)
 	}
 }
@@ -78,12 +92,12 @@ func TestRuleNamesStableAndBounded(t *testing.T) {
 	long := strings.Repeat("k", 80)
 	src := "domain: d\ndescriptors:\n  - key: " + long + "\n    value: a|b\n    rate_limit: {unit: second, requests_per_unit: 1}\n  - key: x.y\n    rate_limit: {unit: second, requests_per_unit: 1}\n  - key: x\n    value: y\n    rate_limit: {unit: second, requests_per_unit: 1}\n  - key: x\n    descriptors:\n      - key: y\n        rate_limit: {unit: second, requests_per_unit: 1}\n"
 	names := func() []string {
-		c, err := rls.Parse("d.yaml", []byte(src))
+		c, err := envoy.Parse("d.yaml", []byte(src))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
-		for _, r := range rls.Limits(c) {
+		for _, r := range configured(envoy.Limits(c)) {
 			out = append(out, r.Name)
 		}
 		return out
@@ -114,10 +128,14 @@ func TestParseProblems(t *testing.T) {
 		{"duplicate", "domain: d\ndescriptors:\n  - key: a\n    value: v\n  - key: a\n    value: v\n", "f.yaml:6:12: descriptors[1]: found a second descriptor with key \"a\""},
 		{"nested", "domain: d\ndescriptors:\n  - key: a\n    descriptors:\n      - value: v\n", "f.yaml:5:9: descriptors[0].descriptors[0].key: found nothing; required: key"},
 		{"syntax", "domain: [\n", "f.yaml:1:1: (syntax): "},
+		{"replaces without a name", "domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      replaces: [{name: \"\"}]\n", "f.yaml:7:25: descriptors[0].rate_limit.replaces[0].name: found \"\"; required: the name of the limit replaced"},
+		{"replaces no key name", "domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      replaces: [{}]\n", "f.yaml:7:18: descriptors[0].rate_limit.replaces[0].name: found nothing; required: name"},
+		{"replaces itself", "domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      name: a\n      replaces: [{name: b}, {name: a}]\n", "f.yaml:8:36: descriptors[0].rate_limit.replaces[1].name: found \"a\", this limit's own name"},
+		{"replaces an unknown name", "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: second, requests_per_unit: 1, name: a}\n  - key: b\n    rate_limit: {unit: second, requests_per_unit: 1, replaces: [{name: c}]}\n", "f.yaml:6:72: descriptors[1].rate_limit.replaces[0].name: found \"c\"; allowed: the name of a limit of domain \"d\""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := rls.Parse("f.yaml", []byte(tc.src))
+			_, err := envoy.Parse("f.yaml", []byte(tc.src))
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to start %q", err, tc.want)
 			}

@@ -1,4 +1,4 @@
-package rls
+package envoy
 
 import (
 	"cmp"
@@ -22,11 +22,23 @@ type problems struct {
 
 // add records a problem of field at node n.
 func (p *problems) add(n *yaml.Node, field, format string, args ...any) {
+	p.addAt(p.at(n, field), format, args...)
+}
+
+// at is the position of node n (the file's start when nil) and field,
+// a problem without its message.
+func (p *problems) at(n *yaml.Node, field string) config.Problem {
 	line, col := 1, 1
 	if n != nil && n.Line > 0 {
 		line, col = n.Line, n.Column
 	}
-	p.list = append(p.list, &config.Problem{File: p.file, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)})
+	return config.Problem{File: p.file, Line: line, Column: col, Field: field}
+}
+
+// addAt records a problem at position at.
+func (p *problems) addAt(at config.Problem, format string, args ...any) {
+	at.Message = fmt.Sprintf(format, args...)
+	p.list = append(p.list, &at)
 }
 
 // err returns the problems in the order of their positions, joined, or nil.

@@ -1,0 +1,86 @@
+package envoy_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
+)
+
+// entries is a descriptor's keys and values, in order.
+func entries(kv ...string) func(func(string, string) bool) {
+	return func(yield func(string, string) bool) {
+		for i := 0; i+1 < len(kv); i += 2 {
+			if !yield(kv[i], kv[i+1]) {
+				return
+			}
+		}
+	}
+}
+
+// TestMatch: at each level an entry of the same key and value wins, then
+// the first prefix the value has, then the key with no value; the limit
+// is that of the entry the last entry reaches.
+func TestMatch(t *testing.T) {
+	c, err := envoy.Parse("m.yaml", []byte(`domain: m
+descriptors:
+  - key: path
+    value: /api/v1
+    rate_limit: {unit: second, requests_per_unit: 1, name: exact}
+  - key: path
+    value: /api/*
+    rate_limit: {unit: second, requests_per_unit: 2, name: prefix}
+  - key: path
+    rate_limit: {unit: second, requests_per_unit: 3, name: any, replaces: [{name: exact}]}
+    descriptors:
+      - key: user
+        rate_limit: {unlimited: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		entries []string
+		want    string // the limit's name; "-" for none, "unlimited"
+	}{
+		{[]string{"path", "/api/v1"}, "exact"},
+		{[]string{"path", "/api/v2"}, "prefix"},
+		{[]string{"path", "/other"}, "any"},
+		{[]string{"path", "/other", "user", "u"}, "unlimited"},
+		{[]string{"path", "/api/v1", "user", "u"}, "-"},
+		{[]string{"user", "u"}, "-"},
+		{nil, "-"},
+	} {
+		l := c.Match(entries(tc.entries...))
+		got := "-"
+		switch {
+		case l != nil && l.Unlimited:
+			got = "unlimited"
+		case l != nil:
+			got = l.Name
+		}
+		if got != tc.want {
+			t.Errorf("%v: matched %s, want %s", tc.entries, got, tc.want)
+		}
+	}
+	any := c.Match(entries("path", "/x"))
+	if any.Unit != "second" || any.PerUnit != 3 || any.AlgorithmName != "fixed_window" || any.Algorithm != (algorithms.FixedWindow{Limit: 3, Window: time.Second}) || len(any.Replaces) != 1 || any.Replaces[0] != "exact" {
+		t.Errorf("the any-value limit as matched: %+v", any)
+	}
+	o, err := any.Overridden(5, "MINUTE", 2)
+	if err != nil || o.Window != 2*time.Minute || o.PerUnit != 5 || o.Multiplier != 2 || o.Rule != any.Rule || o.Algorithm != (algorithms.FixedWindow{Limit: 5, Window: 2 * time.Minute}) {
+		t.Errorf("overridden: %+v, %v", o, err)
+	}
+	if _, err := any.Overridden(5, "unknown", 0); err == nil || !strings.Contains(err.Error(), "unit UNKNOWN") {
+		t.Errorf("an unknown unit: %v", err)
+	}
+	rules := map[string]bool{}
+	for _, r := range envoy.Limits(c) {
+		rules[r.Name] = true
+	}
+	if ov := c.Override(); !rules[ov.Rule] || !strings.HasSuffix(ov.Rule, ".m.override") || ov.Name != "" {
+		t.Errorf("the override limit %+v is not one of Limits' rules %v", ov, rules)
+	}
+}
