@@ -29,6 +29,8 @@ type generation struct {
 	// handler is a stackHandler naming its stack; nil when no stack has
 	// patterns.
 	mux *http.ServeMux
+	// envoy is the Envoy stacks (see Envoy).
+	envoy *Envoy
 }
 
 // stackHandler stands in mux for the stack it names: what a request
@@ -152,8 +154,8 @@ func newGeneration(name string, data []byte, backend store.Store, s *settings) (
 	}
 	hk := httpKeys{ip: ip, funcs: s.funcs}
 	for _, st := range f.stacks {
-		if st.door() == grpcDoor {
-			continue // see Calls
+		if st.door() != httpDoor {
+			continue // see Calls and Envoy
 		}
 		h, err := g.stackMiddleware(st, rulesOf(f, st.rules, hk), s.middlewareOpts)
 		if err != nil {
@@ -168,6 +170,7 @@ func newGeneration(name string, data []byte, backend store.Store, s *settings) (
 			g.mux.Handle(pattern, stackHandler(st.name)) // checked by parse
 		}
 	}
+	g.envoy = newEnvoy(g)
 	return g, nil
 }
 

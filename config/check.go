@@ -76,6 +76,9 @@ func (f *file) String() string {
 		if len(s.methods) > 0 {
 			fmt.Fprintf(&b, "; gRPC calls %s", strings.Join(s.methods, ", "))
 		}
+		if s.domain != "" {
+			fmt.Fprintf(&b, "; Envoy domain %s", s.domain)
+		}
 		if s.failure != "" {
 			fmt.Fprintf(&b, "; fail %s", s.failure)
 		}

@@ -55,7 +55,7 @@ func TestErrorsNamePositions(t *testing.T) {
 		{"wrong key kind", "    key: ip\n", "    key: client\n",
 			`f.yaml:3:10: rules[0].key: found "client"; allowed: "ip", "route", "method", or a mapping of one of header,`, ""},
 		{"unknown key field", "{constant: all}", "{constnt: all}",
-			`f.yaml:6:11: rules[1].key.constnt: found unknown field "constnt"; allowed: header, metadata, constant, form, func, join`, ""},
+			`f.yaml:6:11: rules[1].key.constnt: found unknown field "constnt"; allowed: header, metadata, descriptor, constant, form, func, join`, ""},
 		{"gRPC identity on an HTTP stack", "{constant: all}", "{metadata: x-tenant}",
 			`f.yaml:6:21: rules[1].key.metadata: found metadata x-tenant (hashed), read on gRPC only, in rule "global" of HTTP stack "api"; allowed there: ip, constant, header, route, form, func, or a join of them`, ""},
 		{"match and methods", "    match: [\"/api/\"]\n", "    match: [\"/api/\"]\n    methods: [\"/pkg.S/*\"]\n",

@@ -42,8 +42,9 @@ type rule struct {
 	plans     *plans
 	penalty   time.Duration
 	lease     time.Duration
-	// penaltyNode and leaseNode are where a limit on them is reported.
-	penaltyNode, leaseNode *yaml.Node
+	// penaltyNode, leaseNode and algorithmNode are where a limit on them
+	// is reported.
+	penaltyNode, leaseNode, algorithmNode *yaml.Node
 }
 
 // stack is a set of rules decided together for a request, wired by name
@@ -58,10 +59,13 @@ type stack struct {
 	// methods are the gRPC calls the stack decides (full methods, or
 	// "/pkg.Service/*"): a stack with methods is a gRPC stack (see Calls).
 	methods []string
+	// domain is the Envoy domain the stack decides (see domain.go): a
+	// stack with a domain is an Envoy stack.
+	domain  string
 	failure string   // "" for the file's
 	exempt  []string // nil for the file's
 	// rulesNode and matchNode are the lists, for errors about an entry.
-	rulesNode, matchNode, methodsNode *yaml.Node
+	rulesNode, matchNode, methodsNode, domainNode *yaml.Node
 }
 
 // Top-level, rule and stack fields, in the order the documentation lists
@@ -69,7 +73,7 @@ type stack struct {
 var (
 	fileFields  = []string{"prefix", "client_ip", "fail", "exempt", "rules", "stacks"}
 	ruleFields  = append([]string{"name", "key", "alt_key", "optional", "plans", "lease", "penalty", "blockable", "shadow"}, kindFields...)
-	stackFields = []string{"name", "rules", "match", "methods", "fail", "exempt"}
+	stackFields = []string{"name", "rules", "match", "methods", "domain", "fail", "exempt"}
 )
 
 // parse reads data, the contents of the file named name, as YAML (JSON
@@ -203,6 +207,9 @@ func (p *parser) rule(n *yaml.Node, field string) *rule {
 		}
 	}
 	r.algorithm = p.algorithm(n, m, field)
+	for _, k := range kindFields {
+		r.algorithmNode = orNode(r.algorithmNode, m[k])
+	}
 	if v, ok := m["plans"]; ok {
 		r.plans = p.plans(v, join(field, "plans"))
 	}
@@ -252,6 +259,9 @@ func (p *parser) stack(n *yaml.Node, field string) *stack {
 			p.fail(v, join(field, "methods"), "found both match and methods; allowed: one of them (a stack decides HTTP requests or gRPC calls)")
 		}
 	}
+	if v, ok := m["domain"]; ok {
+		p.domain(s, v, m)
+	}
 	if v, ok := m["fail"]; ok {
 		s.failure = p.failure(v, join(field, "fail"))
 	}
@@ -274,6 +284,9 @@ func validMethod(pattern string) bool {
 
 // door is the door stack s decides on.
 func (s *stack) door() door {
+	if s.domainNode != nil {
+		return envoyDoor
+	}
 	if s.methodsNode != nil {
 		return grpcDoor
 	}
@@ -295,6 +308,7 @@ func (p *parser) crossCheck(f *file) {
 		rules[r.name] = r
 	}
 	stacks := map[string]*stack{}
+	domains := map[string]*stack{}
 	mux := http.NewServeMux()
 	for _, s := range f.stacks {
 		if first, dup := stacks[s.name]; dup && s.name != "" {
@@ -310,6 +324,7 @@ func (p *parser) crossCheck(f *file) {
 			}
 		}
 		p.doorsOf(s, rules)
+		p.envoyStack(s, rules, domains)
 		for i, pattern := range s.match {
 			if msg := register(mux, pattern); msg != "" {
 				p.fail(nodeAt(s.matchNode, i), index(join(s.field, "match"), i), "found %q: %s; allowed: an http.ServeMux pattern that no other stack's pattern conflicts with", pattern, msg)

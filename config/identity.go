@@ -14,7 +14,7 @@ const altKeyPrefix = "alt_key:"
 
 // identityOf is the identity under which rule r keeps the client an
 // operator names by raw, the value the operator knows, read as r's key
-// reads a request: a header's or metadata's value is hashed
+// reads a request: a header's, metadata's or descriptor's value is hashed
 // (keyfunc.Hash); an
 // address ("2001:db8::1", "192.0.2.7") is masked to the file's client_ip
 // prefix lengths (an IPv6 address names its /64 by default); a join's
@@ -43,7 +43,7 @@ func (g *generation) read(k *keySpec, raw string) (string, error) {
 			return "", err
 		}
 		return res.KeyOf(raw)
-	case "header", "metadata":
+	case "header", "metadata", "descriptor":
 		return keyfunc.Hash(raw), nil
 	case "constant":
 		if raw != k.arg {

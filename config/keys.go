@@ -13,8 +13,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
-// keySpec is an identity as a file names it: "ip", "route", or one of
-// header, constant, form, func (a key function the program registers) and
+// keySpec is an identity as a file names it: "ip", "route", "method", or
+// one of header, metadata, descriptor (an Envoy descriptor entry's
+// value), constant, form, func (a key function the program registers) and
 // join (several of these).
 type keySpec struct {
 	kind  string
@@ -24,7 +25,7 @@ type keySpec struct {
 	field string
 }
 
-const keyForm = `"ip", "route", "method", or a mapping of one of header, metadata, constant, form, func, join (e.g. {header: X-API-Key})`
+const keyForm = `"ip", "route", "method", or a mapping of one of header, metadata, descriptor, constant, form, func, join (e.g. {header: X-API-Key})`
 
 // key reads an identity.
 func (p *parser) key(n *yaml.Node, field string) *keySpec {
@@ -39,7 +40,7 @@ func (p *parser) key(n *yaml.Node, field string) *keySpec {
 		p.bad(n, field, keyForm)
 		return nil
 	}
-	m := p.fields(n, field, "header", "metadata", "constant", "form", "func", "join")
+	m := p.fields(n, field, "header", "metadata", "descriptor", "constant", "form", "func", "join")
 	for kind, v := range m {
 		field := join(field, kind)
 		switch kind {
@@ -83,7 +84,7 @@ func (k *keySpec) String() string {
 	switch k.kind {
 	case "ip", "route", "method":
 		return k.kind
-	case "header", "metadata":
+	case "header", "metadata", "descriptor":
 		return k.kind + " " + k.arg + " (hashed)"
 	case "constant":
 		return "constant " + strconv.Quote(k.arg)
@@ -101,8 +102,9 @@ func (k *keySpec) String() string {
 type door uint8
 
 const (
-	httpDoor door = 1 << iota // HTTP requests: the stacks without methods
-	grpcDoor                  // gRPC calls: the stacks with methods
+	httpDoor  door = 1 << iota // HTTP requests: the stacks without methods or domain
+	grpcDoor                   // gRPC calls: the stacks with methods
+	envoyDoor                  // Envoy descriptors: the stacks with a domain
 )
 
 // String names d's doors.
@@ -112,24 +114,33 @@ func (d door) String() string {
 		return "HTTP"
 	case grpcDoor:
 		return "gRPC"
+	case envoyDoor:
+		return "Envoy"
 	case httpDoor | grpcDoor:
 		return "HTTP and gRPC"
+	case httpDoor | grpcDoor | envoyDoor:
+		return "HTTP, gRPC and Envoy"
 	}
 	return "no door"
 }
 
-// doors is the doors k can be read on: ip, constant and header on both
-// (a gRPC call's header is its metadata of that name), route, form and
-// func on HTTP's, metadata (binary values too) and method on gRPC's, a
-// join where all its parts can.
+// doors is the doors k can be read on: ip on all three (an Envoy
+// descriptor's is its remote_address entry), constant and header on HTTP's
+// and gRPC's (a gRPC call's header is its metadata of that name), route,
+// form and func on HTTP's, metadata (binary values too) and method on
+// gRPC's, descriptor on Envoy's, a join where all its parts can.
 func (k *keySpec) doors() door {
 	switch k.kind {
-	case "ip", "constant", "header":
+	case "ip":
+		return httpDoor | grpcDoor | envoyDoor
+	case "constant", "header":
 		return httpDoor | grpcDoor
 	case "metadata", "method":
 		return grpcDoor
+	case "descriptor":
+		return envoyDoor
 	case "join":
-		d := httpDoor | grpcDoor
+		d := httpDoor | grpcDoor | envoyDoor
 		for _, part := range k.parts {
 			d &= part.doors()
 		}
@@ -140,8 +151,11 @@ func (k *keySpec) doors() door {
 
 // kindsOn lists the identities of door d, for problems.
 func kindsOn(d door) string {
-	if d == grpcDoor {
+	switch d {
+	case grpcDoor:
 		return "ip, constant, header, metadata, method, or a join of them"
+	case envoyDoor:
+		return "descriptor, ip (the remote_address entry), or a join of them"
 	}
 	return "ip, constant, header, route, form, func, or a join of them"
 }
@@ -169,22 +183,24 @@ func (p *parser) unregistered(k *keySpec, funcs map[string]keyfunc.KeyFunc) {
 	p.bad(k.node, k.field, allowed)
 }
 
-// plans are a rule's limits by a request attribute: a header's value, or
-// what a registered function returns.
+// plans are a rule's limits by a request attribute: a header's, a
+// metadata's or a descriptor entry's value, or what a registered function
+// returns.
 type plans struct {
-	by     *keySpec // header (its raw value) or func
+	by     *keySpec // header, metadata, descriptor (its raw value) or func
 	values map[string]algorithms.Algorithm
+	nodes  map[string]*yaml.Node // each value's algorithm, for problems
 }
 
 // plans reads a rule's plans.
 func (p *parser) plans(n *yaml.Node, field string) *plans {
-	m := p.fields(n, field, "header", "metadata", "func", "values")
+	m := p.fields(n, field, "header", "metadata", "descriptor", "func", "values")
 	if m == nil {
 		return nil
 	}
-	pl := &plans{values: map[string]algorithms.Algorithm{}}
+	pl := &plans{values: map[string]algorithms.Algorithm{}, nodes: map[string]*yaml.Node{}}
 	var by []string
-	for _, kind := range []string{"header", "metadata", "func"} {
+	for _, kind := range []string{"header", "metadata", "descriptor", "func"} {
 		if m[kind] != nil {
 			by = append(by, kind)
 		}
@@ -193,10 +209,11 @@ func (p *parser) plans(n *yaml.Node, field string) *plans {
 	case len(by) > 1:
 		p.fail(m[by[1]], join(field, by[1]), "found both %s and %s; allowed: one of them", by[0], by[1])
 	case len(by) == 0:
-		p.fail(n, join(field, "header"), "found no attribute to choose by; required: header, metadata or func")
+		p.fail(n, join(field, "header"), "found no attribute to choose by; required: header, metadata, descriptor or func")
 	default:
 		kind, v := by[0], m[by[0]]
-		allowed := map[string]string{"header": "a header name (e.g. X-Plan)", "metadata": "a metadata name (e.g. x-plan)", "func": "a name the program registers"}[kind]
+		allowed := map[string]string{"header": "a header name (e.g. X-Plan)", "metadata": "a metadata name (e.g. x-plan)",
+			"descriptor": "a descriptor key (e.g. plan)", "func": "a name the program registers"}[kind]
 		if s, ok := p.str(v, join(field, kind), allowed); ok {
 			pl.by = &keySpec{kind: kind, arg: s, node: v, field: join(field, kind)}
 		}
@@ -218,7 +235,7 @@ func (p *parser) plans(n *yaml.Node, field string) *plans {
 			continue
 		}
 		if am := p.fields(val, f, kindFields...); am != nil {
-			pl.values[name] = p.algorithm(val, am, f)
+			pl.values[name], pl.nodes[name] = p.algorithm(val, am, f), val
 		}
 	}
 	return pl

@@ -30,7 +30,7 @@ func TestProblemsAreValues(t *testing.T) {
 		t.Fatalf("%v: no *config.Problem", err)
 	}
 	want := []config.Problem{
-		{File: path, Line: 3, Column: 10, Field: "rules[0].key", Message: `found "ipp"; allowed: "ip", "route", "method", or a mapping of one of header, metadata, constant, form, func, join (e.g. {header: X-API-Key})`},
+		{File: path, Line: 3, Column: 10, Field: "rules[0].key", Message: `found "ipp"; allowed: "ip", "route", "method", or a mapping of one of header, metadata, descriptor, constant, form, func, join (e.g. {header: X-API-Key})`},
 		{File: path, Line: 7, Column: 16, Field: "stacks[0].rules[1]", Message: `found "b"; allowed: a rule of this file (a)`},
 	}
 	if !reflect.DeepEqual(*first, want[0]) {

@@ -11,7 +11,10 @@
 // Each configured limit becomes a limiter rule (a fixed window aligned to
 // its unit, as the reference counts, unless its rate_limit names another
 // algorithm, window or lease: see docs/envoy.md), and Limits gives them
-// for building the Limiter. A Server answers each request with one all-or-nothing
+// for building the Limiter. Or its configuration is the library's own
+// rules file (package config), whose stacks with a domain FromFile serves
+// on the file's limiter, through its reloads, beside its HTTP and gRPC
+// stacks. A Server answers each request with one all-or-nothing
 // decision over all its descriptors, in one Redis round trip: a
 // descriptor over its limit consumes nothing of the others.
 //

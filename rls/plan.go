@@ -34,7 +34,7 @@ const maxHits = math.MaxUint32
 // matched limit replaces (rate_limit.replaces) is not applied: its
 // descriptor is OK with no limit. A descriptor under an override neither
 // replaces nor is replaced, as in the reference.
-func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error) {
+func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error) {
 	n := len(req.GetDescriptors())
 	p := &plan{limits: make([]*envoy.Limit, n), check: make([]int, n)}
 	hits := make([]int, n)
@@ -58,24 +58,26 @@ func newPlan(c *Config, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, erro
 		if c == nil {
 			continue
 		}
-		l, o := c.Match(entries(d)), d.GetLimit()
-		keyed := false
-		if o != nil && (l == nil || l.Unlimited) {
-			l, keyed = c.Override(), true // the reference limits it under its own keys
+		l, id, planned, err := c.limitOf(d)
+		if err != nil {
+			return nil, fmt.Errorf("ratelimit: descriptor %d: %w", i, err)
 		}
 		if l == nil {
 			continue
 		}
-		ids[i] = identity(d, keyed)
 		if l.Unlimited {
 			p.limits[i] = l
 			configured = append(configured, l)
 			continue
 		}
-		if o != nil {
-			var err error
-			if l, plans[i], err = ov.apply(l, i, o); err != nil {
+		ids[i], plans[i] = id, planned
+		if o := d.GetLimit(); o != nil {
+			var over algorithms.Algorithm
+			if l, over, err = ov.apply(l, i, o); err != nil {
 				return nil, err
+			}
+			if over != nil { // nil: the override is l's own limit
+				plans[i] = over
 			}
 			overridden[i] = true
 		} else {

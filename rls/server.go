@@ -68,8 +68,7 @@ type Options struct {
 // A Server is safe for concurrent use.
 type Server struct {
 	rlsv3.UnimplementedRateLimitServiceServer
-	lim       *limiter.Limiter
-	domains   map[string]*Config
+	rules     func() rules // in force, for one request
 	overrides *overrides
 	opts      Options
 	log       *failureLog // the default OnError
@@ -83,16 +82,12 @@ func NewServer(lim *limiter.Limiter, configs []*Config, opts Options) (*Server, 
 	if lim == nil {
 		return nil, fmt.Errorf("%w: nil limiter", ratelimit.ErrConfig)
 	}
-	if opts.MaxOverrides < 0 {
-		return nil, fmt.Errorf("%w: negative MaxOverrides %d", ratelimit.ErrConfig, opts.MaxOverrides)
-	}
-	s := &Server{lim: lim, domains: make(map[string]*Config, len(configs)), overrides: newOverrides(opts.MaxOverrides), opts: withHeaderDefaults(opts),
-		log: newFailureLog(time.Now)}
+	given := &configRules{lim: lim, byDomain: make(map[string]*Config, len(configs))}
 	for _, c := range configs {
-		if s.domains[c.Domain] != nil {
+		if given.byDomain[c.Domain] != nil {
 			return nil, fmt.Errorf("%w: domain %q is configured twice", ratelimit.ErrConfig, c.Domain)
 		}
-		s.domains[c.Domain] = c
+		given.byDomain[c.Domain] = c
 	}
 	have := map[string]limiter.Rule{}
 	for _, r := range lim.Rules() {
@@ -106,7 +101,15 @@ func NewServer(lim *limiter.Limiter, configs []*Config, opts Options) (*Server, 
 			return nil, fmt.Errorf("%w: rule %q: the limiter's rule of that name differs (limiter: %v; config: %v)", ratelimit.ErrConfig, want.Name, got.Algorithm, want.Algorithm)
 		}
 	}
-	return s, nil
+	return newServer(func() rules { return given }, opts)
+}
+
+// newServer is a Server deciding on the rules inForce gives.
+func newServer(inForce func() rules, opts Options) (*Server, error) {
+	if opts.MaxOverrides < 0 {
+		return nil, fmt.Errorf("%w: negative MaxOverrides %d", ratelimit.ErrConfig, opts.MaxOverrides)
+	}
+	return &Server{rules: inForce, overrides: newOverrides(opts.MaxOverrides), opts: withHeaderDefaults(opts), log: newFailureLog(time.Now)}, nil
 }
 
 // ShouldRateLimit decides all of req's descriptors together, in one
@@ -120,12 +123,13 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	if len(req.GetDescriptors()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "ratelimit: the request has no descriptors")
 	}
-	p, err := newPlan(s.domains[req.GetDomain()], req, s.overrides)
+	r := s.rules()
+	p, err := newPlan(r.domain(req.GetDomain()), req, s.overrides)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	start := time.Now()
-	d, err := s.lim.Decide(ctx, p.checks...)
+	d, err := r.limiter().Decide(ctx, p.checks...)
 	s.opts.Metrics.decided(p, d, err, time.Since(start))
 	if err != nil && !d.Fallback {
 		return s.failed(ctx, p, err)

@@ -23,11 +23,12 @@ type settings struct {
 	redisNetwork   string // REDIS_SOCKET_TYPE: tcp or unix
 	redisURL       string // REDIS_URL: host:port or a socket's path; "" runs on miniredis
 	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY; "" without RUNTIME_ROOT
+	rulesFile      string // RATELIMIT_RULES_FILE: a rules file of the library's format instead (rulesfile.go)
 	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
 	mergeDomains   bool   // MERGE_DOMAIN_CONFIG
 	shadowMode     bool   // SHADOW_MODE
 	// xds is set by CONFIG_TYPE=GRPC_XDS_SOTW: the configuration comes
-	// from an xDS server, not configDir.
+	// from an xDS server, not configDir (nor rulesFile).
 	xds *xdsSettings
 	// grpcTLS is the gRPC port's TLS (GRPC_SERVER_USE_TLS, tls.go); nil serves plain text.
 	grpcTLS *tls.Config
@@ -79,6 +80,12 @@ func readEnv(getenv func(string) string) (settings, error) {
 	}
 	if root := getenv("RUNTIME_ROOT"); root != "" {
 		s.configDir = filepath.Join(root, getenv("RUNTIME_SUBDIRECTORY"), or("RUNTIME_APPDIRECTORY", "config"))
+	}
+	switch s.rulesFile = getenv(rulesFileVar); {
+	case s.rulesFile != "" && s.configDir != "":
+		return s, fmt.Errorf("ratelimit: %s and RUNTIME_ROOT are both set: allowed: one of them (a rules file in the library's format, or the reference's runtime directory)", rulesFileVar)
+	case s.rulesFile != "" && strings.EqualFold(getenv("CONFIG_TYPE"), "GRPC_XDS_SOTW"):
+		return s, fmt.Errorf("ratelimit: %s is set with CONFIG_TYPE=GRPC_XDS_SOTW: allowed: one of them (a rules file in the library's format, or the xDS server's configuration)", rulesFileVar)
 	}
 	if s.ignoreDotfiles, err = boolean(getenv, "RUNTIME_IGNOREDOTFILES"); err != nil {
 		return s, err

@@ -69,12 +69,15 @@ func TestLogLevel(t *testing.T) {
 func TestEnvRefusals(t *testing.T) {
 	for _, kv := range []string{"GRPC_SERVER_USE_TLS=true", "GRPC_UDS=/tmp/rls.sock",
 		"CONFIG_TYPE=GRPC_XDS_DELTA", "BACKEND_TYPE=memcache", "REDIS_TYPE=ring", "REDIS_SOCKET_TYPE=udp",
-		"LOG_LEVEL=loud", "LOG_FORMAT=xml", "SHADOW_MODE=maybe", "RUNTIME_WATCH_ROOT=maybe"} {
+		"LOG_LEVEL=loud", "LOG_FORMAT=xml", "SHADOW_MODE=maybe", "RUNTIME_WATCH_ROOT=maybe", "RATELIMIT_RULES_FILE=rules.yaml"} {
 		name, _, _ := strings.Cut(kv, "=")
-		_, err := readEnv(env(kv))
+		_, err := readEnv(env(kv, "RUNTIME_ROOT=/srv/runtime")) // a rules file is refused beside a runtime directory
 		if err == nil || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("%s: %v, want an error naming %s (and no secret)", kv, err, name)
 		}
+	}
+	if _, err := readEnv(env("RATELIMIT_RULES_FILE=rules.yaml", "CONFIG_TYPE=GRPC_XDS_SOTW")); err == nil || !strings.Contains(err.Error(), "RATELIMIT_RULES_FILE") || !strings.Contains(err.Error(), "GRPC_XDS_SOTW") {
+		t.Errorf("a rules file with xDS: %v, want an error naming both", err)
 	}
 	for _, kv := range []string{"REDIS_TYPE=SINGLE", "CONFIG_TYPE=FILE", "CONFIG_TYPE=grpc_xds_sotw", "BACKEND_TYPE=redis", "GRPC_SERVER_USE_TLS=false", "REDIS_SOCKET_TYPE=unix"} {
 		if _, err := readEnv(env(kv)); err != nil {

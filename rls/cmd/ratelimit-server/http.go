@@ -12,8 +12,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
-
-	"github.com/seed-bff0c9e1/ratelimit/rls"
 )
 
 // maxJSONBody bounds a /json request's body.
@@ -79,15 +77,16 @@ func httpStatus(c codes.Code) int {
 
 // debugHandler serves the reference's debug port (DEBUG_HOST,
 // DEBUG_PORT): /rlconfig, each configured limit as the reference prints
-// it (see rls.Dump), followed by the last reload's error while the
-// configuration in force is an older one; the Prometheus series at
+// it (see rls.Dump), or the rules file's rules as config.Check prints
+// them, followed by the last reload's error while the configuration in
+// force is an older one; the Prometheus series at
 // /metrics; and the runtime profiles under /debug/pprof/.
 func debugHandler(svc *service) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /rlconfig", func(w http.ResponseWriter, r *http.Request) {
-		configs, err := svc.state()
+		text, err := svc.rlconfig()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, rls.Dump(configs...))
+		_, _ = io.WriteString(w, text)
 		if err != nil {
 			fmt.Fprintf(w, "\nthe last reload failed; the configuration above stays in force:\n%v\n", err)
 		}

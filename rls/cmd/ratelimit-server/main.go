@@ -17,6 +17,9 @@
 // server instead (CONFIG_GRPC_XDS_SERVER_URL, CONFIG_GRPC_XDS_NODE_ID
 // and the other variables xdsenv.go reads), as Envoy Gateway configures
 // the reference, and serves once the first valid version arrived.
+// RATELIMIT_RULES_FILE names instead a rules file of the library's own
+// format, whose stacks with a domain it serves, reloaded as the runtime
+// directory is.
 //
 // Without REDIS_URL it runs on an in-process miniredis, with an example
 // configuration unless RUNTIME_ROOT names one, and prints how to call it.
@@ -157,16 +160,21 @@ func loadConfigs(s settings) ([]*rls.Config, error) {
 
 // configure builds the service on its configuration source: the xDS
 // server with CONFIG_TYPE=GRPC_XDS_SOTW, waiting for its first valid
-// version, or else the runtime directory (or the example), polled for
-// changes. stop stops the source; call it before closing the service. A
-// nil service means ctx was done before the xDS server sent one.
+// version, or else the rules file RATELIMIT_RULES_FILE names, or the
+// runtime directory (or the example), polled for changes. stop stops
+// the source; call it before closing the service. A nil service means
+// ctx was done before the xDS server sent one.
 func configure(ctx context.Context, s settings, st store.Store, opts rls.Options, log *slog.Logger) (svc *service, stop func(), err error) {
-	if s.xds != nil {
+	switch {
+	case s.xds != nil:
 		return startXDS(ctx, *s.xds, func(configs []*rls.Config) (*service, error) {
 			return newService(st, opts, "", func() ([]*rls.Config, error) { return configs, nil }, log, s.limiterOptions()...)
 		}, log)
+	case s.rulesFile != "":
+		svc, err = newFileService(st, opts, s.rulesFile, log, s.limiterOptions()...)
+	default:
+		svc, err = newService(st, opts, s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log, s.limiterOptions()...)
 	}
-	svc, err = newService(st, opts, s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log, s.limiterOptions()...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,14 +196,16 @@ func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
 	switch {
 	case s.xds != nil:
 		where = fmt.Sprintf("config from the xDS server at %s for node %q", s.xds.serverURL, s.xds.node.GetId())
+	case s.rulesFile != "":
+		where = "the Envoy stacks of " + s.rulesFile
 	case s.configDir == "":
-		where = "the example config (set RUNTIME_ROOT and RUNTIME_SUBDIRECTORY for yours)"
+		where = "the example config (set RUNTIME_ROOT and RUNTIME_SUBDIRECTORY, or RATELIMIT_RULES_FILE, for yours)"
 	}
 	fmt.Fprintf(out, "ratelimit-server: on %s, with %s\n", store, where)
 	for _, c := range configs {
 		fmt.Fprintf(out, "ratelimit-server: domain %q\n", c.Domain)
 	}
-	if s.configDir == "" && s.xds == nil {
+	if s.configDir == "" && s.rulesFile == "" && s.xds == nil {
 		const req = `{"domain":"example","descriptors":[{"entries":[{"key":"remote_address","value":"10.0.0.1"}]}]}`
 		security := "-plaintext"
 		if s.grpcTLS != nil {

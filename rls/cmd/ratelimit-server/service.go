@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
 	"github.com/seed-bff0c9e1/ratelimit/store"
@@ -38,6 +39,10 @@ type service struct {
 	metrics prometheus.Gatherer
 	cur     atomic.Pointer[generation]
 	closed  atomic.Bool // the generation in force is retired too
+	// rules are the rules file's (RATELIMIT_RULES_FILE: see rulesfile.go),
+	// served by one generation whose Server follows their reloads; nil:
+	// the runtime directory's.
+	rules *config.Limits
 
 	mu     sync.Mutex // serialises reloads; guards seen and failed
 	seen   dirState   // the directory's state when last loaded
@@ -45,10 +50,11 @@ type service struct {
 }
 
 // generation is one configuration in force: its configs, the limiter
-// built on their rules and the Server answering on it.
+// built on their rules and the Server answering on it (a rules file's:
+// the Server alone, its limiter the file's).
 type generation struct {
 	configs []*rls.Config
-	lim     *limiter.Limiter
+	lim     *limiter.Limiter // nil for a rules file's
 	srv     *rls.Server
 
 	mu      sync.RWMutex // read-held by each call; write-held to retire
@@ -128,11 +134,19 @@ func (g *generation) retire() error {
 	g.mu.Lock()
 	g.retired = true
 	g.mu.Unlock()
+	if g.lim == nil {
+		return nil
+	}
 	return g.lim.Close()
 }
 
-// watch polls the runtime directory every interval until ctx is done.
+// watch polls the runtime directory, or the rules file, every interval
+// until ctx is done.
 func (s *service) watch(ctx context.Context, interval time.Duration) {
+	if s.rules != nil {
+		s.watchFile(ctx, interval)
+		return
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -217,7 +231,11 @@ func (s *service) close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed.Store(true)
-	if err := s.cur.Load().retire(); err != nil {
+	err := s.cur.Load().retire()
+	if s.rules != nil {
+		err = s.rules.Close() // after the calls under way: gives back leased units
+	}
+	if err != nil {
 		return fmt.Errorf("ratelimit: closing the limiter: %w", err)
 	}
 	return nil

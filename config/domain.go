@@ -1,0 +1,128 @@
+package config
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+)
+
+// remoteAddress is the key of the descriptor entry Envoy's remote_address
+// action gives, the client's address: what an ip identity reads on an
+// Envoy stack.
+const remoteAddress = "remote_address"
+
+// domain reads the domain of stack s, given at n, among the stack's
+// fields m: a stack with a domain is an Envoy stack, decided by package
+// rls for the descriptors of that domain, so it has none of the fields
+// of the other doors.
+func (p *parser) domain(s *stack, n *yaml.Node, m map[string]*yaml.Node) {
+	field := join(s.field, "domain")
+	s.domain, _ = p.str(n, field, "an Envoy domain (e.g. edge)")
+	s.domainNode = n
+	why := map[string]string{
+		"match":   "Envoy chooses the stack by the request's domain",
+		"methods": "Envoy chooses the stack by the request's domain",
+		"fail":    "Envoy's failure_mode_deny decides when the service cannot (rls.Options.FailOpen answers OK instead)",
+		"exempt":  "Envoy's route configuration decides which requests it asks about",
+	}
+	for _, name := range stackFields {
+		if v := m[name]; v != nil && why[name] != "" {
+			p.fail(v, join(s.field, name), "found %s on an Envoy stack (one with a domain); allowed: none (%s)", name, why[name])
+		}
+	}
+}
+
+// entryKeys are the keys of the descriptor entries k reads, in order: a
+// descriptor's key, remote_address for ip, a join's parts' in turn; nil
+// when k reads something else.
+func (k *keySpec) entryKeys() []string {
+	switch k.kind {
+	case "descriptor":
+		return []string{k.arg}
+	case "ip":
+		return []string{remoteAddress}
+	case "join":
+		var keys []string
+		for _, part := range k.parts {
+			keys = append(keys, part.entryKeys()...)
+		}
+		return keys
+	}
+	return nil
+}
+
+// signature is keys as one string, a domain's index of its rules.
+func signature(keys []string) string {
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(strconv.Quote(k))
+	}
+	return b.String()
+}
+
+// envoyStack reports what an Envoy stack s cannot decide: a domain
+// another stack has (domains holds them), a rule with an alt_key (a
+// descriptor carries its entries or matches no rule), two rules that
+// read the same descriptor keys (a descriptor has one status, so one
+// rule), a plan by a descriptor key the rule's key does not read, and an
+// algorithm an RLS call cannot use.
+func (p *parser) envoyStack(s *stack, rules map[string]*rule, domains map[string]*stack) {
+	if s.door() != envoyDoor || s.domain == "" {
+		return
+	}
+	if first, dup := domains[s.domain]; dup {
+		p.fail(s.domainNode, join(s.field, "domain"), "found %q again; allowed: a domain no other stack has (first at line %d)", s.domain, first.domainNode.Line)
+	}
+	domains[s.domain] = s
+	byKeys := map[string]string{}
+	for _, name := range s.rules {
+		r := rules[name]
+		if r == nil || r.key == nil || r.key.doors()&envoyDoor == 0 {
+			continue // reported already
+		}
+		if r.altKey != nil {
+			p.fail(r.altKey.node, r.altKey.field, "found an alt_key in rule %q of Envoy stack %q; allowed: none (a rule applies to the descriptors that carry its key's entries)", name, s.name)
+		}
+		keys := r.key.entryKeys()
+		sig := signature(keys)
+		if other, dup := byKeys[sig]; dup {
+			p.fail(r.key.node, r.key.field, "found rule %q reading descriptor keys %s, as rule %q does in Envoy stack %q; allowed: one rule per descriptor keys in a stack (a descriptor has one status)",
+				name, strings.Join(keys, ", "), other, s.name)
+		}
+		byKeys[sig] = name
+		p.envoyAlgorithm(r.algorithm, r.algorithmNode, r.field, name)
+		if r.plans == nil || r.plans.by == nil {
+			continue
+		}
+		for value, alg := range r.plans.values {
+			p.envoyAlgorithm(alg, r.plans.nodes[value], join(join(join(r.field, "plans"), "values"), value), name)
+		}
+		if by := r.plans.by; by.kind == "descriptor" && !slices.Contains(keys, by.arg) {
+			p.fail(by.node, by.field, "found %q, a key rule %q does not read (%s); allowed: one of its key's descriptor keys", by.arg, name, strings.Join(keys, ", "))
+		}
+	}
+}
+
+// envoyAlgorithm reports an algorithm a of rule name, at n (the value of
+// the algorithm's field under within), that an RLS call cannot use (rls
+// refuses them in its own format, for the same reasons).
+func (p *parser) envoyAlgorithm(a algorithms.Algorithm, n *yaml.Node, within, name string) {
+	var field, why string
+	switch a := a.(type) {
+	case algorithms.Concurrency:
+		field, why = "concurrency", "an RLS call takes a slot and no call gives it back"
+	case algorithms.Queue:
+		field, why = "queue", "a queue admits by delaying, and Envoy waits milliseconds for an answer"
+	case algorithms.FixedWindow:
+		if a.Anchored {
+			field, why = "fixed_window", "an anchored window ends at a time of each client's, which an RLS response cannot tell Envoy"
+		}
+	}
+	if why != "" && n != nil {
+		p.fail(n, join(within, field), "found %v in rule %q of an Envoy stack: %s; allowed there: fixed_window (not anchored), sliding_window, sliding_log, token_bucket, leaky_bucket, gcra", a, name, why)
+	}
+}
