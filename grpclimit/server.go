@@ -3,7 +3,6 @@ package grpclimit
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -235,7 +234,10 @@ func (m *meteredStream) RecvMsg(msg any) error {
 
 // ietf writes the IETF draft's fields, which the ratelimit metadata
 // carries.
-var ietf = headers.Names{Policy: "ratelimit-policy", RateLimit: "ratelimit"}
+// ietf writes the fields under their canonical HTTP names, which the
+// headers package takes as they are; rateLimitMetadata renames them as
+// gRPC's metadata keys are, in lower case.
+var ietf = headers.Names{Policy: "Ratelimit-Policy", RateLimit: "Ratelimit"}
 
 // rateLimitMetadata is the ratelimit and ratelimit-policy metadata of d,
 // nil when d decided nothing (an exempt call, a policy failing open) or
@@ -246,10 +248,10 @@ func (s *Server) rateLimitMetadata(d limiter.Decision) metadata.MD {
 	}
 	md := make(metadata.MD, 2)
 	ietf.Write(map[string][]string(md), d)
-	for _, k := range [...]string{"Ratelimit-Policy", "Ratelimit"} {
-		if v, ok := md[k]; ok {
-			delete(md, k)
-			md[strings.ToLower(k)] = v
+	for _, k := range [...]struct{ field, key string }{{ietf.Policy, "ratelimit-policy"}, {ietf.RateLimit, "ratelimit"}} {
+		if v, ok := md[k.field]; ok {
+			delete(md, k.field)
+			md[k.key] = v
 		}
 	}
 	return md
