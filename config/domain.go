@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/algo"
 )
 
 // remoteAddress is the key of the descriptor entry Envoy's remote_address
@@ -111,16 +112,18 @@ func (p *parser) envoyStack(s *stack, rules map[string]*rule, domains map[string
 // the algorithm's field under within), that an RLS call cannot use (rls
 // refuses them in its own format, for the same reasons).
 func (p *parser) envoyAlgorithm(a algorithms.Algorithm, n *yaml.Node, within, name string) {
+	d, err := algo.Describe(a)
+	if err != nil {
+		return // an invalid algorithm is a problem of its own field
+	}
 	var field, why string
-	switch a := a.(type) {
-	case algorithms.Concurrency:
+	switch {
+	case d.Facts.InFlight:
 		field, why = "concurrency", "an RLS call takes a slot and no call gives it back"
-	case algorithms.Queue:
+	case d.Facts.Delays:
 		field, why = "queue", "a queue admits by delaying, and Envoy waits milliseconds for an answer"
-	case algorithms.FixedWindow:
-		if a.Anchored {
-			field, why = "fixed_window", "an anchored window ends at a time of each client's, which an RLS response cannot tell Envoy"
-		}
+	case d.ClientWindow:
+		field, why = "fixed_window", "an anchored window ends at a time of each client's, which an RLS response cannot tell Envoy"
 	}
 	if why != "" && n != nil {
 		p.fail(n, join(within, field), "found %v in rule %q of an Envoy stack: %s; allowed there: fixed_window (not anchored), sliding_window, sliding_log, token_bucket, leaky_bucket, gcra", a, name, why)

@@ -49,6 +49,8 @@ type value struct {
 	params [3]int64
 	// refill is its Refill (the buckets and GCRA).
 	refill Refill
+	// clientWindow is Desc.ClientWindow.
+	clientWindow bool
 }
 
 // row builds a table row whose parameters come from a T. Its facts share
@@ -84,7 +86,7 @@ var Table = []Row{
 		if a.Anchored {
 			anchored = 1
 		}
-		return value{params: [3]int64{int64(a.Limit), us(a.Window), anchored}}
+		return value{params: [3]int64{int64(a.Limit), us(a.Window), anchored}, clientWindow: a.Anchored}
 	}),
 	row("sl", "sliding_log.lua", nil, window, Facts{Units: true}, func(a algorithms.SlidingLog) value {
 		return value{params: [3]int64{int64(a.Limit), us(a.Window), 0}}
@@ -101,7 +103,7 @@ var Table = []Row{
 	row("gc", "gcra.lua", []string{"verdict.lua", "ledger.lua"}, nil, refilling, func(a algorithms.GCRA) value {
 		return value{params: [3]int64{int64(a.Rate), us(a.Period), int64(a.Burst)}, refill: Refill{Size: a.Burst, Rate: a.Rate, Period: a.Period}}
 	}),
-	row("qu", "queue.lua", []string{"ledger.lua"}, nil, Facts{}, func(a algorithms.Queue) value {
+	row("qu", "queue.lua", []string{"ledger.lua"}, nil, Facts{Delays: true}, func(a algorithms.Queue) value {
 		return value{params: [3]int64{int64(a.Rate), us(a.Period), us(a.MaxDelay)}}
 	}),
 	// A concurrency limit runs the sliding log's code under its own key.
@@ -129,6 +131,9 @@ type Desc struct {
 	Facts Facts
 	// Refill is how its units come back, for the buckets and GCRA.
 	Refill Refill
+	// ClientWindow: its windows start at each client's first request (an
+	// anchored fixed window), so when one ends differs by client.
+	ClientWindow bool
 	// Hold is how long a unit is held at most before it expires, for an
 	// algorithm whose units are held in flight (Facts.InFlight: a
 	// concurrency limit's TTL); 0 for the others.
@@ -158,7 +163,7 @@ func Describe(alg algorithms.Algorithm) (Desc, error) {
 			}
 			suffix += args[k]
 		}
-		d := Desc{Index: i, KeySuffix: suffix, Params: r.Code + ":" + args[0] + ":" + args[1] + ":" + args[2], Facts: r.Facts, Refill: v.refill}
+		d := Desc{Index: i, KeySuffix: suffix, Params: r.Code + ":" + args[0] + ":" + args[1] + ":" + args[2], Facts: r.Facts, Refill: v.refill, ClientWindow: v.clientWindow}
 		if r.Facts.InFlight {
 			d.Hold = time.Duration(p[1]) * time.Microsecond // the TTL, the keyed parameter
 		}

@@ -32,6 +32,9 @@ type Facts struct {
 	// Units: a Result's Remaining counts units, so that units given back
 	// add to it. A queue's counts its turns.
 	Units bool
+	// Delays: it admits a request by delaying it to its turn (a queue),
+	// which a caller must wait for.
+	Delays bool
 	// SharedKey: every parameter set of the algorithm keeps its state under
 	// one key, the code alone (the buckets, GCRA, a queue); the others'
 	// keys carry the parameters their state depends on.

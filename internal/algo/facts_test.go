@@ -27,7 +27,7 @@ func TestFacts(t *testing.T) {
 		{algorithms.TokenBucket{Capacity: 10, Rate: 2, Period: h}, algo.Facts{Leasable: true, Units: true, SharedKey: true}, algo.Refill{Size: 10, Rate: 2, Period: h}},
 		{algorithms.LeakyBucket{Capacity: 7, Rate: 3, Period: time.Second}, algo.Facts{Leasable: true, Units: true, SharedKey: true}, algo.Refill{Size: 7, Rate: 3, Period: time.Second}},
 		{algorithms.GCRA{Rate: 4, Period: time.Minute, Burst: 9}, algo.Facts{Leasable: true, Units: true, SharedKey: true}, algo.Refill{Size: 9, Rate: 4, Period: time.Minute}},
-		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: h}, algo.Facts{SharedKey: true}, algo.Refill{}},
+		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: h}, algo.Facts{Delays: true, SharedKey: true}, algo.Refill{}},
 		{algorithms.Concurrency{Limit: 4, TTL: h}, algo.Facts{InFlight: true, Units: true}, algo.Refill{}},
 	} {
 		d, err := algo.Describe(tc.alg)
@@ -48,6 +48,26 @@ func TestFacts(t *testing.T) {
 		}
 		if got := algorithms.PolicyOf(tc.alg).InFlight(); got != tc.want.InFlight {
 			t.Errorf("%v: Policy.InFlight %v, want the table's %v", tc.alg, got, tc.want.InFlight)
+		}
+	}
+}
+
+// Only an anchored fixed window's windows are each client's own.
+func TestClientWindow(t *testing.T) {
+	for _, tc := range []struct {
+		alg  algorithms.Algorithm
+		want bool
+	}{
+		{algorithms.FixedWindow{Limit: 5, Window: time.Hour, Anchored: true}, true},
+		{algorithms.FixedWindow{Limit: 5, Window: time.Hour}, false},
+		{algorithms.SlidingWindow{Limit: 5, Window: time.Hour}, false},
+	} {
+		d, err := algo.Describe(tc.alg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.ClientWindow != tc.want {
+			t.Errorf("%v: ClientWindow %v, want %v", tc.alg, d.ClientWindow, tc.want)
 		}
 	}
 }
