@@ -16,8 +16,6 @@
 // on the file's limiter, through its reloads, beside its HTTP and gRPC
 // stacks. A Server answers each request with one all-or-nothing
 // decision over all its descriptors, in one Redis round trip: a
-// descriptor over its limit consumes nothing of the others.
-//
-// This is a first step: see docs/envoy.md for what is done and what is
-// not yet.
+// descriptor over its limit consumes nothing of the others. docs/envoy.md
+// says what it does and does not do, variable by variable.
 package rls

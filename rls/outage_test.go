@@ -34,7 +34,7 @@ descriptors:
 `
 
 // The outage's parameters: Envoy's default deadline, the store timeout a
-// production server has, and the bounds issue 45 states as behaviour.
+// production server has, and the bounds the command promises.
 const (
 	envoyDeadline     = 20 * time.Millisecond
 	outageTimeout     = 100 * time.Millisecond // redisstore.WithTimeout
