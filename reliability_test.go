@@ -179,7 +179,19 @@ func TestRedisKilledUnderLoad(t *testing.T) {
 				time.Sleep(700 * time.Millisecond)
 				ph.set("restarting")
 				s.Restart(t)
-				time.Sleep(400 * time.Millisecond) // the fallback's retry interval, then a probe
+				// The store is back once a decision has reached the
+				// restarted Redis (its breaker's or the fallback's probe,
+				// whose times this test does not guess): its first write.
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+					if n, err := s.Client.DBSize(context.Background()).Result(); err == nil && n > 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Error("no decision reached Redis within 10 s of its restart")
+						break
+					}
+				}
+				time.Sleep(50 * time.Millisecond) // for that decision's reply to reach the store
 				ph.set("after")
 				time.Sleep(500 * time.Millisecond)
 			})
