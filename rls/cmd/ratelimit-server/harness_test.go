@@ -88,3 +88,15 @@ func debugPage(t *testing.T, debug, path string) string {
 	}
 	return string(b)
 }
+
+// raceFlags are the build flags of buildForLoad: -race when the tests
+// run under the race detector (race_test.go).
+var raceFlags []string
+
+// buildForLoad builds the command as build does, with the race detector
+// when the tests run with it: a data race in the server under a load
+// test then makes it exit with status 66 at the test's stop.
+func buildForLoad(t *testing.T) string {
+	t.Helper()
+	return build(t, raceFlags...)
+}

@@ -86,7 +86,7 @@ func (l *load) stop() []outcome {
 func TestRedisOutageUnderLoad(t *testing.T) {
 	redis := testredis.StartServer(t)
 	_, env := runtimeDir(t, map[string]string{"load.yaml": "domain: load\ndescriptors:\n  - key: user\n    rate_limit: {unit: hour, requests_per_unit: 1000000}\n"})
-	cmd, p, rest := start(t, build(t), append(env, "REDIS_URL="+redis.Addr)...)
+	cmd, p, rest := start(t, buildForLoad(t), append(env, "REDIS_URL="+redis.Addr)...)
 	c := dial(t, p.grpc)
 	checkAnswer(t, "before the load", ask1(t, c, request("load", desc("user", "probe"))), says(ok, within(1000000, hour, 999999)))
 	pid := cmd.Process.Pid

@@ -95,7 +95,7 @@ func (k *counter) count() int {
 func TestReloadUnderLoad(t *testing.T) {
 	clearOfEdge(t, 24*time.Hour, 30*time.Second) // counts are per day
 	dir, env := runtimeDir(t, map[string]string{"load.yaml": userPerDay(1000, "")})
-	cmd, p, rest := start(t, build(t), append(env, "REDIS_URL="+testredis.Start(t))...)
+	cmd, p, rest := start(t, buildForLoad(t), append(env, "REDIS_URL="+testredis.Start(t))...)
 	c := dial(t, p.grpc)
 	for i := range 5 {
 		checkAnswer(t, "before the edits", ask1(t, c, request("load", desc("user", "kept"))), says(ok, within(1000, day, 999-uint32(i))))
