@@ -23,11 +23,11 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
 )
 
-// build builds the command into a temporary directory.
-func build(t *testing.T) string {
+// build builds the command into a temporary directory, with flags.
+func build(t *testing.T, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ratelimit-server")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	out, err := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, ".")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
