@@ -47,7 +47,7 @@ func TestClientPaces(t *testing.T) {
 // one whose wait is past MaxWait returns the server's refusal unchanged,
 // and a call after it is not sent at all.
 func TestClientRetries(t *testing.T) {
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}, Identity: grpclimit.Constant("client")}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-client", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second, Anchored: true}}, Identity: grpclimit.Constant("client")}}
 	var ev events
 	s := newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook))
 	plain, _ := serve(t, s, pipe)
@@ -95,7 +95,7 @@ func TestClientRetries(t *testing.T) {
 // Streams through our stream interceptor: a stream refused when it opens
 // is opened again once its wait has passed.
 func TestClientReopensStreams(t *testing.T) {
-	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "opens", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}, Identity: grpclimit.Constant("client")}}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "opens", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second, Anchored: true}}, Identity: grpclimit.Constant("client")}}
 	var ev events
 	s := newServer(t, onMemstore(), rules, grpclimit.WithHook(ev.hook))
 	plain, _ := serve(t, s, pipe)
