@@ -10,11 +10,11 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"github.com/seed-bff0c9e1/ratelimit/rls/internal/rlstest"
 	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
 )
 
@@ -103,19 +103,5 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // dialServer serves srv on a loopback listener and returns the gRPC
 // server, for the test to stop, and a client of it.
 func dialServer(t *testing.T, srv rlsv3.RateLimitServiceServer) (*grpc.Server, rlsv3.RateLimitServiceClient) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	rlsv3.RegisterRateLimitServiceServer(gs, srv)
-	go func() { _ = gs.Serve(ln) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return gs, rlsv3.NewRateLimitServiceClient(conn)
+	return rlstest.Serve(t, srv)
 }

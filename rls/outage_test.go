@@ -2,7 +2,6 @@ package rls_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -17,12 +16,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"github.com/seed-bff0c9e1/ratelimit/rls/internal/rlstest"
 	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
 )
 
@@ -266,12 +265,7 @@ func outage(t *testing.T, failOpen bool) {
 // dialTimed serves srv behind a loopback gRPC listener whose interceptor
 // records the longest a handler ran in slowest (ns), and returns a client.
 func dialTimed(t *testing.T, srv rlsv3.RateLimitServiceServer, slowest *atomic.Int64) rlsv3.RateLimitServiceClient {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	_, client := rlstest.Serve(t, srv, grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		start := time.Now()
 		res, err := h(ctx, req)
 		d := int64(time.Since(start))
@@ -283,15 +277,7 @@ func dialTimed(t *testing.T, srv rlsv3.RateLimitServiceServer, slowest *atomic.I
 		}
 		return res, err
 	}))
-	rlsv3.RegisterRateLimitServiceServer(gs, srv)
-	go func() { _ = gs.Serve(ln) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return rlsv3.NewRateLimitServiceClient(conn)
+	return client
 }
 
 // rss is the process's resident set in KiB (0 where /proc is missing).

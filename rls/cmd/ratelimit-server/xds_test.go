@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/seed-bff0c9e1/ratelimit/rls"
+	"github.com/seed-bff0c9e1/ratelimit/rls/internal/rlstest"
 )
 
 // xdsNode is the node id the tests' client subscribes for.
@@ -177,21 +178,8 @@ func testXDSSettings(x *xdsServer) xdsSettings {
 
 // rlsClient serves svc on a loopback port and returns a client of it.
 func rlsClient(t *testing.T, svc *service) rlsv3.RateLimitServiceClient {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	rlsv3.RegisterRateLimitServiceServer(gs, svc)
-	go func() { _ = gs.Serve(ln) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return rlsv3.NewRateLimitServiceClient(conn)
+	_, client := rlstest.Serve(t, svc)
+	return client
 }
 
 // remaining calls c for user u of domain "mine", wanting OK, and
