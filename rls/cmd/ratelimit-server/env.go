@@ -55,12 +55,7 @@ func (s settings) options(m *rls.Metrics) rls.Options {
 // backend or configuration source) is an error rather than a warning, as
 // is a TLS file that does not load.
 func readEnv(getenv func(string) string) (settings, error) {
-	or := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
-	}
+	or := func(name, def string) string { return orDefault(getenv, name, def) }
 	s := settings{
 		grpcAddr:     net.JoinHostPort(or("GRPC_HOST", "0.0.0.0"), or("GRPC_PORT", "8081")),
 		httpAddr:     net.JoinHostPort(or("HOST", "0.0.0.0"), or("PORT", "8080")),
@@ -134,6 +129,15 @@ func readEnv(getenv func(string) string) (settings, error) {
 	}
 	s.unhonoured = append(s.unhonoured, s.redis.unused(getenv)...)
 	return s, nil
+}
+
+// orDefault is the value of variable name, or def when it is unset or
+// empty, as the reference reads its defaults.
+func orDefault(getenv func(string) string, name, def string) string {
+	if v := getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 // boolean reads a boolean variable; unset is false.

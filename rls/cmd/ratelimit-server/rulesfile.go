@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"log/slog"
-	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/config"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -44,12 +42,6 @@ func (s *service) fileReloaded(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failed = err
-}
-
-// watchFile reloads the rules file when it changes (a ConfigMap's ..data
-// swap included), every interval until ctx is done.
-func (s *service) watchFile(ctx context.Context, interval time.Duration) {
-	s.rules.Watch(ctx, interval)
 }
 
 // rlconfig is what /rlconfig prints: the configuration in force (the rules

@@ -144,7 +144,7 @@ func (g *generation) retire() error {
 // until ctx is done.
 func (s *service) watch(ctx context.Context, interval time.Duration) {
 	if s.rules != nil {
-		s.watchFile(ctx, interval)
+		s.rules.Watch(ctx, interval) // a ConfigMap's ..data swap included
 		return
 	}
 	t := time.NewTicker(interval)

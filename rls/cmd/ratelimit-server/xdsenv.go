@@ -48,12 +48,7 @@ func withoutXDSHonoured(warnings []string) []string {
 
 // readXDS reads the xDS client's variables, with the reference's defaults.
 func readXDS(getenv func(string) string) (xdsSettings, error) {
-	or := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
-	}
+	or := func(name, def string) string { return orDefault(getenv, name, def) }
 	x := xdsSettings{
 		serverURL: or("CONFIG_GRPC_XDS_SERVER_URL", "localhost:18000"),
 		node: &corev3.Node{Id: or("CONFIG_GRPC_XDS_NODE_ID", "default"),
