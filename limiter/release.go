@@ -24,13 +24,13 @@ import (
 // to be sent again until each succeeds or its slot's TTL (ttls) has
 // passed.
 func (l *Limiter) retryReleases(s store.Store, at time.Time, refunds []store.Refund, ttls []time.Duration, cause error) {
-	now := time.Now()
+	now, timeout := time.Now(), l.attemptTimeout(s)
 	attempts := make([]*retry.Attempt, len(refunds))
 	for i, rf := range refunds {
 		attempts[i] = &retry.Attempt{
 			Send:    func(ctx context.Context) error { return l.sendRefunds(ctx, s, at, []store.Refund{rf}) },
 			Again:   func(err error) bool { return retryable(err, 0, rf) },
-			Timeout: l.attemptTimeout(s),
+			Timeout: timeout,
 			Until:   now.Add(ttls[i]),
 		}
 	}
