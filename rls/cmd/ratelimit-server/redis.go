@@ -97,7 +97,7 @@ func (c redisConn) unused(getenv func(string) string) []string {
 func redisTLS(getenv func(string) string) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	var err error
-	if cfg.RootCAs, err = caPool(getenv, "REDIS_TLS_CACERT"); err != nil {
+	if cfg.RootCAs, err = caPool(getenv, "REDIS_TLS_CACERT", false); err != nil {
 		return nil, err
 	}
 	cert, err := keyPair(getenv, "REDIS_TLS_CLIENT_CERT", "REDIS_TLS_CLIENT_KEY")

@@ -38,7 +38,7 @@ func grpcTLS(getenv func(string) string) (*tls.Config, error) {
 		return nil, errors.New("ratelimit: GRPC_SERVER_USE_TLS=true needs GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY")
 	}
 	cfg := &tls.Config{GetCertificate: files.get, MinVersion: tls.VersionTLS12}
-	if cfg.ClientCAs, err = caPool(getenv, "GRPC_CLIENT_TLS_CACERT"); err != nil {
+	if cfg.ClientCAs, err = caPool(getenv, "GRPC_CLIENT_TLS_CACERT", false); err != nil {
 		return nil, err
 	}
 	if cfg.ClientCAs != nil {
@@ -74,9 +74,10 @@ func keyPair(getenv func(string) string, certVar, keyVar string) (*tls.Certifica
 	return &cert, nil
 }
 
-// caPool is the pool of the PEM certificates in the file caVar names;
-// nil when it is not set.
-func caPool(getenv func(string) string, caVar string) (*x509.CertPool, error) {
+// caPool is the pool of the PEM certificates in the file caVar names,
+// added to the system's roots when withSystem is true; nil when it is
+// not set.
+func caPool(getenv func(string) string, caVar string, withSystem bool) (*x509.CertPool, error) {
 	file := getenv(caVar)
 	if file == "" {
 		return nil, nil
@@ -86,6 +87,11 @@ func caPool(getenv func(string) string, caVar string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("ratelimit: %s: %w", caVar, err)
 	}
 	pool := x509.NewCertPool()
+	if withSystem {
+		if system, err := x509.SystemCertPool(); err == nil {
+			pool = system
+		}
+	}
 	if !pool.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("ratelimit: %s: %s holds no PEM certificate", caVar, file)
 	}

@@ -33,9 +33,11 @@ func TestGRPCTLSFileErrors(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ name, value string }{{"GRPC_CLIENT_TLS_CACERT", missing}, {"GRPC_CLIENT_TLS_CACERT", notPEM}} {
-		_, err := caPool(env(c.name+"="+c.value), c.name)
-		if err == nil || !strings.Contains(err.Error(), c.name) {
-			t.Errorf("%s=%s: %v, want an error naming it", c.name, c.value, err)
+		for _, withSystem := range []bool{false, true} {
+			_, err := caPool(env(c.name+"="+c.value), c.name, withSystem)
+			if err == nil || !strings.Contains(err.Error(), c.name) {
+				t.Errorf("%s=%s (system roots %v): %v, want an error naming it", c.name, c.value, withSystem, err)
+			}
 		}
 	}
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,8 +73,7 @@ func readXDS(getenv func(string) string) (xdsSettings, error) {
 	if err != nil || !useTLS {
 		return x, err
 	}
-	x.tls, err = xdsTLS(getenv("CONFIG_GRPC_XDS_CLIENT_TLS_CERT"), getenv("CONFIG_GRPC_XDS_CLIENT_TLS_KEY"),
-		getenv("CONFIG_GRPC_XDS_SERVER_TLS_CACERT"), getenv("CONFIG_GRPC_XDS_SERVER_TLS_SAN"))
+	x.tls, err = xdsTLS(getenv)
 	return x, err
 }
 
@@ -102,31 +99,21 @@ func positive(v, name string) (time.Duration, error) {
 }
 
 // xdsTLS is the TLS the xDS client connects with: the server verified on
-// the system's roots and caFile's certificates (when given), by the name
-// san (when given) or the URL's host; the client certificate certFile
-// and keyFile presented when both are given.
-func xdsTLS(certFile, keyFile, caFile, san string) (*tls.Config, error) {
-	c := &tls.Config{ServerName: san, MinVersion: tls.VersionTLS12}
-	if certFile != "" || keyFile != "" {
-		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("ratelimit: CONFIG_GRPC_XDS_CLIENT_TLS_CERT and CONFIG_GRPC_XDS_CLIENT_TLS_KEY: %w", err)
-		}
-		c.Certificates = []tls.Certificate{pair}
+// the system's roots and CONFIG_GRPC_XDS_SERVER_TLS_CACERT's certificates
+// (when given), by the name CONFIG_GRPC_XDS_SERVER_TLS_SAN (when given) or
+// the URL's host; the client certificate CONFIG_GRPC_XDS_CLIENT_TLS_CERT
+// and its key CONFIG_GRPC_XDS_CLIENT_TLS_KEY presented when given.
+func xdsTLS(getenv func(string) string) (*tls.Config, error) {
+	c := &tls.Config{ServerName: getenv("CONFIG_GRPC_XDS_SERVER_TLS_SAN"), MinVersion: tls.VersionTLS12}
+	cert, err := keyPair(getenv, "CONFIG_GRPC_XDS_CLIENT_TLS_CERT", "CONFIG_GRPC_XDS_CLIENT_TLS_KEY")
+	if err != nil {
+		return nil, err
 	}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("ratelimit: CONFIG_GRPC_XDS_SERVER_TLS_CACERT: %w", err)
-		}
-		roots, err := x509.SystemCertPool()
-		if err != nil {
-			roots = x509.NewCertPool()
-		}
-		if !roots.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("ratelimit: CONFIG_GRPC_XDS_SERVER_TLS_CACERT %s: no PEM certificate in it", caFile)
-		}
-		c.RootCAs = roots
+	if cert != nil {
+		c.Certificates = []tls.Certificate{*cert}
+	}
+	if c.RootCAs, err = caPool(getenv, "CONFIG_GRPC_XDS_SERVER_TLS_CACERT", true); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
