@@ -3,7 +3,6 @@ package rls
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 
@@ -93,33 +92,9 @@ func ruleLimit(r limiter.Rule, alg algorithms.Algorithm) *envoy.Limit {
 	case algorithms.GCRA:
 		l.AlgorithmName, l.PerUnit, l.Window = "gcra", a.Rate, a.Period
 	}
-	l.Unit, l.Multiplier = unitOf(l.Window)
+	l.Unit, l.Multiplier = "", 1 // a window no unit divides
+	if name, multiplier, ok := envoy.UnitOf(l.Window); ok {
+		l.Unit, l.Multiplier = name, multiplier
+	}
 	return l
-}
-
-// responseUnits are the units a response's current_limit names, by the
-// name envoy.Limit.Unit gives them: the reference's, a month 30 days and
-// a year 365, as package config/envoy counts them.
-var responseUnits = []struct {
-	name   string
-	length time.Duration
-}{
-	{"second", time.Second}, {"minute", time.Minute}, {"hour", time.Hour}, {"day", 24 * time.Hour},
-	{"week", 7 * 24 * time.Hour}, {"month", 30 * 24 * time.Hour}, {"year", 365 * 24 * time.Hour},
-}
-
-// unitOf is window as a limit's unit and multiplier: the largest unit
-// that divides it, and how many of it the window is; no unit ("") and 1
-// when none does.
-func unitOf(window time.Duration) (string, uint32) {
-	name, length := "", time.Duration(0)
-	for _, u := range responseUnits {
-		if u.length > length && window%u.length == 0 && window/u.length <= 1<<32-1 {
-			name, length = u.name, u.length
-		}
-	}
-	if length == 0 {
-		return "", 1
-	}
-	return name, uint32(window / length)
 }

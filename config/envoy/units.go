@@ -140,17 +140,29 @@ func window(p *problems, n *yaml.Node, field string) (unit, uint32) {
 	if d == 0 {
 		return unit{}, 1
 	}
-	var best unit
-	for _, u := range units {
-		if d%u.length == 0 && u.length > best.length {
-			best = u
-		}
-	}
-	if best.length == 0 || d/best.length > 1<<32-1 {
+	name, multiplier, ok := UnitOf(d)
+	if !ok {
 		p.add(n, field, "found %s; allowed: a whole number of seconds (RLS reports a limit in whole units)", yamlnode.Describe(n))
 		return unit{}, 1
 	}
-	return best, uint32(d / best.length)
+	return units[name], multiplier
+}
+
+// UnitOf is window as an RLS response reports a limit: the largest of the
+// reference's units that divides it ("second" ... "year", a month 30 days
+// and a year 365), and how many of it the window is. ok is false when no
+// unit divides it, or the count does not fit the response's uint32.
+func UnitOf(window time.Duration) (name string, multiplier uint32, ok bool) {
+	var best unit
+	for _, u := range units {
+		if window > 0 && window%u.length == 0 && u.length > best.length {
+			best = u
+		}
+	}
+	if best.length == 0 || window/best.length > 1<<32-1 {
+		return "", 0, false
+	}
+	return best.name, uint32(window / best.length), true
 }
 
 // algorithmOf is n's algorithm, or "" with a problem: one that is not the
