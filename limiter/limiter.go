@@ -17,7 +17,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/breaker"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/denycache"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
-	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/retry"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/release"
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
@@ -81,7 +81,7 @@ type Limiter struct {
 	algos   sync.Map // algorithms.Algorithm -> *algo, for plans
 	cfg     config
 	// releases sends failed slot releases again (see Settle).
-	releases retry.Queue
+	releases release.Queue
 }
 
 type rule struct {
@@ -137,7 +137,7 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		return nil, fmt.Errorf("%w: no rules", ratelimit.ErrConfig)
 	}
 	l := &Limiter{store: s, cfg: defaults(), rules: make(map[string]*rule, len(rules)), given: slices.Clone(rules)}
-	l.releases.Log, l.releases.Describe = "rate limit slot releases failed", backendError
+	l.releases.Log, l.releases.Describe, l.releases.Send = "rate limit slot releases failed", backendError, l.sendRefunds
 	if err := options.Apply(&l.cfg, opts); err != nil {
 		return nil, err
 	}
