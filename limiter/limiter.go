@@ -16,6 +16,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/breaker"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/denycache"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/keypart"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/release"
 	"github.com/seed-bff0c9e1/ratelimit/store"
@@ -152,7 +153,7 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		}
 	}
 	for i, r := range rules {
-		if !validRuleName(r.Name) {
+		if !keypart.ValidRuleName(r.Name) {
 			return nil, fmt.Errorf("%w: rule %d: name %q must be 1 to 64 bytes of [A-Za-z0-9._-]", ratelimit.ErrConfig, i, r.Name)
 		}
 		if l.rules[r.Name] != nil {
