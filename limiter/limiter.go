@@ -19,6 +19,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/keypart"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/release"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/scratch"
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
@@ -208,19 +209,19 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 		return Decision{}, err
 	}
 	var buf [4]checked
-	sc := storeChecks(len(checks))
-	rules, err := l.prepare(checks, sc.checks, buf[:0])
+	sc := scratch.Get(len(checks))
+	rules, err := l.prepare(checks, sc.Checks, buf[:0])
 	var d Decision
 	switch {
 	case err != nil:
-	case l.leases != nil && leased(sc.checks, rules):
-		d, err = l.decideLeased(ctx, sc.checks, rules)
+	case l.leases != nil && leased(sc.Checks, rules):
+		d, err = l.decideLeased(ctx, sc.Checks, rules)
 	default:
-		d, err = l.decideChecks(ctx, sc.checks, sc.results, rules)
+		d, err = l.decideChecks(ctx, sc.Checks, sc.Results, rules)
 	}
 	// Not deferred, which would grow the frame under every store call: a
 	// store that panics leaves the arrays to the collector.
-	sc.recycle()
+	sc.Recycle()
 	return d, err
 }
 
