@@ -20,6 +20,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/release"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/scratch"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/slotid"
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
@@ -255,6 +256,16 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []stor
 		l.cacheDenial(t, d)
 	}
 	return d, err
+}
+
+// nameSlots gives each check of sc that takes slots (its algorithm,
+// rules[i]'s, holds units in flight) an id (see package slotid).
+func nameSlots(sc []store.Check, rules []checked) {
+	for i := range sc {
+		if rules[i].algo.facts.InFlight && sc[i].Cost > 0 {
+			sc[i].Slot = slotid.Next()
+		}
+	}
 }
 
 // checked is a check's rule and the algorithm it is decided with.
