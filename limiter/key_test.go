@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/keypart"
 )
 
 func TestHostileIdentitiesGetDistinctBoundedKeys(t *testing.T) {
@@ -18,11 +19,11 @@ func TestHostileIdentitiesGetDistinctBoundedKeys(t *testing.T) {
 		strings.Repeat("x", 64), strings.Repeat("x", 65), strings.Repeat("y", 1<<20),
 	}
 	// The hashed form of an identity must not equal another identity's key.
-	ids = append(ids, encodeIdentity("{a}"))
+	ids = append(ids, keypart.Identity("{a}"))
 	seen := map[string]string{}
 	for _, id := range ids {
 		k := r.key("rl", id, "gc").String()
-		if got, max := len(k), len("rl:{per-ip:}:gc")+maxRawIdentity; got > max {
+		if got, max := len(k), len("rl:{per-ip:}:gc")+keypart.MaxRawIdentity; got > max {
 			t.Errorf("identity of %d bytes: key of %d bytes, want at most %d", len(id), got, max)
 		}
 		open, close := strings.IndexByte(k, '{'), strings.IndexByte(k, '}')
@@ -54,8 +55,8 @@ func TestRuleNames(t *testing.T) {
 		{"per-ip", true}, {"api_v2.login", true}, {strings.Repeat("a", 64), true},
 		{"", false}, {"a:b", false}, {"{a}", false}, {"a b", false}, {strings.Repeat("a", 65), false}, {"é", false},
 	} {
-		if got := validRuleName(tc.name); got != tc.want {
-			t.Errorf("validRuleName(%q) = %v, want %v", tc.name, got, tc.want)
+		if got := keypart.ValidRuleName(tc.name); got != tc.want {
+			t.Errorf("ValidRuleName(%q) = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/scratch"
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
@@ -40,9 +41,9 @@ func (c checked) leases(cost int) bool {
 func (l *Limiter) decideLeased(ctx context.Context, sc []store.Check, rules []checked) (Decision, error) {
 	st := l.leases.Stack()
 	// What goes to the store: scratch checks (the store keeps none of them).
-	scratch := storeChecks(len(sc))
-	defer scratch.recycle()
-	send, sendRules := scratch.checks[:0], make([]checked, 0, 4)
+	buf := scratch.Get(len(sc))
+	defer buf.Recycle()
+	send, sendRules := buf.Checks[:0], make([]checked, 0, 4)
 	for i, c := range sc {
 		n, ok, err := st.Add(ctx, c.Key, c.Cost, rules[i].leases(c.Cost), &rules[i].rule.lease, &rules[i].algo.lease)
 		if err != nil {
@@ -58,7 +59,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []store.Check, rules []ch
 	var d Decision
 	var err error
 	if !st.Refused() && len(send) > 0 {
-		d, err = l.decideChecks(ctx, send, scratch.results[:len(send)], sendRules)
+		d, err = l.decideChecks(ctx, send, buf.Results[:len(send)], sendRules)
 	}
 	failed := err != nil && !d.Fallback
 	full := Decision{Allowed: !st.Refused() && !failed && (len(send) == 0 || d.Allowed), At: d.At, Fallback: d.Fallback, Cached: d.Cached, Results: newResults(len(sc))}

@@ -16,8 +16,11 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/breaker"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/denycache"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/keypart"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
-	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/retry"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/release"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/scratch"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/slotid"
 	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
@@ -81,7 +84,7 @@ type Limiter struct {
 	algos   sync.Map // algorithms.Algorithm -> *algo, for plans
 	cfg     config
 	// releases sends failed slot releases again (see Settle).
-	releases retry.Queue
+	releases release.Queue
 }
 
 type rule struct {
@@ -137,7 +140,7 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		return nil, fmt.Errorf("%w: no rules", ratelimit.ErrConfig)
 	}
 	l := &Limiter{store: s, cfg: defaults(), rules: make(map[string]*rule, len(rules)), given: slices.Clone(rules)}
-	l.releases.Log, l.releases.Describe = "rate limit slot releases failed", backendError
+	l.releases.Log, l.releases.Describe, l.releases.Send = "rate limit slot releases failed", backendError, l.sendRefunds
 	if err := options.Apply(&l.cfg, opts); err != nil {
 		return nil, err
 	}
@@ -152,7 +155,7 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		}
 	}
 	for i, r := range rules {
-		if !validRuleName(r.Name) {
+		if !keypart.ValidRuleName(r.Name) {
 			return nil, fmt.Errorf("%w: rule %d: name %q must be 1 to 64 bytes of [A-Za-z0-9._-]", ratelimit.ErrConfig, i, r.Name)
 		}
 		if l.rules[r.Name] != nil {
@@ -207,19 +210,19 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 		return Decision{}, err
 	}
 	var buf [4]checked
-	sc := storeChecks(len(checks))
-	rules, err := l.prepare(checks, sc.checks, buf[:0])
+	sc := scratch.Get(len(checks))
+	rules, err := l.prepare(checks, sc.Checks, buf[:0])
 	var d Decision
 	switch {
 	case err != nil:
-	case l.leases != nil && leased(sc.checks, rules):
-		d, err = l.decideLeased(ctx, sc.checks, rules)
+	case l.leases != nil && leased(sc.Checks, rules):
+		d, err = l.decideLeased(ctx, sc.Checks, rules)
 	default:
-		d, err = l.decideChecks(ctx, sc.checks, sc.results, rules)
+		d, err = l.decideChecks(ctx, sc.Checks, sc.Results, rules)
 	}
 	// Not deferred, which would grow the frame under every store call: a
 	// store that panics leaves the arrays to the collector.
-	sc.recycle()
+	sc.Recycle()
 	return d, err
 }
 
@@ -253,6 +256,16 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []stor
 		l.cacheDenial(t, d)
 	}
 	return d, err
+}
+
+// nameSlots gives each check of sc that takes slots (its algorithm,
+// rules[i]'s, holds units in flight) an id (see package slotid).
+func nameSlots(sc []store.Check, rules []checked) {
+	for i := range sc {
+		if rules[i].algo.facts.InFlight && sc[i].Cost > 0 {
+			sc[i].Slot = slotid.Next()
+		}
+	}
 }
 
 // checked is a check's rule and the algorithm it is decided with.

@@ -122,25 +122,23 @@ func (l *Limiter) refund(ctx context.Context, d Decision, refunds []store.Refund
 }
 
 // release is refund for Settle: the slot releases among refunds that
-// failed before they reached the store are sent again in the background
-// (see retryReleases).
+// failed are sent again in the background (see package release).
 func (l *Limiter) release(ctx context.Context, d Decision, refunds []store.Refund) error {
 	s := l.storeOf(d)
 	err := l.sendRefunds(ctx, s, d.At, refunds)
-	if err == nil {
-		return nil
-	}
-	var again []store.Refund
-	var ttls []time.Duration
-	for i, rf := range refunds {
-		if a := l.algoOf(rf.Check.Algorithm); a.facts.InFlight && retryable(err, i, rf) {
-			again, ttls = append(again, rf), append(ttls, a.hold)
-		}
-	}
-	if len(again) > 0 {
-		l.retryReleases(s, d.At, again, ttls, err)
+	if err != nil {
+		l.releases.Retry(s, d.At, refunds, err, l.slotHold)
 	}
 	return refundError(err)
+}
+
+// slotHold is how long the slot rf releases is held at most: its TTL, and
+// 0 for a refund that releases no slot.
+func (l *Limiter) slotHold(rf store.Refund) time.Duration {
+	if a := l.algoOf(rf.Check.Algorithm); a.facts.InFlight {
+		return a.hold
+	}
+	return 0
 }
 
 // storeOf is the store that decided d: the fallback, for a
@@ -154,7 +152,7 @@ func (l *Limiter) storeOf(d Decision) store.Store {
 
 // sendRefunds sends refunds of the decision at the instant at to s, at the
 // limiter's clock. A store's failure is returned as it is, for
-// retryable to read (see refundError).
+// package release to read (see refundError).
 func (l *Limiter) sendRefunds(ctx context.Context, s store.Store, at time.Time, refunds []store.Refund) error {
 	now, err := l.now()
 	if err != nil {

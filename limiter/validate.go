@@ -5,6 +5,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/keypart"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
 )
 
@@ -12,7 +13,7 @@ import (
 // name, algorithm, penalty, lease and shadow mark, in an error wrapping
 // ratelimit.ErrConfig that names the rule and says what is allowed.
 func (r Rule) Validate() error {
-	if !validRuleName(r.Name) {
+	if !keypart.ValidRuleName(r.Name) {
 		return fmt.Errorf("%w: rule name %q must be 1 to 64 bytes of [A-Za-z0-9._-]", ratelimit.ErrConfig, r.Name)
 	}
 	_, err := r.check()

@@ -1,0 +1,86 @@
+// Package release sends a Limiter's slot releases that failed again in
+// the background (see limiter.Limiter.Settle, and package retry): a
+// release lost to a failure would hold its slot for the rule's whole TTL.
+// A release with a slot id (store.Check.Slot) removes its own slots only,
+// so it is sent again whenever it may not have run (a timeout, a lost
+// connection, a failed dial); one without (decided by a store that
+// returns no id) only when it surely never ran (see Retryable): it gives
+// back any slot of its instant, so it runs once. Beyond retry.MaxPending
+// pending releases, a failed one is dropped (counted and logged) and its
+// slot comes back at its TTL.
+package release
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/retry"
+	"github.com/seed-bff0c9e1/ratelimit/store"
+)
+
+// Queue is the background retrier of a Limiter's slot releases. Its zero
+// value, with Send set, is ready; Close (retry.Queue's) ends it.
+type Queue struct {
+	retry.Queue
+	// Send makes one try of refunds of the decision at the instant at,
+	// on s.
+	Send func(ctx context.Context, s store.Store, at time.Time, refunds []store.Refund) error
+}
+
+// Retry queues the slot releases among refunds, of the decision at the
+// instant at on s, that failed with err and may be sent again (see
+// Retryable), each until it succeeds or its slot's TTL has passed: hold
+// gives that TTL, and 0 for a refund that is not a slot release.
+func (q *Queue) Retry(s store.Store, at time.Time, refunds []store.Refund, err error, hold func(store.Refund) time.Duration) {
+	now, timeout := time.Now(), attemptTimeout(s)
+	var attempts []*retry.Attempt
+	for i, rf := range refunds {
+		ttl := hold(rf)
+		if ttl <= 0 || !Retryable(err, i, rf) {
+			continue
+		}
+		attempts = append(attempts, &retry.Attempt{
+			Send:    func(ctx context.Context) error { return q.Send(ctx, s, at, []store.Refund{rf}) },
+			Again:   func(err error) bool { return Retryable(err, 0, rf) },
+			Timeout: timeout,
+			Until:   now.Add(ttl),
+		})
+	}
+	if len(attempts) > 0 {
+		q.Add(err, attempts...)
+	}
+}
+
+// Retryable reports whether rf, refund i of a Refund that failed with
+// err, may be sent again: it surely never ran, or it has a slot id
+// (Token.Stamp) and its failure was a network one (a timeout, a lost
+// connection, a failed dial), after which it may or may not have run:
+// sent again, it removes nothing more. Of a *fault.Refunds, refund i's own
+// round trip's failure counts (none: it ran). A release without an id,
+// and any other failure (a script's error, the clock), is not retried.
+func Retryable(err error, i int, rf store.Refund) bool {
+	if fault.RefundUnsent(err, i) {
+		return true
+	}
+	if rf.Token.Stamp == 0 {
+		return false
+	}
+	var re *fault.Refunds
+	if errors.As(err, &re) {
+		if i >= len(re.Errs) || re.Errs[i] == nil {
+			return false
+		}
+		err = re.Errs[i]
+	}
+	return fault.Weak(err) || fault.DialFailed(err)
+}
+
+// attemptTimeout bounds one attempt on s.
+func attemptTimeout(s store.Store) time.Duration {
+	if r, ok := s.(store.Remote); ok {
+		return max(r.Remote(), retry.LastTry)
+	}
+	return retry.LastTry
+}
