@@ -120,14 +120,22 @@ func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error
 // (so that the key is short, holds no raw bytes a client chose, and
 // routes on Redis Cluster like any other); with keyed, each value after
 // its key, quoted too (a check under the domain's override rule, which
-// the descriptor's keys do not name).
-func identity(d *ratelimitv3.RateLimitDescriptor, keyed bool) string {
+// the descriptor's keys do not name). An entry whose bit is set in
+// shared (it reached a prefix with share_threshold) is written as *,
+// which no quoted value is: every value of the prefix is the same one
+// there (the rule names the prefix: one limit has one path of entries).
+func identity(d *ratelimitv3.RateLimitDescriptor, keyed bool, shared uint64) string {
 	var b strings.Builder
-	for _, e := range d.GetEntries() {
-		if keyed {
+	for i, e := range d.GetEntries() {
+		switch {
+		case keyed:
 			b.WriteString(strconv.Quote(e.GetKey()))
+			b.WriteString(strconv.Quote(e.GetValue()))
+		case i < 64 && shared&(1<<i) != 0:
+			b.WriteByte('*')
+		default:
+			b.WriteString(strconv.Quote(e.GetValue()))
 		}
-		b.WriteString(strconv.Quote(e.GetValue()))
 	}
 	return keyfunc.Hash(b.String())
 }

@@ -50,16 +50,18 @@ func (c *configRules) domain(name string) domain {
 type configDomain struct{ c *Config }
 
 // limitOf is the limit d reaches in c (see Config.Match), counted by the
-// identity of all of d's values; under a limit override, when that is
+// identity of all of d's values, those that reached a prefix with
+// share_threshold as that prefix; under a limit override, when that is
 // none or an unlimited one, c's override limit (Config.Override), counted
 // by d's keys and values, as the reference limits it.
 func (c configDomain) limitOf(d *ratelimitv3.RateLimitDescriptor) (*envoy.Limit, string, algorithms.Algorithm, error) {
-	l, keyed := c.c.Match(entries(d)), false
+	l, shared := c.c.Match(entries(d))
+	keyed := false
 	if d.GetLimit() != nil && (l == nil || l.Unlimited) {
-		l, keyed = c.c.Override(), true
+		l, shared, keyed = c.c.Override(), 0, true
 	}
 	if l == nil || l.Unlimited {
 		return l, "", nil, nil
 	}
-	return l, identity(d, keyed), nil, nil
+	return l, identity(d, keyed, shared), nil, nil
 }

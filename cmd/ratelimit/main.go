@@ -32,8 +32,11 @@
 // plan of the rule. reset forgets the client's state under the rule and
 // all its plans, and its block; block refuses the client for a while
 // (the rule must be blockable, or have a penalty); unblock lifts a block.
-// -redis is one server's redis:// or rediss:// URL (not a cluster); a
-// call that gets no answer within -timeout fails. The exit status is 1
+// -redis is a redis:// or rediss:// URL: with -redis-type single (the
+// default) one server's; with cluster, a node's, more nodes added as
+// &addr=HOST:PORT; with sentinel, a sentinel's, more added as &addr=, the
+// master named by ?master_name=NAME. A call that gets no answer within
+// -timeout fails. The exit status is 1
 // when the rule is unknown, the identity cannot be read, there was
 // nothing to reset or unblock, or Redis failed, with the cause on stderr;
 // 2 for a usage error.

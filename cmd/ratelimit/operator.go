@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 type operation struct {
 	cmd                    string
 	config, redisURL, plan string
+	redisType              string // single, cluster or sentinel
 	prefix                 string
 	funcs                  []string
 	block, timeout         time.Duration
@@ -36,7 +39,8 @@ func operate(cmd string, args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("ratelimit "+cmd, flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	flags.StringVar(&op.config, "config", "", "the rules file the service loads (required)")
-	flags.StringVar(&op.redisURL, "redis", "", "the service's Redis, one server's redis:// or rediss:// URL, not a cluster (required)")
+	flags.StringVar(&op.redisURL, "redis", "", "the service's Redis: a redis:// or rediss:// URL, as -redis-type reads it (required)")
+	flags.StringVar(&op.redisType, "redis-type", "single", "single (the URL names the server), cluster (a node, more with &addr=HOST:PORT) or sentinel (a sentinel, more with &addr=, and ?master_name=NAME)")
 	flags.StringVar(&op.prefix, "prefix", "", "the key prefix the service gives limiter.WithPrefix, when the file sets none")
 	flags.DurationVar(&op.timeout, "timeout", 3*time.Second, "how long to wait for Redis before failing")
 	funcs := funcsFlag(flags)
@@ -79,6 +83,8 @@ func (op *operation) missing(args []string) string {
 		return "-config is required"
 	case op.redisURL == "":
 		return "-redis is required"
+	case !slices.Contains([]string{"single", "cluster", "sentinel"}, op.redisType):
+		return fmt.Sprintf("-redis-type %q; allowed: single, cluster, sentinel", op.redisType)
 	case op.cmd == "block" && op.block <= 0:
 		return "-for is required, a positive duration"
 	case op.timeout <= 0:
@@ -97,15 +103,10 @@ func (op *operation) missing(args []string) string {
 // do loads the rules file on Redis as the service does and runs the
 // operation, returning its outcome in words.
 func (op *operation) do() (string, error) {
-	opts, err := redis.ParseURL(op.redisURL)
+	rdb, err := op.client()
 	if err != nil {
 		return "", fmt.Errorf("ratelimit: -redis: %w", err)
 	}
-	// One attempt each, bounded: an unreachable server fails within the
-	// timeout rather than hanging.
-	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = op.timeout, op.timeout, op.timeout
-	opts.MaxRetries, opts.ContextTimeoutEnabled = -1, true
-	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	backend, err := redisstore.New(rdb, redisstore.WithTimeout(op.timeout))
 	if err != nil {
@@ -138,6 +139,40 @@ func (op *operation) do() (string, error) {
 		return fmt.Sprintf("%s: blocked for %v", op.rule, op.block), limits.Block(ctx, op.rule, op.identity, op.block)
 	}
 	return op.rule + ": unblocked", limits.Unblock(ctx, op.rule, op.identity)
+}
+
+// client is the Redis client of -redis and -redis-type (a server, a
+// Cluster by its nodes, or a master by its sentinels, as go-redis's
+// ParseURL, ParseClusterURL and ParseFailoverURL read the URL), with one
+// attempt each, bounded: an unreachable server fails within the timeout
+// rather than hanging.
+func (op *operation) client() (redis.UniversalClient, error) {
+	t := op.timeout
+	switch op.redisType {
+	case "cluster":
+		o, err := redis.ParseClusterURL(op.redisURL)
+		if err != nil {
+			return nil, err
+		}
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetries, o.ContextTimeoutEnabled = t, t, t, -1, true
+		return redis.NewClusterClient(o), nil
+	case "sentinel":
+		o, err := redis.ParseFailoverURL(op.redisURL)
+		if err != nil {
+			return nil, err
+		}
+		if o.MasterName == "" {
+			return nil, errors.New("a sentinel's URL names its master with ?master_name=NAME")
+		}
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetries, o.ContextTimeoutEnabled = t, t, t, -1, true
+		return redis.NewFailoverClient(o), nil
+	}
+	o, err := redis.ParseURL(op.redisURL)
+	if err != nil {
+		return nil, err
+	}
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetries, o.ContextTimeoutEnabled = t, t, t, -1, true
+	return redis.NewClient(o), nil
 }
 
 // noRequests stands for a key function the program registers: the command

@@ -43,7 +43,7 @@ stacks:
 // service loads path on the Redis server rdb as a service does, and
 // returns a function that serves a request with API key k through stack
 // api and returns its status.
-func service(t *testing.T, path string, rdb *redis.Client) func(k string) int {
+func service(t *testing.T, path string, rdb redis.Scripter) func(k string) int {
 	t.Helper()
 	s, err := redisstore.New(rdb)
 	if err != nil {
@@ -73,18 +73,44 @@ func runIn(args ...string) (int, string, string) {
 }
 
 // TestOperatorCommands: status, reset, block and unblock, run against a
-// real redis-server, reach the state a service that loaded the same file
+// real redis-server, a 3-master Cluster (given one node) and a master
+// behind a sentinel, reach the state a service that loaded the same file
 // keeps for the raw API key, and say so in words.
 func TestOperatorCommands(t *testing.T) {
-	srv := redistest.Start(t)
+	for _, b := range []struct {
+		redisType string
+		start     func(t *testing.T) (rdb redis.Scripter, url string)
+	}{
+		{"single", func(t *testing.T) (redis.Scripter, string) {
+			srv := redistest.Start(t)
+			return srv.Client, "redis://" + srv.Addr
+		}},
+		{"cluster", func(t *testing.T) (redis.Scripter, string) {
+			c := redistest.StartCluster(t, 3, 0)
+			return c.Client, "redis://" + c.Nodes[0].Addr
+		}},
+		{"sentinel", func(t *testing.T) (redis.Scripter, string) {
+			s := redistest.StartSentinel(t)
+			return s.Client, "redis://" + s.Sentinel.Addr + "?master_name=" + redistest.SentinelMaster
+		}},
+	} {
+		t.Run(b.redisType, func(t *testing.T) {
+			rdb, url := b.start(t)
+			operatorCommands(t, rdb, url, b.redisType)
+		})
+	}
+}
+
+// operatorCommands runs TestOperatorCommands' steps on the Redis of rdb,
+// which the command reaches at url as -redis-type redisType.
+func operatorCommands(t *testing.T, rdb redis.Scripter, url, redisType string) {
 	path := filepath.Join(t.TempDir(), "rules.yaml")
 	if err := os.WriteFile(path, []byte(operatorFile), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	serve := service(t, path, srv.Client)
-	url := "redis://" + srv.Addr
+	serve := service(t, path, rdb)
 	with := func(cmd string, rest ...string) []string {
-		return append([]string{cmd, "-config", path, "-redis", url, "-funcs", "user"}, rest...)
+		return append([]string{cmd, "-config", path, "-redis", url, "-redis-type", redisType, "-funcs", "user"}, rest...)
 	}
 	serve("k")
 	serve("k")
@@ -161,6 +187,12 @@ func TestOperatorUnreachableRedis(t *testing.T) {
 	}
 	if code, _, errs := runIn("status", "-config", "../../examples/config/ratelimit.yaml", "-redis", "http://x", "per-key", "k"); code != 1 || !strings.Contains(errs, "-redis") {
 		t.Errorf("a URL not redis://: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runIn("status", "-config", "../../examples/config/ratelimit.yaml", "-redis", "redis://x", "-redis-type", "ring", "per-key", "k"); code != 2 || !strings.Contains(errs, `-redis-type "ring"; allowed: single, cluster, sentinel`) {
+		t.Errorf("an unknown -redis-type: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runIn("status", "-config", "../../examples/config/ratelimit.yaml", "-redis", "redis://127.0.0.1:1", "-redis-type", "sentinel", "per-key", "k"); code != 1 || !strings.Contains(errs, "master_name") {
+		t.Errorf("a sentinel URL without master_name: exit %d, stderr %q", code, errs)
 	}
 }
 

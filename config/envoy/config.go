@@ -24,6 +24,9 @@ import (
 //
 // A descriptor has a key, an optional value (a trailing * makes it a
 // prefix), an optional rate_limit, shadow_mode and nested descriptors.
+// share_threshold: true on a prefix makes every value it matches count as
+// the prefix itself: one count for them all, under its limit or those of
+// its nested descriptors.
 type Config struct {
 	// Domain is the domain requests name to be decided on this
 	// configuration.
@@ -49,6 +52,7 @@ type pair struct{ key, value string }
 type entry struct {
 	key, value string // value: without its trailing * when prefix
 	prefix     bool
+	shared     bool           // share_threshold: a prefix's values count as one
 	limit      *limit         // nil: no rate_limit
 	next       *level         // nested descriptors; nil: none
 	at         config.Problem // its position and field; no message
@@ -131,7 +135,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 	for i, d := range n.Content {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		e := &entry{}
-		var rate, shadow, nested *yaml.Node
+		var rate, shadow, shared, nested *yaml.Node
 		var valueNode *yaml.Node
 		fields(p, d, f, map[string]func(*yaml.Node, string){
 			"key": func(n *yaml.Node, field string) {
@@ -142,6 +146,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 			"value":           func(n *yaml.Node, field string) { e.value, valueNode = str(p, n, field), n },
 			"rate_limit":      func(n *yaml.Node, _ string) { rate = n },
 			"shadow_mode":     func(n *yaml.Node, _ string) { shadow = n },
+			"share_threshold": func(n *yaml.Node, _ string) { shared = n },
 			"descriptors":     func(n *yaml.Node, _ string) { nested = n },
 			"detailed_metric": func(n *yaml.Node, field string) { boolean(p, n, field) },
 		}, "key")
@@ -149,6 +154,16 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 			e.value, e.prefix = v, true
 		}
 		isShadow := shadow != nil && boolean(p, shadow, f+".shadow_mode")
+		if shared != nil && boolean(p, shared, f+".share_threshold") {
+			switch {
+			case !e.prefix:
+				p.add(shared, f+".share_threshold", "found true on value %s; allowed only on a prefix (a value ending in *)", strQuote(e))
+			case len(path) >= maxSharedDepth:
+				p.add(shared, f+".share_threshold", "found true at depth %d; allowed at depths below %d", len(path)+1, maxSharedDepth+1)
+			default:
+				e.shared = true
+			}
+		}
 		if rate != nil {
 			e.limit = parseLimit(p, rate, f+".rate_limit", isShadow)
 			if e.limit != nil {
@@ -169,6 +184,10 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 		}
 	}
 }
+
+// maxSharedDepth bounds the depth of a share_threshold: Match reports the
+// shared entries in a uint64.
+const maxSharedDepth = 64
 
 // strQuote is e's value as the file gives it, quoted.
 func strQuote(e *entry) string {

@@ -131,6 +131,8 @@ func TestParseProblems(t *testing.T) {
 		{"replaces without a name", "domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      replaces: [{name: \"\"}]\n", "f.yaml:7:25: descriptors[0].rate_limit.replaces[0].name: found \"\"; required: the name of the limit replaced"},
 		{"replaces no key name", "domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      replaces: [{}]\n", "f.yaml:7:18: descriptors[0].rate_limit.replaces[0].name: found nothing; required: name"},
 		{"replaces itself", "domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      name: a\n      replaces: [{name: b}, {name: a}]\n", "f.yaml:8:36: descriptors[0].rate_limit.replaces[1].name: found \"a\", this limit's own name"},
+		{"share_threshold on a value", "domain: d\ndescriptors:\n  - key: a\n    value: v\n    share_threshold: true\n", "f.yaml:5:22: descriptors[0].share_threshold: found true on value \"v\"; allowed only on a prefix"},
+		{"share_threshold not a boolean", "domain: d\ndescriptors:\n  - key: a\n    value: v*\n    share_threshold: often\n", "f.yaml:5:22: descriptors[0].share_threshold: found \"often\"; allowed: true or false"},
 		{"replaces an unknown name", "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: second, requests_per_unit: 1, name: a}\n  - key: b\n    rate_limit: {unit: second, requests_per_unit: 1, replaces: [{name: c}]}\n", "f.yaml:6:72: descriptors[1].rate_limit.replaces[0].name: found \"c\"; allowed: the name of a limit of domain \"d\""},
 	}
 	for _, tc := range cases {

@@ -12,22 +12,30 @@ import (
 // then an entry with the key and no value. The limit is that of the
 // entry the last entry reaches; none when an entry reaches nothing. The
 // Limit is c's own: do not change it.
-func (c *Config) Match(entries iter.Seq2[string, string]) *Limit {
+//
+// shared has bit i set when entry i reached a prefix with
+// share_threshold: the entry's value is to be counted as the prefix, so
+// that every value the prefix matches shares one count.
+func (c *Config) Match(entries iter.Seq2[string, string]) (l *Limit, shared uint64) {
 	lv := c.top
 	var e *entry
+	i := 0
 	for key, value := range entries {
 		if lv == nil {
-			return nil
+			return nil, 0
 		}
 		if e = lv.find(key, value); e == nil {
-			return nil
+			return nil, 0
 		}
-		lv = e.next
+		if e.shared {
+			shared |= 1 << i
+		}
+		lv, i = e.next, i+1
 	}
 	if e == nil || e.limit == nil {
-		return nil
+		return nil, 0
 	}
-	return e.limit.view
+	return e.limit.view, shared
 }
 
 // find is the entry of lv for key and value, or nil.

@@ -53,7 +53,7 @@ descriptors:
 		{[]string{"user", "u"}, "-"},
 		{nil, "-"},
 	} {
-		l := c.Match(entries(tc.entries...))
+		l, _ := c.Match(entries(tc.entries...))
 		got := "-"
 		switch {
 		case l != nil && l.Unlimited:
@@ -65,7 +65,7 @@ descriptors:
 			t.Errorf("%v: matched %s, want %s", tc.entries, got, tc.want)
 		}
 	}
-	any := c.Match(entries("path", "/x"))
+	any, _ := c.Match(entries("path", "/x"))
 	if any.Unit != "second" || any.PerUnit != 3 || any.AlgorithmName != "fixed_window" || any.Algorithm != (algorithms.FixedWindow{Limit: 3, Window: time.Second}) || len(any.Replaces) != 1 || any.Replaces[0] != "exact" {
 		t.Errorf("the any-value limit as matched: %+v", any)
 	}
@@ -82,5 +82,76 @@ descriptors:
 	}
 	if ov := c.Override(); !rules[ov.Rule] || !strings.HasSuffix(ov.Rule, ".m.override") || ov.Name != "" {
 		t.Errorf("the override limit %+v is not one of Limits' rules %v", ov, rules)
+	}
+}
+
+// TestShareThreshold: an entry that reaches a prefix with share_threshold
+// is reported shared, at its position, on the way to the limit matched,
+// at any depth and whether or not the prefix has a limit of its own (the
+// reference's test configuration); an exact value wins over such a
+// prefix and is not shared.
+func TestShareThreshold(t *testing.T) {
+	c, err := envoy.Parse("s.yaml", []byte(`domain: s
+descriptors:
+  - key: files
+    value: files/*
+    share_threshold: true
+    rate_limit: {unit: minute, requests_per_unit: 100}
+  - key: nested
+    value: parent
+    descriptors:
+      - key: files
+        value: nested/*
+        share_threshold: true
+        rate_limit: {unit: minute, requests_per_unit: 200}
+  - key: files
+    value: top/*
+    share_threshold: true
+    descriptors:
+      - key: files
+        value: nested/*
+        share_threshold: true
+        rate_limit: {unit: minute, requests_per_unit: 300}
+  - key: path
+    value: path/*
+    share_threshold: true
+    descriptors:
+      - key: file
+        value: file/*
+        share_threshold: false
+        descriptors:
+          - key: type
+            rate_limit: {unit: minute, requests_per_unit: 120}
+  - key: file
+    value: test1
+    rate_limit: {unit: minute, requests_per_unit: 50}
+  - key: file
+    value: test*
+    share_threshold: true
+    rate_limit: {unit: minute, requests_per_unit: 100}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		entries []string
+		perUnit int
+		shared  uint64
+	}{
+		{[]string{"files", "files/a.pdf"}, 100, 0b1},
+		{[]string{"files", "files/b.csv"}, 100, 0b1},
+		{[]string{"nested", "parent", "files", "nested/1.txt"}, 200, 0b10},
+		{[]string{"files", "top/1.txt", "files", "nested/1.txt"}, 300, 0b11},
+		{[]string{"path", "path/foo", "file", "file/doc1", "type", "pdf"}, 120, 0b001},
+		{[]string{"file", "test1"}, 50, 0},
+		{[]string{"file", "test2"}, 100, 0b1},
+	} {
+		l, shared := c.Match(entries(tc.entries...))
+		if l == nil || l.PerUnit != tc.perUnit || shared != tc.shared {
+			t.Errorf("%v: matched %+v, shared %b; want requests_per_unit %d, shared %b", tc.entries, l, shared, tc.perUnit, tc.shared)
+		}
+	}
+	if l, shared := c.Match(entries("files", "other/x")); l != nil || shared != 0 {
+		t.Errorf("no match: %+v, shared %b", l, shared)
 	}
 }

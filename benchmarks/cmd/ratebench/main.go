@@ -32,7 +32,8 @@
 // measured interval, after a warm-up of a fifth of -d: Linux only), and
 // prints ours against each peer beside the target of that comparison.
 // Every process ratebench starts is killed when it ends, fails or is
-// interrupted.
+// interrupted. With RATEBENCH_PROFILE_DIR set, each server process writes
+// its CPU profile there, as ID.prof (the last round's).
 //
 //	go run ./cmd/ratebench                      # from benchmarks/
 //	go run ./cmd/ratebench -d 300ms -rounds 1   # a short run

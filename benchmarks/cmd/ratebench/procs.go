@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,7 +161,8 @@ func startServer(id, redisAddr string, goroutines int, ctxTimeouts bool) (int, s
 		"-g", strconv.Itoa(goroutines), "-ctxtimeouts="+strconv.FormatBool(ctxTimeouts))
 	cmd.Env = append(os.Environ(), "REDIS_URL=redis://"+redisAddr)
 	cmd.Stderr = os.Stderr
-	if _, err := cmd.StdinPipe(); err != nil {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
 		return 0, "", nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
@@ -169,7 +172,14 @@ func startServer(id, redisAddr string, goroutines int, ctxTimeouts bool) (int, s
 	if err := cmd.Start(); err != nil {
 		return 0, "", nil, err
 	}
-	stop := atExit(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	// Closing stdin lets the server stop as it should (and write its
+	// profile); one that has not exited a second later is killed.
+	stop := atExit(func() {
+		_ = stdin.Close()
+		t := time.AfterFunc(time.Second, func() { _ = cmd.Process.Kill() })
+		_ = cmd.Wait()
+		t.Stop()
+	})
 	line := make(chan string, 1)
 	go func() {
 		l, _ := bufio.NewReader(stdout).ReadString('\n')
@@ -233,7 +243,29 @@ func serve(id, listen string, goroutines int, ctxTimeouts bool) error {
 	if !slices.Contains(ids, id) {
 		return fmt.Errorf("no server %q (servers: %s)", id, strings.Join(ids, ", "))
 	}
+	if dir := os.Getenv("RATEBENCH_PROFILE_DIR"); dir != "" {
+		stop, err := profileTo(filepath.Join(dir, id+".prof"))
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	fmt.Println(l.Addr())
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return nil
+}
+
+// profileTo writes a CPU profile to path until the function it returns is
+// called: a server's own (-procs with RATEBENCH_PROFILE_DIR set; each
+// round's server writes over the last round's).
+func profileTo(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"os"
 	"path/filepath"
@@ -84,6 +85,24 @@ func TestRedisSentinel(t *testing.T) {
 	decidesOn(t, bin, "REDIS_TYPE=sentinel", url, "REDIS_AUTH=m4ster", "REDIS_SENTINEL_AUTH=s3ntinel")
 	failsNaming(t, bin, "REDIS_SENTINEL_AUTH", "wr0ng", "REDIS_TYPE=sentinel", url, "REDIS_AUTH=m4ster", "REDIS_SENTINEL_AUTH=wr0ng")
 	failsNaming(t, bin, "REDIS_URL", "", "REDIS_TYPE=sentinel", "REDIS_URL="+sentinel)
+}
+
+// TestRedisSentinelTLS: REDIS_TLS with REDIS_TYPE=sentinel speaks TLS to
+// the sentinels and to the master they name, both serving TLS only, with
+// passwords on both.
+func TestRedisSentinelTLS(t *testing.T) {
+	ca, other := newCA(t, "redis-ca"), newCA(t, "other-ca")
+	cert, key := ca.issue(t, "redis", x509.ExtKeyUsageServerAuth, "redis.example")
+	master := testredis.StartTLS(t, cert, key, ca.file, "--tls-auth-clients", "no", "--requirepass", "m4ster")
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	sentinel := testredis.StartSentinelTLS(t, "rl", master.Addr, cert, key, ca.file, &tls.Config{RootCAs: pool, ServerName: "redis.example"},
+		"requirepass s3ntinel", "sentinel auth-pass rl m4ster")
+	bin := build(t)
+	env := []string{"REDIS_TYPE=sentinel", "REDIS_URL=rl," + sentinel, "REDIS_AUTH=m4ster", "REDIS_SENTINEL_AUTH=s3ntinel",
+		"REDIS_TLS=true", "REDIS_TLS_SKIP_HOSTNAME_VERIFICATION=true"}
+	decidesOn(t, bin, append(env, "REDIS_TLS_CACERT="+ca.file)...)
+	failsNaming(t, bin, "REDIS_TLS", "", append(env, "REDIS_TLS_CACERT="+other.file)...)
 }
 
 // TestRedisCluster decides requests of two descriptors, whose keys are on

@@ -45,6 +45,10 @@ descriptors:
   - key: files
     value: files/*
     rate_limit: {unit: hour, requests_per_unit: 10}
+  - key: shared
+    value: shared/*
+    share_threshold: true
+    rate_limit: {unit: hour, requests_per_unit: 10}
 `,
 	"nested.yaml": `domain: nested
 descriptors:
@@ -231,14 +235,21 @@ func TestReferenceScenarios(t *testing.T) {
 		steps:  []callStep{{request("another", desc("key4", "durTest")), countdown(2, 20, day)}},
 	}, {
 		// The reference's share_threshold: false case: values under one
-		// prefix each have their own count. (share_threshold: true is
-		// refused, see TestReferenceReload.)
+		// prefix each have their own count.
 		name:   "prefix values",
 		window: time.Hour,
 		steps: append(times(10, func(i int) callStep {
 			return callStep{request("prefix", desc("files", fmt.Sprintf("files/%d.pdf", i))), []answer{says(ok, within(10, hour, 9))}}
 		}), callStep{request("prefix", desc("files", "files/0.pdf")), countdown(10, 10, hour)[1:]},
 			callStep{request("prefix", desc("files", "files/0.pdf")), []answer{says(over, beyond(10, hour))}}),
+	}, {
+		// The reference's share_threshold: true case: every value under
+		// the prefix counts as one.
+		name:   "shared prefix",
+		window: time.Hour,
+		steps: append(times(10, func(i int) callStep {
+			return callStep{request("prefix", desc("shared", fmt.Sprintf("shared/%d.pdf", i))), []answer{says(ok, within(10, hour, 9-uint32(i)))}}
+		}), callStep{request("prefix", desc("shared", "shared/other.csv")), []answer{says(over, beyond(10, hour))}}),
 	}, {
 		name:   "nested and unlimited",
 		window: time.Hour,
@@ -395,9 +406,8 @@ func checkAnswer(t *testing.T, what string, got timed, want answer) {
 // configuration answers OK until a file of it is added, is decided
 // then, and answers OK again once the file is removed. Its file, with a
 // requests_per_unit of 0, is refused here (stricter validation, by
-// design: a limit of 0 refuses every request), as is share_threshold
-// (not implemented): a version refused keeps the one in force, and says
-// why on /rlconfig.
+// design: a limit of 0 refuses every request): a version refused keeps
+// the one in force, and says why on /rlconfig.
 func TestReferenceReload(t *testing.T) {
 	dir, env := runtimeDir(t, map[string]string{"basic.yaml": referenceFiles["basic.yaml"]})
 	cmd, p, rest := start(t, build(t), append(env, "REDIS_URL="+testredis.Start(t))...)
@@ -444,13 +454,6 @@ descriptors:
   - key: block
     rate_limit: {unit: second, requests_per_unit: 0}
 `, "6:", "requests_per_unit")
-	refused(`domain: reload
-descriptors:
-  - key: files
-    value: files/*
-    share_threshold: true
-    rate_limit: {unit: hour, requests_per_unit: 10}
-`, "5:", "share_threshold")
 	replaceFile(t, path, `domain: reload
 descriptors:
   - key: key1
