@@ -1,16 +1,11 @@
 package config
 
 import (
-	"fmt"
+	"maps"
 	"net/http"
-	"strconv"
-	"strings"
-	"time"
+	"slices"
 
-	"go.yaml.in/yaml/v3"
-
-	"github.com/seed-bff0c9e1/ratelimit"
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/parse"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
@@ -22,7 +17,7 @@ import (
 // until they end.
 type generation struct {
 	data   []byte
-	file   *file
+	file   *parse.File
 	lim    *limiter.Limiter // the stacks' rules; nil without stacks
 	stacks map[string]func(http.Handler) http.Handler
 	// mux matches requests to the stacks' patterns: each pattern's
@@ -41,89 +36,6 @@ type stackHandler string
 
 func (stackHandler) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
-// read parses data, the contents of the file named name, and checks what
-// the limiter and the program would refuse of its rules, reporting every
-// problem with its position.
-func read(name string, data []byte, funcs map[string]keyfunc.KeyFunc) (*file, error) {
-	f, err := parse(name, data)
-	if f == nil {
-		return nil, err
-	}
-	p := &parser{file: name}
-	if err != nil {
-		p.errs = append(p.errs, unjoin(err)...)
-	}
-	for _, r := range f.rules {
-		p.unregistered(r.key, funcs)
-		p.unregistered(r.altKey, funcs)
-		if r.plans != nil {
-			p.unregistered(r.plans.by, funcs)
-		}
-		p.check(r)
-	}
-	return f, p.err()
-}
-
-// check reports what the limiter would refuse of r at the field that
-// causes it.
-func (p *parser) check(r *rule) {
-	if r.name == "" {
-		return
-	}
-	if err := (limiter.Rule{Name: r.name, Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}}).Validate(); err != nil {
-		p.bad(r.node, join(r.field, "name"), "1 to 64 bytes of [A-Za-z0-9._-]")
-		return
-	}
-	if r.algorithm == nil {
-		return
-	}
-	lr := r.limit()
-	lr.Lease = 0
-	if !p.admits(lr, orNode(r.penaltyNode, r.node), join(r.field, "penalty"), fmt.Sprint(r.penalty), nil) {
-		return
-	}
-	p.admits(r.limit(), orNode(r.leaseNode, r.node), join(r.field, "lease"), fmt.Sprint(r.lease), leaseAllowed)
-}
-
-// admits reports whether the limiter accepts lr, recording its complaint
-// at field (whose value is shown as found) when it does not, followed by
-// what allowed, when given, says is allowed.
-func (p *parser) admits(lr limiter.Rule, n *yaml.Node, field, found string, allowed func(limiter.Rule) string) bool {
-	if err := lr.Validate(); err != nil {
-		msg := trimConfig(err)
-		msg = strings.TrimPrefix(msg, "rule "+strconv.Quote(lr.Name)+": ")
-		if allowed != nil {
-			if a := allowed(lr); a != "" {
-				msg += "; allowed: " + a
-			}
-		}
-		p.fail(n, field, "found %q: %s", found, msg)
-		return false
-	}
-	return true
-}
-
-// unjoin is the errors joined in err.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
-}
-
-// trimConfig is err's message without the ErrConfig prefix.
-func trimConfig(err error) string {
-	return strings.TrimPrefix(err.Error(), ratelimit.ErrConfig.Error()+": ")
-}
-
-// orNode is n, or def when n is nil.
-func orNode(n, def *yaml.Node) *yaml.Node {
-	if n == nil {
-		return def
-	}
-	return n
-}
-
 // newGeneration builds what data, the contents of the file named name,
 // describes, on backend: one limiter of the rules the stacks use, and a
 // middleware per stack on it. A rule in several stacks is one rule of the
@@ -131,43 +43,40 @@ func orNode(n, def *yaml.Node) *yaml.Node {
 // stacks (two pools would each hold units the other's requests are then
 // refused); the stacks share the limiter's breaker too.
 func newGeneration(name string, data []byte, backend store.Store, s *settings) (*generation, error) {
-	f, err := read(name, data, s.funcs)
+	f, err := parse.Read(name, data, slices.Collect(maps.Keys(s.funcs)))
 	if err != nil {
 		return nil, err
 	}
 	opts := s.limiterOpts
-	if f.prefix != "" {
-		opts = append(opts[:len(opts):len(opts)], limiter.WithPrefix(f.prefix))
+	if f.Prefix != "" {
+		opts = append(opts[:len(opts):len(opts)], limiter.WithPrefix(f.Prefix))
 	}
-	g := &generation{data: data, file: f, stacks: make(map[string]func(http.Handler) http.Handler, len(f.stacks))}
-	stackError := func(st *stack, err error) error {
-		return &Problem{File: name, Line: st.node.Line, Column: st.node.Column, Field: st.field, Message: trimConfig(err)}
-	}
+	g := &generation{data: data, file: f, stacks: make(map[string]func(http.Handler) http.Handler, len(f.Stacks))}
 	// The rules were checked: an error here is an option's, told at the
 	// first stack (a file has one or more).
 	if g.lim, err = limiter.New(backend, usedRules(f), opts...); err != nil {
-		return nil, stackError(f.stacks[0], err)
+		return nil, f.Stacks[0].Problem(name, err)
 	}
-	ip, err := keyfunc.ClientIP(f.clientIP)
+	ip, err := keyfunc.ClientIP(f.ClientIP)
 	if err != nil {
 		ip = keyfunc.IP() // unreachable: client_ip was checked
 	}
 	hk := httpKeys{ip: ip, funcs: s.funcs}
-	for _, st := range f.stacks {
-		if st.door() != httpDoor {
+	for _, st := range f.Stacks {
+		if st.Door() != parse.HTTPDoor {
 			continue // see Calls and Envoy
 		}
-		h, err := g.stackMiddleware(st, rulesOf(f, st.rules, hk), s.middlewareOpts)
+		h, err := g.stackMiddleware(st, rulesOf(f, st.Rules, hk), s.middlewareOpts)
 		if err != nil {
 			g.close()
-			return nil, stackError(st, err)
+			return nil, st.Problem(name, err)
 		}
-		g.stacks[st.name] = h
-		for _, pattern := range st.match {
+		g.stacks[st.Name] = h
+		for _, pattern := range st.Match {
 			if g.mux == nil {
 				g.mux = http.NewServeMux()
 			}
-			g.mux.Handle(pattern, stackHandler(st.name)) // checked by parse
+			g.mux.Handle(pattern, stackHandler(st.Name)) // checked by parse
 		}
 	}
 	g.envoy = newEnvoy(g)
@@ -176,47 +85,38 @@ func newGeneration(name string, data []byte, backend store.Store, s *settings) (
 
 // usedRules is the limiter's rules of the rules the stacks use, each once,
 // in the order they first appear.
-func usedRules(f *file) []limiter.Rule {
-	byName := make(map[string]*rule, len(f.rules))
-	for _, r := range f.rules {
-		byName[r.name] = r
+func usedRules(f *parse.File) []limiter.Rule {
+	byName := make(map[string]*parse.Rule, len(f.Rules))
+	for _, r := range f.Rules {
+		byName[r.Name] = r
 	}
 	var used []limiter.Rule
 	seen := make(map[string]bool, len(byName))
-	for _, st := range f.stacks {
-		for _, name := range st.rules {
+	for _, st := range f.Stacks {
+		for _, name := range st.Rules {
 			if !seen[name] {
 				seen[name] = true
-				used = append(used, byName[name].limit())
+				used = append(used, byName[name].Limit())
 			}
 		}
 	}
 	return used
 }
 
-// failsClosed reports whether stack st fails closed: its own policy, else
-// the file's.
-func (f *file) failsClosed(st *stack) bool {
-	if st.failure != "" {
-		return st.failure == "closed"
-	}
-	return f.failure == "closed"
-}
-
 // stackMiddleware is the middleware of stack st, its rules in its order on
 // the generation's limiter, with its failure policy and exemptions (the
 // file's, unless it has its own) after the program's options.
-func (g *generation) stackMiddleware(st *stack, rules []middleware.Rule, given []middleware.Option) (func(http.Handler) http.Handler, error) {
+func (g *generation) stackMiddleware(st *parse.Stack, rules []middleware.Rule, given []middleware.Option) (func(http.Handler) http.Handler, error) {
 	opts := given[:len(given):len(given)]
-	exempt := st.exempt
+	exempt := st.Exempt
 	if exempt == nil {
-		exempt = g.file.exempt
+		exempt = g.file.Exempt
 	}
-	if g.file.failsClosed(st) {
+	if g.file.FailsClosed(st) {
 		opts = append(opts, middleware.WithFailClosed())
 	}
 	if len(exempt) > 0 {
-		ex, err := middleware.ExemptIPs(g.file.clientIP, exempt...)
+		ex, err := middleware.ExemptIPs(g.file.ClientIP, exempt...)
 		if err != nil {
 			return nil, err
 		}

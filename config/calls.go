@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/parse"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
@@ -98,23 +99,23 @@ func (c *Calls[C]) stacks() *callStacks[C] {
 // build makes the guards of g's gRPC stacks.
 func (c *Calls[C]) build(g *generation) (*callStacks[C], error) {
 	f := g.file
-	ip, err := keyfunc.ClientIPOf[C](f.clientIP)
+	ip, err := keyfunc.ClientIPOf[C](f.ClientIP)
 	if err != nil {
 		return nil, err
 	}
 	keys := callKeys[C]{ip: ip}
 	s := &callStacks[C]{gen: g, exact: map[string]*guard.Guard[C]{}, services: map[string]*guard.Guard[C]{}}
-	for _, st := range f.stacks {
-		if st.door() != grpcDoor {
+	for _, st := range f.Stacks {
+		if st.Door() != parse.GRPCDoor {
 			continue
 		}
 		cfg := c.cfg
-		cfg.FailClosed = cfg.FailClosed || f.failsClosed(st)
-		gd, err := guard.New(g.lim, rulesOf(f, st.rules, keys), cfg)
+		cfg.FailClosed = cfg.FailClosed || f.FailsClosed(st)
+		gd, err := guard.New(g.lim, rulesOf(f, st.Rules, keys), cfg)
 		if err != nil {
-			return nil, fmt.Errorf("%w: stack %q: %w", ratelimit.ErrConfig, st.name, err)
+			return nil, fmt.Errorf("%w: stack %q: %w", ratelimit.ErrConfig, st.Name, err)
 		}
-		for _, m := range st.methods {
+		for _, m := range st.Methods {
 			if svc, ok := strings.CutSuffix(m, "*"); ok {
 				s.services[svc] = gd
 			} else {
@@ -130,17 +131,17 @@ type callKeys[C Call] struct {
 	ip func(C) (string, error) // as the file's client_ip resolves it
 }
 
-func (k callKeys[C]) key(spec *keySpec) func(C) (string, error) {
-	switch spec.kind {
+func (k callKeys[C]) key(spec *parse.Key) func(C) (string, error) {
+	switch spec.Kind {
 	case "ip":
 		return k.ip
 	case "method":
 		return func(c C) (string, error) { return c.Method(), nil }
 	case "constant":
-		id := spec.arg
+		id := spec.Arg
 		return func(C) (string, error) { return id, nil }
 	}
-	name := strings.ToLower(spec.arg) // header or metadata: a call's header is its metadata
+	name := strings.ToLower(spec.Arg) // header or metadata: a call's header is its metadata
 	return func(c C) (string, error) {
 		if v := c.Metadata(name); len(v) > 0 && v[0] != "" {
 			return keyfunc.Hash(v[0]), nil
@@ -158,8 +159,8 @@ func (e *missing) Error() string   { return ratelimit.ErrNoKey.Error() + ": " + 
 func (e *missing) Unwrap() error   { return ratelimit.ErrNoKey }
 func (e *missing) Missing() string { return e.what }
 
-func (k callKeys[C]) attr(spec *keySpec) func(C) string {
-	name := strings.ToLower(spec.arg) // header or metadata: the parser allows no other on gRPC
+func (k callKeys[C]) attr(spec *parse.Key) func(C) string {
+	name := strings.ToLower(spec.Arg) // header or metadata: the parser allows no other on gRPC
 	return func(c C) string {
 		if v := c.Metadata(name); len(v) > 0 {
 			return v[0]

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/parse"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/internal/clientip"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
@@ -36,23 +37,23 @@ func (e entries) value(key string) string {
 // newEnvoy is the Envoy stacks of g.
 func newEnvoy(g *generation) *Envoy {
 	e := &Envoy{gen: g, domains: map[string]map[string]guard.Rule[entries]{}}
-	k := envoyKeys{ip: g.file.clientIP, at: map[*keySpec]int{}}
+	k := envoyKeys{ip: g.file.ClientIP, at: map[*parse.Key]int{}}
 	sigs := map[string]string{} // by rule name
-	for _, r := range g.file.rules {
-		if r.key != nil && r.key.doors()&envoyDoor != 0 {
-			sigs[r.name] = signature(r.key.entryKeys())
-			k.number(r.key, 0)
+	for _, r := range g.file.Rules {
+		if r.Key != nil && r.Key.Doors()&parse.EnvoyDoor != 0 {
+			sigs[r.Name] = parse.Signature(r.Key.EntryKeys())
+			k.number(r.Key, 0)
 		}
 	}
-	for _, st := range g.file.stacks {
-		if st.door() != envoyDoor {
+	for _, st := range g.file.Stacks {
+		if st.Door() != parse.EnvoyDoor {
 			continue
 		}
 		byKeys := map[string]guard.Rule[entries]{}
-		for i, r := range rulesOf(g.file, st.rules, k) {
-			byKeys[sigs[st.rules[i]]] = r
+		for i, r := range rulesOf(g.file, st.Rules, k) {
+			byKeys[sigs[st.Rules[i]]] = r
 		}
-		e.domains[st.domain] = byKeys
+		e.domains[st.Domain] = byKeys
 	}
 	return e
 }
@@ -79,7 +80,7 @@ func (e *Envoy) Limiter() *limiter.Limiter {
 // ratelimit.ErrNoKey is a descriptor whose values have no identity (a
 // remote_address that is not an address).
 func (e *Envoy) Descriptor(domain string, keys, values []string) (check limiter.Check, rule limiter.Rule, err error) {
-	r, ok := e.domains[domain][signature(keys)]
+	r, ok := e.domains[domain][parse.Signature(keys)]
 	if !ok || len(keys) != len(values) {
 		return check, rule, nil
 	}
@@ -107,25 +108,25 @@ type envoyKeys struct {
 	ip keyfunc.IPConfig // the file's client_ip: its prefix lengths
 	// at is the place of each descriptor and ip part of the rules' keys
 	// among the entries they read.
-	at map[*keySpec]int
+	at map[*parse.Key]int
 }
 
 // number records the places of spec's parts, from i on; it returns the
 // place after them.
-func (k envoyKeys) number(spec *keySpec, i int) int {
-	if spec.kind != "join" {
+func (k envoyKeys) number(spec *parse.Key, i int) int {
+	if spec.Kind != "join" {
 		k.at[spec] = i
 		return i + 1
 	}
-	for _, part := range spec.parts {
+	for _, part := range spec.Parts {
 		i = k.number(part, i)
 	}
 	return i
 }
 
-func (k envoyKeys) key(spec *keySpec) func(entries) (string, error) {
+func (k envoyKeys) key(spec *parse.Key) func(entries) (string, error) {
 	i := k.at[spec]
-	if spec.kind == "ip" {
+	if spec.Kind == "ip" {
 		res, err := clientip.New(nil, k.ip.IPv4PrefixLen, k.ip.IPv6PrefixLen)
 		if err != nil { // unreachable: client_ip was checked
 			return func(entries) (string, error) { return "", err }
@@ -134,7 +135,7 @@ func (k envoyKeys) key(spec *keySpec) func(entries) (string, error) {
 			if id, err := res.KeyOf(d.values[i]); err == nil {
 				return id, nil
 			}
-			return "", &missing{"address in descriptor entry " + remoteAddress}
+			return "", &missing{"address in descriptor entry " + parse.RemoteAddress}
 		}
 	}
 	return func(d entries) (string, error) { // descriptor: the parser allows no other kind on Envoy stacks
@@ -144,6 +145,6 @@ func (k envoyKeys) key(spec *keySpec) func(entries) (string, error) {
 
 // attr is the value of the entry of the plans' descriptor key (one the
 // rule's key reads: the parser checked it).
-func (k envoyKeys) attr(spec *keySpec) func(entries) string {
-	return func(d entries) string { return d.value(spec.arg) }
+func (k envoyKeys) attr(spec *parse.Key) func(entries) string {
+	return func(d entries) string { return d.value(spec.Arg) }
 }

@@ -277,7 +277,7 @@ func (l *Limits) reload(data []byte, err error) error {
 	if err := old.close(); err != nil {
 		slog.Warn("ratelimit: leased units of the previous rules not all given back", "file", l.path, "err", err)
 	}
-	slog.Info("ratelimit: rules reloaded", "file", l.path, "rules", len(g.file.rules), "stacks", len(g.file.stacks), "took", time.Since(start))
+	slog.Info("ratelimit: rules reloaded", "file", l.path, "rules", len(g.file.Rules), "stacks", len(g.file.Stacks), "took", time.Since(start))
 	l.report(nil)
 	return nil
 }

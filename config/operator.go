@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/parse"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -26,8 +27,8 @@ func (l *Limits) Status(ctx context.Context, rule, identity, plan string) (limit
 	}
 	c := limiter.Check{Rule: rule, Identity: id}
 	if plan != "" {
-		if c.Plan = r.planNamed(plan); c.Plan == nil {
-			return limiter.Decision{}, fmt.Errorf("%w: rule %q has no plan %q (its plans: %s)", limiter.ErrCheck, rule, plan, r.planNames())
+		if c.Plan = planNamed(r, plan); c.Plan == nil {
+			return limiter.Decision{}, fmt.Errorf("%w: rule %q has no plan %q (its plans: %s)", limiter.ErrCheck, rule, plan, planNames(r))
 		}
 	}
 	return g.lim.Decide(ctx, c)
@@ -43,9 +44,9 @@ func (l *Limits) Reset(ctx context.Context, rule, identity string) error {
 		return err
 	}
 	var plans []algorithms.Algorithm
-	if r.plans != nil {
-		for _, name := range slices.Sorted(maps.Keys(r.plans.values)) {
-			plans = append(plans, r.plans.values[name])
+	if r.Plans != nil {
+		for _, name := range slices.Sorted(maps.Keys(r.Plans.Values)) {
+			plans = append(plans, r.Plans.Values[name])
 		}
 	}
 	return g.lim.Reset(ctx, rule, id, plans...)
@@ -76,7 +77,7 @@ func (l *Limits) Unblock(ctx context.Context, rule, identity string) error {
 // operand is the generation in force, the rule of it an operator's call
 // names, and the identity under which that rule keeps the client the
 // operator names.
-func (l *Limits) operand(name, identity string) (*generation, *rule, string, error) {
+func (l *Limits) operand(name, identity string) (*generation, *parse.Rule, string, error) {
 	g := l.cur.Load()
 	r := g.ruleInForce(name)
 	if r == nil {
@@ -102,11 +103,11 @@ func (l *Limits) operand(name, identity string) (*generation, *rule, string, err
 
 // ruleInForce is the rule of the file named name that a stack uses (only
 // those keep state), or nil.
-func (g *generation) ruleInForce(name string) *rule {
-	for _, st := range g.file.stacks {
-		if slices.Contains(st.rules, name) {
-			for _, r := range g.file.rules {
-				if r.name == name {
+func (g *generation) ruleInForce(name string) *parse.Rule {
+	for _, st := range g.file.Stacks {
+		if slices.Contains(st.Rules, name) {
+			for _, r := range g.file.Rules {
+				if r.Name == name {
 					return r
 				}
 			}
@@ -115,18 +116,18 @@ func (g *generation) ruleInForce(name string) *rule {
 	return nil
 }
 
-// planNamed is the algorithm of the plan named name, or nil.
-func (r *rule) planNamed(name string) algorithms.Algorithm {
-	if r.plans == nil {
+// planNamed is the algorithm of r's plan named name, or nil.
+func planNamed(r *parse.Rule, name string) algorithms.Algorithm {
+	if r.Plans == nil {
 		return nil
 	}
-	return r.plans.values[name]
+	return r.Plans.Values[name]
 }
 
-// planNames lists the rule's plans, for an error.
-func (r *rule) planNames() string {
-	if r.plans == nil {
+// planNames lists r's plans, for an error.
+func planNames(r *parse.Rule) string {
+	if r.Plans == nil {
 		return "none"
 	}
-	return strings.Join(slices.Sorted(maps.Keys(r.plans.values)), ", ")
+	return strings.Join(slices.Sorted(maps.Keys(r.Plans.Values)), ", ")
 }
