@@ -15,7 +15,8 @@ import (
 
 // Status reports, without consuming anything, what the rule named rule
 // keeps for a client: its use, what is left, and whether it is blocked.
-// identity is the value the operator knows (see identityOf): an API key
+// identity is the value the operator knows, read as the rule's key reads
+// a request (an address masked, a header's value hashed): an API key
 // as the client sends it, an address, a user. With plan, the name of one
 // of the rule's plans values, it reports against that plan's algorithm
 // instead of the rule's. It reaches the state of the rules in force, as
@@ -31,7 +32,7 @@ func (l *Limits) Status(ctx context.Context, rule, identity, plan string) (limit
 			return limiter.Decision{}, fmt.Errorf("%w: rule %q has no plan %q (its plans: %s)", limiter.ErrCheck, rule, plan, planNames(r))
 		}
 	}
-	return g.lim.Decide(ctx, c)
+	return g.Lim.Decide(ctx, c)
 }
 
 // Reset forgets what the rule named rule keeps for a client (identity as
@@ -49,7 +50,7 @@ func (l *Limits) Reset(ctx context.Context, rule, identity string) error {
 			plans = append(plans, r.Plans.Values[name])
 		}
 	}
-	return g.lim.Reset(ctx, rule, id, plans...)
+	return g.Lim.Reset(ctx, rule, id, plans...)
 }
 
 // Block refuses a client (identity as for Status) every request the rule
@@ -60,7 +61,7 @@ func (l *Limits) Block(ctx context.Context, rule, identity string, d time.Durati
 	if err != nil {
 		return err
 	}
-	return g.lim.Block(ctx, rule, id, d)
+	return g.Lim.Block(ctx, rule, id, d)
 }
 
 // Unblock lifts a client's block (identity as for Status) on the rule
@@ -71,7 +72,7 @@ func (l *Limits) Unblock(ctx context.Context, rule, identity string) error {
 	if err != nil {
 		return err
 	}
-	return g.lim.Unblock(ctx, rule, id)
+	return g.Lim.Unblock(ctx, rule, id)
 }
 
 // operand is the generation in force, the rule of it an operator's call
@@ -82,9 +83,9 @@ func (l *Limits) operand(name, identity string) (*generation, *parse.Rule, strin
 	r := g.ruleInForce(name)
 	if r == nil {
 		known := "none"
-		if g.lim != nil {
-			names := make([]string, 0, len(g.lim.Rules()))
-			for _, lr := range g.lim.Rules() {
+		if g.Lim != nil {
+			names := make([]string, 0, len(g.Lim.Rules()))
+			for _, lr := range g.Lim.Rules() {
 				names = append(names, lr.Name)
 			}
 			known = strings.Join(names, ", ")
@@ -94,7 +95,7 @@ func (l *Limits) operand(name, identity string) (*generation, *parse.Rule, strin
 	if identity == "" {
 		return nil, nil, "", fmt.Errorf("%w: rule %q: no identity given", limiter.ErrCheck, name)
 	}
-	id, err := g.identityOf(r, identity)
+	id, err := g.Identity(r, identity)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%w: rule %q: %w", limiter.ErrCheck, name, err)
 	}
@@ -104,9 +105,9 @@ func (l *Limits) operand(name, identity string) (*generation, *parse.Rule, strin
 // ruleInForce is the rule of the file named name that a stack uses (only
 // those keep state), or nil.
 func (g *generation) ruleInForce(name string) *parse.Rule {
-	for _, st := range g.file.Stacks {
+	for _, st := range g.File.Stacks {
 		if slices.Contains(st.Rules, name) {
-			for _, r := range g.file.Rules {
+			for _, r := range g.File.Rules {
 				if r.Name == name {
 					return r
 				}

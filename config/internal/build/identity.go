@@ -1,4 +1,4 @@
-package config
+package build
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // counts by its alt_key rather than its key.
 const altKeyPrefix = "alt_key:"
 
-// identityOf is the identity under which rule r keeps the client an
+// Identity is the identity under which rule r keeps the client an
 // operator names by raw, the value the operator knows, read as r's key
 // reads a request: a header's, metadata's or descriptor's value is hashed
 // (keyfunc.Hash); an
@@ -24,22 +24,22 @@ const altKeyPrefix = "alt_key:"
 // value; a route, a gRPC method, a form field and a registered
 // function's identity are taken as given. "alt_key:" followed by the value names a client the
 // rule counts by its alt_key.
-func (g *generation) identityOf(r *parse.Rule, raw string) (string, error) {
+func (v *Version) Identity(r *parse.Rule, raw string) (string, error) {
 	k := r.Key
-	if v, ok := strings.CutPrefix(raw, altKeyPrefix); ok && r.AltKey != nil {
-		k, raw = r.AltKey, v
+	if alt, ok := strings.CutPrefix(raw, altKeyPrefix); ok && r.AltKey != nil {
+		k, raw = r.AltKey, alt
 	}
-	return g.read(k, raw)
+	return v.identity(k, raw)
 }
 
-// read is raw read as key k reads a request (see identityOf).
-func (g *generation) read(k *parse.Key, raw string) (string, error) {
+// identity is raw read as key k reads a request (see Identity).
+func (v *Version) identity(k *parse.Key, raw string) (string, error) {
 	if raw == "" {
 		return "", fmt.Errorf("an empty identity for %s", k)
 	}
 	switch k.Kind {
 	case "ip":
-		res, err := clientip.New(nil, g.file.ClientIP.IPv4PrefixLen, g.file.ClientIP.IPv6PrefixLen)
+		res, err := clientip.New(nil, v.File.ClientIP.IPv4PrefixLen, v.File.ClientIP.IPv6PrefixLen)
 		if err != nil {
 			return "", err
 		}
@@ -58,7 +58,7 @@ func (g *generation) read(k *parse.Key, raw string) (string, error) {
 		}
 		fns := make([]keyfunc.KeyFunc, len(parts))
 		for i, part := range k.Parts {
-			id, err := g.read(part, parts[i])
+			id, err := v.identity(part, parts[i])
 			if err != nil {
 				return "", err
 			}

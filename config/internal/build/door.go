@@ -1,4 +1,4 @@
-package config
+package build
 
 import (
 	"net/http"
@@ -11,7 +11,7 @@ import (
 
 // keys builds, for a door whose requests are R, the functions of the
 // identities and plan attributes a file names: the kinds the door can
-// read (see keySpec.doors), which the parser has checked.
+// read (see parse.Key.Doors), which the parser has checked.
 type keys[R any] interface {
 	// key is the key function of k, a kind other than join.
 	key(k *parse.Key) func(R) (string, error)

@@ -1,4 +1,4 @@
-package config
+package build
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -94,7 +95,7 @@ func TestFileMatchesGo(t *testing.T) {
 	want := everyInGo(t)
 	for _, name := range []string{"testdata/every.yaml", "testdata/every.json"} {
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(name)
+			data, err := os.ReadFile(filepath.Join("../..", name)) // config's testdata
 			if err != nil {
 				t.Fatal(err)
 			}
