@@ -16,8 +16,8 @@ import (
 // Status reports, without consuming anything, what the rule named rule
 // keeps for a client: its use, what is left, and whether it is blocked.
 // identity is the value the operator knows, read as the rule's key reads
-// a request (an address masked, a header's value hashed): an API key
-// as the client sends it, an address, a user. With plan, the name of one
+// a request (an address masked, a header's value hashed): an API key as
+// the client sends it, an address, a user. With plan, the name of one
 // of the rule's plans values, it reports against that plan's algorithm
 // instead of the rule's. It reaches the state of the rules in force, as
 // the file built them.

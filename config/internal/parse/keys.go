@@ -77,7 +77,7 @@ func validHeader(s string) bool {
 	return s != ""
 }
 
-// String is the identity as Check prints it.
+// String is the identity as config.Check prints it.
 func (k *Key) String() string {
 	switch k.Kind {
 	case "ip", "route", "method":
