@@ -1,13 +1,11 @@
 package config
 
 import (
-	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/build"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
@@ -33,14 +31,13 @@ type Calls[C Call] struct {
 	l   *Limits
 	cfg guard.Config[C]
 	mu  sync.Mutex                    // serializes rebuilds
-	cur atomic.Pointer[callStacks[C]] // of the generation in force when last asked
+	cur atomic.Pointer[callStacks[C]] // of the version in force when last asked
 }
 
-// callStacks are the guards of one generation's gRPC stacks.
+// callStacks are the guards of one version's gRPC stacks.
 type callStacks[C Call] struct {
-	gen      *generation
-	exact    map[string]*guard.Guard[C] // by full method
-	services map[string]*guard.Guard[C] // by "/pkg.Service/"
+	gen    *generation
+	guards *build.Calls[C]
 }
 
 // ServeCalls returns the gRPC stacks of l on calls of type C, each
@@ -61,14 +58,7 @@ func ServeCalls[C Call](l *Limits, cfg guard.Config[C]) (*Calls[C], error) {
 // Guard is the guard of the stack whose methods name method, for the
 // rules in force; nil when no gRPC stack does.
 func (c *Calls[C]) Guard(method string) *guard.Guard[C] {
-	s := c.stacks()
-	if g := s.exact[method]; g != nil {
-		return g
-	}
-	if i := strings.LastIndexByte(method, '/'); i > 0 {
-		return s.services[method[:i+1]]
-	}
-	return nil
+	return c.stacks().guards.Guard(method)
 }
 
 // stacks are the guards of the generation in force, built the first time
@@ -97,73 +87,9 @@ func (c *Calls[C]) stacks() *callStacks[C] {
 
 // build makes the guards of g's gRPC stacks.
 func (c *Calls[C]) build(g *generation) (*callStacks[C], error) {
-	f := g.file
-	ip, err := keyfunc.ClientIPOf[C](f.clientIP)
+	guards, err := build.NewCalls(g.Version, c.cfg)
 	if err != nil {
 		return nil, err
 	}
-	keys := callKeys[C]{ip: ip}
-	s := &callStacks[C]{gen: g, exact: map[string]*guard.Guard[C]{}, services: map[string]*guard.Guard[C]{}}
-	for _, st := range f.stacks {
-		if st.door() != grpcDoor {
-			continue
-		}
-		cfg := c.cfg
-		cfg.FailClosed = cfg.FailClosed || f.failsClosed(st)
-		gd, err := guard.New(g.lim, rulesOf(f, st.rules, keys), cfg)
-		if err != nil {
-			return nil, fmt.Errorf("%w: stack %q: %w", ratelimit.ErrConfig, st.name, err)
-		}
-		for _, m := range st.methods {
-			if svc, ok := strings.CutSuffix(m, "*"); ok {
-				s.services[svc] = gd
-			} else {
-				s.exact[m] = gd
-			}
-		}
-	}
-	return s, nil
-}
-
-// callKeys builds identities of calls.
-type callKeys[C Call] struct {
-	ip func(C) (string, error) // as the file's client_ip resolves it
-}
-
-func (k callKeys[C]) key(spec *keySpec) func(C) (string, error) {
-	switch spec.kind {
-	case "ip":
-		return k.ip
-	case "method":
-		return func(c C) (string, error) { return c.Method(), nil }
-	case "constant":
-		id := spec.arg
-		return func(C) (string, error) { return id, nil }
-	}
-	name := strings.ToLower(spec.arg) // header or metadata: a call's header is its metadata
-	return func(c C) (string, error) {
-		if v := c.Metadata(name); len(v) > 0 && v[0] != "" {
-			return keyfunc.Hash(v[0]), nil
-		}
-		return "", &missing{"metadata " + name}
-	}
-}
-
-// missing is the error of a call without the metadata a rule reads: it
-// wraps ratelimit.ErrNoKey and names the key, never a value, which doors
-// tell the client.
-type missing struct{ what string }
-
-func (e *missing) Error() string   { return ratelimit.ErrNoKey.Error() + ": " + e.what }
-func (e *missing) Unwrap() error   { return ratelimit.ErrNoKey }
-func (e *missing) Missing() string { return e.what }
-
-func (k callKeys[C]) attr(spec *keySpec) func(C) string {
-	name := strings.ToLower(spec.arg) // header or metadata: the parser allows no other on gRPC
-	return func(c C) string {
-		if v := c.Metadata(name); len(v) > 0 {
-			return v[0]
-		}
-		return ""
-	}
+	return &callStacks[C]{gen: g, guards: guards}, nil
 }

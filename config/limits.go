@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/build"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
@@ -41,12 +42,28 @@ type Limits struct {
 	closed  bool
 }
 
-// settings are what the program adds to the file.
+// settings are what the program adds to the file: what the stacks are
+// built with, and the reload hook.
 type settings struct {
-	limiterOpts    []limiter.Option
-	middlewareOpts []middleware.Option
-	funcs          map[string]keyfunc.KeyFunc
-	onReload       func(error)
+	build.Settings
+	onReload func(error)
+}
+
+// generation is a version of the file in force: what package build made
+// of it, and its Envoy stacks as Limits.Envoy gives them.
+type generation struct {
+	*build.Version
+	envoy Envoy
+}
+
+// newGeneration builds data, the contents of the file named name, on
+// backend, with the program's settings s.
+func newGeneration(name string, data []byte, backend store.Store, s *settings) (*generation, error) {
+	v, err := build.New(name, data, backend, &s.Settings)
+	if err != nil {
+		return nil, err
+	}
+	return &generation{Version: v, envoy: Envoy{v: v}}, nil
 }
 
 // Option configures Load.
@@ -56,14 +73,14 @@ type Option func(*settings)
 // built on (a fallback store, the deny cache; limiter.WithPrefix, unless
 // the file sets its own prefix).
 func WithLimiterOptions(opts ...limiter.Option) Option {
-	return func(s *settings) { s.limiterOpts = append(s.limiterOpts, opts...) }
+	return func(s *settings) { s.LimiterOpts = append(s.LimiterOpts, opts...) }
 }
 
 // WithMiddlewareOptions passes opts to every stack's middleware (a hook
 // for metrics, the error and deny handlers, header names), before the
 // stack's own failure policy and exemptions.
 func WithMiddlewareOptions(opts ...middleware.Option) Option {
-	return func(s *settings) { s.middlewareOpts = append(s.middlewareOpts, opts...) }
+	return func(s *settings) { s.MiddlewareOpts = append(s.MiddlewareOpts, opts...) }
 }
 
 // WithKeyFunc makes fn the identity a rule of the file names as
@@ -71,10 +88,10 @@ func WithMiddlewareOptions(opts ...middleware.Option) Option {
 // program knows, such as an authenticated user (keyfunc.Context).
 func WithKeyFunc(name string, fn keyfunc.KeyFunc) Option {
 	return func(s *settings) {
-		if s.funcs == nil {
-			s.funcs = map[string]keyfunc.KeyFunc{}
+		if s.Funcs == nil {
+			s.Funcs = map[string]keyfunc.KeyFunc{}
 		}
-		s.funcs[name] = fn
+		s.Funcs[name] = fn
 	}
 }
 
@@ -141,9 +158,9 @@ func readFile(path string) (fingerprint, []byte, error) {
 // reload that would remove a stack the program uses is refused instead.
 func (l *Limits) Middleware(name string) func(http.Handler) http.Handler {
 	l.mu.Lock()
-	if _, ok := l.cur.Load().stacks[name]; !ok {
+	if _, ok := l.cur.Load().HTTP[name]; !ok {
 		l.mu.Unlock()
-		panic(fmt.Sprintf("ratelimit: %s has no stack %q (it has %s)", l.path, name, strings.Join(slices.Sorted(maps.Keys(l.cur.Load().stacks)), ", ")))
+		panic(fmt.Sprintf("ratelimit: %s has no stack %q (it has %s)", l.path, name, strings.Join(slices.Sorted(maps.Keys(l.cur.Load().HTTP)), ", ")))
 	}
 	l.wired[name] = true
 	l.mu.Unlock()
@@ -155,7 +172,7 @@ func (l *Limits) Middleware(name string) func(http.Handler) http.Handler {
 				return
 			}
 			built.of(l.cur.Load(), func(g *generation) map[string]http.Handler {
-				return map[string]http.Handler{name: g.stacks[name](next)}
+				return map[string]http.Handler{name: g.HTTP[name](next)}
 			})[name].ServeHTTP(w, r)
 		})
 	}
@@ -172,13 +189,13 @@ type wrappedBy struct {
 	handlers map[string]http.Handler // by stack name
 }
 
-// of returns the handlers of generation g, built by build the first time
+// of returns the handlers of generation g, built by wrap the first time
 // g is asked for (two requests may both build them: either serves).
-func (w *wrapped) of(g *generation, build func(*generation) map[string]http.Handler) map[string]http.Handler {
+func (w *wrapped) of(g *generation, wrap func(*generation) map[string]http.Handler) map[string]http.Handler {
 	if b := w.p.Load(); b != nil && b.gen == g {
 		return b.handlers
 	}
-	b := &wrappedBy{gen: g, handlers: build(g)}
+	b := &wrappedBy{gen: g, handlers: wrap(g)}
 	w.p.Store(b)
 	return b.handlers
 }
@@ -195,15 +212,15 @@ type decidedKey struct{}
 func (l *Limits) Handler(next http.Handler) http.Handler {
 	var built wrapped
 	wrapAll := func(g *generation) map[string]http.Handler {
-		hs := make(map[string]http.Handler, len(g.stacks))
-		for name, stack := range g.stacks {
+		hs := make(map[string]http.Handler, len(g.HTTP))
+		for name, stack := range g.HTTP {
 			hs[name] = stack(next)
 		}
 		return hs
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g := l.cur.Load()
-		name, pattern := g.stackFor(r)
+		name, pattern := g.StackFor(r)
 		if name == "" {
 			next.ServeHTTP(w, r)
 			return
@@ -254,7 +271,7 @@ func (l *Limits) reload(data []byte, err error) error {
 		return errClosed
 	}
 	old := l.cur.Load()
-	if err == nil && bytes.Equal(data, old.data) {
+	if err == nil && bytes.Equal(data, old.Data) {
 		if l.failing { // back to the rules in force after a failed version
 			l.report(nil)
 		}
@@ -274,10 +291,10 @@ func (l *Limits) reload(data []byte, err error) error {
 		return err
 	}
 	l.cur.Store(g)
-	if err := old.close(); err != nil {
+	if err := old.Close(); err != nil {
 		slog.Warn("ratelimit: leased units of the previous rules not all given back", "file", l.path, "err", err)
 	}
-	slog.Info("ratelimit: rules reloaded", "file", l.path, "rules", len(g.file.rules), "stacks", len(g.file.stacks), "took", time.Since(start))
+	slog.Info("ratelimit: rules reloaded", "file", l.path, "rules", len(g.File.Rules), "stacks", len(g.File.Stacks), "took", time.Since(start))
 	l.report(nil)
 	return nil
 }
@@ -287,7 +304,7 @@ func (l *Limits) reload(data []byte, err error) error {
 func (l *Limits) keepsWired(g *generation) error {
 	var missing []string
 	for name := range l.wired {
-		if _, ok := g.stacks[name]; !ok {
+		if _, ok := g.HTTP[name]; !ok {
 			missing = append(missing, fmt.Sprintf("%q", name))
 		}
 	}
@@ -295,7 +312,7 @@ func (l *Limits) keepsWired(g *generation) error {
 		return nil
 	}
 	slices.Sort(missing)
-	_ = g.close()
+	_ = g.Close()
 	return &Problem{File: l.path, Line: 1, Column: 1, Field: "stacks",
 		Message: "found no stack " + strings.Join(missing, ", ") + "; required: every stack the program wires with Middleware"}
 }
@@ -313,5 +330,5 @@ func (l *Limits) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
-	return l.cur.Load().close()
+	return l.cur.Load().Close()
 }

@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/parse"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
 // Status reports, without consuming anything, what the rule named rule
 // keeps for a client: its use, what is left, and whether it is blocked.
-// identity is the value the operator knows (see identityOf): an API key
-// as the client sends it, an address, a user. With plan, the name of one
+// identity is the value the operator knows, read as the rule's key reads
+// a request (an address masked, a header's value hashed): an API key as
+// the client sends it, an address, a user. With plan, the name of one
 // of the rule's plans values, it reports against that plan's algorithm
 // instead of the rule's. It reaches the state of the rules in force, as
 // the file built them.
@@ -26,11 +28,11 @@ func (l *Limits) Status(ctx context.Context, rule, identity, plan string) (limit
 	}
 	c := limiter.Check{Rule: rule, Identity: id}
 	if plan != "" {
-		if c.Plan = r.planNamed(plan); c.Plan == nil {
-			return limiter.Decision{}, fmt.Errorf("%w: rule %q has no plan %q (its plans: %s)", limiter.ErrCheck, rule, plan, r.planNames())
+		if c.Plan = planNamed(r, plan); c.Plan == nil {
+			return limiter.Decision{}, fmt.Errorf("%w: rule %q has no plan %q (its plans: %s)", limiter.ErrCheck, rule, plan, planNames(r))
 		}
 	}
-	return g.lim.Decide(ctx, c)
+	return g.Lim.Decide(ctx, c)
 }
 
 // Reset forgets what the rule named rule keeps for a client (identity as
@@ -43,12 +45,12 @@ func (l *Limits) Reset(ctx context.Context, rule, identity string) error {
 		return err
 	}
 	var plans []algorithms.Algorithm
-	if r.plans != nil {
-		for _, name := range slices.Sorted(maps.Keys(r.plans.values)) {
-			plans = append(plans, r.plans.values[name])
+	if r.Plans != nil {
+		for _, name := range slices.Sorted(maps.Keys(r.Plans.Values)) {
+			plans = append(plans, r.Plans.Values[name])
 		}
 	}
-	return g.lim.Reset(ctx, rule, id, plans...)
+	return g.Lim.Reset(ctx, rule, id, plans...)
 }
 
 // Block refuses a client (identity as for Status) every request the rule
@@ -59,7 +61,7 @@ func (l *Limits) Block(ctx context.Context, rule, identity string, d time.Durati
 	if err != nil {
 		return err
 	}
-	return g.lim.Block(ctx, rule, id, d)
+	return g.Lim.Block(ctx, rule, id, d)
 }
 
 // Unblock lifts a client's block (identity as for Status) on the rule
@@ -70,20 +72,20 @@ func (l *Limits) Unblock(ctx context.Context, rule, identity string) error {
 	if err != nil {
 		return err
 	}
-	return g.lim.Unblock(ctx, rule, id)
+	return g.Lim.Unblock(ctx, rule, id)
 }
 
 // operand is the generation in force, the rule of it an operator's call
 // names, and the identity under which that rule keeps the client the
 // operator names.
-func (l *Limits) operand(name, identity string) (*generation, *rule, string, error) {
+func (l *Limits) operand(name, identity string) (*generation, *parse.Rule, string, error) {
 	g := l.cur.Load()
 	r := g.ruleInForce(name)
 	if r == nil {
 		known := "none"
-		if g.lim != nil {
-			names := make([]string, 0, len(g.lim.Rules()))
-			for _, lr := range g.lim.Rules() {
+		if g.Lim != nil {
+			names := make([]string, 0, len(g.Lim.Rules()))
+			for _, lr := range g.Lim.Rules() {
 				names = append(names, lr.Name)
 			}
 			known = strings.Join(names, ", ")
@@ -93,7 +95,7 @@ func (l *Limits) operand(name, identity string) (*generation, *rule, string, err
 	if identity == "" {
 		return nil, nil, "", fmt.Errorf("%w: rule %q: no identity given", limiter.ErrCheck, name)
 	}
-	id, err := g.identityOf(r, identity)
+	id, err := g.Identity(r, identity)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%w: rule %q: %w", limiter.ErrCheck, name, err)
 	}
@@ -102,11 +104,11 @@ func (l *Limits) operand(name, identity string) (*generation, *rule, string, err
 
 // ruleInForce is the rule of the file named name that a stack uses (only
 // those keep state), or nil.
-func (g *generation) ruleInForce(name string) *rule {
-	for _, st := range g.file.stacks {
-		if slices.Contains(st.rules, name) {
-			for _, r := range g.file.rules {
-				if r.name == name {
+func (g *generation) ruleInForce(name string) *parse.Rule {
+	for _, st := range g.File.Stacks {
+		if slices.Contains(st.Rules, name) {
+			for _, r := range g.File.Rules {
+				if r.Name == name {
 					return r
 				}
 			}
@@ -115,18 +117,18 @@ func (g *generation) ruleInForce(name string) *rule {
 	return nil
 }
 
-// planNamed is the algorithm of the plan named name, or nil.
-func (r *rule) planNamed(name string) algorithms.Algorithm {
-	if r.plans == nil {
+// planNamed is the algorithm of r's plan named name, or nil.
+func planNamed(r *parse.Rule, name string) algorithms.Algorithm {
+	if r.Plans == nil {
 		return nil
 	}
-	return r.plans.values[name]
+	return r.Plans.Values[name]
 }
 
-// planNames lists the rule's plans, for an error.
-func (r *rule) planNames() string {
-	if r.plans == nil {
+// planNames lists r's plans, for an error.
+func planNames(r *parse.Rule) string {
+	if r.Plans == nil {
 		return "none"
 	}
-	return strings.Join(slices.Sorted(maps.Keys(r.plans.values)), ", ")
+	return strings.Join(slices.Sorted(maps.Keys(r.Plans.Values)), ", ")
 }

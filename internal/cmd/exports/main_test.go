@@ -64,7 +64,12 @@ import (
 // Then one (202 -> 203): envoy.UnitOf, a window as the reference's unit
 // and multiplier, which config/envoy and rls's answers to the rules
 // file's Envoy stacks each computed from a table of their own.
-const maxExported = 203
+//
+// Then two fewer (203 -> 201): config.Problem is an alias of the type of
+// config/internal/parse, the package that reads the rules file, so its
+// Error and Unwrap methods are declared under internal/ and not counted;
+// config's exported names are unchanged.
+const maxExported = 201
 
 func TestExportedNames(t *testing.T) {
 	names, err := exported("../../..")

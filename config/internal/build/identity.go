@@ -1,9 +1,10 @@
-package config
+package build
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/parse"
 	"github.com/seed-bff0c9e1/ratelimit/internal/clientip"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
@@ -12,7 +13,7 @@ import (
 // counts by its alt_key rather than its key.
 const altKeyPrefix = "alt_key:"
 
-// identityOf is the identity under which rule r keeps the client an
+// Identity is the identity under which rule r keeps the client an
 // operator names by raw, the value the operator knows, read as r's key
 // reads a request: a header's, metadata's or descriptor's value is hashed
 // (keyfunc.Hash); an
@@ -23,22 +24,22 @@ const altKeyPrefix = "alt_key:"
 // value; a route, a gRPC method, a form field and a registered
 // function's identity are taken as given. "alt_key:" followed by the value names a client the
 // rule counts by its alt_key.
-func (g *generation) identityOf(r *rule, raw string) (string, error) {
-	k := r.key
-	if v, ok := strings.CutPrefix(raw, altKeyPrefix); ok && r.altKey != nil {
-		k, raw = r.altKey, v
+func (v *Version) Identity(r *parse.Rule, raw string) (string, error) {
+	k := r.Key
+	if alt, ok := strings.CutPrefix(raw, altKeyPrefix); ok && r.AltKey != nil {
+		k, raw = r.AltKey, alt
 	}
-	return g.read(k, raw)
+	return v.identity(k, raw)
 }
 
-// read is raw read as key k reads a request (see identityOf).
-func (g *generation) read(k *keySpec, raw string) (string, error) {
+// identity is raw read as key k reads a request (see Identity).
+func (v *Version) identity(k *parse.Key, raw string) (string, error) {
 	if raw == "" {
 		return "", fmt.Errorf("an empty identity for %s", k)
 	}
-	switch k.kind {
+	switch k.Kind {
 	case "ip":
-		res, err := clientip.New(nil, g.file.clientIP.IPv4PrefixLen, g.file.clientIP.IPv6PrefixLen)
+		res, err := clientip.New(nil, v.File.ClientIP.IPv4PrefixLen, v.File.ClientIP.IPv6PrefixLen)
 		if err != nil {
 			return "", err
 		}
@@ -46,18 +47,18 @@ func (g *generation) read(k *keySpec, raw string) (string, error) {
 	case "header", "metadata", "descriptor":
 		return keyfunc.Hash(raw), nil
 	case "constant":
-		if raw != k.arg {
-			return "", fmt.Errorf("found %q, keyed by %s: the identity is %q", raw, k, k.arg)
+		if raw != k.Arg {
+			return "", fmt.Errorf("found %q, keyed by %s: the identity is %q", raw, k, k.Arg)
 		}
 		return raw, nil
 	case "join":
 		parts := splitJoined(raw)
-		if len(parts) != len(k.parts) {
-			return "", fmt.Errorf("found %d parts separated by \"|\", keyed by %s: %d parts", len(parts), k, len(k.parts))
+		if len(parts) != len(k.Parts) {
+			return "", fmt.Errorf("found %d parts separated by \"|\", keyed by %s: %d parts", len(parts), k, len(k.Parts))
 		}
 		fns := make([]keyfunc.KeyFunc, len(parts))
-		for i, part := range k.parts {
-			id, err := g.read(part, parts[i])
+		for i, part := range k.Parts {
+			id, err := v.identity(part, parts[i])
 			if err != nil {
 				return "", err
 			}

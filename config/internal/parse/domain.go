@@ -1,4 +1,4 @@
-package config
+package parse
 
 import (
 	"slices"
@@ -14,15 +14,15 @@ import (
 // remoteAddress is the key of the descriptor entry Envoy's remote_address
 // action gives, the client's address: what an ip identity reads on an
 // Envoy stack.
-const remoteAddress = "remote_address"
+const RemoteAddress = "remote_address"
 
 // domain reads the domain of stack s, given at n, among the stack's
 // fields m: a stack with a domain is an Envoy stack, decided by package
 // rls for the descriptors of that domain, so it has none of the fields
 // of the other doors.
-func (p *parser) domain(s *stack, n *yaml.Node, m map[string]*yaml.Node) {
+func (p *parser) domain(s *Stack, n *yaml.Node, m map[string]*yaml.Node) {
 	field := join(s.field, "domain")
-	s.domain, _ = p.str(n, field, "an Envoy domain (e.g. edge)")
+	s.Domain, _ = p.str(n, field, "an Envoy domain (e.g. edge)")
 	s.domainNode = n
 	why := map[string]string{
 		"match":   "Envoy chooses the stack by the request's domain",
@@ -37,27 +37,27 @@ func (p *parser) domain(s *stack, n *yaml.Node, m map[string]*yaml.Node) {
 	}
 }
 
-// entryKeys are the keys of the descriptor entries k reads, in order: a
+// EntryKeys are the keys of the descriptor entries k reads, in order: a
 // descriptor's key, remote_address for ip, a join's parts' in turn; nil
 // when k reads something else.
-func (k *keySpec) entryKeys() []string {
-	switch k.kind {
+func (k *Key) EntryKeys() []string {
+	switch k.Kind {
 	case "descriptor":
-		return []string{k.arg}
+		return []string{k.Arg}
 	case "ip":
-		return []string{remoteAddress}
+		return []string{RemoteAddress}
 	case "join":
 		var keys []string
-		for _, part := range k.parts {
-			keys = append(keys, part.entryKeys()...)
+		for _, part := range k.Parts {
+			keys = append(keys, part.EntryKeys()...)
 		}
 		return keys
 	}
 	return nil
 }
 
-// signature is keys as one string, a domain's index of its rules.
-func signature(keys []string) string {
+// Signature is keys as one string, a domain's index of its rules.
+func Signature(keys []string) string {
 	var b strings.Builder
 	for _, k := range keys {
 		b.WriteString(strconv.Quote(k))
@@ -71,39 +71,39 @@ func signature(keys []string) string {
 // read the same descriptor keys (a descriptor has one status, so one
 // rule), a plan by a descriptor key the rule's key does not read, and an
 // algorithm an RLS call cannot use.
-func (p *parser) envoyStack(s *stack, rules map[string]*rule, domains map[string]*stack) {
-	if s.door() != envoyDoor || s.domain == "" {
+func (p *parser) envoyStack(s *Stack, rules map[string]*Rule, domains map[string]*Stack) {
+	if s.Door() != EnvoyDoor || s.Domain == "" {
 		return
 	}
-	if first, dup := domains[s.domain]; dup {
-		p.fail(s.domainNode, join(s.field, "domain"), "found %q again; allowed: a domain no other stack has (first at line %d)", s.domain, first.domainNode.Line)
+	if first, dup := domains[s.Domain]; dup {
+		p.fail(s.domainNode, join(s.field, "domain"), "found %q again; allowed: a domain no other stack has (first at line %d)", s.Domain, first.domainNode.Line)
 	}
-	domains[s.domain] = s
+	domains[s.Domain] = s
 	byKeys := map[string]string{}
-	for _, name := range s.rules {
+	for _, name := range s.Rules {
 		r := rules[name]
-		if r == nil || r.key == nil || r.key.doors()&envoyDoor == 0 {
+		if r == nil || r.Key == nil || r.Key.Doors()&EnvoyDoor == 0 {
 			continue // reported already
 		}
-		if r.altKey != nil {
-			p.fail(r.altKey.node, r.altKey.field, "found an alt_key in rule %q of Envoy stack %q; allowed: none (a rule applies to the descriptors that carry its key's entries)", name, s.name)
+		if r.AltKey != nil {
+			p.fail(r.AltKey.node, r.AltKey.field, "found an alt_key in rule %q of Envoy stack %q; allowed: none (a rule applies to the descriptors that carry its key's entries)", name, s.Name)
 		}
-		keys := r.key.entryKeys()
-		sig := signature(keys)
+		keys := r.Key.EntryKeys()
+		sig := Signature(keys)
 		if other, dup := byKeys[sig]; dup {
-			p.fail(r.key.node, r.key.field, "found rule %q reading descriptor keys %s, as rule %q does in Envoy stack %q; allowed: one rule per descriptor keys in a stack (a descriptor has one status)",
-				name, strings.Join(keys, ", "), other, s.name)
+			p.fail(r.Key.node, r.Key.field, "found rule %q reading descriptor keys %s, as rule %q does in Envoy stack %q; allowed: one rule per descriptor keys in a stack (a descriptor has one status)",
+				name, strings.Join(keys, ", "), other, s.Name)
 		}
 		byKeys[sig] = name
-		p.envoyAlgorithm(r.algorithm, r.algorithmNode, r.field, name)
-		if r.plans == nil || r.plans.by == nil {
+		p.envoyAlgorithm(r.Algorithm, r.algorithmNode, r.field, name)
+		if r.Plans == nil || r.Plans.By == nil {
 			continue
 		}
-		for value, alg := range r.plans.values {
-			p.envoyAlgorithm(alg, r.plans.nodes[value], join(join(join(r.field, "plans"), "values"), value), name)
+		for value, alg := range r.Plans.Values {
+			p.envoyAlgorithm(alg, r.Plans.nodes[value], join(join(join(r.field, "plans"), "values"), value), name)
 		}
-		if by := r.plans.by; by.kind == "descriptor" && !slices.Contains(keys, by.arg) {
-			p.fail(by.node, by.field, "found %q, a key rule %q does not read (%s); allowed: one of its key's descriptor keys", by.arg, name, strings.Join(keys, ", "))
+		if by := r.Plans.By; by.Kind == "descriptor" && !slices.Contains(keys, by.Arg) {
+			p.fail(by.node, by.field, "found %q, a key rule %q does not read (%s); allowed: one of its key's descriptor keys", by.Arg, name, strings.Join(keys, ", "))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package config
+package parse
 
 import (
 	"bytes"
@@ -17,53 +17,56 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
-// file is a rules file as read: every value checked, nothing built yet.
-type file struct {
-	prefix   string
-	clientIP keyfunc.IPConfig
-	failure  string // "open" or "closed"
-	exempt   []string
-	rules    []*rule
-	stacks   []*stack
+// File is a rules file as read: every value checked, nothing built yet.
+type File struct {
+	Prefix   string           // the limiter's key prefix; "" for its default
+	ClientIP keyfunc.IPConfig // how client addresses are found
+	Failure  string           // "open" or "closed"
+	Exempt   []string         // the networks no stack limits (a stack may have its own)
+	Rules    []*Rule
+	Stacks   []*Stack
 }
 
-// rule is one rule of a file.
-type rule struct {
+// Rule is one rule of a file: its name, its identity (Key, and AltKey
+// when Key has none), its algorithm, and what package limiter's Rule
+// takes besides (see Limit).
+type Rule struct {
 	node      *yaml.Node
 	field     string
-	name      string
-	key       *keySpec
-	altKey    *keySpec
-	optional  bool
-	blockable bool
-	// shadow: the rule is decided and counted but never refuses.
-	shadow    bool
-	algorithm algorithms.Algorithm
-	plans     *plans
-	penalty   time.Duration
-	lease     time.Duration
+	Name      string
+	Key       *Key
+	AltKey    *Key
+	Optional  bool // a request without Key's (or AltKey's) identity is not limited by the rule
+	Blockable bool
+	// Shadow: the rule is decided and counted but never refuses.
+	Shadow    bool
+	Algorithm algorithms.Algorithm
+	Plans     *Plans
+	Penalty   time.Duration
+	Lease     time.Duration
 	// penaltyNode, leaseNode and algorithmNode are where a limit on them
 	// is reported.
 	penaltyNode, leaseNode, algorithmNode *yaml.Node
 }
 
-// stack is a set of rules decided together for a request, wired by name
-// (Limits.Middleware) and by the ServeMux patterns it matches
-// (Limits.Handler).
-type stack struct {
+// Stack is a set of rules decided together for a request, wired by name
+// (config's Limits.Middleware) and by the ServeMux patterns it matches
+// (Limits.Handler), or for a gRPC call (Methods) or an Envoy descriptor
+// (Domain).
+type Stack struct {
 	node  *yaml.Node
 	field string
-	name  string
-	rules []string
-	match []string
-	// methods are the gRPC calls the stack decides (full methods, or
-	// "/pkg.Service/*"): a stack with methods is a gRPC stack (see Calls).
-	methods []string
-	// domain is the Envoy domain the stack decides (see domain.go): a
+	Name  string
+	Rules []string
+	Match []string
+	// Methods are the gRPC calls the stack decides (full methods, or
+	// "/pkg.Service/*"): a stack with methods is a gRPC stack.
+	Methods []string
+	// Domain is the Envoy domain the stack decides (see domain.go): a
 	// stack with a domain is an Envoy stack.
-	domain  string
-	failure string   // "" for the file's
-	exempt  []string // nil for the file's
+	Domain  string
+	Failure string   // "" for the file's
+	Exempt  []string // nil for the file's
 	// rulesNode and matchNode are the lists, for errors about an entry.
 	rulesNode, matchNode, methodsNode, domainNode *yaml.Node
 }
@@ -79,7 +82,7 @@ var (
 // parse reads data, the contents of the file named name, as YAML (JSON
 // included), returning every problem found, and what it could read
 // despite them (nil when not even the document could be read).
-func parse(name string, data []byte) (*file, error) {
+func parse(name string, data []byte) (*File, error) {
 	p := &parser{file: name}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -101,37 +104,37 @@ func parse(name string, data []byte) (*file, error) {
 	return p.top(doc.Content[0]), p.err()
 }
 
-func (p *parser) top(n *yaml.Node) *file {
+func (p *parser) top(n *yaml.Node) *File {
 	n = yamlnode.Deref(n)
 	m := p.fields(n, "", fileFields...)
 	if m == nil {
 		return nil
 	}
-	f := &file{failure: "open"}
+	f := &File{Failure: "open"}
 	p.require(n, m, "", "rules", "stacks")
 	if v, ok := m["prefix"]; ok {
-		f.prefix, _ = p.str(v, "prefix", "a key prefix (e.g. api)")
+		f.Prefix, _ = p.str(v, "prefix", "a key prefix (e.g. api)")
 	}
 	if v, ok := m["client_ip"]; ok {
-		f.clientIP = p.clientIP(v, "client_ip")
+		f.ClientIP = p.clientIP(v, "client_ip")
 	}
 	if v, ok := m["fail"]; ok {
-		f.failure = p.failure(v, "fail")
+		f.Failure = p.failure(v, "fail")
 	}
 	if v, ok := m["exempt"]; ok {
-		f.exempt = p.networks(v, "exempt")
+		f.Exempt = p.networks(v, "exempt")
 	}
 	if v, ok := m["rules"]; ok {
 		p.list(v, "rules", "rules", func(e *yaml.Node, field string) {
 			if r := p.rule(e, field); r != nil {
-				f.rules = append(f.rules, r)
+				f.Rules = append(f.Rules, r)
 			}
 		})
 	}
 	if v, ok := m["stacks"]; ok {
 		p.list(v, "stacks", "stacks", func(e *yaml.Node, field string) {
 			if s := p.stack(e, field); s != nil {
-				f.stacks = append(f.stacks, s)
+				f.Stacks = append(f.Stacks, s)
 			}
 		})
 		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
@@ -184,73 +187,73 @@ func (p *parser) failure(n *yaml.Node, field string) string {
 	return s
 }
 
-func (p *parser) rule(n *yaml.Node, field string) *rule {
+func (p *parser) rule(n *yaml.Node, field string) *Rule {
 	m := p.fields(n, field, ruleFields...)
 	if m == nil {
 		return nil
 	}
-	r := &rule{node: n, field: field}
+	r := &Rule{node: n, field: field}
 	p.require(n, m, field, "name", "key")
 	if v, ok := m["name"]; ok {
-		r.name, _ = p.str(v, join(field, "name"), "1 to 64 bytes of [A-Za-z0-9._-]")
+		r.Name, _ = p.str(v, join(field, "name"), "1 to 64 bytes of [A-Za-z0-9._-]")
 		r.node = v
 	}
 	if v, ok := m["key"]; ok {
-		r.key = p.key(v, join(field, "key"))
+		r.Key = p.key(v, join(field, "key"))
 	}
 	if v, ok := m["alt_key"]; ok {
-		r.altKey = p.key(v, join(field, "alt_key"))
+		r.AltKey = p.key(v, join(field, "alt_key"))
 	}
-	for name, b := range map[string]*bool{"optional": &r.optional, "blockable": &r.blockable, "shadow": &r.shadow} {
+	for name, b := range map[string]*bool{"optional": &r.Optional, "blockable": &r.Blockable, "shadow": &r.Shadow} {
 		if v, ok := m[name]; ok {
 			*b = p.boolean(v, join(field, name))
 		}
 	}
-	r.algorithm = p.algorithm(n, m, field)
+	r.Algorithm = p.algorithm(n, m, field)
 	for _, k := range kindFields {
 		r.algorithmNode = orNode(r.algorithmNode, m[k])
 	}
 	if v, ok := m["plans"]; ok {
-		r.plans = p.plans(v, join(field, "plans"))
+		r.Plans = p.plans(v, join(field, "plans"))
 	}
 	if v, ok := m["penalty"]; ok {
-		r.penalty, r.penaltyNode = p.duration(v, join(field, "penalty")), v
+		r.Penalty, r.penaltyNode = p.duration(v, join(field, "penalty")), v
 	}
 	if v, ok := m["lease"]; ok {
-		r.lease, r.leaseNode = p.duration(v, join(field, "lease")), v
+		r.Lease, r.leaseNode = p.duration(v, join(field, "lease")), v
 	}
 	return r
 }
 
-func (p *parser) stack(n *yaml.Node, field string) *stack {
+func (p *parser) stack(n *yaml.Node, field string) *Stack {
 	m := p.fields(n, field, stackFields...)
 	if m == nil {
 		return nil
 	}
-	s := &stack{node: n, field: field}
+	s := &Stack{node: n, field: field}
 	p.require(n, m, field, "name", "rules")
 	if v, ok := m["name"]; ok {
-		s.name, _ = p.str(v, join(field, "name"), "a name (e.g. api)")
+		s.Name, _ = p.str(v, join(field, "name"), "a name (e.g. api)")
 		s.node = v
 	}
 	if v, ok := m["rules"]; ok {
-		s.rules, _ = p.strs(v, join(field, "rules"), "rule names")
+		s.Rules, _ = p.strs(v, join(field, "rules"), "rule names")
 		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
 			p.bad(v, join(field, "rules"), "a list of one or more rule names")
 		}
 		s.rulesNode = v
 	}
 	if v, ok := m["match"]; ok {
-		s.match, _ = p.strs(v, join(field, "match"), `http.ServeMux patterns (e.g. "POST /login", "/api/")`)
+		s.Match, _ = p.strs(v, join(field, "match"), `http.ServeMux patterns (e.g. "POST /login", "/api/")`)
 		s.matchNode = v
 	}
 	if v, ok := m["methods"]; ok {
-		s.methods, _ = p.strs(v, join(field, "methods"), `gRPC full methods or services (e.g. "/pkg.Service/Method", "/pkg.Service/*")`)
+		s.Methods, _ = p.strs(v, join(field, "methods"), `gRPC full methods or services (e.g. "/pkg.Service/Method", "/pkg.Service/*")`)
 		s.methodsNode = v
 		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
 			p.bad(v, join(field, "methods"), "a list of one or more gRPC methods or services")
 		}
-		for i, pattern := range s.methods {
+		for i, pattern := range s.Methods {
 			if !validMethod(pattern) {
 				p.bad(nodeAt(v, i), index(join(field, "methods"), i), `a gRPC full method ("/pkg.Service/Method") or service ("/pkg.Service/*")`)
 			}
@@ -263,10 +266,10 @@ func (p *parser) stack(n *yaml.Node, field string) *stack {
 		p.domain(s, v, m)
 	}
 	if v, ok := m["fail"]; ok {
-		s.failure = p.failure(v, join(field, "fail"))
+		s.Failure = p.failure(v, join(field, "fail"))
 	}
 	if v, ok := m["exempt"]; ok {
-		s.exempt = p.networks(v, join(field, "exempt"))
+		s.Exempt = p.networks(v, join(field, "exempt"))
 		if m["methods"] != nil {
 			p.fail(v, join(field, "exempt"), "found exempt networks on a gRPC stack; allowed: exempt on HTTP stacks (gRPC exempts methods: grpclimit.WithExemptMethods)")
 		}
@@ -282,50 +285,56 @@ func validMethod(pattern string) bool {
 		!strings.Contains(method, "/") && (method == "*" || !strings.Contains(method, "*"))
 }
 
-// door is the door stack s decides on.
-func (s *stack) door() door {
+// Door is the door stack s decides on.
+func (s *Stack) Door() Door {
 	if s.domainNode != nil {
-		return envoyDoor
+		return EnvoyDoor
 	}
 	if s.methodsNode != nil {
-		return grpcDoor
+		return GRPCDoor
 	}
-	return httpDoor
+	return HTTPDoor
+}
+
+// Problem is err, what the limiter or a door refused of stack s as it
+// was built, as a problem of the file named file at the stack.
+func (s *Stack) Problem(file string, err error) *Problem {
+	return &Problem{File: file, Line: s.node.Line, Column: s.node.Column, Field: s.field, Message: trimConfig(err)}
 }
 
 // crossCheck reports what no single field shows: names used twice, a stack
 // naming a rule the file does not have, patterns that conflict.
-func (p *parser) crossCheck(f *file) {
-	rules := map[string]*rule{}
-	for _, r := range f.rules {
-		if r.name == "" {
+func (p *parser) crossCheck(f *File) {
+	rules := map[string]*Rule{}
+	for _, r := range f.Rules {
+		if r.Name == "" {
 			continue
 		}
-		if first, dup := rules[r.name]; dup {
-			p.fail(r.node, join(r.field, "name"), "found %q again; allowed: a name no other rule has (first at line %d)", r.name, first.node.Line)
+		if first, dup := rules[r.Name]; dup {
+			p.fail(r.node, join(r.field, "name"), "found %q again; allowed: a name no other rule has (first at line %d)", r.Name, first.node.Line)
 			continue
 		}
-		rules[r.name] = r
+		rules[r.Name] = r
 	}
-	stacks := map[string]*stack{}
-	domains := map[string]*stack{}
+	stacks := map[string]*Stack{}
+	domains := map[string]*Stack{}
 	mux := http.NewServeMux()
-	for _, s := range f.stacks {
-		if first, dup := stacks[s.name]; dup && s.name != "" {
-			p.fail(s.node, join(s.field, "name"), "found %q again; allowed: a name no other stack has (first at line %d)", s.name, first.node.Line)
+	for _, s := range f.Stacks {
+		if first, dup := stacks[s.Name]; dup && s.Name != "" {
+			p.fail(s.node, join(s.field, "name"), "found %q again; allowed: a name no other stack has (first at line %d)", s.Name, first.node.Line)
 		}
-		stacks[s.name] = s
-		for i, name := range s.rules {
+		stacks[s.Name] = s
+		for i, name := range s.Rules {
 			if _, ok := rules[name]; !ok {
 				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q; allowed: a rule of this file (%s)", name, strings.Join(slices.Sorted(maps.Keys(rules)), ", "))
 			}
-			if slices.Index(s.rules, name) < i {
+			if slices.Index(s.Rules, name) < i {
 				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q a second time; allowed once per stack", name)
 			}
 		}
 		p.doorsOf(s, rules)
 		p.envoyStack(s, rules, domains)
-		for i, pattern := range s.match {
+		for i, pattern := range s.Match {
 			if msg := register(mux, pattern); msg != "" {
 				p.fail(nodeAt(s.matchNode, i), index(join(s.field, "match"), i), "found %q: %s; allowed: an http.ServeMux pattern that no other stack's pattern conflicts with", pattern, msg)
 			}
@@ -336,21 +345,21 @@ func (p *parser) crossCheck(f *file) {
 // doorsOf reports each identity of stack s's rules (their keys, alternative
 // keys and plan attributes) that cannot be read on the stack's door: a
 // header on a gRPC stack, metadata on an HTTP one.
-func (p *parser) doorsOf(s *stack, rules map[string]*rule) {
-	d := s.door()
-	for _, name := range s.rules {
+func (p *parser) doorsOf(s *Stack, rules map[string]*Rule) {
+	d := s.Door()
+	for _, name := range s.Rules {
 		r := rules[name]
 		if r == nil {
 			continue
 		}
-		specs := []*keySpec{r.key, r.altKey}
-		if r.plans != nil {
-			specs = append(specs, r.plans.by)
+		specs := []*Key{r.Key, r.AltKey}
+		if r.Plans != nil {
+			specs = append(specs, r.Plans.By)
 		}
 		for _, k := range specs {
-			if k != nil && k.doors()&d == 0 {
+			if k != nil && k.Doors()&d == 0 {
 				p.fail(k.node, k.field, "found %v, read on %v only, in rule %q of %v stack %q; allowed there: %s",
-					k, k.doors(), name, d, s.name, kindsOn(d))
+					k, k.Doors(), name, d, s.Name, kindsOn(d))
 			}
 		}
 	}

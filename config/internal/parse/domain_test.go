@@ -1,20 +1,13 @@
-package config
+package parse
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/seed-bff0c9e1/ratelimit"
-	"github.com/seed-bff0c9e1/ratelimit/algorithms"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
-	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
 // validEnvoy is a file with an HTTP stack and an Envoy stack and no
@@ -80,7 +73,7 @@ func TestEnvoyStackProblems(t *testing.T) {
 				}
 			}
 			data := strings.NewReplacer(tc.replace...).Replace(validEnvoy)
-			_, err := read("f.yaml", []byte(data), funcs)
+			_, err := Read("f.yaml", []byte(data), funcs)
 			if err == nil {
 				t.Fatalf("no error for\n%s", data)
 			}
@@ -92,7 +85,7 @@ func TestEnvoyStackProblems(t *testing.T) {
 			}
 		})
 	}
-	f, err := read("f.yaml", []byte(validEnvoy), funcs)
+	f, err := Read("f.yaml", []byte(validEnvoy), funcs)
 	if err != nil {
 		t.Fatalf("the valid file: %v", err)
 	}
@@ -107,7 +100,7 @@ func TestEnvoyStackProblems(t *testing.T) {
 // identities and plans by descriptor as the loader does, and refuses, as
 // it does, a domain beside match, methods, fail or exempt.
 func TestSchemaEnvoyStacks(t *testing.T) {
-	schema, err := jsonschema.NewCompiler().Compile("schema.json")
+	schema, err := jsonschema.NewCompiler().Compile("../../schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +118,7 @@ func TestSchemaEnvoyStacks(t *testing.T) {
 		{`, "exempt": []`, false},
 	} {
 		data := strings.Replace(valid, `"rules": ["per-path"]`, `"rules": ["per-path"]`+tc.extra, 1)
-		_, err := read("f.json", []byte(data), funcs)
+		_, err := Read("f.json", []byte(data), funcs)
 		if loaded := err == nil; loaded != tc.ok {
 			t.Errorf("stack with %q: the loader accepts it: %v, want %v (%v)", tc.extra, loaded, tc.ok, err)
 		}
@@ -136,61 +129,5 @@ func TestSchemaEnvoyStacks(t *testing.T) {
 		if valid := schema.Validate(doc) == nil; valid != tc.ok {
 			t.Errorf("stack with %q: the schema accepts it: %v, want %v", tc.extra, valid, tc.ok)
 		}
-	}
-}
-
-// TestEnvoyDescriptor: a descriptor matches the rule of its domain's stack
-// whose key reads exactly its entries' keys, in order, each part of the
-// key reading the entry at its place; its identity is the values' (an
-// address masked as the ip identity masks it) and its plan the one its
-// value chooses.
-func TestEnvoyDescriptor(t *testing.T) {
-	// The rule pair reads one key twice.
-	src := strings.Replace(validEnvoy, "    rules: [per-ip, per-path]\n", "    rules: [per-ip, per-path, pair]\n", 1)
-	src = strings.Replace(src, "stacks:\n", "  - name: pair\n    key: {join: [{descriptor: k}, {descriptor: k}]}\n    gcra: 1/s\nstacks:\n", 1)
-	path := filepath.Join(t.TempDir(), "f.yaml")
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l, err := Load(path, memstore.Must())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	e := l.Envoy()
-	if e.Limiter() == nil || len(e.Limiter().Rules()) != 3 {
-		t.Fatalf("the limiter: %v, want the three rules", e.Limiter())
-	}
-	match := func(domain string, kv ...string) (limiter.Check, limiter.Rule, error) {
-		var keys, values []string
-		for i := 0; i+1 < len(kv); i += 2 {
-			keys, values = append(keys, kv[i]), append(values, kv[i+1])
-		}
-		return e.Descriptor(domain, keys, values)
-	}
-	c, r, err := match("edge", "path", "/a")
-	if err != nil || c.Rule != "per-path" || r.Name != "per-path" || c.Identity != keyfunc.Hash("/a") || c.Plan != nil {
-		t.Errorf("path /a: %+v, %v, %v; want per-path by the value's hash, no plan", c, r.Name, err)
-	}
-	if c, _, _ := match("edge", "path", "/health"); c.Plan != (algorithms.FixedWindow{Limit: 100, Window: time.Minute}) {
-		t.Errorf("path /health: plan %v, want the value's", c.Plan)
-	}
-	for _, kv := range [][]string{{"edge", "path", "/a", "tenant", "t"}, {"edge", "other", "x"}, {"other", "path", "/a"}, {"edge"}} {
-		if c, _, err := match(kv[0], kv[1:]...); c.Rule != "" || err != nil {
-			t.Errorf("%v: matched %q (%v), want nothing", kv, c.Rule, err)
-		}
-	}
-	a, _, _ := match("edge", "remote_address", "2001:db8::1")
-	b, _, _ := match("edge", "remote_address", "2001:db8::2")
-	if a.Rule != "per-ip" || a.Identity != b.Identity {
-		t.Errorf("two addresses of one /64: %+v, %+v; want per-ip, one identity", a, b)
-	}
-	if _, _, err := match("edge", "remote_address", "not-an-address"); !errors.Is(err, ratelimit.ErrNoKey) || strings.Contains(err.Error(), "not-an-address") {
-		t.Errorf("a remote_address that is not an address: %v; want ErrNoKey naming no value", err)
-	}
-	xy, _, _ := match("edge", "k", "x", "k", "y")
-	xx, _, _ := match("edge", "k", "x", "k", "x")
-	if xy.Rule != "pair" || xy.Identity == xx.Identity {
-		t.Errorf("one key twice: %+v and %+v; want pair, each entry read at its place", xy, xx)
 	}
 }

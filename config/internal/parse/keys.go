@@ -1,7 +1,6 @@
-package config
+package parse
 
 import (
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,17 +9,16 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
-	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
 
-// keySpec is an identity as a file names it: "ip", "route", "method", or
+// Key is an identity as a file names it: "ip", "route", "method", or
 // one of header, metadata, descriptor (an Envoy descriptor entry's
 // value), constant, form, func (a key function the program registers) and
 // join (several of these).
-type keySpec struct {
-	kind  string
-	arg   string
-	parts []*keySpec
+type Key struct {
+	Kind  string // "ip", "route", "method", or the field: "header", "join"...
+	Arg   string // the field's value: a header's name, a constant; "" for a join
+	Parts []*Key // a join's
 	node  *yaml.Node
 	field string
 }
@@ -28,10 +26,10 @@ type keySpec struct {
 const keyForm = `"ip", "route", "method", or a mapping of one of header, metadata, descriptor, constant, form, func, join (e.g. {header: X-API-Key})`
 
 // key reads an identity.
-func (p *parser) key(n *yaml.Node, field string) *keySpec {
+func (p *parser) key(n *yaml.Node, field string) *Key {
 	if n.Kind == yaml.ScalarNode {
 		if n.Value == "ip" || n.Value == "route" || n.Value == "method" {
-			return &keySpec{kind: n.Value, node: n, field: field}
+			return &Key{Kind: n.Value, node: n, field: field}
 		}
 		p.bad(n, field, keyForm)
 		return nil
@@ -45,10 +43,10 @@ func (p *parser) key(n *yaml.Node, field string) *keySpec {
 		field := join(field, kind)
 		switch kind {
 		case "join":
-			k := &keySpec{kind: kind, node: n, field: field}
+			k := &Key{Kind: kind, node: n, field: field}
 			p.list(v, field, "identities", func(e *yaml.Node, f string) {
 				if part := p.key(e, f); part != nil {
-					k.parts = append(k.parts, part)
+					k.Parts = append(k.Parts, part)
 				}
 			})
 			if len(v.Content) < 2 {
@@ -57,12 +55,12 @@ func (p *parser) key(n *yaml.Node, field string) *keySpec {
 			return k
 		case "header", "metadata":
 			if s, ok := p.str(v, field, "a "+kind+" name (e.g. X-API-Key)"); ok && validHeader(s) {
-				return &keySpec{kind: kind, arg: s, node: v, field: field}
+				return &Key{Kind: kind, Arg: s, node: v, field: field}
 			}
 			p.bad(v, field, "a "+kind+" name: letters, digits and !#$%&'*+-.^_`|~")
 		default:
 			if s, ok := p.str(v, field, "a name"); ok {
-				return &keySpec{kind: kind, arg: s, node: v, field: field}
+				return &Key{Kind: kind, Arg: s, node: v, field: field}
 			}
 		}
 	}
@@ -79,100 +77,102 @@ func validHeader(s string) bool {
 	return s != ""
 }
 
-// String is the identity as Check prints it.
-func (k *keySpec) String() string {
-	switch k.kind {
+// String is the identity as config.Check prints it.
+func (k *Key) String() string {
+	switch k.Kind {
 	case "ip", "route", "method":
-		return k.kind
+		return k.Kind
 	case "header", "metadata", "descriptor":
-		return k.kind + " " + k.arg + " (hashed)"
+		return k.Kind + " " + k.Arg + " (hashed)"
 	case "constant":
-		return "constant " + strconv.Quote(k.arg)
+		return "constant " + strconv.Quote(k.Arg)
 	case "join":
-		parts := make([]string, len(k.parts))
-		for i, part := range k.parts {
+		parts := make([]string, len(k.Parts))
+		for i, part := range k.Parts {
 			parts[i] = part.String()
 		}
 		return "join(" + strings.Join(parts, ", ") + ")"
 	}
-	return k.kind + " " + k.arg
+	return k.Kind + " " + k.Arg
 }
 
-// door is the doors an identity can be read on, as a set.
-type door uint8
+// Door is the doors an identity can be read on, as a set.
+type Door uint8
 
+// The doors, each a set of one.
 const (
-	httpDoor  door = 1 << iota // HTTP requests: the stacks without methods or domain
-	grpcDoor                   // gRPC calls: the stacks with methods
-	envoyDoor                  // Envoy descriptors: the stacks with a domain
+	HTTPDoor  Door = 1 << iota // HTTP requests: the stacks without methods or domain
+	GRPCDoor                   // gRPC calls: the stacks with methods
+	EnvoyDoor                  // Envoy descriptors: the stacks with a domain
 )
 
 // String names d's doors.
-func (d door) String() string {
+func (d Door) String() string {
 	switch d {
-	case httpDoor:
+	case HTTPDoor:
 		return "HTTP"
-	case grpcDoor:
+	case GRPCDoor:
 		return "gRPC"
-	case envoyDoor:
+	case EnvoyDoor:
 		return "Envoy"
-	case httpDoor | grpcDoor:
+	case HTTPDoor | GRPCDoor:
 		return "HTTP and gRPC"
-	case httpDoor | grpcDoor | envoyDoor:
+	case HTTPDoor | GRPCDoor | EnvoyDoor:
 		return "HTTP, gRPC and Envoy"
 	}
 	return "no door"
 }
 
-// doors is the doors k can be read on: ip on all three (an Envoy
+// Doors is the doors k can be read on: ip on all three (an Envoy
 // descriptor's is its remote_address entry), constant and header on HTTP's
 // and gRPC's (a gRPC call's header is its metadata of that name), route,
 // form and func on HTTP's, metadata (binary values too) and method on
 // gRPC's, descriptor on Envoy's, a join where all its parts can.
-func (k *keySpec) doors() door {
-	switch k.kind {
+func (k *Key) Doors() Door {
+	switch k.Kind {
 	case "ip":
-		return httpDoor | grpcDoor | envoyDoor
+		return HTTPDoor | GRPCDoor | EnvoyDoor
 	case "constant", "header":
-		return httpDoor | grpcDoor
+		return HTTPDoor | GRPCDoor
 	case "metadata", "method":
-		return grpcDoor
+		return GRPCDoor
 	case "descriptor":
-		return envoyDoor
+		return EnvoyDoor
 	case "join":
-		d := httpDoor | grpcDoor | envoyDoor
-		for _, part := range k.parts {
-			d &= part.doors()
+		d := HTTPDoor | GRPCDoor | EnvoyDoor
+		for _, part := range k.Parts {
+			d &= part.Doors()
 		}
 		return d
 	}
-	return httpDoor
+	return HTTPDoor
 }
 
 // kindsOn lists the identities of door d, for problems.
-func kindsOn(d door) string {
+func kindsOn(d Door) string {
 	switch d {
-	case grpcDoor:
+	case GRPCDoor:
 		return "ip, constant, header, metadata, method, or a join of them"
-	case envoyDoor:
+	case EnvoyDoor:
 		return "descriptor, ip (the remote_address entry), or a join of them"
 	}
 	return "ip, constant, header, route, form, func, or a join of them"
 }
 
 // unregistered reports a func identity or plan attribute of k (and its
-// parts) that the program has not registered in funcs.
-func (p *parser) unregistered(k *keySpec, funcs map[string]keyfunc.KeyFunc) {
+// parts) that the program has not registered: funcs are the names it
+// registers.
+func (p *parser) unregistered(k *Key, funcs []string) {
 	if k == nil {
 		return
 	}
-	for _, part := range k.parts {
+	for _, part := range k.Parts {
 		p.unregistered(part, funcs)
 	}
-	if _, ok := funcs[k.arg]; k.kind != "func" || ok {
+	if k.Kind != "func" || slices.Contains(funcs, k.Arg) {
 		return
 	}
-	names := slices.Sorted(maps.Keys(funcs))
+	names := slices.Compact(slices.Sorted(slices.Values(funcs)))
 	for i, name := range names {
 		names[i] = strconv.Quote(name)
 	}
@@ -183,22 +183,22 @@ func (p *parser) unregistered(k *keySpec, funcs map[string]keyfunc.KeyFunc) {
 	p.bad(k.node, k.field, allowed)
 }
 
-// plans are a rule's limits by a request attribute: a header's, a
+// Plans are a rule's limits by a request attribute: a header's, a
 // metadata's or a descriptor entry's value, or what a registered function
 // returns.
-type plans struct {
-	by     *keySpec // header, metadata, descriptor (its raw value) or func
-	values map[string]algorithms.Algorithm
-	nodes  map[string]*yaml.Node // each value's algorithm, for problems
+type Plans struct {
+	By     *Key                            // header, metadata, descriptor (its raw value) or func
+	Values map[string]algorithms.Algorithm // by the attribute's value
+	nodes  map[string]*yaml.Node           // each value's algorithm, for problems
 }
 
 // plans reads a rule's plans.
-func (p *parser) plans(n *yaml.Node, field string) *plans {
+func (p *parser) plans(n *yaml.Node, field string) *Plans {
 	m := p.fields(n, field, "header", "metadata", "descriptor", "func", "values")
 	if m == nil {
 		return nil
 	}
-	pl := &plans{values: map[string]algorithms.Algorithm{}, nodes: map[string]*yaml.Node{}}
+	pl := &Plans{Values: map[string]algorithms.Algorithm{}, nodes: map[string]*yaml.Node{}}
 	var by []string
 	for _, kind := range []string{"header", "metadata", "descriptor", "func"} {
 		if m[kind] != nil {
@@ -215,7 +215,7 @@ func (p *parser) plans(n *yaml.Node, field string) *plans {
 		allowed := map[string]string{"header": "a header name (e.g. X-Plan)", "metadata": "a metadata name (e.g. x-plan)",
 			"descriptor": "a descriptor key (e.g. plan)", "func": "a name the program registers"}[kind]
 		if s, ok := p.str(v, join(field, kind), allowed); ok {
-			pl.by = &keySpec{kind: kind, arg: s, node: v, field: join(field, kind)}
+			pl.By = &Key{Kind: kind, Arg: s, node: v, field: join(field, kind)}
 		}
 	}
 	v, ok := m["values"]
@@ -230,12 +230,12 @@ func (p *parser) plans(n *yaml.Node, field string) *plans {
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		name, val := v.Content[i].Value, yamlnode.Deref(v.Content[i+1])
 		f := join(join(field, "values"), name)
-		if _, dup := pl.values[name]; dup {
+		if _, dup := pl.Values[name]; dup {
 			p.fail(v.Content[i], f, "found the value a second time; allowed once")
 			continue
 		}
 		if am := p.fields(val, f, kindFields...); am != nil {
-			pl.values[name], pl.nodes[name] = p.algorithm(val, am, f), val
+			pl.Values[name], pl.nodes[name] = p.algorithm(val, am, f), val
 		}
 	}
 	return pl

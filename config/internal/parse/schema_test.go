@@ -1,4 +1,4 @@
-package config
+package parse_test
 
 import (
 	"bytes"
@@ -13,13 +13,15 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/parse"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
 // TestSchemaHasTheParsersFields: schema.json, for editors, names exactly
 // the fields the parser reads, at every level.
 func TestSchemaHasTheParsersFields(t *testing.T) {
-	data, err := os.ReadFile("schema.json")
+	data, err := os.ReadFile("../../schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,10 +40,10 @@ func TestSchemaHasTheParsersFields(t *testing.T) {
 		obj  object
 		want []string
 	}{
-		{"file", schema.object, fileFields},
-		{"rule", schema.Defs["rule"], ruleFields},
-		{"stack", schema.Defs["stack"], stackFields},
-		{"algorithm", schema.Defs["algorithm"], kindFields},
+		{"file", schema.object, parse.FileFields},
+		{"rule", schema.Defs["rule"], parse.RuleFields},
+		{"stack", schema.Defs["stack"], parse.StackFields},
+		{"algorithm", schema.Defs["algorithm"], parse.KindFields},
 	} {
 		got := slices.Sorted(maps.Keys(tc.obj.Properties))
 		if want := slices.Sorted(slices.Values(tc.want)); !slices.Equal(got, want) {
@@ -122,13 +124,13 @@ func wordValue(word string) string {
 
 // kindValues are the values of algorithm field k: its head (a rate or a
 // count), each word it takes, words of other algorithms, and spacing.
-func kindValues(k kind) []value {
+func kindValues(k parse.Kind) []value {
 	var head string
 	var vs []value
-	if k.rate {
+	if k.Rate {
 		head = "100/1m"
 		vs = append(with("%s/1m", counts), with("100/%s", periods)...)
-		for _, u := range slices.Sorted(maps.Keys(units)) {
+		for _, u := range slices.Sorted(maps.Keys(parse.Units)) {
 			vs = append(vs, value{v: "100/" + u, ok: true})
 		}
 		vs = append(vs, value{v: "100/us"}, value{v: "100/sec30s"}, value{v: "100"}, value{v: "100/"},
@@ -140,12 +142,12 @@ func kindValues(k kind) []value {
 		vs = append(vs, value{v: "50"}, value{v: "50 ttl"}, value{v: "50/s ttl 30s"}, value{v: "ttl 30s"},
 			value{v: "50 ttl 30s ttl 30s"}, value{v: "50ttl 30s"}, value{v: "50 ttl m"}, value{v: "100001 ttl 1s", beyond: maxLog})
 	}
-	for _, word := range slices.Sorted(maps.Keys(k.words)) {
+	for _, word := range slices.Sorted(maps.Keys(k.Words)) {
 		if word == "ttl" {
 			continue // in the head
 		}
 		w := head + " " + word
-		if !k.words[word] {
+		if !k.Words[word] {
 			vs = append(vs, value{v: w, ok: true}, value{v: w + " " + word}, value{v: w + " 1"}, value{v: head + word})
 			continue
 		}
@@ -158,9 +160,9 @@ func kindValues(k kind) []value {
 		vs = append(vs, value{v: "100/1h30m " + word + " " + wordValue(word), ok: true}, value{v: w}, value{v: w + " 1s 1s"}, value{v: w + " " + wordValue(word) + " " + word + " " + wordValue(word)})
 		head = w + " " + wordValue(word)
 	}
-	for _, other := range kinds {
-		for word, takes := range other.words {
-			if _, ok := k.words[word]; !ok {
+	for _, other := range parse.Kinds {
+		for word, takes := range other.Words {
+			if _, ok := k.Words[word]; !ok {
 				w := head + " " + word
 				if takes {
 					w += " " + wordValue(word)
@@ -194,8 +196,8 @@ func fieldValues() map[string][]value {
 		"ipv6_prefix": {{v: 1, ok: true}, {v: 128, ok: true}, {v: 0}, {v: 129}, {v: "48"}},
 		"fail":        {{v: "open", ok: true}, {v: "closed", ok: true}, {v: "Open"}, {v: "sometimes"}, {v: true}},
 	}
-	for _, k := range kinds {
-		vs[k.field] = kindValues(k)
+	for _, k := range parse.Kinds {
+		vs[k.Field] = kindValues(k)
 	}
 	return vs
 }
@@ -211,7 +213,7 @@ func fileWith(t *testing.T, field string, v any, inPlan bool) []byte {
 	switch {
 	case inPlan:
 		rule["plans"] = map[string]any{"header": "X-Plan", "values": map[string]any{"pro": map[string]any{field: v}}}
-	case slices.Contains(kindFields, field):
+	case slices.Contains(parse.KindFields, field):
 		delete(rule, "gcra")
 		rule[field] = v
 	case field == "name":
@@ -219,7 +221,7 @@ func fileWith(t *testing.T, field string, v any, inPlan bool) []byte {
 		stack["rules"] = []string{fmt.Sprint(v)}
 	case strings.HasSuffix(field, "_prefix"):
 		file["client_ip"] = map[string]any{field: v}
-	case slices.Contains(fileFields, field):
+	case slices.Contains(parse.FileFields, field):
 		file[field] = v
 	default:
 		rule[field] = v
@@ -235,14 +237,14 @@ func fileWith(t *testing.T, field string, v any, inPlan bool) []byte {
 // refused, both by Load and by schema.json under a JSON Schema validator,
 // as the table says; algorithms both as a rule's and as a plan's.
 func TestSchemaAgreesWithLoader(t *testing.T) {
-	schema, err := jsonschema.NewCompiler().Compile("schema.json")
+	schema, err := jsonschema.NewCompiler().Compile("../../schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	for field, vs := range fieldValues() {
 		for _, inPlan := range []bool{false, true} {
-			if inPlan && !slices.Contains(kindFields, field) {
+			if inPlan && !slices.Contains(parse.KindFields, field) {
 				continue
 			}
 			for _, v := range vs {
@@ -252,7 +254,7 @@ func TestSchemaAgreesWithLoader(t *testing.T) {
 				if err := os.WriteFile(path, data, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				limits, err := Load(path, memstore.Must())
+				limits, err := config.Load(path, memstore.Must())
 				if err == nil {
 					limits.Close()
 				}

@@ -1,4 +1,4 @@
-package config
+package parse
 
 import (
 	"strings"
@@ -35,7 +35,7 @@ func TestSyntaxErrorPositions(t *testing.T) {
 				t.Fatalf("%q is not in the valid file", tc.from)
 			}
 			data := strings.Replace(valid, tc.from, tc.to, 1)
-			_, err := read("f.yaml", []byte(data), funcs)
+			_, err := Read("f.yaml", []byte(data), funcs)
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("got  %v\nwant %s", err, tc.want)
 			}

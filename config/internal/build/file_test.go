@@ -1,17 +1,21 @@
-package config
+package build
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/parse"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -91,21 +95,21 @@ func TestFileMatchesGo(t *testing.T) {
 	want := everyInGo(t)
 	for _, name := range []string{"testdata/every.yaml", "testdata/every.json"} {
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(name)
+			data, err := os.ReadFile(filepath.Join("../..", name)) // config's testdata
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, err := read(name, data, funcs)
+			f, err := parse.Read(name, data, slices.Collect(maps.Keys(funcs)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			ip, err := keyfunc.ClientIP(f.clientIP)
+			ip, err := keyfunc.ClientIP(f.ClientIP)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var names []string
-			for _, r := range f.rules {
-				names = append(names, r.name)
+			for _, r := range f.Rules {
+				names = append(names, r.Name)
 			}
 			got := rulesOf(f, names, httpKeys{ip: ip, funcs: funcs})
 			if g, w := guard.Limits(got), guard.Limits(want); !reflect.DeepEqual(g, w) {
@@ -130,20 +134,20 @@ func TestFileMatchesGo(t *testing.T) {
 					}
 				}
 			}
-			wantStacks := []stack{
-				{name: "api", rules: []string{"fw", "sw", "tb"}, match: []string{"/api/"}},
-				{name: "login", rules: []string{"sl", "fw-anchored"}, match: []string{"POST /login"}, failure: "open", exempt: []string{}},
-				{name: "jobs", rules: []string{"lb", "gc", "qu", "cc"}},
+			wantStacks := []parse.Stack{
+				{Name: "api", Rules: []string{"fw", "sw", "tb"}, Match: []string{"/api/"}},
+				{Name: "login", Rules: []string{"sl", "fw-anchored"}, Match: []string{"POST /login"}, Failure: "open", Exempt: []string{}},
+				{Name: "jobs", Rules: []string{"lb", "gc", "qu", "cc"}},
 			}
 			for i, w := range wantStacks {
-				g := *f.stacks[i]
-				g.node, g.field, g.rulesNode, g.matchNode, g.methodsNode = nil, "", nil, nil, nil
+				s := f.Stacks[i] // as read, without the positions
+				g := parse.Stack{Name: s.Name, Rules: s.Rules, Match: s.Match, Methods: s.Methods, Domain: s.Domain, Failure: s.Failure, Exempt: s.Exempt}
 				if !reflect.DeepEqual(g, w) {
 					t.Errorf("stack %d: got %+v, want %+v", i, g, w)
 				}
 			}
-			if f.prefix != "svc" || f.failure != "closed" || !reflect.DeepEqual(f.exempt, []string{"127.0.0.1"}) {
-				t.Errorf("file: prefix %q, fail %q, exempt %q", f.prefix, f.failure, f.exempt)
+			if f.Prefix != "svc" || f.Failure != "closed" || !reflect.DeepEqual(f.Exempt, []string{"127.0.0.1"}) {
+				t.Errorf("file: prefix %q, fail %q, exempt %q", f.Prefix, f.Failure, f.Exempt)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package config
+package parse
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit"
 )
+
+// funcs are the names of the key functions the program registers.
+var funcs = []string{"user", "plan"}
 
 // valid is a file with no problem; each case of TestErrorsNamePositions
 // changes one line of it.
@@ -105,7 +108,7 @@ func TestErrorsNamePositions(t *testing.T) {
 				t.Fatalf("%q is not in the valid file", tc.from)
 			}
 			data := strings.Replace(valid, tc.from, tc.to, 1)
-			_, err := read("f.yaml", []byte(data), funcs)
+			_, err := Read("f.yaml", []byte(data), funcs)
 			if err == nil {
 				t.Fatalf("no error for\n%s", data)
 			}
@@ -117,7 +120,7 @@ func TestErrorsNamePositions(t *testing.T) {
 			}
 		})
 	}
-	if _, err := read("f.yaml", []byte(valid), funcs); err != nil {
+	if _, err := Read("f.yaml", []byte(valid), funcs); err != nil {
 		t.Fatalf("the valid file: %v", err)
 	}
 }
@@ -140,7 +143,7 @@ stacks:
     rules: [a, c]
     fail: maybe
 `
-	_, err := read("f.yaml", []byte(data), nil)
+	_, err := Read("f.yaml", []byte(data), nil)
 	want := []string{
 		"f.yaml:3:10: rules[0].key:",
 		"f.yaml:4:21: rules[0].sliding_window:",
@@ -164,7 +167,7 @@ stacks:
 // reported at the line and column of the break.
 func TestJSONSyntaxPosition(t *testing.T) {
 	data := "{\n\t\"rules\": [\n\t\t{\"name\": \"a\",, \"key\": \"ip\"}\n\t]\n}\n"
-	_, err := read("f.json", []byte(data), nil)
+	_, err := Read("f.json", []byte(data), nil)
 	if want := "f.json:3:16: (syntax): invalid character ','"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("got %v, want %s...", err, want)
 	}
