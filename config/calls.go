@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/seed-bff0c9e1/ratelimit/config/internal/build"
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/compile"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
@@ -37,7 +37,7 @@ type Calls[C Call] struct {
 // callStacks are the guards of one version's gRPC stacks.
 type callStacks[C Call] struct {
 	gen    *generation
-	guards *build.Calls[C]
+	guards *compile.Calls[C]
 }
 
 // ServeCalls returns the gRPC stacks of l on calls of type C, each
@@ -87,7 +87,7 @@ func (c *Calls[C]) stacks() *callStacks[C] {
 
 // build makes the guards of g's gRPC stacks.
 func (c *Calls[C]) build(g *generation) (*callStacks[C], error) {
-	guards, err := build.NewCalls(g.Version, c.cfg)
+	guards, err := compile.NewCalls(g.Version, c.cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,7 @@
 package config
 
 import (
-	"github.com/seed-bff0c9e1/ratelimit/config/internal/build"
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/compile"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -11,7 +11,7 @@ import (
 // gRPC stacks share, so a rule in an Envoy and an HTTP stack keeps one
 // count. It is safe for concurrent use.
 type Envoy struct {
-	v *build.Version
+	v *compile.Version
 }
 
 // Envoy is the Envoy stacks of the rules in force: ask for them per

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
-	"github.com/seed-bff0c9e1/ratelimit/config/internal/build"
+	"github.com/seed-bff0c9e1/ratelimit/config/internal/compile"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
@@ -45,21 +45,21 @@ type Limits struct {
 // settings are what the program adds to the file: what the stacks are
 // built with, and the reload hook.
 type settings struct {
-	build.Settings
+	compile.Settings
 	onReload func(error)
 }
 
-// generation is a version of the file in force: what package build made
+// generation is a version of the file in force: what package compile made
 // of it, and its Envoy stacks as Limits.Envoy gives them.
 type generation struct {
-	*build.Version
+	*compile.Version
 	envoy Envoy
 }
 
 // newGeneration builds data, the contents of the file named name, on
 // backend, with the program's settings s.
 func newGeneration(name string, data []byte, backend store.Store, s *settings) (*generation, error) {
-	v, err := build.New(name, data, backend, &s.Settings)
+	v, err := compile.New(name, data, backend, &s.Settings)
 	if err != nil {
 		return nil, err
 	}

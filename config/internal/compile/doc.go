@@ -1,4 +1,4 @@
-// Package build makes what a version of a rules file of package config
+// Package compile makes what a version of a rules file of package config
 // describes (a file as package parse read it): one limiter of the rules
 // its stacks use, the HTTP stacks' middlewares and the mux of their
 // patterns (New), the gRPC stacks' guards (NewCalls), the Envoy stacks'
@@ -8,4 +8,4 @@
 // It neither reads the file (package parse does) nor keeps a version in
 // force: package config loads, reloads and watches the file, swaps
 // versions, and closes the old ones.
-package build
+package compile

@@ -1,4 +1,4 @@
-package build
+package compile
 
 import (
 	"github.com/seed-bff0c9e1/ratelimit/config/internal/parse"
