@@ -23,7 +23,11 @@ import (
 //	    rate_limit: {unit: minute, requests_per_unit: 600, name: api}
 //
 // A descriptor has a key, an optional value (a trailing * makes it a
-// prefix), an optional rate_limit, shadow_mode and nested descriptors.
+// prefix), an optional rate_limit, shadow_mode, quota_mode and nested
+// descriptors. quota_mode: true decides its limit as shadow_mode does (it
+// never refuses; its would-be refusal consumes nothing) and answers a
+// descriptor over it OK, with the limit and what remains, as the
+// reference's quota mode does.
 // share_threshold: true on a prefix makes every value it matches count as
 // the prefix itself: one count for them all, under its limit or those of
 // its nested descriptors.
@@ -69,6 +73,7 @@ type limit struct {
 	lease      time.Duration // the limiter rule's Lease
 	unlimited  bool
 	shadow     bool
+	quota      bool   // quota_mode: decided as a shadow rule, answered OK over it
 	rule       string // the limiter rule's name; "" when unlimited
 	replaces   []replaced
 	view       *Limit // as Match gives it; set once the domain is whole
@@ -135,7 +140,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 	for i, d := range n.Content {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		e := &entry{}
-		var rate, shadow, shared, nested *yaml.Node
+		var rate, shadow, quota, shared, nested *yaml.Node
 		var valueNode *yaml.Node
 		fields(p, d, f, map[string]func(*yaml.Node, string){
 			"key": func(n *yaml.Node, field string) {
@@ -146,14 +151,17 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 			"value":           func(n *yaml.Node, field string) { e.value, valueNode = str(p, n, field), n },
 			"rate_limit":      func(n *yaml.Node, _ string) { rate = n },
 			"shadow_mode":     func(n *yaml.Node, _ string) { shadow = n },
+			"quota_mode":      func(n *yaml.Node, _ string) { quota = n },
 			"share_threshold": func(n *yaml.Node, _ string) { shared = n },
 			"descriptors":     func(n *yaml.Node, _ string) { nested = n },
 			"detailed_metric": func(n *yaml.Node, field string) { boolean(p, n, field) },
+			"value_to_metric": func(n *yaml.Node, field string) { boolean(p, n, field) },
 		}, "key")
 		if v, ok := strings.CutSuffix(e.value, "*"); ok {
 			e.value, e.prefix = v, true
 		}
 		isShadow := shadow != nil && boolean(p, shadow, f+".shadow_mode")
+		isQuota := quota != nil && boolean(p, quota, f+".quota_mode")
 		if shared != nil && boolean(p, shared, f+".share_threshold") {
 			switch {
 			case !e.prefix:
@@ -165,7 +173,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 			}
 		}
 		if rate != nil {
-			e.limit = parseLimit(p, rate, f+".rate_limit", isShadow)
+			e.limit = parseLimit(p, rate, f+".rate_limit", isShadow, isQuota)
 			if e.limit != nil {
 				c.limits = append(c.limits, e.limit)
 			}

@@ -30,8 +30,8 @@ func Dump(configs ...*Config) string {
 				key += "*"
 			}
 			if l := e.limit; l != nil {
-				lines = append(lines, fmt.Sprintf("%s: unit=%s requests_per_unit=%d, shadow_mode: %t, quota_mode: false\n",
-					key, cmp.Or(strings.ToUpper(l.unit.name), "UNKNOWN"), l.perUnit, l.shadow))
+				lines = append(lines, fmt.Sprintf("%s: unit=%s requests_per_unit=%d, shadow_mode: %t, quota_mode: %t\n",
+					key, cmp.Or(strings.ToUpper(l.unit.name), "UNKNOWN"), l.perUnit, l.shadow, l.quota))
 			}
 			if e.next != nil {
 				walk(e.next, key)

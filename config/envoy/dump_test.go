@@ -1,6 +1,7 @@
 package envoy_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
@@ -31,5 +32,39 @@ edge.tenant_acme.path_/health: unit=UNKNOWN requests_per_unit=0, shadow_mode: fa
 `
 	if got := envoy.Dump(c); got != want {
 		t.Fatalf("Dump:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestQuotaModeKeys: quota_mode is printed as given and makes a shadow
+// rule; value_to_metric is read and changes nothing; a lease does not go
+// with quota_mode.
+func TestQuotaModeKeys(t *testing.T) {
+	c, err := envoy.Parse("q.yaml", []byte(`domain: q
+descriptors:
+  - key: tenant
+    quota_mode: true
+    value_to_metric: true
+    rate_limit: {unit: hour, requests_per_unit: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := envoy.Dump(c), "q.tenant: unit=HOUR requests_per_unit=2, shadow_mode: false, quota_mode: true\n"; got != want {
+		t.Errorf("Dump %q, want %q", got, want)
+	}
+	if rules := envoy.Limits(c); !rules[0].Shadow {
+		t.Errorf("a quota_mode limit's rule is not a shadow rule: %+v", rules[0])
+	}
+	l, _ := c.Match(entries("tenant", "t"))
+	if l == nil || !l.Quota || l.Shadow {
+		t.Errorf("matched %+v, want Quota and not Shadow", l)
+	}
+	_, err = envoy.Parse("q.yaml", []byte("domain: q\ndescriptors:\n  - key: t\n    quota_mode: true\n    rate_limit: {unit: hour, requests_per_unit: 2, lease: 1s}\n"))
+	if err == nil || !strings.Contains(err.Error(), "no lease on a quota_mode descriptor") {
+		t.Errorf("a lease with quota_mode: %v", err)
+	}
+	_, err = envoy.Parse("q.yaml", []byte("domain: q\ndescriptors:\n  - key: t\n    quota_mode: often\n"))
+	if err == nil || !strings.Contains(err.Error(), "q.yaml:4:17: descriptors[0].quota_mode: found \"often\"; allowed: true or false") {
+		t.Errorf("quota_mode not a boolean: %v", err)
 	}
 }

@@ -44,6 +44,9 @@ type Limit struct {
 	Unlimited bool
 	// Shadow is shadow_mode: the rule is a shadow rule.
 	Shadow bool
+	// Quota is quota_mode: the rule is a shadow rule, and a descriptor
+	// over it is answered OK, with its limit and what remains.
+	Quota bool
 	// Replaces are the names of the limits this one replaces.
 	Replaces []string
 }
@@ -51,7 +54,7 @@ type Limit struct {
 // asView is l as Match gives it.
 func (l *limit) asView() *Limit {
 	v := &Limit{Name: l.name, Rule: l.rule, Unit: l.unit.name, PerUnit: l.perUnit, Multiplier: max(l.multiplier, 1),
-		Window: l.unit.length, AlgorithmName: string(orFixed(l.alg)), Lease: l.lease, Unlimited: l.unlimited, Shadow: l.shadow}
+		Window: l.unit.length, AlgorithmName: string(orFixed(l.alg)), Lease: l.lease, Unlimited: l.unlimited, Shadow: l.shadow, Quota: l.quota}
 	if !l.unlimited {
 		v.Algorithm = l.limiterRule().Algorithm
 	}

@@ -37,7 +37,7 @@ func (l *limit) limiterRule() limiter.Rule {
 		Name:      l.rule,
 		Algorithm: l.alg.build(l.perUnit, l.burst, l.unit.length),
 		Lease:     l.lease,
-		Shadow:    l.shadow,
+		Shadow:    l.shadow || l.quota,
 	}
 }
 
@@ -62,7 +62,11 @@ func (l *limit) validate(p *problems, at limitNodes, field string) {
 	unshadowed.Shadow = false
 	switch {
 	case r.Shadow && unshadowed.Validate() == nil:
-		msg += "; allowed: no lease on a shadow_mode descriptor (remove one of them)"
+		key := "quota_mode"
+		if l.shadow {
+			key = "shadow_mode"
+		}
+		msg += "; allowed: no lease on a " + key + " descriptor (remove one of them)"
 	case (limiter.Rule{Name: r.Name, Algorithm: r.Algorithm, Lease: time.Second}).Validate() != nil:
 		msg += "; allowed: a lease only on " + leasable()
 	}

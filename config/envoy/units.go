@@ -38,10 +38,10 @@ type limitNodes struct {
 }
 
 // parseLimit parses a rate_limit mapping, of a shadow_mode descriptor when
-// shadow; nil when it has problems.
-func parseLimit(p *problems, n *yaml.Node, field string, shadow bool) *limit {
+// shadow, a quota_mode one when quota; nil when it has problems.
+func parseLimit(p *problems, n *yaml.Node, field string, shadow, quota bool) *limit {
 	before := len(p.list)
-	l := &limit{shadow: shadow, multiplier: 1}
+	l := &limit{shadow: shadow, quota: quota, multiplier: 1}
 	at := limitNodes{rate: n}
 	fields(p, n, field, map[string]func(*yaml.Node, string){
 		"unit": func(n *yaml.Node, f string) {

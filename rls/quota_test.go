@@ -1,0 +1,68 @@
+package rls_test
+
+import (
+	"slices"
+	"testing"
+
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+
+	"github.com/seed-bff0c9e1/ratelimit/rls"
+)
+
+const quotaConfig = `
+domain: edge
+descriptors:
+  - key: tenant
+    quota_mode: true
+    value_to_metric: true
+    rate_limit: {unit: hour, requests_per_unit: 2}
+  - key: remote_address
+    rate_limit: {unit: hour, requests_per_unit: 3}
+`
+
+// listed is the rule names of res's dynamic_metadata field key; nil
+// when it has none.
+func listed(res *rlsv3.RateLimitResponse, key string) []string {
+	v := res.GetDynamicMetadata().GetFields()[key]
+	if v == nil {
+		return nil
+	}
+	names := []string{}
+	for _, n := range v.GetListValue().GetValues() {
+		names = append(names, n.GetStringValue())
+	}
+	return names
+}
+
+// TestQuotaMode: a descriptor over a quota_mode limit is answered OK with
+// its limit and nothing remaining, as the reference's quota mode answers
+// it, and named in the metadata; its would-be refusal consumes nothing
+// and holds back no other descriptor, which still refuses on its own.
+func TestQuotaMode(t *testing.T) {
+	c, err := rls.Parse("quota.yaml", []byte(quotaConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := rls.Limits(c)
+	tenant, ip := rules[0].Name, rules[1].Name
+	s := serve(t, miniBackend(t), quotaConfig, rls.Options{})
+	both := func() *rlsv3.RateLimitResponse { return ask(t, s, desc("tenant", "t"), desc("remote_address", "a")) }
+	same(t, "first", summary(both()), []any{ok, ok, uint32(1), ok, uint32(2)})
+	same(t, "second", summary(both()), []any{ok, ok, uint32(0), ok, uint32(1)})
+	res := both()
+	same(t, "over the quota", summary(res), []any{ok, ok, uint32(0), ok, uint32(0)})
+	if res.Statuses[0].CurrentLimit.GetRequestsPerUnit() != 2 {
+		t.Errorf("over the quota: the status has no limit: %v", res.Statuses[0])
+	}
+	if got := listed(res, rls.QuotaExceededKey); !slices.Equal(got, []string{tenant}) || listed(res, rls.RefusedKey) != nil {
+		t.Errorf("over the quota: metadata %v, want %s [%s] alone", res.GetDynamicMetadata(), rls.QuotaExceededKey, tenant)
+	}
+	res = both()
+	same(t, "refused by the other", summary(res), []any{over, ok, uint32(0), over, uint32(0)})
+	if !slices.Equal(listed(res, rls.RefusedKey), []string{ip}) || !slices.Equal(listed(res, rls.QuotaExceededKey), []string{tenant}) {
+		t.Errorf("refused by the other: metadata %v", res.GetDynamicMetadata())
+	}
+	if got := listed(ask(t, s, desc("tenant", "u")), rls.QuotaExceededKey); got != nil {
+		t.Errorf("within the quota: metadata lists %v", got)
+	}
+}
