@@ -20,11 +20,7 @@ func refused(t *testing.T, res *rlsv3.RateLimitResponse) []string {
 	if len(m.Fields) != 1 || m.Fields[rls.RefusedKey] == nil {
 		t.Fatalf("dynamic_metadata %v, want only %s", m, rls.RefusedKey)
 	}
-	names := []string{}
-	for _, v := range m.Fields[rls.RefusedKey].GetListValue().GetValues() {
-		names = append(names, v.GetStringValue())
-	}
-	return names
+	return listed(res, rls.RefusedKey)
 }
 
 func TestDynamicMetadata(t *testing.T) {
