@@ -18,8 +18,9 @@ import (
 const RefusedKey = "ratelimit.refused"
 
 // QuotaExceededKey is the dynamic_metadata field that lists the limiter
-// rules of quota_mode limits that a request went over (answered OK, as
-// the reference's quota mode answers it), in the order of the request's
+// rules of quota_mode limits (every limit under Options.QuotaMode) that a
+// request went over (answered OK, as the reference's quota mode answers
+// it), in the order of the request's
 // descriptors, each once; absent when there are none.
 const QuotaExceededKey = "ratelimit.quota_exceeded"
 
@@ -34,10 +35,10 @@ func (p *plan) addRefused(res *rlsv3.RateLimitResponse, d limiter.Decision) {
 }
 
 // addQuotaExceeded adds to res's dynamic_metadata the quota_mode rules
-// of p's descriptors that d went over, if any.
-func (p *plan) addQuotaExceeded(res *rlsv3.RateLimitResponse, d limiter.Decision) {
+// of p's descriptors that d went over (every rule, with all), if any.
+func (p *plan) addQuotaExceeded(res *rlsv3.RateLimitResponse, d limiter.Decision, all bool) {
 	p.addRules(res, QuotaExceededKey, d, func(l *envoy.Limit, r *limiter.RuleResult) bool {
-		return l.Quota && !r.Allowed && !r.Undecided
+		return (l.Quota || all) && !r.Allowed && !r.Undecided
 	})
 }
 

@@ -66,3 +66,31 @@ func TestQuotaMode(t *testing.T) {
 		t.Errorf("within the quota: metadata lists %v", got)
 	}
 }
+
+// TestGlobalQuotaMode: with Options.QuotaMode every limit is in quota
+// mode: a request over one is answered OK, its status OK with nothing
+// remaining, the rule named under QuotaExceededKey; it counts on no
+// limit (all or nothing, as under ShadowMode).
+func TestGlobalQuotaMode(t *testing.T) {
+	const cfg = `
+domain: edge
+descriptors:
+  - key: remote_address
+    rate_limit: {unit: hour, requests_per_unit: 1}
+  - key: tenant
+    rate_limit: {unit: hour, requests_per_unit: 5}
+`
+	c, err := rls.Parse("global.yaml", []byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := rls.Limits(c)[0].Name
+	s := serve(t, miniBackend(t), cfg, rls.Options{QuotaMode: true})
+	both := func() *rlsv3.RateLimitResponse { return ask(t, s, desc("remote_address", "a"), desc("tenant", "t")) }
+	same(t, "within", summary(both()), []any{ok, ok, uint32(0), ok, uint32(4)})
+	res := both()
+	same(t, "over one limit", summary(res), []any{ok, ok, uint32(0), ok, uint32(4)})
+	if !slices.Equal(listed(res, rls.QuotaExceededKey), []string{ip}) || listed(res, rls.RefusedKey) != nil {
+		t.Errorf("over one limit: metadata %v, want %s [%s] alone", res.GetDynamicMetadata(), rls.QuotaExceededKey, ip)
+	}
+}

@@ -14,14 +14,14 @@ import (
 )
 
 // response is the answer for decision d of p's checks: OVER_LIMIT
-// overall when a limit refused (OK in shadow mode), and per descriptor
-// its code (OK over a quota_mode limit), limit, remaining units and the
+// overall when a limit refused (OK in shadow or quota mode), and per
+// descriptor its code (OK over a quota_mode limit, or in quota mode), limit, remaining units and the
 // time to its window's end; on OVER_LIMIT the rules that refused (see
 // RefusedKey), and the quota_mode rules exceeded (QuotaExceededKey);
 // with the headers o asks for.
 func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse {
 	res := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}
-	if !d.Allowed && !o.ShadowMode {
+	if !d.Allowed && !o.ShadowMode && !o.QuotaMode {
 		res.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
 	}
 	at := d.At
@@ -42,14 +42,14 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 		}
 		switch {
 		case r.Undecided: // another limit refused first: nothing to report
-		case !r.Allowed && !l.Quota:
+		case !r.Allowed && !l.Quota && !o.QuotaMode:
 			st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 		default: // allowed, or over a quota_mode limit: OK, as the reference answers it
 			st.LimitRemaining = uint32(remaining(r))
 		}
 	}
 	p.addRefused(res, d)
-	p.addQuotaExceeded(res, d)
+	p.addQuotaExceeded(res, d, o.QuotaMode)
 	if o.ResponseHeaders {
 		p.addHeaders(res, d, o)
 	}

@@ -23,6 +23,12 @@ type Options struct {
 	// ShadowMode answers OK overall whatever the limits say; each
 	// descriptor's status keeps its own code (the reference's SHADOW_MODE).
 	ShadowMode bool
+	// QuotaMode puts every limit in quota mode (the reference's
+	// QUOTA_MODE): a request over a limit is answered OK, the descriptor's
+	// status OK with its limit and nothing remaining, the rule named under
+	// QuotaExceededKey. As under ShadowMode, the limiter decides as
+	// always: all or nothing, so such a request counts on no limit.
+	QuotaMode bool
 	// ResponseHeaders adds response_headers_to_add to every decided
 	// answer with a limit (the reference's LIMIT_RESPONSE_HEADERS_ENABLED):
 	// the limit, remaining units and whole seconds to the window's end of

@@ -27,6 +27,7 @@ type settings struct {
 	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
 	mergeDomains   bool   // MERGE_DOMAIN_CONFIG
 	shadowMode     bool   // SHADOW_MODE
+	quotaMode      bool   // QUOTA_MODE
 	// xds is set by CONFIG_TYPE=GRPC_XDS_SOTW: the configuration comes
 	// from an xDS server, not configDir (nor rulesFile).
 	xds *xdsSettings
@@ -46,7 +47,7 @@ type settings struct {
 
 // options are the Server's options the settings choose, with metrics m.
 func (s settings) options(m *rls.Metrics) rls.Options {
-	return rls.Options{ShadowMode: s.shadowMode, ResponseHeaders: s.headers, LimitHeader: s.limitHeader,
+	return rls.Options{ShadowMode: s.shadowMode, QuotaMode: s.quotaMode, ResponseHeaders: s.headers, LimitHeader: s.limitHeader,
 		RemainingHeader: s.remainingHeader, ResetHeader: s.resetHeader, Metrics: m}
 }
 
@@ -94,6 +95,9 @@ func readEnv(getenv func(string) string) (settings, error) {
 		return s, err
 	}
 	if s.shadowMode, err = boolean(getenv, "SHADOW_MODE"); err != nil {
+		return s, err
+	}
+	if s.quotaMode, err = boolean(getenv, "QUOTA_MODE"); err != nil {
 		return s, err
 	}
 	if s.headers, err = boolean(getenv, "LIMIT_RESPONSE_HEADERS_ENABLED"); err != nil {

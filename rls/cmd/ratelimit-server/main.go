@@ -4,7 +4,7 @@
 // DEBUG_HOST, DEBUG_PORT, REDIS_SOCKET_TYPE, REDIS_URL, REDIS_TYPE
 // (single, sentinel, cluster) and the other Redis connection variables
 // (redis.go), RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY,
-// RUNTIME_IGNOREDOTFILES, RUNTIME_WATCH_ROOT, SHADOW_MODE, LOG_LEVEL,
+// RUNTIME_IGNOREDOTFILES, RUNTIME_WATCH_ROOT, SHADOW_MODE, QUOTA_MODE, LOG_LEVEL,
 // LOG_FORMAT, GRPC_SERVER_USE_TLS and its certificates (tls.go),
 // LOCAL_CACHE_SIZE_IN_BYTES (denycache.go); the others it accepts are
 // warned about once at start) and
