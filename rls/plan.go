@@ -131,7 +131,7 @@ func identity(d *ratelimitv3.RateLimitDescriptor, keyed bool, shared uint64) str
 		case keyed:
 			b.WriteString(strconv.Quote(e.GetKey()))
 			b.WriteString(strconv.Quote(e.GetValue()))
-		case i < 64 && shared&(1<<i) != 0:
+		case shared&(1<<i) != 0: // 0 past bit 63
 			b.WriteByte('*')
 		default:
 			b.WriteString(strconv.Quote(e.GetValue()))
