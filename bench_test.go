@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/httprate"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
@@ -55,4 +56,10 @@ func BenchmarkMiddlewareRedisContextTimeouts(b *testing.B) {
 
 func BenchmarkMiddlewareMemstore(b *testing.B) {
 	benchMiddleware(b, mwtest.Limit(b, memstore.Must(), gcraRule(), nil))
+}
+
+// BenchmarkMiddlewareHTTPRate is httprate keyed by client IP over its
+// in-memory counter, the in-process peer of BenchmarkMiddlewareMemstore.
+func BenchmarkMiddlewareHTTPRate(b *testing.B) {
+	benchMiddleware(b, httprate.LimitBy(1_000_000, time.Second, httprate.KeyFunc(keyfunc.IP())))
 }

@@ -15,33 +15,34 @@ type RuleResult struct {
 	// Policy is the rule's quota and window, for headers.
 	Policy algorithms.Policy
 	algorithms.Result
-	// Blocked is true when the rule denied because the client is blocked
-	// (by Limiter.Block, or by the rule's Penalty after this denial).
-	Blocked bool
 	// Token is what the store needs to give this rule's consumption back
 	// (see Limiter.Settle); stores fill it, callers leave it alone.
 	Token store.Token
+	// Leased is how many units a leased check (store.Check.LeaseUnits) took
+	// beyond its cost; the store fills it.
+	Leased int
+	// Blocked is true when the rule denied because the client is blocked
+	// (by Limiter.Block, or by the rule's Penalty after this denial).
+	Blocked bool
 	// Undecided is true when the rule was not asked: another rule denied
 	// the stack first without the store (a leased rule's local denial, or
 	// the deny cache). It reports Allowed, and nothing it reports is a
 	// verdict on this request.
 	Undecided bool
-	// Leased is how many units a leased check (store.Check.LeaseUnits) took
-	// beyond its cost; the store fills it.
-	Leased int
 	// Shadow is true for a shadow rule's result (Rule.Shadow): Allowed is
 	// its own verdict, which the Decision's Allowed and RetryAfter leave
 	// out. Allowed false is a would-be refusal, with its RetryAfter; the
 	// rule then consumed nothing.
 	Shadow bool
+	// settled is set, atomically, in a decision's first result once Settle
+	// (also Wait's, at 0) has claimed the decision: copies of a Decision
+	// share its Results, so a decision is settled once. (The flags sit
+	// together: a result is allocated per rule decided.)
+	settled uint32
 	// lease is where a leased rule's units came from, for Settle.
 	lease *lease.Lease[store.Check]
 	// check is what was decided, for Settle.
 	check decided
-	// settled is set, atomically, in a decision's first result once Settle
-	// (also Wait's, at 0) has claimed the decision: copies of a Decision
-	// share its Results, so a decision is settled once.
-	settled uint32
 }
 
 // decided is what Settle needs of a decided check, beside its rule (whose

@@ -214,11 +214,11 @@ func parseHost(s string) (netip.Addr, bool) {
 		}
 		s = s[1:end]
 	} else if strings.Count(s, ":") == 1 {
-		host, port, _ := strings.Cut(s, ":")
-		if !validPort(":" + port) {
+		colon := strings.IndexByte(s, ':')
+		if !validPort(s[colon:]) {
 			return netip.Addr{}, false
 		}
-		s = host
+		s = s[:colon]
 	}
 	a, err := netip.ParseAddr(s)
 	if err != nil {
