@@ -83,11 +83,44 @@ func (r *HTTP) Forwarded() (forwarded, xForwardedFor, xRealIP []string) {
 // Key returns the client address, masked to the configured prefix length:
 // "192.0.2.7", or "2001:db8:1:2::/64".
 func (res *Resolver) Key(src Source) (string, error) {
+	peer := src.Peer()
+	if host, a, ok := plainIPv4(peer); ok && res.v4 == 32 && !res.isTrusted(a) {
+		return host, nil // what mask returns for this peer, read without netip
+	}
 	a, err := res.Addr(src)
 	if err != nil {
 		return "", err
 	}
-	return res.mask(a, src.Peer()), nil
+	return res.mask(a, peer), nil
+}
+
+// plainIPv4 reads the commonest peer, an IPv4 address as a.String() writes
+// it (four decimal fields, 0 to 255, without leading zeros), alone or with
+// a port of 1 to 5 digits. It returns its host part and the address, or
+// false for any other form, which parseHost reads.
+func plainIPv4(peer string) (host string, a netip.Addr, ok bool) {
+	var b [4]byte
+	i := 0
+	for f := range b {
+		if f > 0 {
+			if i == len(peer) || peer[i] != '.' {
+				return "", a, false
+			}
+			i++
+		}
+		start, v := i, 0
+		for ; i < len(peer) && i-start < 3 && '0' <= peer[i] && peer[i] <= '9'; i++ {
+			v = v*10 + int(peer[i]-'0')
+		}
+		if i == start || v > 255 || (i-start > 1 && peer[start] == '0') {
+			return "", a, false
+		}
+		b[f] = byte(v)
+	}
+	if i < len(peer) && !validPort(peer[i:]) {
+		return "", a, false
+	}
+	return peer[:i], netip.AddrFrom4(b), true
 }
 
 // KeyOf is the key of a client at addr ("2001:db8::1", "192.0.2.7:1234"

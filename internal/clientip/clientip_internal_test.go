@@ -1,0 +1,90 @@
+package clientip
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// peer is a Source with a peer and no forwarding fields.
+type peer string
+
+func (p peer) Peer() string                       { return string(p) }
+func (peer) Forwarded() (fwd, xff, xrip []string) { return nil, nil, nil }
+
+// slowKey is Key without plainIPv4: the address as parseHost reads it,
+// masked.
+func slowKey(res *Resolver, src Source) (string, error) {
+	a, err := res.Addr(src)
+	if err != nil {
+		return "", err
+	}
+	return res.mask(a, src.Peer()), nil
+}
+
+// checkKey fails when Key and slowKey disagree on p.
+func checkKey(t *testing.T, res *Resolver, p string) {
+	t.Helper()
+	got, gotErr := res.Key(peer(p))
+	want, wantErr := slowKey(res, peer(p))
+	if got != want || (gotErr == nil) != (wantErr == nil) {
+		t.Fatalf("Key(%q) = %q, %v; without the IPv4 reading %q, %v", p, got, gotErr, want, wantErr)
+	}
+}
+
+var resolvers = func() []*Resolver {
+	var out []*Resolver
+	for _, c := range []struct {
+		trusted []string
+		v4      int
+	}{{nil, 0}, {nil, 24}, {[]string{"10.0.0.0/8"}, 0}, {[]string{"1.2.3.4"}, 0}} {
+		res, err := New(c.trusted, c.v4, 0)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, res)
+	}
+	return out
+}()
+
+// TestPlainIPv4MatchesParseHost: the fast reading of an IPv4 peer gives
+// the key, or the error, that parsing it gives, for hand-picked peers and
+// for random strings of the characters addresses are made of.
+func TestPlainIPv4MatchesParseHost(t *testing.T) {
+	picked := []string{
+		"1.2.3.4", "1.2.3.4:80", "10.0.0.1:65535", "10.0.0.1:99999", "10.0.0.1:123456", "0.0.0.0:1",
+		"255.255.255.255:1", "256.1.1.1:1", "01.2.3.4:1", "1.02.3.4", "1.2.3.04:5", "1.2.3.4:", "1.2.3.4:x",
+		"1.2.3", "1.2.3.4.5", "1.2.3.4567", "1..3.4", ".1.2.3.4", "1.2.3.4 :1", `"1.2.3.4"`, "[1.2.3.4]:80",
+		"::ffff:1.2.3.4", "[::ffff:1.2.3.4]:80", "1.2.3.4%eth0", "10.1.2.3:8:9", "", ":", "a.b.c.d:1",
+		"1.2.3.4:00080", "001.2.3.4", "1.2.3.255:0",
+	}
+	for p, want := range map[string]bool{"1.2.3.4:80": true, "255.255.255.255": true, "01.2.3.4": false, "1.2.3.4:": false} {
+		if _, _, ok := plainIPv4(p); ok != want {
+			t.Errorf("plainIPv4(%q) read it: %v, want %v", p, ok, want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "0123456789012345678901234567890.....::[]a\"% "
+	for range 200_000 {
+		b := make([]byte, rng.IntN(22))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		picked = append(picked, string(b))
+	}
+	for _, res := range resolvers {
+		for _, p := range picked {
+			checkKey(t, res, p)
+		}
+	}
+}
+
+func FuzzPlainIPv4(f *testing.F) {
+	for _, s := range []string{"1.2.3.4:80", "01.2.3.4", "256.0.0.1:1", "[::1]:2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		for _, res := range resolvers {
+			checkKey(t, res, p)
+		}
+	})
+}
