@@ -2,7 +2,6 @@ package rls
 
 import (
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -140,15 +139,11 @@ func identity(d *ratelimitv3.RateLimitDescriptor, keyed bool, shared uint64) str
 	return keyfunc.Hash(b.String())
 }
 
-// entries is d's entries' keys and values, in order, for Config.Match.
-func entries(d *ratelimitv3.RateLimitDescriptor) iter.Seq2[string, string] {
-	return func(yield func(string, string) bool) {
-		for _, e := range d.GetEntries() {
-			if !yield(e.GetKey(), e.GetValue()) {
-				return
-			}
-		}
-	}
+// entries is d's entries' keys and values, as Config.Match takes them:
+// their number and the i-th.
+func entries(d *ratelimitv3.RateLimitDescriptor) (int, func(int) (string, string)) {
+	es := d.GetEntries()
+	return len(es), func(i int) (string, string) { return es[i].GetKey(), es[i].GetValue() }
 }
 
 // replacedNames is the names the limits of ls replace; nil when none.
