@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -124,19 +123,20 @@ func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error
 // which no quoted value is: every value of the prefix is the same one
 // there (the rule names the prefix: one limit has one path of entries).
 func identity(d *ratelimitv3.RateLimitDescriptor, keyed bool, shared uint64) string {
-	var b strings.Builder
+	var buf [128]byte // the quoted values, on the stack when they fit
+	b := buf[:0]
 	for i, e := range d.GetEntries() {
 		switch {
 		case keyed:
-			b.WriteString(strconv.Quote(e.GetKey()))
-			b.WriteString(strconv.Quote(e.GetValue()))
+			b = strconv.AppendQuote(b, e.GetKey())
+			b = strconv.AppendQuote(b, e.GetValue())
 		case shared&(1<<i) != 0: // 0 past bit 63
-			b.WriteByte('*')
+			b = append(b, '*')
 		default:
-			b.WriteString(strconv.Quote(e.GetValue()))
+			b = strconv.AppendQuote(b, e.GetValue())
 		}
 	}
-	return keyfunc.Hash(b.String())
+	return keyfunc.Hash(string(b))
 }
 
 // entries is d's entries' keys and values, as Config.Match takes them:
