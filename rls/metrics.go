@@ -59,6 +59,9 @@ type Metrics struct {
 	hits, within, near, over, shadow *prometheus.CounterVec
 	failures, reloads                *prometheus.CounterVec
 	duration                         *prometheus.HistogramVec
+	// The series a decision counts in, by rule and by outcome.
+	hitsOf, withinOf, nearOf, overOf, shadowOf *series[prometheus.Counter]
+	durationOf                                 *series[prometheus.Observer]
 }
 
 // The causes failures_total counts beside limiter.CauseOf's.
@@ -86,6 +89,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "ratelimit", Subsystem: "rls", Name: "decision_duration_seconds",
 			Help: "Time the limiter took to decide a request, by outcome.", Buckets: prometheus.ExponentialBuckets(50e-6, 2, 13)}, []string{"outcome"}),
 	}
+	m.hitsOf, m.withinOf, m.nearOf = newSeries(m.hits.WithLabelValues), newSeries(m.within.WithLabelValues), newSeries(m.near.WithLabelValues)
+	m.overOf, m.shadowOf, m.durationOf = newSeries(m.over.WithLabelValues), newSeries(m.shadow.WithLabelValues), newSeries(m.duration.WithLabelValues)
 	for _, c := range []prometheus.Collector{m.hits, m.within, m.near, m.over, m.shadow, m.failures, m.reloads, m.duration} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -124,12 +129,12 @@ func (m *Metrics) decided(p *plan, d limiter.Decision, err error, took time.Dura
 	outcome := "ok"
 	switch {
 	case err != nil && !d.Fallback:
-		m.duration.WithLabelValues("error").Observe(took.Seconds())
+		m.durationOf.of("error").Observe(took.Seconds())
 		return
 	case !d.Allowed:
 		outcome = "over_limit"
 	}
-	m.duration.WithLabelValues(outcome).Observe(took.Seconds())
+	m.durationOf.of(outcome).Observe(took.Seconds())
 	for i := range p.checks {
 		m.count(p.checks[i].Rule, p.checks[i].Cost, &d.Results[i], d.Allowed)
 	}
@@ -138,7 +143,7 @@ func (m *Metrics) decided(p *plan, d limiter.Decision, err error, took time.Dura
 // count records hits of rule, decided as r in a decision that consumed
 // when allowed is true (else nothing was consumed).
 func (m *Metrics) count(rule string, hits int, r *limiter.RuleResult, allowed bool) {
-	m.hits.WithLabelValues(rule).Add(float64(hits))
+	m.hitsOf.of(rule).Add(float64(hits))
 	if r.Undecided {
 		return // not asked: no verdict
 	}
@@ -150,18 +155,18 @@ func (m *Metrics) count(rule string, hits int, r *limiter.RuleResult, allowed bo
 	}
 	after := before + int64(hits)
 	if r.Allowed {
-		m.within.WithLabelValues(rule).Add(float64(hits))
+		m.withinOf.of(rule).Add(float64(hits))
 		if after > nearAt {
-			m.near.WithLabelValues(rule).Add(float64(after - max(before, nearAt)))
+			m.nearOf.of(rule).Add(float64(after - max(before, nearAt)))
 		}
 		return
 	}
-	m.over.WithLabelValues(rule).Add(float64(max(after-max(before, quota), 0)))
+	m.overOf.of(rule).Add(float64(max(after-max(before, quota), 0)))
 	if before < quota {
-		m.near.WithLabelValues(rule).Add(float64(quota - max(before, nearAt)))
+		m.nearOf.of(rule).Add(float64(quota - max(before, nearAt)))
 	}
 	if r.Shadow {
-		m.shadow.WithLabelValues(rule).Add(float64(hits))
+		m.shadowOf.of(rule).Add(float64(hits))
 	}
 }
 

@@ -2,11 +2,9 @@ package rls
 
 import (
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -24,6 +22,42 @@ type plan struct {
 	limits []*envoy.Limit
 	check  []int // per descriptor; -1: no check
 	checks []limiter.Check
+	index  map[checkKey]int // p.checks by rule and identity, once many (see checkOf)
+	// own backs the slices of a request of up to smallPlan descriptors,
+	// so that its plan is one allocation.
+	own struct {
+		limits [smallPlan]*envoy.Limit
+		check  [smallPlan]int
+		checks [smallPlan]limiter.Check
+	}
+}
+
+// smallPlan is the most descriptors a plan holds without allocating its
+// slices apart (Envoy's requests carry a few).
+const smallPlan = 4
+
+// newPlanOf is the plan of n descriptors, none matched yet: no limit, no
+// check.
+func newPlanOf(n int) *plan {
+	p := &plan{}
+	if n <= smallPlan {
+		p.limits, p.check, p.checks = p.own.limits[:n], p.own.check[:n], p.own.checks[:0]
+	} else {
+		p.limits, p.check, p.checks = make([]*envoy.Limit, n), make([]int, n), make([]limiter.Check, 0, n)
+	}
+	for i := range p.check {
+		p.check[i] = -1
+	}
+	return p
+}
+
+// matched is what newPlan keeps of a descriptor until it builds the
+// checks.
+type matched struct {
+	id         string
+	plan       algorithms.Algorithm
+	hits       int
+	overridden bool
 }
 
 // maxHits bounds a descriptor's hits: no limit is larger.
@@ -36,14 +70,13 @@ const maxHits = math.MaxUint32
 // replaces nor is replaced, as in the reference.
 func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error) {
 	n := len(req.GetDescriptors())
-	p := &plan{limits: make([]*envoy.Limit, n), check: make([]int, n)}
-	hits := make([]int, n)
-	plans := make([]algorithms.Algorithm, n)
-	overridden := make([]bool, n)
-	ids := make([]string, n)
-	var configured []*envoy.Limit // the matched limits no override replaced
+	p := newPlanOf(n)
+	var small [smallPlan]matched // m of a few descriptors, on the stack
+	m := small[:min(n, smallPlan)]
+	if n > smallPlan {
+		m = make([]matched, n)
+	}
 	for i, d := range req.GetDescriptors() {
-		p.check[i] = -1
 		if d.GetIsNegativeHits() {
 			return nil, fmt.Errorf("ratelimit: descriptor %d: is_negative_hits is refused: units can be given back exactly only against the decision that took them, and an RLS call names none, so a give-back could return more than was taken", i)
 		}
@@ -54,7 +87,7 @@ func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error
 		if h > maxHits {
 			return nil, fmt.Errorf("ratelimit: descriptor %d: hits_addend %d is above %d", i, h, uint64(maxHits))
 		}
-		hits[i] = int(h)
+		m[i].hits = int(h)
 		if c == nil {
 			continue
 		}
@@ -67,49 +100,38 @@ func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error
 		}
 		if l.Unlimited {
 			p.limits[i] = l
-			configured = append(configured, l)
 			continue
 		}
-		ids[i], plans[i] = id, planned
+		m[i].id, m[i].plan = id, planned
 		if o := d.GetLimit(); o != nil {
 			var over algorithms.Algorithm
 			if l, over, err = ov.apply(l, i, o); err != nil {
 				return nil, err
 			}
 			if over != nil { // nil: the override is l's own limit
-				plans[i] = over
+				m[i].plan = over
 			}
-			overridden[i] = true
-		} else {
-			configured = append(configured, l)
+			m[i].overridden = true
 		}
 		p.limits[i] = l
 	}
-	replaced := replacedNames(configured)
-	var seen map[limiter.Check]int // by rule and identity alone
+	replaced := replacedNames(p.limits, m)
 	for i, l := range p.limits {
 		if l == nil || l.Unlimited {
 			continue
 		}
-		if l.Name != "" && replaced[l.Name] && !overridden[i] {
+		if l.Name != "" && replaced[l.Name] && !m[i].overridden {
 			p.limits[i] = nil
 			continue
 		}
-		k := limiter.Check{Rule: l.Rule, Identity: ids[i]}
-		j, ok := seen[k]
+		j := p.checkOf(l.Rule, m[i].id)
 		switch {
-		case !ok:
-			if seen == nil {
-				seen = map[limiter.Check]int{}
-			}
-			j = len(p.checks)
-			seen[k] = j
-			k.Plan = plans[i]
-			p.checks = append(p.checks, k)
-		case p.checks[j].Plan != plans[i]:
+		case j < 0:
+			j = p.addCheck(limiter.Check{Rule: l.Rule, Identity: m[i].id, Plan: m[i].plan})
+		case p.checks[j].Plan != m[i].plan:
 			return nil, fmt.Errorf("ratelimit: descriptor %d: the same limit and values as descriptor %d under another limit override", i, slices.Index(p.check, j))
 		}
-		p.checks[j].Cost += hits[i]
+		p.checks[j].Cost += m[i].hits
 		p.check[i] = j
 	}
 	return p, nil
@@ -125,42 +147,44 @@ func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error
 // which no quoted value is: every value of the prefix is the same one
 // there (the rule names the prefix: one limit has one path of entries).
 func identity(d *ratelimitv3.RateLimitDescriptor, keyed bool, shared uint64) string {
-	var b strings.Builder
+	var buf [128]byte // the quoted values, on the stack when they fit
+	b := buf[:0]
 	for i, e := range d.GetEntries() {
 		switch {
 		case keyed:
-			b.WriteString(strconv.Quote(e.GetKey()))
-			b.WriteString(strconv.Quote(e.GetValue()))
+			b = strconv.AppendQuote(b, e.GetKey())
+			b = strconv.AppendQuote(b, e.GetValue())
 		case shared&(1<<i) != 0: // 0 past bit 63
-			b.WriteByte('*')
+			b = append(b, '*')
 		default:
-			b.WriteString(strconv.Quote(e.GetValue()))
+			b = strconv.AppendQuote(b, e.GetValue())
 		}
 	}
-	return keyfunc.Hash(b.String())
+	return keyfunc.Hash(string(b))
 }
 
-// entries is d's entries' keys and values, in order, for Config.Match.
-func entries(d *ratelimitv3.RateLimitDescriptor) iter.Seq2[string, string] {
-	return func(yield func(string, string) bool) {
-		for _, e := range d.GetEntries() {
-			if !yield(e.GetKey(), e.GetValue()) {
-				return
-			}
+// entries is d's entries' keys and values, as Config.Match takes them:
+// their number and the i-th.
+func entries(d *ratelimitv3.RateLimitDescriptor) (int, func(int) (string, string)) {
+	es := d.GetEntries()
+	return len(es), func(i int) (string, string) { return es[i].GetKey(), es[i].GetValue() }
+}
+
+// replacedNames is the names the limits of ls (per descriptor; nil:
+// none) replace, those under a limit override (per m) aside; nil when
+// none.
+func replacedNames(ls []*envoy.Limit, m []matched) map[string]bool {
+	var r map[string]bool
+	for i, l := range ls {
+		if l == nil || m[i].overridden {
+			continue
 		}
-	}
-}
-
-// replacedNames is the names the limits of ls replace; nil when none.
-func replacedNames(ls []*envoy.Limit) map[string]bool {
-	var m map[string]bool
-	for _, l := range ls {
 		for _, name := range l.Replaces {
-			if m == nil {
-				m = map[string]bool{}
+			if r == nil {
+				r = map[string]bool{}
 			}
-			m[name] = true
+			r[name] = true
 		}
 	}
-	return m
+	return r
 }

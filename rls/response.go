@@ -1,12 +1,9 @@
 package rls
 
 import (
-	"strings"
 	"time"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
-	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
@@ -28,17 +25,17 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 	if at.IsZero() {
 		at = time.Now()
 	}
-	res.Statuses = make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(p.limits))
+	var parts []statusParts
+	res.Statuses, parts = newStatuses(len(p.limits))
 	for i, l := range p.limits {
-		st := &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK}
-		res.Statuses[i] = st
+		st := res.Statuses[i]
 		if l == nil || l.Unlimited {
 			continue
 		}
-		st.CurrentLimit = current(l)
+		st.CurrentLimit = parts[i].current(l)
 		r := &d.Results[p.check[i]]
 		if reset, ok := untilReset(l, at, r); ok {
-			st.DurationUntilReset = durationpb.New(reset)
+			st.DurationUntilReset = parts[i].until(reset)
 		}
 		switch {
 		case r.Undecided: // another limit refused first: nothing to report
@@ -59,24 +56,14 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 // undecided is the fail-open answer: OK, each descriptor with its limit.
 func (p *plan) undecided() *rlsv3.RateLimitResponse {
 	res := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}
-	res.Statuses = make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(p.limits))
+	var parts []statusParts
+	res.Statuses, parts = newStatuses(len(p.limits))
 	for i, l := range p.limits {
-		res.Statuses[i] = &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK}
 		if l != nil && !l.Unlimited {
-			res.Statuses[i].CurrentLimit = current(l)
+			res.Statuses[i].CurrentLimit = parts[i].current(l)
 		}
 	}
 	return res
-}
-
-// current is l as a response's current_limit.
-func current(l *envoy.Limit) *rlsv3.RateLimitResponse_RateLimit {
-	u := rlsv3.RateLimitResponse_RateLimit_Unit(rlsv3.RateLimitResponse_RateLimit_Unit_value[strings.ToUpper(l.Unit)])
-	c := &rlsv3.RateLimitResponse_RateLimit{Name: l.Name, RequestsPerUnit: uint32(l.PerUnit), Unit: u}
-	if l.Multiplier > 1 {
-		c.UnitMultiplier = wrapperspb.UInt32(l.Multiplier)
-	}
-	return c
 }
 
 // untilReset is a descriptor's duration_until_reset, for its limit l and

@@ -9,15 +9,10 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
 )
 
-// entries is a descriptor's keys and values, in order.
-func entries(kv ...string) func(func(string, string) bool) {
-	return func(yield func(string, string) bool) {
-		for i := 0; i+1 < len(kv); i += 2 {
-			if !yield(kv[i], kv[i+1]) {
-				return
-			}
-		}
-	}
+// entries is a descriptor's keys and values, in order, as Match takes
+// them: their number and the i-th.
+func entries(kv ...string) (int, func(int) (string, string)) {
+	return len(kv) / 2, func(i int) (string, string) { return kv[2*i], kv[2*i+1] }
 }
 
 // TestMatch: at each level an entry of the same key and value wins, then

@@ -1,0 +1,59 @@
+package rls
+
+import (
+	"strings"
+	"time"
+
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
+)
+
+// statusParts are a descriptor's status and the messages it may point
+// to, allocated together.
+type statusParts struct {
+	status rlsv3.RateLimitResponse_DescriptorStatus
+	limit  rlsv3.RateLimitResponse_RateLimit
+	reset  durationpb.Duration
+}
+
+// newStatuses is n descriptor statuses, each OK and nothing more, and the
+// parts behind them: one allocation for the n, not one per message.
+func newStatuses(n int) ([]*rlsv3.RateLimitResponse_DescriptorStatus, []statusParts) {
+	parts := make([]statusParts, n)
+	statuses := make([]*rlsv3.RateLimitResponse_DescriptorStatus, n)
+	for i := range parts {
+		parts[i].status.Code = rlsv3.RateLimitResponse_OK
+		statuses[i] = &parts[i].status
+	}
+	return statuses, parts
+}
+
+// current is l as a response's current_limit, in s.
+func (s *statusParts) current(l *envoy.Limit) *rlsv3.RateLimitResponse_RateLimit {
+	c := &s.limit
+	c.Name, c.RequestsPerUnit, c.Unit = l.Name, uint32(l.PerUnit), unitCodes[l.Unit]
+	if l.Multiplier > 1 {
+		c.UnitMultiplier = wrapperspb.UInt32(l.Multiplier)
+	}
+	return c
+}
+
+// until is d as a response's duration_until_reset, in s (as
+// durationpb.New makes it).
+func (s *statusParts) until(d time.Duration) *durationpb.Duration {
+	s.reset.Seconds, s.reset.Nanos = int64(d/time.Second), int32(d%time.Second)
+	return &s.reset
+}
+
+// unitCodes are a response's units by the names of envoy.Limit.Unit (the
+// enum's, in lower case); "", no unit, is absent: UNKNOWN.
+var unitCodes = func() map[string]rlsv3.RateLimitResponse_RateLimit_Unit {
+	m := map[string]rlsv3.RateLimitResponse_RateLimit_Unit{}
+	for name, v := range rlsv3.RateLimitResponse_RateLimit_Unit_value {
+		m[strings.ToLower(name)] = rlsv3.RateLimitResponse_RateLimit_Unit(v)
+	}
+	return m
+}()
