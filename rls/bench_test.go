@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/rls"
@@ -51,23 +50,11 @@ func benchRequests() []*rlsv3.RateLimitRequest {
 // benchServer is a Server on benchConfig over st, with metrics, as the
 // command serves it.
 func benchServer(b *testing.B, st store.Store) *rls.Server {
-	c, err := rls.Parse("bench.yaml", []byte(benchConfig))
-	if err != nil {
-		b.Fatal(err)
-	}
-	lim, err := limiter.New(st, rls.Limits(c))
-	if err != nil {
-		b.Fatal(err)
-	}
 	m, err := rls.NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := rls.NewServer(lim, []*rls.Config{c}, rls.Options{Metrics: m})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return srv
+	return newServer(b, st, benchConfig, rls.Options{Metrics: m})
 }
 
 // BenchmarkShouldRateLimit is one call of ShouldRateLimit on rlsbench's

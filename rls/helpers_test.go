@@ -16,6 +16,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/rls"
 	"github.com/seed-bff0c9e1/ratelimit/rls/internal/rlstest"
 	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // backend is a Redis the tests run on; mini is set for miniredis, whose
@@ -72,23 +73,30 @@ const storeTimeout = 5 * time.Second
 // returns a client of it.
 func serve(t *testing.T, b backend, src string, opts rls.Options) rlsv3.RateLimitServiceClient {
 	t.Helper()
-	c, err := rls.Parse("test.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
 	s, err := redisstore.New(b.rdb, redisstore.WithTimeout(storeTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim, err := limiter.New(s, rls.Limits(c), limiter.WithDenyCache(0, 0))
+	return dial(t, newServer(t, s, src, opts, limiter.WithDenyCache(0, 0)))
+}
+
+// newServer parses src and returns a Server of it on st, its limiter
+// built with limOpts.
+func newServer(tb testing.TB, st store.Store, src string, opts rls.Options, limOpts ...limiter.Option) *rls.Server {
+	tb.Helper()
+	c, err := rls.Parse("test.yaml", []byte(src))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
+	}
+	lim, err := limiter.New(st, rls.Limits(c), limOpts...)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	srv, err := rls.NewServer(lim, []*rls.Config{c}, opts)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	return dial(t, srv)
+	return srv
 }
 
 // dial serves srv on a loopback listener and returns a client of it.
