@@ -334,7 +334,7 @@ func (s *memStore) maxPerShard() int { return max(1, s.maxKeys/len(s.shards)) }
 
 // Every sampleEvery-th put of a shard examines sampled entries for expiry,
 // like Redis's active expiry: a shard that stops growing still sheds its
-// expired entries (half an entry examined per put on average), and the other
+// expired entries (2 entries examined per put on average), and the other
 // puts pay nothing for it (starting a map iteration at random costs about
 // as much as the rest of the put).
 // Sampling and sweeps drop the entries expired for sampleGrace (µs) at
@@ -342,7 +342,7 @@ func (s *memStore) maxPerShard() int { return max(1, s.maxKeys/len(s.shards)) }
 // in place, instead of the map deleting and inserting it again (which
 // costs more than the rest of a decision).
 const (
-	sampleEvery = 16
+	sampleEvery = 4
 	sampled     = 8
 	sampleGrace = int64(time.Second / time.Microsecond)
 )
