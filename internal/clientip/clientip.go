@@ -85,8 +85,14 @@ func (r *HTTP) Forwarded() (forwarded, xForwardedFor, xRealIP []string) {
 func (res *Resolver) Key(src Source) (string, error) {
 	peer := src.Peer()
 	if host, a, ok := plainIPv4(peer); ok && res.v4 == 32 && !res.isTrusted(a) {
-		return host, nil // what mask returns for this peer, read without netip
+		return host, nil // what parsedKey returns for this peer, read without netip
 	}
+	return res.parsedKey(src, peer)
+}
+
+// parsedKey is Key for any peer: the address Addr finds, masked. peer is
+// src's.
+func (res *Resolver) parsedKey(src Source, peer string) (string, error) {
 	a, err := res.Addr(src)
 	if err != nil {
 		return "", err

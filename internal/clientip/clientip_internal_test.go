@@ -11,21 +11,12 @@ type peer string
 func (p peer) Peer() string                       { return string(p) }
 func (peer) Forwarded() (fwd, xff, xrip []string) { return nil, nil, nil }
 
-// slowKey is Key without plainIPv4: the address as parseHost reads it,
-// masked.
-func slowKey(res *Resolver, src Source) (string, error) {
-	a, err := res.Addr(src)
-	if err != nil {
-		return "", err
-	}
-	return res.mask(a, src.Peer()), nil
-}
-
-// checkKey fails when Key and slowKey disagree on p.
+// checkKey fails when Key and parsedKey (Key without plainIPv4) disagree
+// on p.
 func checkKey(t *testing.T, res *Resolver, p string) {
 	t.Helper()
 	got, gotErr := res.Key(peer(p))
-	want, wantErr := slowKey(res, peer(p))
+	want, wantErr := res.parsedKey(peer(p), p)
 	if got != want || (gotErr == nil) != (wantErr == nil) {
 		t.Fatalf("Key(%q) = %q, %v; without the IPv4 reading %q, %v", p, got, gotErr, want, wantErr)
 	}
