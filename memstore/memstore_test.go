@@ -98,8 +98,13 @@ func TestMemoryIsBounded(t *testing.T) {
 			t.Fatal(d, err)
 		}
 	}
-	if n := memstore.Len(store); n > 300 {
-		t.Errorf("%d entries held after expiry and a sweep, want only the few live ones plus slack", n)
+	// What stays: the late identities written within the last expiry grace
+	// (a second) or since sampled, up to 200, and the first entries of the
+	// shards that took few of the late writes (sampling is random). Over
+	// 400 runs this held 171 to 312 entries, half of them at most 220;
+	// without the sampling it would hold the cap's 1,000.
+	if n := memstore.Len(store); n > 400 {
+		t.Errorf("%d entries held after expiry and a sweep, want the late ones and few of the first", n)
 	}
 }
 
