@@ -180,3 +180,42 @@ func TestLimitOverrideCap(t *testing.T) {
 }
 
 func ds(d ...*ratelimitv3.RateLimitDescriptor) []*ratelimitv3.RateLimitDescriptor { return d }
+
+// TestOverrideOfNeverRefusingLimit: as the reference, an override is
+// enforced on a descriptor whose limit never refuses (shadow_mode,
+// quota_mode), and it counts each value of a share_threshold prefix
+// apart.
+func TestOverrideOfNeverRefusingLimit(t *testing.T) {
+	const config = `
+domain: edge
+descriptors:
+  - key: shadowed
+    shadow_mode: true
+    rate_limit: {unit: hour, requests_per_unit: 1, name: sh}
+  - key: quota
+    quota_mode: true
+    rate_limit: {unit: hour, requests_per_unit: 1}
+  - key: shared
+    value: files/*
+    share_threshold: true
+    rate_limit: {unit: hour, requests_per_unit: 2}
+`
+	eachBackend(t, func(t *testing.T, b backend) {
+		c := serve(t, b, config, rls.Options{})
+		for _, key := range []string{"shadowed", "quota"} {
+			once := func() *ratelimitv3.RateLimitDescriptor {
+				return limited(desc(key, "v"), 1, typev3.RateLimitUnit_HOUR, 0)
+			}
+			same(t, key+": the override's one", summary(ask(t, c, once())), []any{ok, ok, uint32(0)})
+			res := ask(t, c, once())
+			same(t, key+": the override refuses", summary(res), []any{over, over, uint32(0)})
+			wantLimit(t, key, res.Statuses[0], "", 1, rlsv3.RateLimitResponse_RateLimit_HOUR, 0)
+		}
+
+		// Without an override the prefix pools its values: a and b spend
+		// its 2. Under one, c counts on its own.
+		same(t, "files/a", summary(ask(t, c, desc("shared", "files/a"))), []any{ok, ok, uint32(1)})
+		same(t, "files/b", summary(ask(t, c, desc("shared", "files/b"))), []any{ok, ok, uint32(0)})
+		same(t, "files/c under an override", summary(ask(t, c, limited(desc("shared", "files/c"), 2, typev3.RateLimitUnit_HOUR, 0))), []any{ok, ok, uint32(1)})
+	})
+}

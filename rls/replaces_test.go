@@ -1,6 +1,7 @@
 package rls_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/seed-bff0c9e1/ratelimit/rls"
@@ -34,7 +35,7 @@ func TestReplaces(t *testing.T) {
 	}
 	same(t, "vip spent", summary(ask(t, c, desc("user", "u"), desc("vip", "v"))), []any{over, ok, uint32(0), over, uint32(0)})
 	res := ask(t, c, desc("free", "f"), desc("user", "u"))
-	same(t, "replaced by an unlimited limit", summary(res), []any{ok, ok, uint32(0), ok, uint32(0)})
+	same(t, "replaced by an unlimited limit", summary(res), []any{ok, ok, uint32(math.MaxUint32), ok, uint32(0)})
 	if res.Statuses[1].CurrentLimit != nil {
 		t.Errorf("the replaced descriptor reports a limit: %v", res.Statuses[1])
 	}

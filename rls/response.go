@@ -1,6 +1,7 @@
 package rls
 
 import (
+	"math"
 	"time"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -13,7 +14,8 @@ import (
 // response is the answer for decision d of p's checks: OVER_LIMIT
 // overall when a limit refused (OK in shadow or quota mode), and per
 // descriptor its code (OK over a quota_mode limit, or in quota mode), limit, remaining units and the
-// time to its window's end; on OVER_LIMIT the rules that refused (see
+// time to its window's end (an unlimited limit: OK, 2^32-1 remaining, as
+// the reference answers it); on OVER_LIMIT the rules that refused (see
 // RefusedKey), and the quota_mode rules exceeded (QuotaExceededKey);
 // with the headers o asks for.
 func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse {
@@ -29,7 +31,11 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 	res.Statuses, parts = newStatuses(len(p.limits))
 	for i, l := range p.limits {
 		st := res.Statuses[i]
-		if l == nil || l.Unlimited {
+		if l == nil {
+			continue
+		}
+		if l.Unlimited {
+			st.LimitRemaining = math.MaxUint32 // as the reference reports it
 			continue
 		}
 		st.CurrentLimit = parts[i].current(l)
@@ -59,7 +65,11 @@ func (p *plan) undecided() *rlsv3.RateLimitResponse {
 	var parts []statusParts
 	res.Statuses, parts = newStatuses(len(p.limits))
 	for i, l := range p.limits {
-		if l != nil && !l.Unlimited {
+		switch {
+		case l == nil:
+		case l.Unlimited:
+			res.Statuses[i].LimitRemaining = math.MaxUint32
+		default:
 			res.Statuses[i].CurrentLimit = parts[i].current(l)
 		}
 	}

@@ -51,14 +51,19 @@ type configDomain struct{ c *Config }
 
 // limitOf is the limit d reaches in c (see Config.Match), counted by the
 // identity of all of d's values, those that reached a prefix with
-// share_threshold as that prefix; under a limit override, when that is
-// none or an unlimited one, c's override limit (Config.Override), counted
-// by d's keys and values, as the reference limits it.
+// share_threshold as that prefix. Under a limit override, as the
+// reference limits it, each value counts apart (share_threshold aside),
+// and when the limit reached is none, an unlimited one, or one that never
+// refuses (shadow_mode, quota_mode), the override is enforced on c's
+// override limit (Config.Override), counted by d's keys and values.
 func (c configDomain) limitOf(d *ratelimitv3.RateLimitDescriptor) (*envoy.Limit, string, algorithms.Algorithm, error) {
 	l, shared := c.c.Match(entries(d))
 	keyed := false
-	if d.GetLimit() != nil && (l == nil || l.Unlimited) {
-		l, shared, keyed = c.c.Override(), 0, true
+	if d.GetLimit() != nil {
+		shared = 0
+		if l == nil || l.Unlimited || l.Shadow || l.Quota {
+			l, keyed = c.c.Override(), true
+		}
 	}
 	if l == nil || l.Unlimited {
 		return l, "", nil, nil

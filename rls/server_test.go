@@ -3,6 +3,7 @@ package rls_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +97,7 @@ func TestDescriptorFields(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		c := serve(t, b, serverConfig, rls.Options{})
 		res := ask(t, c, desc("remote_address", "10.0.0.1"), desc("tenant", "t1", "path", "/api/users"), desc("tenant", "t1", "path", "/health"), desc("unknown", "x"))
-		same(t, "first", summary(res), []any{ok, ok, uint32(2), ok, uint32(1), ok, uint32(0), ok, uint32(0)})
+		same(t, "first", summary(res), []any{ok, ok, uint32(2), ok, uint32(1), ok, uint32(math.MaxUint32), ok, uint32(0)}) // unlimited: 2^32-1 left, as the reference says
 		ip := res.Statuses[0]
 		if l := ip.CurrentLimit; l.GetName() != "per-ip" || l.GetRequestsPerUnit() != 3 || l.GetUnit() != rlsv3.RateLimitResponse_RateLimit_DAY {
 			t.Errorf("current_limit %v, want per-ip, 3 per DAY", l)
