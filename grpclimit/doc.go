@@ -85,7 +85,9 @@
 // metadata, or, with WithFailClosed, is refused with codes.Unavailable
 // and a RetryInfo of 1 s. A status never carries an error's text: the
 // error goes to the error handler (WithErrorHandler) and the hook. A
-// client that cancels while its call is decided gets codes.Canceled.
+// client that cancels while its call is decided gets codes.Canceled, and
+// one whose deadline passes meanwhile codes.DeadlineExceeded: neither is a
+// failure of Redis, and neither goes to the error handler.
 //
 // # Streams
 //

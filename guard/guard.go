@@ -73,6 +73,9 @@ func New[R any](lim *limiter.Limiter, rules []Rule[R], c Config[R]) (*Guard[R], 
 		if err := rules[i].validate(); err != nil {
 			return nil, err
 		}
+		if _, dup := have[rules[i].Name]; dup {
+			return nil, fmt.Errorf("%w: rule %q: two rules of that name", ratelimit.ErrConfig, rules[i].Name)
+		}
 		have[rules[i].Name] = nil
 	}
 	given := lim.Rules()
@@ -189,9 +192,9 @@ func (g *Guard[R]) undecided(ctx context.Context, req R, err error, checks []lim
 	case errors.Is(err, limiter.ErrCheck): // an invalid Plan
 		g.fail(ctx, req, err, e)
 		return Result{Outcome: Misconfigured, Err: err}
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		// The client went away while its request was decided: not a
-		// failure of the backend, and nobody to answer.
+	case gone(ctx, err):
+		// The client went away, or its deadline passed, while its request
+		// was decided: not a failure of the backend, and nobody to answer.
 		e.Err = ctx.Err()
 		g.report(ctx, req, e)
 		return Result{Outcome: Canceled, Err: ctx.Err()}
@@ -201,6 +204,13 @@ func (g *Guard[R]) undecided(ctx context.Context, req R, err error, checks []lim
 		return Result{Outcome: Failed, Err: err}
 	}
 	return Result{Outcome: Admitted, Err: err}
+}
+
+// gone reports whether err is the end of ctx, the request's: its client
+// cancelled it or its deadline passed. The store's own timeout is not: it
+// wraps limiter.ErrBackend and leaves ctx alive.
+func gone(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 // fail reports a failure to the error handler and the hook.

@@ -34,8 +34,8 @@ const (
 	// Plan, a route key where nothing sets routes). The operator's
 	// problem (500, Internal); the error handler has it.
 	Misconfigured
-	// Canceled: the client went away while the request was decided or
-	// queued; nobody reads the answer.
+	// Canceled: the client went away, or its context's deadline passed,
+	// while the request was decided or queued; nobody reads the answer.
 	Canceled
 )
 

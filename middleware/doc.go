@@ -69,9 +69,11 @@
 // store while Redis is away.
 //
 // A client that hangs up while its request is decided cancels the
-// decision; that is not a failure of Redis. The request is neither served
-// (whatever the policy: its client is gone; it is answered 503, which
-// nobody reads) nor logged, and the hook sees Event.Err context.Canceled,
+// decision, as does a request context's deadline that passes meanwhile
+// (http.TimeoutHandler's, say); that is not a failure of Redis. The
+// request is neither served (whatever the policy: its client is gone or
+// has given up; it is answered 503, which nobody reads) nor logged, and
+// the hook sees Event.Err context.Canceled or context.DeadlineExceeded,
 // which the metrics modules count as the outcome canceled, not as a
 // backend error.
 package middleware

@@ -226,18 +226,24 @@ func TestNewWithLimiterChecksTheRules(t *testing.T) {
 	blockable[0].Blockable = true
 	more := append(guard.Limits(rules), limiter.Rule{Name: "extra", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Second, Burst: 1}})
 	for _, tc := range []struct {
-		name string
-		lim  *limiter.Limiter
-		want string // "" for no error
+		name  string
+		lim   *limiter.Limiter
+		want  string            // "" for no error
+		rules []middleware.Rule // nil: rules
 	}{
-		{"its rules", newLimiter(guard.Limits(rules)), ""},
-		{"more rules", newLimiter(more), ""},
-		{"a rule missing", newLimiter(guard.Limits(rules[:1])), `rule "per-key": the limiter has no rule of that name`},
-		{"another algorithm", newLimiter(other), `rule "per-key": the limiter's rule of that name differs (limiter: {Name:per-key Algorithm:GCRA(2 per 1s`},
-		{"not blockable", newLimiter(blockable), `rule "per-ip": the limiter's rule of that name differs (limiter: {Name:per-ip Algorithm:FixedWindow(1 per 1m0s) Blockable:true`},
-		{"no limiter", nil, "nil limiter"},
+		{"its rules", newLimiter(guard.Limits(rules)), "", nil},
+		{"more rules", newLimiter(more), "", nil},
+		{"a rule missing", newLimiter(guard.Limits(rules[:1])), `rule "per-key": the limiter has no rule of that name`, nil},
+		{"another algorithm", newLimiter(other), `rule "per-key": the limiter's rule of that name differs (limiter: {Name:per-key Algorithm:GCRA(2 per 1s`, nil},
+		{"not blockable", newLimiter(blockable), `rule "per-ip": the limiter's rule of that name differs (limiter: {Name:per-ip Algorithm:FixedWindow(1 per 1m0s) Blockable:true`, nil},
+		{"no limiter", nil, "nil limiter", nil},
+		{"two rules of one name", newLimiter(guard.Limits(rules)), `rule "per-ip": two rules of that name`, append(slices.Clone(rules), perIP(1))},
 	} {
-		_, err := middleware.NewWithLimiter(tc.lim, rules)
+		given := tc.rules
+		if given == nil {
+			given = rules
+		}
+		_, err := middleware.NewWithLimiter(tc.lim, given)
 		if got := err != nil; got != (tc.want != "") || (err != nil && (!errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.want))) {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
