@@ -13,14 +13,25 @@ import (
 // decided is the Result of a decided request: it reports the decision,
 // holds a queued request until its turn, and keeps what Finish settles.
 // err is a backend failure the fallback store decided despite.
-func (g *Guard[R]) decided(ctx context.Context, req R, d limiter.Decision, err error, checks []limiter.Check, rules []int, start time.Time) Result {
+func (g *Guard[R]) decided(ctx context.Context, req R, d limiter.Decision, err error, checks []limiter.Check, rules []int, start time.Time) (res Result) {
 	shadow := !d.Allowed && g.cfg.ShadowMode
+	res = Result{Outcome: Refused, Decision: g.advertised(d, checks, rules), Shadow: shadow, Err: err}
+	if d.Allowed && g.settles(checks, rules) {
+		res.settle = &settlement{d: d, checks: slices.Clone(checks), rules: slices.Clone(rules)}
+		// A hook or a log that panics never hands res to the door: settle
+		// it here, so that its slots are not held until their TTL.
+		defer func() {
+			if p := recover(); p != nil {
+				g.Finish(ctx, req, &res, End{})
+				panic(p)
+			}
+		}()
+	}
 	if g.cfg.Hook != nil {
 		g.report(ctx, req, Event{Decision: d, KeyHashes: keyHashes(checks), Shadow: shadow, Err: err,
 			Rules: ruleNames(checks), Duration: since(start)})
 	}
 	g.logShadow(req, d)
-	res := Result{Outcome: Refused, Decision: g.advertised(d, checks, rules), Shadow: shadow, Err: err}
 	switch {
 	case d.Allowed && queued(d):
 		// A queue: hold the request until its turn; a client that leaves
@@ -35,9 +46,6 @@ func (g *Guard[R]) decided(ctx context.Context, req R, d limiter.Decision, err e
 		res.Outcome = Admitted
 	case d.Allowed || shadow:
 		res.Outcome = Admitted
-	}
-	if d.Allowed && g.settles(checks, rules) {
-		res.settle = &settlement{d: d, checks: slices.Clone(checks), rules: slices.Clone(rules)}
 	}
 	return res
 }

@@ -267,3 +267,31 @@ func TestConcurrencyRefusalRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// A hook that panics after a slot was taken (a label mismatch in a user's
+// metrics, say) does not keep the slot until its TTL: the decision is
+// settled before the panic goes on, and the next request finds the slot
+// free.
+func TestPanickingHookReleasesTheSlot(t *testing.T) {
+	rule := middleware.Rule{Rule: limiter.Rule{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Hour}}, Identity: keyfunc.Constant("all")}
+	boom := true
+	h := mwtest.New(t, memstore.Must(), []middleware.Rule{rule}, middleware.WithHook(func(guard.Event) {
+		if boom {
+			boom = false
+			panic("hook failed")
+		}
+	}))(ok)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the hook's panic did not reach the server")
+			}
+		}()
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	}()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	if w.Code != http.StatusOK {
+		t.Errorf("after the hook's panic: %d, want 200 (the only slot back)", w.Code)
+	}
+}
