@@ -228,12 +228,14 @@ func (m *meteredStream) RecvMsg(msg any) error {
 	ctx := m.Context()
 	c := newCall(ctx, m.method)
 	c.message = msg
-	res := m.s.messages.Decide(ctx, c) // settles nothing: no Settle, no slot
+	res := m.s.messages.Decide(ctx, c)
+	// A message holds nothing once decided: its rules have no Settle, and a
+	// slot one took (a Plan that chose a limit of calls in flight) goes
+	// back at once.
+	m.s.messages.Finish(ctx, c, &res, guard.End{})
 	return refused(ctx, &res)
 }
 
-// ietf writes the IETF draft's fields, which the ratelimit metadata
-// carries.
 // ietf writes the fields under their canonical HTTP names, which the
 // headers package takes as they are; rateLimitMetadata renames them as
 // gRPC's metadata keys are, in lower case.

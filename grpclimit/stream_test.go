@@ -159,3 +159,31 @@ func TestMessageCost(t *testing.T) {
 		t.Fatalf("4th message: %v, want ResourceExhausted with RetryInfo and QuotaFailure", err)
 	}
 }
+
+// A Plan that chooses a limit of calls in flight for a rule with a
+// message cost: each message's slot goes back once the message is
+// decided, so streams after the limit's number still go through.
+func TestMessageCostReleasesPlannedSlots(t *testing.T) {
+	slots := algorithms.Concurrency{Limit: 2, TTL: time.Hour}
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "messages", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}},
+		Identity: grpclimit.Constant("client"), Plan: func(*grpclimit.Call) algorithms.Algorithm { return slots },
+		Cost: func(*grpclimit.Call) int { return 0 }}}
+	cc, _ := serve(t, newServer(t, onMemstore(), rules,
+		grpclimit.WithMessageCost("messages", func(*grpclimit.Call, any) int { return 1 })), pipe)
+	for i := range 3 {
+		s, err := testpb.NewTestServiceClient(cc).FullDuplexCall(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(&testpb.StreamingOutputCallRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Recv(); err != nil {
+			t.Fatalf("stream %d: %v, want its message answered (no slot held by earlier messages)", i+1, err)
+		}
+		_ = s.CloseSend()
+		for err == nil {
+			_, err = s.Recv()
+		}
+	}
+}
