@@ -113,10 +113,13 @@ func FormValue(name string) KeyFunc {
 }
 
 // Constant returns the same identity for every request: a global limit.
+// An empty id is the server's misconfiguration, not a client's missing
+// identity: an error wrapping ratelimit.ErrConfig (500), as grpclimit's
+// Constant answers Internal.
 func Constant(id string) KeyFunc {
 	return func(*http.Request) (string, error) {
 		if id == "" {
-			return "", fmt.Errorf("%w: empty constant", ErrNoKey)
+			return "", fmt.Errorf("%w: empty constant identity", ratelimit.ErrConfig)
 		}
 		return id, nil
 	}

@@ -67,12 +67,20 @@ func TestMissingKeysAreErrors(t *testing.T) {
 		"header":   keyfunc.Header("X-API-Key"),
 		"context":  keyfunc.Context(userKey{}),
 		"form":     keyfunc.FormValue("username"),
-		"constant": keyfunc.Constant(""),
 		"join":     keyfunc.Join(keyfunc.IP(), keyfunc.Header("X-API-Key")),
 	} {
 		if got, err := fn(r); !errors.Is(err, keyfunc.ErrNoKey) || got != "" {
 			t.Errorf("%s: got %q, %v, want ErrNoKey", name, got, err)
 		}
+	}
+}
+
+// An empty constant is the server's misconfiguration, not the client's
+// missing identity: 500, as grpclimit.Constant("") is Internal.
+func TestEmptyConstantIsAConfigError(t *testing.T) {
+	got, err := keyfunc.Constant("")(request("203.0.113.9:1"))
+	if !errors.Is(err, ratelimit.ErrConfig) || errors.Is(err, keyfunc.ErrNoKey) || got != "" {
+		t.Errorf("got %q, %v, want ErrConfig and no ErrNoKey", got, err)
 	}
 }
 
