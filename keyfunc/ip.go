@@ -77,11 +77,17 @@ func IP() KeyFunc { return peer }
 // a client-sent X-Forwarded-For wins, and behind a proxy appending only
 // to X-Forwarded-For, a client-sent Forwarded wins.
 func ClientIP(cfg IPConfig) (KeyFunc, error) {
-	res, err := clientip.New(cfg.TrustedProxies, cfg.Header, cfg.IPv4PrefixLen, cfg.IPv6PrefixLen)
+	res, err := resolver(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return ipKey(res), nil
+}
+
+// resolver is the resolver cfg configures; invalid configuration is an
+// error wrapping ratelimit.ErrConfig.
+func resolver(cfg IPConfig) (*clientip.Resolver, error) {
+	return clientip.New(cfg.TrustedProxies, cfg.Header, cfg.IPv4PrefixLen, cfg.IPv6PrefixLen)
 }
 
 // ipKey is a KeyFunc on res whose failures wrap ErrNoKey.
@@ -106,7 +112,7 @@ type Source interface {
 // same address, read the same way, so that doors on one rule share its
 // counts.
 func ClientIPOf[R Source](cfg IPConfig) (func(R) (string, error), error) {
-	res, err := clientip.New(cfg.TrustedProxies, cfg.Header, cfg.IPv4PrefixLen, cfg.IPv6PrefixLen)
+	res, err := resolver(cfg)
 	if err != nil {
 		return nil, err
 	}
