@@ -39,7 +39,10 @@
 //
 // The file is trusted, as code is: it chooses every limit. Identities come
 // from requests, as in package keyfunc: "ip" believes forwarding headers
-// only from client_ip.trusted_proxies, and header identities are hashed. A
+// only from client_ip.trusted_proxies, and only the field client_ip.header
+// names (left unnamed, the proxies must strip the forwarding fields they
+// do not set, or a client chooses its address); header identities are
+// hashed. A
 // plan chosen by a header takes the header's raw value: a client can send
 // any value, so use a header that a proxy in front sets and strips from
 // clients (or a func the program registers, over what it authenticated).

@@ -96,3 +96,37 @@ stacks:
 		}
 	}
 }
+
+// TestClientIPHeaderOnly: behind nginx setting X-Real-IP, with
+// client_ip.header naming it, a client's own X-Forwarded-For neither
+// changes its identity nor claims an exempt address.
+func TestClientIPHeaderOnly(t *testing.T) {
+	limits, _ := load(t, memstore.Must(), `client_ip:
+  trusted_proxies: [10.0.0.0/8]
+  header: x-real-ip
+exempt: [192.0.2.0/24]
+rules:
+  - name: per-ip
+    key: ip
+    fixed_window: 1/1h anchored
+stacks:
+  - name: api
+    rules: [per-ip]
+    match: ["/"]
+`)
+	h := limits.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for i, tc := range []struct {
+		xff  string
+		want int
+	}{{"198.51.100.1", 200}, {"198.51.100.2", 429}, {"192.0.2.1", 429}} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = "10.0.0.5:1"
+		r.Header.Set("X-Real-IP", "203.0.113.9")
+		r.Header.Set("X-Forwarded-For", tc.xff)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.want {
+			t.Errorf("request %d, X-Forwarded-For %s: %d, want %d", i, tc.xff, w.Code, tc.want)
+		}
+	}
+}

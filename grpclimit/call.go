@@ -51,7 +51,8 @@ func (c *Call) Peer() string {
 }
 
 // Forwarded are the forwarding metadata a gateway sets (forwarded,
-// x-forwarded-for, x-real-ip), read by ClientIP only from trusted peers.
+// x-forwarded-for, x-real-ip), read by ClientIP only from trusted peers
+// (and only IPConfig.Header's when it names one).
 func (c *Call) Forwarded() (forwarded, xForwardedFor, xRealIP []string) {
 	return c.Metadata("forwarded"), c.Metadata("x-forwarded-for"), c.Metadata("x-real-ip")
 }

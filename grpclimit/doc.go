@@ -29,7 +29,9 @@
 // Peer keys by the TCP peer, as keyfunc.IP keys HTTP requests; ClientIP,
 // with a gateway's address among TrustedProxies, reads the forwarded,
 // x-forwarded-for or x-real-ip metadata such a gateway sets (grpc-gateway,
-// Envoy), from that peer only, as keyfunc.ClientIP reads the headers;
+// Envoy), from that peer only, as keyfunc.ClientIP reads the headers (name
+// the one the gateway sets in IPConfig.Header, or a client can choose its
+// identity with another it passes through);
 // Metadata("x-api-key") hashes a metadata value as keyfunc.Header hashes
 // a header (a binary "-bin" value from its bytes), so that one API key is
 // one identity on both doors; Method keys by the full method; Constant is

@@ -2,6 +2,7 @@ package grpclimit_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
@@ -47,6 +49,24 @@ func TestIdentities(t *testing.T) {
 		}
 		if !callWith(t, cc, "x-forwarded-for", "192.0.2.1") {
 			t.Fatal("a forwarded client's second call went through")
+		}
+	})
+	t.Run("gateway naming its field", func(t *testing.T) {
+		// The gateway sets x-real-ip and passes x-forwarded-for through:
+		// a client changing its x-forwarded-for is still one client.
+		named, err := grpclimit.ClientIP(keyfunc.IPConfig{TrustedProxies: []string{"127.0.0.1"}, Header: "X-Real-IP"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-ip", Algorithm: one}, Identity: named}}), tcp)
+		if callWith(t, cc, "x-real-ip", "192.0.2.1", "x-forwarded-for", "198.51.100.1") {
+			t.Fatal("a first call was refused")
+		}
+		if !callWith(t, cc, "x-real-ip", "192.0.2.1", "x-forwarded-for", "198.51.100.2") {
+			t.Fatal("a client chose a new identity with x-forwarded-for")
+		}
+		if _, err := grpclimit.ClientIP(keyfunc.IPConfig{Header: "x-client-ip"}); !errors.Is(err, ratelimit.ErrConfig) {
+			t.Fatalf("unknown Header: %v, want ErrConfig", err)
 		}
 	})
 	t.Run("peer", func(t *testing.T) {

@@ -26,6 +26,12 @@ func Peer() KeyFunc { return peerKey }
 // x-real-ip metadata a gateway sets (grpc-gateway, Envoy) are read only
 // when the peer is one of cfg.TrustedProxies. Invalid configuration is an
 // error wrapping ratelimit.ErrConfig.
+//
+// Trust model: name in cfg.Header the one field the gateway sets (say
+// "X-Forwarded-For"), and only that metadata is read. With cfg.Header
+// empty, the first present of forwarded, x-forwarded-for and x-real-ip
+// wins, so a client can choose its identity with a field the gateway
+// passes through unchanged, unless the gateway strips it.
 func ClientIP(cfg keyfunc.IPConfig) (KeyFunc, error) { return keyfunc.ClientIPOf[*Call](cfg) }
 
 // Metadata keys calls by the first value of a metadata key, hashed as

@@ -73,6 +73,53 @@ func TestClientIP(t *testing.T) {
 	}
 }
 
+// TestClientIPNamedHeader: with IPConfig.Header naming the field the
+// trusted proxies set, a field they pass through as the client sent it is
+// never read. Unnamed, the first field present wins (today's behaviour,
+// kept for compatibility): the "unnamed" rows are the client's choice
+// that naming the field prevents.
+func TestClientIPNamedHeader(t *testing.T) {
+	behind := func(header string) keyfunc.KeyFunc {
+		t.Helper()
+		key, err := keyfunc.ClientIP(keyfunc.IPConfig{TrustedProxies: []string{"10.0.0.0/8"}, Header: header})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	// nginx with proxy_set_header X-Real-IP $remote_addr, passing the
+	// client's X-Forwarded-For through.
+	nginx := request("10.0.0.5:1", "X-Real-IP", "198.51.100.7", "X-Forwarded-For", "1.2.3.4")
+	// A proxy that appends to X-Forwarded-For only, passing the client's
+	// Forwarded (and its spoofed X-Forwarded-For entry) through.
+	appender := request("10.0.0.5:1", "Forwarded", "for=1.2.3.4", "X-Forwarded-For", "6.6.6.6, 198.51.100.7")
+	for _, tc := range []struct {
+		name, header string
+		req          *http.Request
+		want         string
+	}{
+		{"nginx X-Real-IP, named", "X-Real-IP", nginx, "198.51.100.7"},
+		{"nginx X-Real-IP, named in lower case", "x-real-ip", nginx, "198.51.100.7"},
+		{"nginx X-Real-IP, unnamed: the client's X-Forwarded-For wins", "", nginx, "1.2.3.4"},
+		{"appended X-Forwarded-For, named", "X-Forwarded-For", appender, "198.51.100.7"},
+		{"appended X-Forwarded-For, named in upper case", "X-FORWARDED-FOR", appender, "198.51.100.7"},
+		{"appended X-Forwarded-For, unnamed: the client's Forwarded wins", "", appender, "1.2.3.4"},
+		{"Forwarded named, the client's X-Forwarded-For ignored", "Forwarded",
+			request("10.0.0.5:1", "Forwarded", "for=198.51.100.7", "X-Forwarded-For", "1.2.3.4"), "198.51.100.7"},
+		{"named field absent: the peer, not another field", "X-Real-IP",
+			request("10.0.0.5:1", "X-Forwarded-For", "1.2.3.4", "Forwarded", "for=1.2.3.4"), "10.0.0.5"},
+		{"named field walked past trusted hops", "X-Forwarded-For",
+			request("10.0.0.5:1", "X-Forwarded-For", "1.2.3.4, 198.51.100.7, 10.0.0.9"), "198.51.100.7"},
+		{"untrusted peer: the named field ignored", "X-Real-IP",
+			request("203.0.113.9:1", "X-Real-IP", "1.2.3.4"), "203.0.113.9"},
+	} {
+		got, err := behind(tc.header)(tc.req)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %q, %v, want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
 // An IPv4 peer's key is the host part of RemoteAddr, not formatted again:
 // the key costs no allocation.
 func TestClientIPv4KeyAllocatesNothing(t *testing.T) {
@@ -105,6 +152,9 @@ func TestIPConfigErrors(t *testing.T) {
 		{keyfunc.IPConfig{TrustedProxies: []string{"proxy.local"}}, "TrustedProxies"},
 		{keyfunc.IPConfig{IPv4PrefixLen: 33}, "IPv4PrefixLen"},
 		{keyfunc.IPConfig{IPv6PrefixLen: -1}, "IPv6PrefixLen"},
+		{keyfunc.IPConfig{Header: "X-Client-IP"}, "Header must be Forwarded, X-Forwarded-For or X-Real-IP"},
+		{keyfunc.IPConfig{Header: " X-Real-IP"}, "Header"},
+		{keyfunc.IPConfig{Header: "True-Client-IP", TrustedProxies: []string{"10.0.0.0/8"}}, "Header"},
 	} {
 		_, err := keyfunc.ClientIP(tc.cfg)
 		if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
@@ -114,7 +164,8 @@ func TestIPConfigErrors(t *testing.T) {
 }
 
 // FuzzClientAddr: no header can make the resolver panic or return an empty
-// or invalid key, and an untrusted peer is always its own client.
+// or invalid key, an untrusted peer is always its own client, and with
+// IPConfig.Header named the other forwarding fields change nothing.
 func FuzzClientAddr(f *testing.F) {
 	f.Add("10.0.0.5:1", "1.1.1.1, 10.0.0.6", `for="[2001:db8::1]:80"`, "2.2.2.2")
 	f.Add("203.0.113.9:1", "garbage", "for=unknown", "")
@@ -123,8 +174,17 @@ func FuzzClientAddr(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	named, err := keyfunc.ClientIP(keyfunc.IPConfig{TrustedProxies: []string{"10.0.0.0/8", "fe80::/10"}, Header: "X-Real-IP"})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, remote, xff, fwd, real string) {
 		r := request(remote, "X-Forwarded-For", xff, "Forwarded", fwd, "X-Real-IP", real)
+		got, gotErr := named(r)
+		want, wantErr := named(request(remote, "X-Real-IP", real))
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("X-Real-IP named: %q, %v with the other fields, %q, %v without", got, gotErr, want, wantErr)
+		}
 		got, err := key(r)
 		if err != nil {
 			if !errors.Is(err, keyfunc.ErrNoKey) {

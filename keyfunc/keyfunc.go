@@ -8,7 +8,9 @@
 //
 // Trust model: everything in a request is chosen by the client except the
 // TCP peer address (RemoteAddr). Forwarding headers are believed only from
-// proxies you list (see IPConfig); API keys are hashed before they leave the
+// proxies you list, and only the one field they set when you name it in
+// IPConfig.Header (see IPConfig: left unnamed, the proxies must strip the
+// fields they do not set); API keys are hashed before they leave the
 // process; a key function that finds nothing returns ErrNoKey rather than an
 // empty identity, so a missing header never becomes one shared bucket.
 package keyfunc

@@ -14,8 +14,14 @@ import (
 // ExemptIPs returns an exemption (for WithExempt) for clients whose address,
 // resolved as keyfunc.ClientIP resolves it with cfg (the prefix lengths
 // aside), lies in one of cidrs.
+//
+// Trust model: the exemption is only as safe as that address. Behind
+// proxies, name the forwarding field they set in cfg.Header; left empty,
+// a client that sends a field the proxies pass through unchanged (an
+// X-Forwarded-For behind nginx setting X-Real-IP) can claim an exempt
+// address, unless the proxies strip it.
 func ExemptIPs(cfg keyfunc.IPConfig, cidrs ...string) (func(*http.Request) bool, error) {
-	res, err := clientip.New(cfg.TrustedProxies, cfg.IPv4PrefixLen, cfg.IPv6PrefixLen)
+	res, err := clientip.New(cfg.TrustedProxies, cfg.Header, cfg.IPv4PrefixLen, cfg.IPv6PrefixLen)
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,32 @@ func TestExemptions(t *testing.T) {
 	}
 }
 
+// TestExemptIPsBehindProxies: behind nginx setting X-Real-IP, a client
+// that sends an exempt address in X-Forwarded-For is exempt unless
+// IPConfig.Header names X-Real-IP (unnamed, the first field present wins:
+// today's behaviour, which the proxies must strip fields to make safe).
+func TestExemptIPsBehindProxies(t *testing.T) {
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "10.0.0.5:1"
+	r.Header.Set("X-Real-IP", "203.0.113.9")     // set by the proxy
+	r.Header.Set("X-Forwarded-For", "192.0.2.1") // sent by the client
+	for _, tc := range []struct {
+		header string
+		exempt bool
+	}{{"X-Real-IP", false}, {"x-real-ip", false}, {"", true}} {
+		allow, err := middleware.ExemptIPs(keyfunc.IPConfig{TrustedProxies: []string{"10.0.0.0/8"}, Header: tc.header}, "192.0.2.0/24")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := allow(r); got != tc.exempt {
+			t.Errorf("Header %q: exempt %v, want %v", tc.header, got, tc.exempt)
+		}
+	}
+	if _, err := middleware.ExemptIPs(keyfunc.IPConfig{Header: "X-Client-IP"}, "192.0.2.0/24"); !errors.Is(err, ratelimit.ErrConfig) {
+		t.Errorf("unknown Header: %v, want ErrConfig", err)
+	}
+}
+
 func TestKeyFunctionFailures(t *testing.T) {
 	_, c := redistest.Mini(t)
 	apiKey := func(optional bool, fallback keyfunc.KeyFunc) middleware.Rule {

@@ -22,21 +22,64 @@ var ErrNoAddr = errors.New("RemoteAddr is not an IP address")
 // Resolver finds a request's client address. It is safe for concurrent use.
 //
 // The TCP peer (RemoteAddr) is the client unless it is a trusted proxy.
-// Then the forwarding chain is read from the right: the Forwarded header
-// (RFC 7239 "for=") if present, else X-Forwarded-For, else X-Real-IP. Each
-// hop that is itself a trusted proxy is skipped; the first untrusted
-// address is the client. A malformed, obfuscated or "unknown" hop ends the
-// walk at the last trusted address seen, since nothing to its left can be
-// believed; a chain of only trusted proxies yields its left-most hop.
+// Then the forwarding chain is read from the right: from the one field
+// the resolver was told the proxies set, or, told none, from the
+// Forwarded header (RFC 7239 "for=") if present, else X-Forwarded-For,
+// else X-Real-IP. Told none, a field the proxies pass through as the
+// client sent it can win over the one they set: the client then chooses
+// its address. Each hop that is itself a trusted proxy is skipped; the
+// first untrusted address is the client. A malformed, obfuscated or
+// "unknown" hop ends the walk at the last trusted address seen, since
+// nothing to its left can be believed; a chain of only trusted proxies
+// yields its left-most hop.
 type Resolver struct {
 	trusted []netip.Prefix
+	only    field
 	v4, v6  int
 }
 
-// New validates its arguments: trusted proxies as CIDRs or addresses, and
-// the prefix lengths an identity keeps (0 for 32 and 64).
-func New(trusted []string, v4, v6 int) (*Resolver, error) {
-	res := &Resolver{v4: v4, v6: v6}
+// field is the forwarding field a Resolver reads: any (the first present
+// of the three), or only one.
+type field uint8
+
+const (
+	anyField field = iota
+	onlyForwarded
+	onlyXForwardedFor
+	onlyXRealIP
+)
+
+// fieldNames are the fields a Resolver can be told to read only, by
+// their names in lower case.
+var fieldNames = map[string]field{
+	"forwarded":       onlyForwarded,
+	"x-forwarded-for": onlyXForwardedFor,
+	"x-real-ip":       onlyXRealIP,
+}
+
+// parseField reads the name of the field to read only ("" for any), in
+// any case.
+func parseField(name string) (field, error) {
+	if name == "" {
+		return anyField, nil
+	}
+	if f, ok := fieldNames[strings.ToLower(name)]; ok {
+		return f, nil
+	}
+	return 0, fmt.Errorf("%w: Header must be Forwarded, X-Forwarded-For or X-Real-IP (in any case), or empty; got %q",
+		ratelimit.ErrConfig, name)
+}
+
+// New validates its arguments: trusted proxies as CIDRs or addresses, the
+// one forwarding field they set ("Forwarded", "X-Forwarded-For" or
+// "X-Real-IP", in any case; "" to read the first present of the three),
+// and the prefix lengths an identity keeps (0 for 32 and 64).
+func New(trusted []string, header string, v4, v6 int) (*Resolver, error) {
+	only, err := parseField(header)
+	if err != nil {
+		return nil, err
+	}
+	res := &Resolver{only: only, v4: v4, v6: v6}
 	if res.v4 == 0 {
 		res.v4 = 32
 	}
@@ -178,7 +221,7 @@ func (res *Resolver) Addr(src Source) (netip.Addr, error) {
 	if !res.isTrusted(peer) {
 		return peer, nil
 	}
-	fwd, xff, xrip := src.Forwarded()
+	fwd, xff, xrip := res.fields(src)
 	if len(fwd) > 0 {
 		return res.walk(fwd, forwardedFor, peer), nil
 	}
@@ -189,6 +232,21 @@ func (res *Resolver) Addr(src Source) (netip.Addr, error) {
 		return res.walk(v[len(v)-1:], parseHost, peer), nil
 	}
 	return peer, nil
+}
+
+// fields are src's forwarding fields that res reads: the one it was told
+// to read only, or all three.
+func (res *Resolver) fields(src Source) (fwd, xff, xrip []string) {
+	fwd, xff, xrip = src.Forwarded()
+	switch res.only {
+	case onlyForwarded:
+		return fwd, nil, nil
+	case onlyXForwardedFor:
+		return nil, xff, nil
+	case onlyXRealIP:
+		return nil, nil, xrip
+	}
+	return fwd, xff, xrip
 }
 
 func (res *Resolver) isTrusted(a netip.Addr) bool {

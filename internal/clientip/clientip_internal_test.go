@@ -11,14 +11,26 @@ type peer string
 func (p peer) Peer() string                       { return string(p) }
 func (peer) Forwarded() (fwd, xff, xrip []string) { return nil, nil, nil }
 
+// forwarded is a Source with a peer and each forwarding field set to an
+// address of its own, so that a trusted peer's key depends on the field
+// read.
+type forwarded string
+
+func (p forwarded) Peer() string { return string(p) }
+func (forwarded) Forwarded() (fwd, xff, xrip []string) {
+	return []string{"for=198.51.100.1"}, []string{"198.51.100.2"}, []string{"198.51.100.3"}
+}
+
 // checkKey fails when Key and parsedKey (Key without plainIPv4) disagree
-// on p.
+// on p, with no forwarding fields and with all three.
 func checkKey(t *testing.T, res *Resolver, p string) {
 	t.Helper()
-	got, gotErr := res.Key(peer(p))
-	want, wantErr := res.parsedKey(peer(p), p)
-	if got != want || (gotErr == nil) != (wantErr == nil) {
-		t.Fatalf("Key(%q) = %q, %v; without the IPv4 reading %q, %v", p, got, gotErr, want, wantErr)
+	for _, src := range []Source{peer(p), forwarded(p)} {
+		got, gotErr := res.Key(src)
+		want, wantErr := res.parsedKey(src, p)
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("%T: Key(%q) = %q, %v; without the IPv4 reading %q, %v", src, p, got, gotErr, want, wantErr)
+		}
 	}
 }
 
@@ -26,9 +38,14 @@ var resolvers = func() []*Resolver {
 	var out []*Resolver
 	for _, c := range []struct {
 		trusted []string
+		header  string
 		v4      int
-	}{{nil, 0}, {nil, 24}, {[]string{"10.0.0.0/8"}, 0}, {[]string{"1.2.3.4"}, 0}} {
-		res, err := New(c.trusted, c.v4, 0)
+	}{
+		{nil, "", 0}, {nil, "", 24}, {[]string{"10.0.0.0/8"}, "", 0}, {[]string{"1.2.3.4"}, "", 0},
+		{[]string{"10.0.0.0/8"}, "X-Real-IP", 0}, {[]string{"1.2.3.4"}, "x-forwarded-for", 0},
+		{[]string{"1.2.3.4"}, "Forwarded", 24}, {nil, "X-Real-IP", 0},
+	} {
+		res, err := New(c.trusted, c.header, c.v4, 0)
 		if err != nil {
 			panic(err)
 		}

@@ -98,7 +98,7 @@ func (k envoyKeys) number(spec *parse.Key, i int) int {
 func (k envoyKeys) key(spec *parse.Key) func(entries) (string, error) {
 	i := k.at[spec]
 	if spec.Kind == "ip" {
-		res, err := clientip.New(nil, k.ip.IPv4PrefixLen, k.ip.IPv6PrefixLen)
+		res, err := clientip.New(nil, "", k.ip.IPv4PrefixLen, k.ip.IPv6PrefixLen)
 		if err != nil { // unreachable: client_ip was checked
 			return func(entries) (string, error) { return "", err }
 		}

@@ -39,7 +39,7 @@ func (v *Version) identity(k *parse.Key, raw string) (string, error) {
 	}
 	switch k.Kind {
 	case "ip":
-		res, err := clientip.New(nil, v.File.ClientIP.IPv4PrefixLen, v.File.ClientIP.IPv6PrefixLen)
+		res, err := clientip.New(nil, "", v.File.ClientIP.IPv4PrefixLen, v.File.ClientIP.IPv6PrefixLen)
 		if err != nil {
 			return "", err
 		}

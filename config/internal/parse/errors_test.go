@@ -88,6 +88,10 @@ func TestErrorsNamePositions(t *testing.T) {
 			`f.yaml:4:15: rules[0].optional: found "yes"; allowed: true or false`, ""},
 		{"bad CIDR", "rules:\n", "exempt: [10.0.0.0/33]\nrules:\n",
 			`f.yaml:1:10: exempt[0]: found "10.0.0.0/33"; allowed: a CIDR or an address`, ""},
+		{"unknown forwarding header", "rules:\n", "client_ip:\n  trusted_proxies: [10.0.0.0/8]\n  header: X-Client-IP\nrules:\n",
+			`f.yaml:3:11: client_ip.header: found "X-Client-IP"; allowed: X-Real-IP, X-Forwarded-For or Forwarded, in any case`, ""},
+		{"forwarding header not a name", "rules:\n", "client_ip:\n  header: [X-Real-IP]\nrules:\n",
+			`f.yaml:2:11: client_ip.header: found a list; allowed: X-Real-IP, X-Forwarded-For or Forwarded`, ""},
 		{"failure policy", "rules:\n", "fail: sometimes\nrules:\n",
 			`f.yaml:1:7: fail: found "sometimes"; allowed: "open" (serve requests Redis failed to decide) or "closed"`, ""},
 		{"unknown rule in a stack", "[per-ip, global]", "[per-ip, globl]",
@@ -122,6 +126,24 @@ func TestErrorsNamePositions(t *testing.T) {
 	}
 	if _, err := Read("f.yaml", []byte(valid), funcs); err != nil {
 		t.Fatalf("the valid file: %v", err)
+	}
+}
+
+// TestClientIPHeader: client_ip.header names the one forwarding field
+// the trusted proxies set, in any case, and Check's text says so.
+func TestClientIPHeader(t *testing.T) {
+	for _, name := range []string{"X-Real-IP", "x-forwarded-for", "FORWARDED"} {
+		data := strings.Replace(valid, "rules:\n", "client_ip:\n  trusted_proxies: [10.0.0.0/8]\n  header: "+name+"\nrules:\n", 1)
+		f, err := Read("f.yaml", []byte(data), funcs)
+		if err != nil {
+			t.Fatalf("header %s: %v", name, err)
+		}
+		if f.ClientIP.Header != name {
+			t.Errorf("header %s: read %q", name, f.ClientIP.Header)
+		}
+		if want := "client IP (behind 10.0.0.0/8, reading " + name + " only;"; !strings.Contains(f.String(), want) {
+			t.Errorf("Check's text\n%s\nlacks %q", f, want)
+		}
 	}
 }
 

@@ -146,12 +146,16 @@ func (p *parser) top(n *yaml.Node) *File {
 }
 
 // clientIP reads how client addresses are found: the proxies trusted to
-// forward them, and the prefix lengths that group them.
+// forward them, the one forwarding field they set, and the prefix lengths
+// that group them.
 func (p *parser) clientIP(n *yaml.Node, field string) keyfunc.IPConfig {
 	var cfg keyfunc.IPConfig
-	m := p.fields(n, field, "trusted_proxies", "ipv4_prefix", "ipv6_prefix")
+	m := p.fields(n, field, "trusted_proxies", "header", "ipv4_prefix", "ipv6_prefix")
 	if v, ok := m["trusted_proxies"]; ok {
 		cfg.TrustedProxies = p.networks(v, join(field, "trusted_proxies"))
+	}
+	if v, ok := m["header"]; ok {
+		cfg.Header = p.forwardingHeader(v, join(field, "header"))
 	}
 	if v, ok := m["ipv4_prefix"]; ok {
 		cfg.IPv4PrefixLen, _ = p.integer(v, join(field, "ipv4_prefix"), 1, 32)
@@ -160,6 +164,21 @@ func (p *parser) clientIP(n *yaml.Node, field string) keyfunc.IPConfig {
 		cfg.IPv6PrefixLen, _ = p.integer(v, join(field, "ipv6_prefix"), 1, 128)
 	}
 	return cfg
+}
+
+// forwardingHeader reads the name of the one forwarding field the trusted
+// proxies set, as keyfunc.ClientIP accepts it.
+func (p *parser) forwardingHeader(n *yaml.Node, field string) string {
+	const allowed = "X-Real-IP, X-Forwarded-For or Forwarded, in any case: the one field the trusted proxies set"
+	s, ok := p.str(n, field, allowed)
+	if !ok {
+		return ""
+	}
+	if _, err := keyfunc.ClientIP(keyfunc.IPConfig{Header: s}); err != nil {
+		p.bad(n, field, allowed)
+		return ""
+	}
+	return s
 }
 
 // networks reads a list of CIDRs or addresses.

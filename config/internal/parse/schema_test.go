@@ -180,7 +180,7 @@ func kindValues(k parse.Kind) []value {
 
 // fieldValues are the values of every field schema.json gives a pattern or
 // bounds, by field: each algorithm's, a rule's lease, penalty and name, the
-// client_ip prefixes and the failure policy.
+// client_ip prefixes and header, and the failure policy.
 func fieldValues() map[string][]value {
 	vs := map[string][]value{
 		"lease": append(slices.Clone(durationFields),
@@ -194,7 +194,11 @@ func fieldValues() map[string][]value {
 		"ipv4_prefix": {{v: 1, ok: true}, {v: 32, ok: true}, {v: 0}, {v: 33}, {v: -1}, {v: "24"}, {v: 24.5},
 			{v: json.RawMessage("24.0"), beyond: numberText}},
 		"ipv6_prefix": {{v: 1, ok: true}, {v: 128, ok: true}, {v: 0}, {v: 129}, {v: "48"}},
-		"fail":        {{v: "open", ok: true}, {v: "closed", ok: true}, {v: "Open"}, {v: "sometimes"}, {v: true}},
+		"header": {{v: "X-Real-IP", ok: true}, {v: "x-real-ip", ok: true}, {v: "X-Forwarded-For", ok: true},
+			{v: "x-FORWARDED-for", ok: true}, {v: "Forwarded", ok: true}, {v: "FORWARDED", ok: true},
+			{v: ""}, {v: "X-Client-IP"}, {v: "X-Real-IP "}, {v: "X-Forwarded"}, {v: "Forwarded-For"}, {v: 1},
+			{v: []string{"X-Real-IP"}}},
+		"fail": {{v: "open", ok: true}, {v: "closed", ok: true}, {v: "Open"}, {v: "sometimes"}, {v: true}},
 	}
 	for _, k := range parse.Kinds {
 		vs[k.Field] = kindValues(k)
@@ -203,7 +207,7 @@ func fieldValues() map[string][]value {
 }
 
 // fileWith is the smallest rules file, in JSON, that has value v in field:
-// a rule's field, a client_ip field or a top-level one; an algorithm is
+// a rule's field, a client_ip field (a prefix, header) or a top-level one; an algorithm is
 // the rule's, or with inPlan its plan's.
 func fileWith(t *testing.T, field string, v any, inPlan bool) []byte {
 	t.Helper()
@@ -219,7 +223,7 @@ func fileWith(t *testing.T, field string, v any, inPlan bool) []byte {
 	case field == "name":
 		rule[field] = v
 		stack["rules"] = []string{fmt.Sprint(v)}
-	case strings.HasSuffix(field, "_prefix"):
+	case strings.HasSuffix(field, "_prefix"), field == "header":
 		file["client_ip"] = map[string]any{field: v}
 	case slices.Contains(parse.FileFields, field):
 		file[field] = v

@@ -79,6 +79,9 @@ func ipString(c keyfunc.IPConfig) string {
 	proxies := "none trusted: the TCP peer"
 	if len(c.TrustedProxies) > 0 {
 		proxies = "behind " + strings.Join(c.TrustedProxies, ", ")
+		if c.Header != "" {
+			proxies += ", reading " + c.Header + " only"
+		}
 	}
 	return fmt.Sprintf("(%s; IPv4 /%d, IPv6 /%d)", proxies, v4, v6)
 }

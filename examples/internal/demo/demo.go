@@ -59,13 +59,16 @@ type Limits struct {
 // NewLimits builds the examples' limits: one limiter on rdb with opts
 // holds the rules of all three. TRUSTED_PROXIES (comma-separated CIDRs)
 // makes the client IP come from forwarding headers set by those proxies;
-// without it the TCP peer is the client.
+// without it the TCP peer is the client. FORWARDING_HEADER names the one
+// field they set (X-Real-IP, X-Forwarded-For or Forwarded), then the only
+// one read; unset, the proxies must strip the fields they do not set, or
+// a client chooses its address.
 func NewLimits(rdb redis.Scripter, opts ...limiter.Option) (Limits, error) {
 	var proxies []string
 	if v := os.Getenv("TRUSTED_PROXIES"); v != "" {
 		proxies = strings.Split(v, ",")
 	}
-	ip, err := keyfunc.ClientIP(keyfunc.IPConfig{TrustedProxies: proxies})
+	ip, err := keyfunc.ClientIP(keyfunc.IPConfig{TrustedProxies: proxies, Header: os.Getenv("FORWARDING_HEADER")})
 	if err != nil {
 		return Limits{}, err
 	}

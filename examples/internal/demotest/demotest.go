@@ -23,6 +23,7 @@ import (
 func Run(t *testing.T, newHandler func(redis.Scripter, ...limiter.Option) (http.Handler, error)) {
 	t.Helper()
 	t.Setenv("TRUSTED_PROXIES", "")
+	t.Setenv("FORWARDING_HEADER", "")
 	srv := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { rdb.Close() })
