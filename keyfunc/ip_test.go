@@ -134,11 +134,17 @@ func TestClientIPv4KeyAllocatesNothing(t *testing.T) {
 	}
 }
 
+// A RemoteAddr that is not an address is ErrNoKey, and the error does
+// not carry it: it can hold an identity (an address with a port out of
+// range, say), and the error reaches the error handler and the log.
 func TestClientIPRemoteAddrNotAnIP(t *testing.T) {
-	for _, remote := range []string{"", "@", "unix-socket", "[::1"} {
+	for _, remote := range []string{"", "@", "unix-socket", "[::1", "203.0.113.9:1234567"} {
 		_, err := keyfunc.IP()(request(remote))
 		if !errors.Is(err, keyfunc.ErrNoKey) {
 			t.Errorf("RemoteAddr %q: got %v, want ErrNoKey", remote, err)
+		}
+		if remote != "" && strings.Contains(err.Error(), remote) {
+			t.Errorf("RemoteAddr %q: the error %q carries it", remote, err)
 		}
 	}
 }

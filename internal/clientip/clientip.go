@@ -216,7 +216,7 @@ func hostText(remoteAddr string, a netip.Addr) string {
 func (res *Resolver) Addr(src Source) (netip.Addr, error) {
 	peer, ok := parseHost(src.Peer())
 	if !ok {
-		return netip.Addr{}, fmt.Errorf("%w: %q", ErrNoAddr, src.Peer())
+		return netip.Addr{}, ErrNoAddr // never the peer's text: it may be an identity
 	}
 	if !res.isTrusted(peer) {
 		return peer, nil
