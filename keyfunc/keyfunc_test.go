@@ -64,10 +64,10 @@ func TestJoinNeverCollides(t *testing.T) {
 func TestMissingKeysAreErrors(t *testing.T) {
 	r := request("203.0.113.9:1")
 	for name, fn := range map[string]keyfunc.KeyFunc{
-		"header":   keyfunc.Header("X-API-Key"),
-		"context":  keyfunc.Context(userKey{}),
-		"form":     keyfunc.FormValue("username"),
-		"join":     keyfunc.Join(keyfunc.IP(), keyfunc.Header("X-API-Key")),
+		"header":  keyfunc.Header("X-API-Key"),
+		"context": keyfunc.Context(userKey{}),
+		"form":    keyfunc.FormValue("username"),
+		"join":    keyfunc.Join(keyfunc.IP(), keyfunc.Header("X-API-Key")),
 	} {
 		if got, err := fn(r); !errors.Is(err, keyfunc.ErrNoKey) || got != "" {
 			t.Errorf("%s: got %q, %v, want ErrNoKey", name, got, err)
