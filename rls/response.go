@@ -85,7 +85,8 @@ func (p *plan) undecided() *rlsv3.RateLimitResponse {
 // decided (another rule refused first, without the store) and so tells
 // nothing of the state. A leased limit's is r.ResetAfter whatever its
 // algorithm: its pool's last take's, less the time since (a decision
-// served from the pool is on the local clock, not Redis's).
+// served from the pool is on the local clock, not Redis's). The status
+// carries it rounded up to whole seconds (statusParts.until).
 func untilReset(l *envoy.Limit, at time.Time, r *limiter.RuleResult) (d time.Duration, ok bool) {
 	if _, fixed := l.Algorithm.(algorithms.FixedWindow); fixed && l.Lease == 0 {
 		w := l.Window

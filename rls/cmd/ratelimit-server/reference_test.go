@@ -401,9 +401,9 @@ func checkAnswer(t *testing.T, what string, got timed, want answer) {
 		// The window's end from the decision, between sending and answer.
 		earliest := win - time.Duration(got.answered.UnixNano()%int64(win))
 		latest := win - time.Duration(got.sent.UnixNano()%int64(win))
-		if d := s.DurationUntilReset.AsDuration(); d <= 0 || d > win ||
+		if d := s.DurationUntilReset.AsDuration(); d <= 0 || d > win || s.DurationUntilReset.GetNanos() != 0 ||
 			earliest <= latest && (d < earliest-time.Second || d > latest+time.Second) {
-			t.Fatalf("%s: status %d duration_until_reset %v, want between %v and %v", what, i, d, earliest, latest)
+			t.Fatalf("%s: status %d duration_until_reset %v, want whole seconds between %v and %v", what, i, d, earliest, latest)
 		}
 	}
 }
