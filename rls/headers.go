@@ -39,18 +39,21 @@ func withHeaderDefaults(o Options) Options {
 }
 
 // addHeaders sets res's response_headers_to_add, as the reference does,
-// from the binding descriptor (see binding): its limit, its remaining
-// units and the whole seconds, rounded up, to its window's end; and, when
+// from the binding descriptor (see binding) of the decision d made at:
+// its limit, its remaining units and the whole seconds, rounded up, to
+// its window's end (its duration_until_reset, which a status over a
+// quota_mode limit does not carry); and, when
 // res is OVER_LIMIT, Retry-After: the decision's wait in whole seconds,
 // rounded up (none when no wait can admit the request: its hits are
 // above the limit). Nothing when no descriptor has a limit.
-func (p *plan) addHeaders(res *rlsv3.RateLimitResponse, d limiter.Decision, o Options) {
+func (p *plan) addHeaders(res *rlsv3.RateLimitResponse, d limiter.Decision, o Options, at time.Time) {
 	i := p.binding(d)
 	if i < 0 {
 		return
 	}
 	st := res.Statuses[i]
-	reset := ceilSeconds(st.DurationUntilReset.AsDuration())
+	until, _ := untilReset(p.limits[i], at, &d.Results[p.check[i]]) // binding asked the limiter
+	reset := ceilSeconds(until)
 	res.ResponseHeadersToAdd = []*corev3.HeaderValue{
 		{Key: o.LimitHeader, Value: strconv.FormatUint(uint64(st.CurrentLimit.RequestsPerUnit), 10)},
 		{Key: o.RemainingHeader, Value: strconv.FormatUint(uint64(st.LimitRemaining), 10)},

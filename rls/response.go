@@ -13,8 +13,10 @@ import (
 
 // response is the answer for decision d of p's checks: OVER_LIMIT
 // overall when a limit refused (OK in shadow or quota mode), and per
-// descriptor its code (OK over a quota_mode limit, or in quota mode), limit, remaining units and the
-// time to its window's end (an unlimited limit: OK, 2^32-1 remaining, as
+// descriptor its code (OK over a quota_mode limit, or in quota mode),
+// limit, remaining units and the time to its window's end (none over a
+// quota_mode limit: the reference keeps only the code, limit and
+// remaining units there; an unlimited limit: OK, 2^32-1 remaining, as
 // the reference answers it); on OVER_LIMIT the rules that refused (see
 // RefusedKey), and the quota_mode rules exceeded (QuotaExceededKey);
 // with the headers o asks for.
@@ -40,12 +42,13 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 		}
 		st.CurrentLimit = parts[i].current(l)
 		r := &d.Results[p.check[i]]
-		if reset, ok := untilReset(l, at, r); ok {
+		overQuota := !r.Undecided && !r.Allowed && (l.Quota || o.QuotaMode)
+		if reset, ok := untilReset(l, at, r); ok && !overQuota {
 			st.DurationUntilReset = parts[i].until(reset)
 		}
 		switch {
 		case r.Undecided: // another limit refused first: nothing to report
-		case !r.Allowed && !l.Quota && !o.QuotaMode:
+		case !r.Allowed && !overQuota:
 			st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 		default: // allowed, or over a quota_mode limit: OK, as the reference answers it
 			st.LimitRemaining = uint32(remaining(r))
@@ -54,7 +57,7 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 	p.addRefused(res, d)
 	p.addQuotaExceeded(res, d, o.QuotaMode)
 	if o.ResponseHeaders {
-		p.addHeaders(res, d, o)
+		p.addHeaders(res, d, o, at)
 	}
 	return res
 }
@@ -85,7 +88,8 @@ func (p *plan) undecided() *rlsv3.RateLimitResponse {
 // decided (another rule refused first, without the store) and so tells
 // nothing of the state. A leased limit's is r.ResetAfter whatever its
 // algorithm: its pool's last take's, less the time since (a decision
-// served from the pool is on the local clock, not Redis's).
+// served from the pool is on the local clock, not Redis's). The status
+// carries it rounded up to whole seconds (statusParts.until).
 func untilReset(l *envoy.Limit, at time.Time, r *limiter.RuleResult) (d time.Duration, ok bool) {
 	if _, fixed := l.Algorithm.(algorithms.FixedWindow); fixed && l.Lease == 0 {
 		w := l.Window

@@ -41,10 +41,12 @@ func (s *statusParts) current(l *envoy.Limit) *rlsv3.RateLimitResponse_RateLimit
 	return c
 }
 
-// until is d as a response's duration_until_reset, in s (as
-// durationpb.New makes it).
+// until is d as a response's duration_until_reset, in s: in whole
+// seconds, rounded up (a positive d below 1 s is 1 s), as the reference
+// sends it. Envoy builds X-RateLimit-Reset from the seconds alone: a
+// fraction would be cut, and a client sent back before the reset.
 func (s *statusParts) until(d time.Duration) *durationpb.Duration {
-	s.reset.Seconds, s.reset.Nanos = int64(d/time.Second), int32(d%time.Second)
+	s.reset.Seconds, s.reset.Nanos = ceilSeconds(d), 0
 	return &s.reset
 }
 

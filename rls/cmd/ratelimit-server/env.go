@@ -22,7 +22,7 @@ type settings struct {
 	debugAddr      string // DEBUG_HOST:DEBUG_PORT
 	redisNetwork   string // REDIS_SOCKET_TYPE: tcp or unix
 	redisURL       string // REDIS_URL: host:port or a socket's path; "" runs on miniredis
-	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY; "" without RUNTIME_ROOT
+	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY (runtimeDir); "": the example
 	rulesFile      string // RATELIMIT_RULES_FILE: a rules file of the library's format instead (rulesfile.go)
 	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
 	mergeDomains   bool   // MERGE_DOMAIN_CONFIG
@@ -74,15 +74,14 @@ func readEnv(getenv func(string) string) (settings, error) {
 	if s.redisNetwork != "tcp" && s.redisNetwork != "unix" {
 		return s, fmt.Errorf("ratelimit: REDIS_SOCKET_TYPE %q: allowed: tcp, unix", s.redisNetwork)
 	}
-	if root := getenv("RUNTIME_ROOT"); root != "" {
-		s.configDir = filepath.Join(root, getenv("RUNTIME_SUBDIRECTORY"), or("RUNTIME_APPDIRECTORY", "config"))
-	}
+	root := getenv("RUNTIME_ROOT")
 	switch s.rulesFile = getenv(rulesFileVar); {
-	case s.rulesFile != "" && s.configDir != "":
+	case s.rulesFile != "" && root != "":
 		return s, fmt.Errorf("ratelimit: %s and RUNTIME_ROOT are both set: allowed: one of them (a rules file in the library's format, or the reference's runtime directory)", rulesFileVar)
 	case s.rulesFile != "" && strings.EqualFold(getenv("CONFIG_TYPE"), "GRPC_XDS_SOTW"):
 		return s, fmt.Errorf("ratelimit: %s is set with CONFIG_TYPE=GRPC_XDS_SOTW: allowed: one of them (a rules file in the library's format, or the xDS server's configuration)", rulesFileVar)
 	}
+	s.configDir = runtimeDir(getenv, root, s.redisURL != "" && s.rulesFile == "")
 	if s.ignoreDotfiles, err = boolean(getenv, "RUNTIME_IGNOREDOTFILES"); err != nil {
 		return s, err
 	}
@@ -133,6 +132,26 @@ func readEnv(getenv func(string) string) (settings, error) {
 	}
 	s.unhonoured = append(s.unhonoured, s.redis.unused(getenv)...)
 	return s, nil
+}
+
+// defaultRuntimeRoot is the reference's RUNTIME_ROOT when it is unset.
+const defaultRuntimeRoot = "/srv/runtime_data/current"
+
+// runtimeDir is the runtime directory,
+// RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY, of root (the
+// value of RUNTIME_ROOT). An unset root is the reference's default when
+// defaulted (a real Redis and no rules file: a deployment that mounts
+// its files there gets them, or fails at start when they are missing,
+// as the reference does), or else "": the example configuration.
+// RUNTIME_SUBDIRECTORY has no default, as in the reference.
+func runtimeDir(getenv func(string) string, root string, defaulted bool) string {
+	switch {
+	case root == "" && !defaulted:
+		return ""
+	case root == "":
+		root = defaultRuntimeRoot
+	}
+	return filepath.Join(root, getenv("RUNTIME_SUBDIRECTORY"), orDefault(getenv, "RUNTIME_APPDIRECTORY", "config"))
 }
 
 // orDefault is the value of variable name, or def when it is unset or

@@ -85,3 +85,29 @@ func TestEnvRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeRootDefault: with REDIS_URL, an unset RUNTIME_ROOT is the
+// reference's /srv/runtime_data/current (RUNTIME_SUBDIRECTORY has no
+// default); the example serves only without REDIS_URL and RUNTIME_ROOT,
+// and a rules file takes no runtime directory.
+func TestRuntimeRootDefault(t *testing.T) {
+	for _, c := range []struct {
+		vars []string
+		want string
+	}{
+		{[]string{"REDIS_URL=127.0.0.1:6379"}, "/srv/runtime_data/current/config"},
+		{[]string{"REDIS_URL=127.0.0.1:6379", "RUNTIME_SUBDIRECTORY=rl", "RUNTIME_APPDIRECTORY=app"}, "/srv/runtime_data/current/rl/app"},
+		{[]string{"REDIS_URL=127.0.0.1:6379", "RUNTIME_ROOT=/data"}, "/data/config"},
+		{[]string{"REDIS_URL=127.0.0.1:6379", "RATELIMIT_RULES_FILE=rules.yaml"}, ""},
+		{[]string{"RUNTIME_ROOT=/data", "RUNTIME_SUBDIRECTORY=rl"}, "/data/rl/config"},
+		{nil, ""},
+	} {
+		s, err := readEnv(env(c.vars...))
+		if err != nil {
+			t.Fatalf("%v: %v", c.vars, err)
+		}
+		if s.configDir != c.want {
+			t.Errorf("%v: runtime directory %q, want %q", c.vars, s.configDir, c.want)
+		}
+	}
+}

@@ -17,21 +17,22 @@ import (
 // maxJSONBody bounds a /json request's body.
 const maxJSONBody = 1 << 20
 
-// httpHandler serves the reference's HTTP port (HOST, PORT):
-// /healthcheck, 200 OK while serving and 503 once stopping; and /json,
-// a RateLimitRequest POSTed as JSON (protojson), answered with the
+// httpHandler serves the reference's HTTP port (HOST, PORT), both paths
+// to any method, as the reference does: /healthcheck, 200 with body "OK"
+// while serving and 500 with no body once stopping; and /json, a
+// RateLimitRequest as JSON (protojson) in the body, answered with the
 // RateLimitResponse as JSON: 200 when OK, 429 when OVER_LIMIT, 400 for a
 // body that is not a request or a request the service refuses.
 func httpHandler(svc rlsv3.RateLimitServiceServer, serving *atomic.Bool) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthcheck", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/healthcheck", func(w http.ResponseWriter, r *http.Request) {
 		if !serving.Load() {
-			http.Error(w, "stopping", http.StatusServiceUnavailable)
+			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
-		_, _ = io.WriteString(w, "OK\n")
+		_, _ = io.WriteString(w, "OK")
 	})
-	mux.HandleFunc("POST /json", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/json", func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
 		if err != nil {
 			http.Error(w, "ratelimit: reading the body: "+err.Error(), http.StatusBadRequest)

@@ -48,21 +48,29 @@ func TestJSONEndpoint(t *testing.T) {
 			t.Errorf("%s: %d, want 400", bad, status)
 		}
 	}
-	if status, _ := do(t, h, http.MethodGet, "/json", ""); status != http.StatusMethodNotAllowed {
-		t.Errorf("GET /json: %d, want 405", status)
+	// Any method, as the reference's handler: the body is the request.
+	for _, m := range []string{http.MethodGet, http.MethodPut} {
+		other := `{"domain":"mine","descriptors":[{"entries":[{"key":"user","value":"` + m + `"}]}]}`
+		if status, body := do(t, h, m, "/json", other); status != http.StatusOK || !strings.Contains(body, `"overallCode":"OK"`) {
+			t.Errorf("%s /json: %d %s, want 200 and the response", m, status, body)
+		}
 	}
 }
 
+// TestHealthcheck: /healthcheck answers any method as the reference's
+// does: 200 "OK" while serving, 500 with no body once stopping.
 func TestHealthcheck(t *testing.T) {
 	var serving atomic.Bool
 	h := httpHandler(nil, &serving)
 	serving.Store(true)
-	if status, body := do(t, h, http.MethodGet, "/healthcheck", ""); status != http.StatusOK || body != "OK\n" {
-		t.Fatalf("serving: %d %q, want 200 OK", status, body)
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if status, body := do(t, h, m, "/healthcheck", ""); status != http.StatusOK || body != "OK" {
+			t.Fatalf("%s while serving: %d %q, want 200 \"OK\"", m, status, body)
+		}
 	}
 	serving.Store(false)
-	if status, _ := do(t, h, http.MethodGet, "/healthcheck", ""); status != http.StatusServiceUnavailable {
-		t.Fatalf("stopping: %d, want 503", status)
+	if status, body := do(t, h, http.MethodGet, "/healthcheck", ""); status != http.StatusInternalServerError || body != "" {
+		t.Fatalf("stopping: %d %q, want 500 and no body", status, body)
 	}
 }
 

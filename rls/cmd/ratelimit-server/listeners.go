@@ -14,6 +14,7 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 )
 
@@ -25,6 +26,7 @@ type listeners struct {
 	gs                *grpc.Server
 	hs, ds            *http.Server
 	serving           atomic.Bool // /healthcheck answers 200 while set
+	health            *healthService
 }
 
 // listen opens the three ports, all or none.
@@ -52,8 +54,9 @@ func (l *listeners) close() {
 	}
 }
 
-// serve serves svc on the three ports until stop; the first failure to
-// serve is sent on the returned channel.
+// serve serves svc on the three ports until stop, with the gRPC health
+// service (health.go) beside it; the first failure to serve is sent on
+// the returned channel.
 func (l *listeners) serve(svc *service) <-chan error {
 	var opts []grpc.ServerOption
 	if l.tls != nil {
@@ -62,6 +65,8 @@ func (l *listeners) serve(svc *service) <-chan error {
 	l.gs = grpc.NewServer(opts...)
 	rlsv3.RegisterRateLimitServiceServer(l.gs, svc)
 	reflection.Register(l.gs) // so that grpcurl needs no .proto files
+	l.health = newHealth()
+	healthpb.RegisterHealthServer(l.gs, l.health)
 	l.hs = &http.Server{Handler: httpHandler(svc, &l.serving), ReadHeaderTimeout: 10 * time.Second}
 	l.ds = &http.Server{Handler: debugHandler(svc), ReadHeaderTimeout: 10 * time.Second}
 	l.serving.Store(true)
@@ -80,10 +85,12 @@ func (l *listeners) serve(svc *service) <-chan error {
 	return failed
 }
 
-// stop stops accepting calls and waits for those in flight, for at most
-// d in all; then it closes whatever is still open.
+// stop reports the server NOT_SERVING, stops accepting calls and waits
+// for those in flight, for at most d in all; then it closes whatever is
+// still open.
 func (l *listeners) stop(d time.Duration) {
 	l.serving.Store(false)
+	l.health.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var wg sync.WaitGroup

@@ -21,8 +21,11 @@
 // format, whose stacks with a domain it serves, reloaded as the runtime
 // directory is.
 //
-// Without REDIS_URL it runs on an in-process miniredis, with an example
-// configuration unless RUNTIME_ROOT names one, and prints how to call it.
+// With REDIS_URL, RUNTIME_ROOT defaults to the reference's
+// /srv/runtime_data/current (unless RATELIMIT_RULES_FILE is set): a
+// runtime directory missing there stops it at start. Without REDIS_URL
+// it runs on an in-process miniredis, with an example configuration
+// unless RUNTIME_ROOT names one, and prints how to call it.
 // SIGTERM or SIGINT stops it once the calls in flight have been answered,
 // or after 5 s.
 // See docs/envoy.md.

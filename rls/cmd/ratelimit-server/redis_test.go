@@ -18,11 +18,24 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
 )
 
+// exampleDir is the variables of a runtime directory holding the
+// example configuration: with REDIS_URL, an unset RUNTIME_ROOT is the
+// reference's default, not the example.
+func exampleDir(t *testing.T) []string {
+	t.Helper()
+	src, err := os.ReadFile("example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, env := runtimeDir(t, map[string]string{"example.yaml": string(src)})
+	return env
+}
+
 // decidesOn starts the server with env on the example configuration and
 // expects it to decide real requests.
 func decidesOn(t *testing.T, bin string, env ...string) {
 	t.Helper()
-	cmd, p, rest := start(t, bin, append([]string{"RUNTIME_ROOT="}, env...)...)
+	cmd, p, rest := start(t, bin, append(exampleDir(t), env...)...)
 	decidesExample(t, p.grpc)
 	stop(t, cmd, rest)
 }
@@ -31,9 +44,22 @@ func decidesOn(t *testing.T, bin string, env ...string) {
 // naming name, and never showing secret.
 func failsNaming(t *testing.T, bin, name, secret string, env ...string) {
 	t.Helper()
-	out := startFails(t, bin, append([]string{"RUNTIME_ROOT="}, env...)...)
+	out := startFails(t, bin, append(exampleDir(t), env...)...)
 	if !strings.Contains(out, name) || secret != "" && strings.Contains(out, secret) {
 		t.Errorf("%v: the error does not name %s (or shows the secret):\n%s", env, name, out)
+	}
+}
+
+// TestRuntimeRootDefaultOnRedis: with REDIS_URL and no RUNTIME_ROOT,
+// the server reads the reference's /srv/runtime_data/current, never the
+// example: missing there, it stops at start naming the directory.
+func TestRuntimeRootDefaultOnRedis(t *testing.T) {
+	if _, err := os.Stat("/srv/runtime_data/current"); err == nil {
+		t.Skip("/srv/runtime_data/current exists on this machine")
+	}
+	out := startFails(t, build(t), "REDIS_URL="+testredis.Start(t), "RUNTIME_ROOT=")
+	if !strings.Contains(out, "/srv/runtime_data/current/config") {
+		t.Errorf("the error does not name the default runtime directory:\n%s", out)
 	}
 }
 

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,8 +116,13 @@ const (
 	day    = rlsv3.RateLimitResponse_RateLimit_DAY
 )
 
-// unlimited is the status of a descriptor no limit applies to.
-var unlimited = wantStatus{code: ok}
+// unlimited is the status of a descriptor whose rate_limit is
+// unlimited: OK with limit_remaining 2^32-1, as the reference answers it.
+var unlimited = wantStatus{code: ok, remaining: math.MaxUint32}
+
+// unmatched is the status of a descriptor no limit applies to (none
+// matches, or the one matched is replaced): OK, limit_remaining 0.
+var unmatched = wantStatus{code: ok}
 
 // windows are the units' lengths.
 var windows = map[rlsv3.RateLimitResponse_RateLimit_Unit]time.Duration{second: time.Second, minute: time.Minute, hour: time.Hour, day: 24 * time.Hour}
@@ -199,7 +205,7 @@ func TestReferenceScenarios(t *testing.T) {
 	}{{
 		// The reference asks a domain it has no configuration of first.
 		name:  "unknown domain",
-		steps: []callStep{{request("foo", desc("hello", "world")), []answer{says(ok, unlimited)}}},
+		steps: []callStep{{request("foo", desc("hello", "world")), []answer{says(ok, unmatched)}}},
 	}, {
 		name:  "per second, first call",
 		steps: []callStep{{request("basic", desc("key1", "foo")), []answer{says(ok, within(50, second, 49))}}},
@@ -262,9 +268,9 @@ func TestReferenceScenarios(t *testing.T) {
 			{request("nested", desc("tenant", "acme", "path", "/other")), countdown(3, 2, hour)},
 			{request("nested", desc("tenant", "globex")), countdown(5, 4, hour)},
 			// An entry with a value, no limit and none of the path given.
-			{request("nested", desc("tenant", "acme")), []answer{says(ok, unlimited)}},
+			{request("nested", desc("tenant", "acme")), []answer{says(ok, unmatched)}},
 			// The entry without a value has no nested descriptors.
-			{request("nested", desc("tenant", "initech", "path", "/api/x")), []answer{says(ok, unlimited)}},
+			{request("nested", desc("tenant", "initech", "path", "/api/x")), []answer{says(ok, unmatched)}},
 		},
 	}, {
 		name:   "shadow mode",
@@ -299,9 +305,9 @@ func TestReferenceScenarios(t *testing.T) {
 		steps: []callStep{
 			{request("replaces", desc("user", "u"), desc("vip", "v")), times(4, func(i int) answer {
 				if i < 3 {
-					return says(ok, unlimited, within(3, hour, 2-uint32(i)))
+					return says(ok, unmatched, within(3, hour, 2-uint32(i)))
 				}
-				return says(over, unlimited, beyond(3, hour))
+				return says(over, unmatched, beyond(3, hour))
 			})},
 			// general counted none of those calls.
 			{request("replaces", desc("user", "u")), []answer{says(ok, within(1, hour, 0).named("general")), says(over, beyond(1, hour).named("general"))}},
@@ -395,9 +401,9 @@ func checkAnswer(t *testing.T, what string, got timed, want answer) {
 		// The window's end from the decision, between sending and answer.
 		earliest := win - time.Duration(got.answered.UnixNano()%int64(win))
 		latest := win - time.Duration(got.sent.UnixNano()%int64(win))
-		if d := s.DurationUntilReset.AsDuration(); d <= 0 || d > win ||
+		if d := s.DurationUntilReset.AsDuration(); d <= 0 || d > win || s.DurationUntilReset.GetNanos() != 0 ||
 			earliest <= latest && (d < earliest-time.Second || d > latest+time.Second) {
-			t.Fatalf("%s: status %d duration_until_reset %v, want between %v and %v", what, i, d, earliest, latest)
+			t.Fatalf("%s: status %d duration_until_reset %v, want whole seconds between %v and %v", what, i, d, earliest, latest)
 		}
 	}
 }
@@ -443,10 +449,10 @@ func TestReferenceReload(t *testing.T) {
 				t.Fatalf("/rlconfig does not name reload.yaml:%s (%s) after 10 s:\n%s", at, problem, page)
 			}
 		}
-		checkAnswer(t, "reload after a refused version", ask1(t, c, request("reload", desc("key1", "foo"))), says(ok, unlimited))
+		checkAnswer(t, "reload after a refused version", ask1(t, c, request("reload", desc("key1", "foo"))), says(ok, unmatched))
 	}
 
-	checkAnswer(t, "before", ask1(t, c, request("reload", desc("block", "foo"))), says(ok, unlimited))
+	checkAnswer(t, "before", ask1(t, c, request("reload", desc("block", "foo"))), says(ok, unmatched))
 	refused(`domain: reload
 descriptors:
   - key: key1
