@@ -75,7 +75,6 @@ func TestLimitOverride(t *testing.T) {
 		}{
 			{"unknown unit", "unit UNKNOWN", ds(limited(z(), 1, typev3.RateLimitUnit_UNKNOWN, 0))},
 			{"no such unit", "unit 99", ds(limited(z(), 1, typev3.RateLimitUnit(99), 0))},
-			{"0 per unit", "requests_per_unit 0", ds(limited(z(), 0, typev3.RateLimitUnit_SECOND, 0))},
 			{"multiplier overflows", "unit_multiplier 4294967295", ds(limited(z(), 1, typev3.RateLimitUnit_YEAR, 1<<32-1))},
 			{"window too long", "Window must be at most", ds(limited(z(), 1<<32-1, typev3.RateLimitUnit_YEAR, 100))},
 			{"one identity under two limits", "descriptor 1: the same limit and values as descriptor 0", ds(z(), limited(z(), 9, typev3.RateLimitUnit_DAY, 0))},
@@ -126,14 +125,15 @@ func TestLimitOverrideUnmatched(t *testing.T) {
 func TestLimitOverrideCap(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		c := serve(t, b, serverConfig, rls.Options{MaxOverrides: 3})
-		try := func(n uint32) error {
+		tryIn := func(n uint32, u typev3.RateLimitUnit) error {
 			_, err := c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge",
-				Descriptors: []*ratelimitv3.RateLimitDescriptor{limited(desc("remote_address", "h"), n, typev3.RateLimitUnit_HOUR, 0)}})
+				Descriptors: []*ratelimitv3.RateLimitDescriptor{limited(desc("remote_address", "h"), n, u, 0)}})
 			return err
 		}
+		try := func(n uint32) error { return tryIn(n, typev3.RateLimitUnit_HOUR) }
 		// Invalid overrides take no place.
-		if err := try(0); status.Code(err) != codes.InvalidArgument {
-			t.Fatalf("0 an hour: %v, want InvalidArgument", err)
+		if err := tryIn(1, typev3.RateLimitUnit_UNKNOWN); status.Code(err) != codes.InvalidArgument {
+			t.Fatalf("1 an UNKNOWN: %v, want InvalidArgument", err)
 		}
 		// A client sending endless distinct overrides gets the first three.
 		var accepted []uint32

@@ -22,7 +22,10 @@ type plan struct {
 	limits []*envoy.Limit
 	check  []int // per descriptor; -1: no check
 	checks []limiter.Check
-	index  map[checkKey]int // p.checks by rule and identity, once many (see checkOf)
+	// decided is how many of checks the limiter decides; those after it
+	// are of limits of 0 (requests_per_unit 0), which refusals decides.
+	decided int
+	index   map[checkKey]int // p.checks by rule and identity, once many (see checkOf)
 	// own backs the slices of a request of up to smallPlan descriptors,
 	// so that its plan is one allocation.
 	own struct {
@@ -117,24 +120,41 @@ func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error
 	}
 	replaced := replacedNames(p.limits, m)
 	for i, l := range p.limits {
-		if l == nil || l.Unlimited {
-			continue
-		}
-		if l.Name != "" && replaced[l.Name] && !m[i].overridden {
+		if l != nil && !l.Unlimited && l.Name != "" && replaced[l.Name] && !m[i].overridden {
 			p.limits[i] = nil
-			continue
 		}
-		j := p.checkOf(l.Rule, m[i].id)
-		switch {
-		case j < 0:
-			j = p.addCheck(limiter.Check{Rule: l.Rule, Identity: m[i].id, Plan: m[i].plan})
-		case p.checks[j].Plan != m[i].plan:
-			return nil, fmt.Errorf("ratelimit: descriptor %d: the same limit and values as descriptor %d under another limit override", i, slices.Index(p.check, j))
+	}
+	// The limiter's checks first, then those of limits of 0, which it has
+	// no rule of (see refusals).
+	for _, zero := range [...]bool{false, true} {
+		for i, l := range p.limits {
+			if l == nil || l.Unlimited || (l.PerUnit == 0) != zero {
+				continue
+			}
+			if err := p.checkDescriptor(i, l, m[i]); err != nil {
+				return nil, err
+			}
 		}
-		p.checks[j].Cost += m[i].hits
-		p.check[i] = j
+		if !zero {
+			p.decided = len(p.checks)
+		}
 	}
 	return p, nil
+}
+
+// checkDescriptor adds descriptor i's hits under its limit l to the check
+// of l's rule and its identity, a new one if none.
+func (p *plan) checkDescriptor(i int, l *envoy.Limit, m matched) error {
+	j := p.checkOf(l.Rule, m.id)
+	switch {
+	case j < 0:
+		j = p.addCheck(limiter.Check{Rule: l.Rule, Identity: m.id, Plan: m.plan})
+	case p.checks[j].Plan != m.plan:
+		return fmt.Errorf("ratelimit: descriptor %d: the same limit and values as descriptor %d under another limit override", i, slices.Index(p.check, j))
+	}
+	p.checks[j].Cost += m.hits
+	p.check[i] = j
+	return nil
 }
 
 // identity is who a descriptor's check limits: its entries' values, each

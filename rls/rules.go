@@ -53,15 +53,16 @@ type configDomain struct{ c *Config }
 // identity of all of d's values, those that reached a prefix with
 // share_threshold as that prefix. Under a limit override, as the
 // reference limits it, each value counts apart (share_threshold aside),
-// and when the limit reached is none, an unlimited one, or one that never
-// refuses (shadow_mode, quota_mode), the override is enforced on c's
+// and when the limit reached is none, an unlimited one, one that never
+// refuses (shadow_mode, quota_mode) or one of 0 (which the limiter has no
+// rule of), the override is enforced on c's
 // override limit (Config.Override), counted by d's keys and values.
 func (c configDomain) limitOf(d *ratelimitv3.RateLimitDescriptor) (*envoy.Limit, string, algorithms.Algorithm, error) {
 	l, shared := c.c.Match(entries(d))
 	keyed := false
 	if d.GetLimit() != nil {
 		shared = 0
-		if l == nil || l.Unlimited || l.Shadow || l.Quota {
+		if l == nil || l.Unlimited || l.Shadow || l.Quota || l.PerUnit == 0 {
 			l, keyed = c.c.Override(), true
 		}
 	}

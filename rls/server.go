@@ -135,7 +135,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	start := time.Now()
-	d, err := r.limiter().Decide(ctx, p.checks...)
+	d, err := p.decide(ctx, r.limiter())
 	s.opts.Metrics.decided(p, d, err, time.Since(start))
 	if err != nil && !d.Fallback {
 		return s.failed(ctx, p, err)

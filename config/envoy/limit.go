@@ -25,7 +25,9 @@ type Limit struct {
 	// year; "" when Unlimited.
 	Unit string
 	// PerUnit is requests_per_unit: the limit per window, or a bucket's
-	// or GCRA's rate per window.
+	// or GCRA's rate per window. 0 (a fixed window only) refuses every
+	// request with hits, as the reference does: the limiter has no rule
+	// of it, and Algorithm is a fixed window of 0 that is never decided.
 	PerUnit int
 	// Multiplier is how many units the window is; 1 for one.
 	Multiplier uint32
@@ -86,15 +88,14 @@ func overrideLimit(domain string) *limit {
 // multiplier (0: 1) units named unit (second to year, any case): l's
 // algorithm over that window, a fixed window aligned to the Unix epoch as
 // l's own, a bucket's capacity or GCRA's burst perUnit; Algorithm is that
-// plan. An override the limiter would refuse as a plan of l's rule is an
-// error saying why.
+// plan. An override of 0 per unit refuses every request with hits, as the
+// reference's does: its PerUnit is 0, and it is not decided (see PerUnit).
+// An override the limiter would refuse as a plan of l's rule is an error
+// saying why.
 func (l *Limit) Overridden(perUnit uint32, unit string, multiplier uint32) (*Limit, error) {
 	u, ok := units[strings.ToLower(unit)]
 	if !ok {
 		return nil, fmt.Errorf("unit %s; allowed: second, minute, hour, day, month, year", strings.ToUpper(unit))
-	}
-	if perUnit == 0 {
-		return nil, fmt.Errorf("requests_per_unit 0; allowed: 1 or more")
 	}
 	multiplier = max(multiplier, 1)
 	if int64(multiplier) > math.MaxInt64/int64(u.length) {
@@ -103,6 +104,10 @@ func (l *Limit) Overridden(perUnit uint32, unit string, multiplier uint32) (*Lim
 	o := *l
 	o.Unit, o.PerUnit, o.Multiplier, o.Window = u.name, int(perUnit), multiplier, u.length*time.Duration(multiplier)
 	o.Algorithm = algorithm(l.AlgorithmName).build(o.PerUnit, 0, o.Window)
+	if perUnit == 0 {
+		o.AlgorithmName, o.Algorithm = string(fixedWindow), algorithms.FixedWindow{Window: o.Window}
+		return &o, nil
+	}
 	if err := (limiter.Rule{Name: l.Rule, Algorithm: o.Algorithm}).Validate(); err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "ratelimit: "))
 	}

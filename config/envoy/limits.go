@@ -14,7 +14,8 @@ import (
 // aside: each of its algorithm (a fixed window aligned to the Unix epoch,
 // the windows the reference counts in, unless the rate_limit names
 // another) over its window, leased for its lease, a shadow rule under
-// shadow_mode; and after each config's, the rule its limit overrides are
+// shadow_mode (none for a requests_per_unit of 0, which refuses every
+// request without the limiter); and after each config's, the rule its limit overrides are
 // decided on when the descriptor matches no limit (see docs/envoy.md).
 // Build the limiter.Limiter that decides for configs (the rls Server's)
 // on them.
@@ -22,7 +23,7 @@ func Limits(configs ...*Config) []limiter.Rule {
 	var rules []limiter.Rule
 	for _, c := range configs {
 		for _, l := range c.limits {
-			if !l.unlimited {
+			if !l.unlimited && !l.refusesAll() {
 				rules = append(rules, l.limiterRule())
 			}
 		}
@@ -30,6 +31,10 @@ func Limits(configs ...*Config) []limiter.Rule {
 	}
 	return rules
 }
+
+// refusesAll reports whether l is requests_per_unit 0: every request with
+// hits over it is refused, without the limiter (which has no rule of l).
+func (l *limit) refusesAll() bool { return !l.unlimited && l.perUnit == 0 }
 
 // limiterRule is l as a limiter rule.
 func (l *limit) limiterRule() limiter.Rule {
@@ -45,6 +50,9 @@ func (l *limit) limiterRule() limiter.Rule {
 // algorithm at the rate_limit, and its lease at the lease key with what
 // is allowed.
 func (l *limit) validate(p *problems, at limitNodes, field string) {
+	if l.refusesAll() {
+		return // no rule: the limiter never decides it
+	}
 	r := l.limiterRule()
 	r.Name = "rls" // the rule's name is given once the file is whole
 	r.Lease = 0

@@ -458,8 +458,8 @@ descriptors:
   - key: key1
     rate_limit: {unit: second, requests_per_unit: 50}
   - key: block
-    rate_limit: {unit: second, requests_per_unit: 0}
-`, "6:", "requests_per_unit")
+    rate_limit: {unit: fortnight, requests_per_unit: 1}
+`, "6:", "unit")
 	replaceFile(t, path, `domain: reload
 descriptors:
   - key: key1
