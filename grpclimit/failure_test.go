@@ -4,17 +4,23 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/store"
 )
 
 // With Redis killed, a call goes through without the ratelimit metadata
@@ -107,5 +113,55 @@ func TestStreamRedisKilled(t *testing.T) {
 			t.Errorf("failing closed: %v, want Unavailable", err)
 		}
 		cancel()
+	}
+}
+
+// hangingStore decides nothing until the call's context ends, as a Redis
+// slower than the client's deadline would.
+type hangingStore struct{ store.Store }
+
+func (hangingStore) Decide(ctx context.Context, _ time.Time, _ []store.Check, _ []store.Result) (store.Verdict, error) {
+	<-ctx.Done()
+	return store.Verdict{}, ctx.Err()
+}
+
+// A call whose deadline passes while it is decided is the client giving
+// up, not a failure of Redis, under either policy: DeadlineExceeded,
+// nothing for the error handler, and the hook's outcome canceled with no
+// backend state. (The server's context ends by the client's cancellation
+// or by its own deadline, whichever comes first; both are the client's.)
+func TestClientDeadlineIsNotABackendFailure(t *testing.T) {
+	for _, closed := range []bool{false, true} {
+		rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Identity: grpclimit.Metadata("x-api-key")}}
+		events := make(chan guard.Event, 1)
+		var handled atomic.Int32
+		opts := []grpclimit.Option{grpclimit.WithHook(func(e guard.Event) { events <- e }),
+			grpclimit.WithErrorHandler(func(context.Context, string, error) { handled.Add(1) })}
+		if closed {
+			opts = append(opts, grpclimit.WithFailClosed())
+		}
+		on := func(rules []limiter.Rule) (*limiter.Limiter, error) {
+			return limiter.New(hangingStore{memstore.Must()}, rules)
+		}
+		cc, _ := serve(t, newServer(t, on, rules, opts...), pipe)
+		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "x-api-key", "k"), 50*time.Millisecond)
+		_, err := testpb.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{})
+		cancel()
+		if status.Code(err) != codes.DeadlineExceeded {
+			t.Errorf("closed %v: %v, want DeadlineExceeded", closed, err)
+		}
+		// The server ends the call on its side of the deadline, after the
+		// client has given up.
+		select {
+		case e := <-events:
+			if e.Outcome != "canceled" || e.Backend != "" {
+				t.Errorf("closed %v: hook outcome %q, backend %q; want canceled, none", closed, e.Outcome, e.Backend)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("closed %v: no hook event", closed)
+		}
+		if n := handled.Load(); n != 0 {
+			t.Errorf("closed %v: the error handler saw %d errors, want none", closed, n)
+		}
 	}
 }
