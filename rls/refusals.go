@@ -20,40 +20,38 @@ func (p *plan) decide(ctx context.Context, lim *limiter.Limiter) (limiter.Decisi
 		return lim.Decide(ctx, p.checks...)
 	}
 	results := make([]limiter.RuleResult, len(p.checks))
-	d := limiter.Decision{Allowed: !p.refusedByZero(), At: time.Now(), Results: results}
-	if d.Allowed {
-		var err error
-		if d, err = lim.Decide(ctx, p.checks[:p.decided]...); err != nil && !d.Fallback {
-			return d, err
-		}
-		copy(results, d.Results) // d.Results may share its memory: not appended to
-		d.Results = results
-	} else {
+	if p.decideZeros(results) {
 		for j := range p.checks[:p.decided] {
 			results[j] = limiter.RuleResult{Rule: p.checks[j].Rule, Result: algorithms.Result{Allowed: true}, Undecided: true}
 		}
+		return limiter.Decision{At: time.Now(), Results: results}, nil
 	}
-	for i, l := range p.limits {
-		if j := p.check[i]; j >= p.decided {
-			hits := p.checks[j].Cost
-			r := limiter.RuleResult{Rule: l.Rule, Policy: algorithms.Policy{Window: l.Window}, Shadow: l.Shadow || l.Quota,
-				Result: algorithms.Result{Allowed: hits == 0}}
-			if hits > 0 {
-				r.RetryAfter = algorithms.Never // no wait admits it
-			}
-			results[j] = r
-		}
+	d, err := lim.Decide(ctx, p.checks[:p.decided]...)
+	if err != nil && !d.Fallback {
+		return d, err
 	}
-	return d, nil
+	copy(results, d.Results) // d.Results may share its memory: not appended to
+	d.Results = results
+	return d, err
 }
 
-// refusedByZero reports whether a check of a limit of 0 refuses p: it has
-// hits, and its limit is neither shadow_mode nor quota_mode.
-func (p *plan) refusedByZero() bool {
+// decideZeros writes the results of p's checks of limits of 0 into
+// results (at their indices, p.decided on), and reports whether one
+// refuses the request.
+func (p *plan) decideZeros(results []limiter.RuleResult) (refused bool) {
 	for i, l := range p.limits {
-		if j := p.check[i]; j >= p.decided && p.checks[j].Cost > 0 && !l.Shadow && !l.Quota {
-			return true
+		j := p.check[i]
+		if j < p.decided {
+			continue
 		}
+		hits := p.checks[j].Cost
+		r := limiter.RuleResult{Rule: l.Rule, Policy: algorithms.Policy{Window: l.Window}, Shadow: l.Shadow || l.Quota,
+			Result: algorithms.Result{Allowed: hits == 0}}
+		if hits > 0 {
+			r.RetryAfter = algorithms.Never // no wait admits it
+		}
+		results[j] = r
+		refused = refused || r.Refused()
 	}
-	return false
+	return refused
 }
