@@ -89,7 +89,7 @@ func (e *Event) classify() {
 	case errors.Is(e.Err, ratelimit.ErrNoKey) || errors.Is(e.Err, errBadCost):
 		e.Outcome = outcomeNoIdentity
 		return
-	case (errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)) && !d.Fallback && !errors.Is(e.Err, limiter.ErrBackend):
+	case ended(e.Err) && !d.Fallback && !errors.Is(e.Err, limiter.ErrBackend):
 		e.Outcome = outcomeCanceled // the client went away or gave up: the backend is not at fault
 		return
 	case errors.Is(e.Err, ratelimit.ErrConfig) || errors.Is(e.Err, limiter.ErrCheck):

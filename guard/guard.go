@@ -209,8 +209,12 @@ func (g *Guard[R]) undecided(ctx context.Context, req R, err error, checks []lim
 // gone reports whether err is the end of ctx, the request's: its client
 // cancelled it or its deadline passed. The store's own timeout is not: it
 // wraps limiter.ErrBackend and leaves ctx alive.
-func gone(ctx context.Context, err error) bool {
-	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+func gone(ctx context.Context, err error) bool { return ctx.Err() != nil && ended(err) }
+
+// ended reports whether err is a context's end: cancelled, or past its
+// deadline.
+func ended(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // fail reports a failure to the error handler and the hook.
