@@ -118,6 +118,15 @@ func TestRuleNamesStableAndBounded(t *testing.T) {
 	}
 }
 
+// An invalid requests_per_unit is one problem: it is not also taken for
+// a 0 (refuse every request) on an algorithm that cannot be 0.
+func TestInvalidPerUnitIsOneProblem(t *testing.T) {
+	_, err := envoy.Parse("f.yaml", []byte("domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: second, requests_per_unit: -1, algorithm: gcra}\n"))
+	if err == nil || strings.Contains(err.Error(), "refuse every request") {
+		t.Errorf("error %v, want only the invalid number", err)
+	}
+}
+
 func TestParseProblems(t *testing.T) {
 	cases := []struct{ name, src, want string }{
 		{"unknown key", "domain: d\ndescriptors:\n  - key: a\n    rate_limt: {unit: second}\n", "f.yaml:4:5: descriptors[0].rate_limt: found an unknown key"},

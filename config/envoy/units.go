@@ -35,6 +35,7 @@ var units = map[string]unit{
 // report problems at; nil when the key is absent.
 type limitNodes struct {
 	rate, unit, perUnit, multiplier, window, algorithm, burst, lease *yaml.Node
+	zero                                                             bool // requests_per_unit is a valid 0
 }
 
 // parseLimit parses a rate_limit mapping, of a shadow_mode descriptor when
@@ -52,7 +53,12 @@ func parseLimit(p *problems, n *yaml.Node, field string, shadow, quota bool) *li
 			}
 			l.unit = u
 		},
-		"requests_per_unit": func(n *yaml.Node, f string) { at.perUnit, l.perUnit = n, countFrom(p, n, f, 0) },
+		"requests_per_unit": func(n *yaml.Node, f string) {
+			var ok bool
+			at.perUnit = n
+			l.perUnit, ok = countFrom(p, n, f, 0)
+			at.zero = ok && l.perUnit == 0
+		},
 		"unit_multiplier": func(n *yaml.Node, f string) {
 			at.multiplier = n
 			l.multiplier = uint32(count(p, n, f))
@@ -108,25 +114,28 @@ func (at limitNodes) check(p *problems, l *limit, field string) {
 		p.add(at.rate, field+".requests_per_unit", "found nothing; required: requests_per_unit (or unlimited: true)")
 	case at.burst != nil && !l.alg.bursty():
 		p.add(at.burst, field+".burst", "found a burst on %s; allowed: a burst only with token_bucket, leaky_bucket or gcra", orFixed(l.alg))
-	case l.perUnit == 0 && orFixed(l.alg) != fixedWindow:
+	case at.zero && orFixed(l.alg) != fixedWindow:
 		p.add(at.perUnit, field+".requests_per_unit", "found 0 (refuse every request) on %s; allowed: 0 only with fixed_window", orFixed(l.alg))
-	case l.perUnit == 0 && at.lease != nil:
+	case at.zero && at.lease != nil:
 		p.add(at.lease, field+".lease", "found a lease with requests_per_unit 0 (refuse every request); allowed: none")
 	}
 }
 
 // count is n's whole number from 1 to 2^32-1, or 0 with a problem.
-func count(p *problems, n *yaml.Node, field string) int { return countFrom(p, n, field, 1) }
+func count(p *problems, n *yaml.Node, field string) int {
+	v, _ := countFrom(p, n, field, 1)
+	return v
+}
 
-// countFrom is n's whole number from least (0 or 1) to 2^32-1, or 0 with
-// a problem.
-func countFrom(p *problems, n *yaml.Node, field string, least int) int {
+// countFrom is n's whole number from least (0 or 1) to 2^32-1, or 0 and
+// false with a problem.
+func countFrom(p *problems, n *yaml.Node, field string, least int) (int, bool) {
 	var v int
 	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil || v < least || v > 1<<32-1 {
 		p.add(n, field, "found %s; allowed: a whole number from %d to 4294967295", yamlnode.Describe(n), least)
-		return 0
+		return 0, false
 	}
-	return v
+	return v, true
 }
 
 // duration is n's positive duration ("1s", "1m30s"), or 0 with a problem.
