@@ -14,10 +14,14 @@
 --   reply, or an error reply when it failed (the stacks before and after
 --   it are decided all the same). A stack that fails on a key fails on its
 --   first read, before it writes anything: its keys share a hash slot.
+-- State a stack writes is kept until every stack is decided (put and get,
+-- lib.lua) and then written once per key, with the TTL of its last
+-- decision: a later stack reads its own key as an earlier one left it.
 
 local function decide_batch()
   local server_now, err -- TIME, read once, when a stack carries no instant
   local replies = {}
+  written, order = {}, {} -- each key's state is written once, by flush
   local k, a = 0, 3
   for j = 1, tonumber(ARGV[3]) do
     local now = tonumber(ARGV[a + 1])
@@ -40,5 +44,6 @@ local function decide_batch()
     k = k + stack_keys(a + 2, n)
     a = a + 2 + ARGS_PER_RULE * n
   end
+  flush()
   return replies
 end

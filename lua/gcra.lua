@@ -19,7 +19,7 @@
 -- its ledger's tail and the plan (rate, period) it was written under, nil
 -- for an older release's state.
 local function gcra_load(key)
-  local v = call("GET", key)
+  local v = get(key)
   local tat, ledger, rate, period = match(v or "", "^(%d+)(:%d+:%d+:%d+):(%d+):(%d+)$")
   if tat then -- this release's state, in one match
     return tonumber(tat), ledger, tonumber(rate), tonumber(period)

@@ -121,7 +121,7 @@ end
 
 -- tat_load reads the TAT state at key (see tat_parse).
 local function tat_load(key)
-  return tat_parse(call("GET", key))
+  return tat_parse(get(key))
 end
 
 -- tat_commit stores the TAT now + after, with the ledger carried, and
@@ -135,6 +135,6 @@ local function tat_commit(key, now, after, tail, plan)
     end
     kept = kept .. plan
   end
-  call("SET", key, int(now + after) .. kept, "PX", ttl_ms(ttl))
+  put(key, int(now + after) .. kept, ttl_ms(ttl))
   return now + after, refunded
 end

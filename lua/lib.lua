@@ -31,6 +31,11 @@ local call, tonumber, max, min, fmod, format, match
 -- (ARGV[2], see stack.lua), at least 1: PEXPIRE 0 would delete the key.
 local KEYS, ARGV, min_ttl
 
+-- written holds, during a batch (decide_batch, batches.lua), the state
+-- that the batch's stacks wrote, by key: {value, ttl in ms}; order lists
+-- those keys as first written. Outside a batch it is nil.
+local written, order
+
 -- start begins a run with its keys and arguments (a script passes its
 -- KEYS and ARGV, a function its own).
 local function start(keys, args)
@@ -39,6 +44,45 @@ local function start(keys, args)
   end
   KEYS, ARGV = keys, args
   min_ttl = max(1, tonumber(ARGV[2]) or 1)
+  written, order = nil, nil
+end
+
+-- get reads the state at key (GET's reply), as the batch left it if it
+-- wrote the key.
+local function get(key)
+  local w = written and written[key]
+  if w then
+    return w[1]
+  end
+  return call("GET", key)
+end
+
+-- put writes the state at key with a TTL of ms milliseconds (ttl_ms's
+-- string). In a batch it keeps the value for flush, so that a key many
+-- stacks of the batch decide (a global limit's) is written once: Redis
+-- ends with the same value and TTL as after a SET per decision.
+local function put(key, value, ms)
+  if not written then
+    call("SET", key, value, "PX", ms)
+    return
+  end
+  local w = written[key]
+  if w then
+    w[1], w[2] = value, ms
+  else
+    written[key] = {value, ms}
+    order[#order + 1] = key
+  end
+end
+
+-- flush ends a batch: it writes each key the batch wrote, once.
+local function flush()
+  for i = 1, #order do
+    local key = order[i]
+    local w = written[key]
+    call("SET", key, w[1], "PX", w[2])
+  end
+  written, order = nil, nil
 end
 
 -- int is an integer as a redis.call argument.

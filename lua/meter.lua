@@ -16,7 +16,7 @@
 -- (capacity, rate, period) at key and the ledger's tail, or nothing for a
 -- missing key.
 local function meter_load(key)
-  local v = call("GET", key)
+  local v = get(key)
   if not v then
     return
   end
@@ -62,7 +62,7 @@ local function meter_commit(key, now, cost, size, rate, period, level, last, tai
   level = level + cost * period
   local after = cdiv(level, rate)
   local kept, ttl, refunded = ledger_keep(tail, now, after)
-  call("SET", key, format("%d:%d:%d:%d:%d", level, last, size, rate, period) .. kept, "PX", ttl_ms(ttl))
+  put(key, format("%d:%d:%d:%d:%d", level, last, size, rate, period) .. kept, ttl_ms(ttl))
   return after, next_unit(level, size, rate, period), level, refunded
 end
 

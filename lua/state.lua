@@ -8,7 +8,7 @@
 -- with %d (exact) by one SET with its TTL. load_state returns them, or
 -- nothing for a missing key.
 local function load_state(key)
-  local v = call("GET", key)
+  local v = get(key)
   if v then
     local a, b, c = match(v, "^(%d+):(%d+):?(%d*)$")
     return tonumber(a), tonumber(b), tonumber(c)
@@ -17,7 +17,7 @@ end
 
 -- store writes packed state with a TTL of us microseconds.
 local function store(key, us, fmt, ...)
-  call("SET", key, format(fmt, ...), "PX", ttl_ms(us))
+  put(key, format(fmt, ...), ttl_ms(us))
 end
 
 -- rewrite writes packed state again and keeps the key's TTL (for refunds).

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -49,6 +50,7 @@ func TestBatchDecidesEachStackAsAlone(t *testing.T) {
 			{[]string{p + "{a}:cc"}, []any{"cc:2:30000000:0", 1, "", int64(1) << 52}, ""}, // a slot id
 			// the same key again: the second decision sees the first's write
 			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 2, "", ""}, ""},
+			{[]string{p + "{a}:gc"}, []any{"gc:1:1000000:2", 1, "", ""}, ""}, // its TTL one second longer
 			// the same keys at an instant of their own, a window later
 			{[]string{p + "{a}:fw"}, []any{"fw:2:1000000:0", 1, "", ""}, later},
 			{[]string{p + "{a}:gc"}, []any{"gc:1:1000000:2", 1, "", ""}, later},
@@ -103,6 +105,38 @@ func TestBatchDecidesEachStackAsAlone(t *testing.T) {
 		}
 	}
 	t.Logf("first round: %v", alone[0])
+	// A batch writes each key once, at its end: the value and the TTL of
+	// the key's last decision, as the calls alone left them.
+	for _, st := range stacks("") {
+		for _, k := range st.keys {
+			one, batch := keyState(t, s.Client, "one:"+k), keyState(t, s.Client, "batch:"+k)
+			if one.value != batch.value || one.ttl-batch.ttl > 100*time.Millisecond || batch.ttl-one.ttl > 100*time.Millisecond {
+				t.Errorf("%s: alone %+v, batched %+v", k, one, batch)
+			}
+		}
+	}
+}
+
+// state is a key's value (its type, for a key that is not a string) and
+// its TTL.
+type state struct {
+	value string
+	ttl   time.Duration
+}
+
+func keyState(t *testing.T, c *redis.Client, key string) state {
+	t.Helper()
+	ctx := context.Background()
+	typ, err := c.Type(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := state{value: typ}
+	if typ == "string" {
+		st.value = c.Get(ctx, key).Val()
+	}
+	st.ttl = c.PTTL(ctx, key).Val()
+	return st
 }
 
 func toAny(keys []string) []any {
