@@ -252,3 +252,39 @@ func queueForgets(t *testing.T, store store.Store, prefix string) {
 		}
 	}
 }
+
+// A request that leaves while it waits for its turn gives back everything
+// its decision took: its turn in the queue and its slot in a concurrency
+// limit of the same stack, which the next request then gets.
+func TestWaitCancelledReleasesTheStack(t *testing.T) {
+	for name, store := range everyStore(t) {
+		t.Run(name, func(t *testing.T) {
+			lim, err := limiter.New(store, []limiter.Rule{
+				{Name: "q", Algorithm: algorithms.Queue{Rate: 1, Period: time.Hour, MaxDelay: 2 * time.Hour}},
+				{Name: "slots", Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Hour}},
+			}, limiter.WithPrefix(fmt.Sprintf("leave%d", time.Now().UnixNano())), limiter.WithDenyCache(0, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stack := []limiter.Check{{Rule: "q", Identity: "w", Cost: 1}, {Rule: "slots", Identity: "w", Cost: 1}}
+			first, err := lim.Wait(ctx, stack...)
+			if err != nil || !first.Allowed {
+				t.Fatalf("first request: %+v, %v", first, err)
+			}
+			leaving, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+			defer cancel()
+			d, err := lim.Wait(leaving, stack...)
+			if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, limiter.ErrBackend) || !d.Allowed || d.Results[0].Delay <= 0 {
+				t.Fatalf("second request: %+v, %v; want a turn an hour away, then the context's end", d, err)
+			}
+			st, err := lim.Status(ctx, "slots", "w")
+			if err != nil || st.Results[0].Remaining != 1 {
+				t.Errorf("slots left after the second request left: %+v, %v; want 1 (the first request's held)", st, err)
+			}
+			st, err = lim.Status(ctx, "q", "w")
+			if err != nil || st.Results[0].Remaining != 2 {
+				t.Errorf("queue after the second request left: %+v, %v; want 2 of its 3 turns (its turn back)", st, err)
+			}
+		})
+	}
+}
