@@ -115,6 +115,10 @@ func parse(file string, data []byte) (*Config, error) {
 		p.add(&doc, "(file)", "found nothing; required: a mapping with domain and descriptors")
 		return nil, p.err()
 	}
+	if at, msg := yamlnode.Aliases(&doc); at != nil {
+		p.add(at, "(file)", "%s", msg)
+		return nil, p.err()
+	}
 	c := &Config{top: newLevel()}
 	fields(p, doc.Content[0], "", map[string]func(*yaml.Node, string){
 		"domain": func(n *yaml.Node, field string) {

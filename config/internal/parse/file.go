@@ -101,6 +101,10 @@ func parse(name string, data []byte) (*File, error) {
 		p.fail(&doc, "(document)", "found nothing; required: a mapping with rules and stacks")
 		return nil, p.err()
 	}
+	if at, msg := yamlnode.Aliases(&doc); at != nil {
+		p.fail(at, "(document)", "%s", msg)
+		return nil, p.err()
+	}
 	return p.top(doc.Content[0]), p.err()
 }
 
