@@ -40,6 +40,7 @@ type Limits struct {
 	failing bool        // the last reload reported failed
 	pending []error     // reloads to report to the hook once l.mu is released
 	closed  bool
+	done    chan struct{} // closed by Close: Watch returns
 }
 
 // settings are what the program adds to the file: what the stacks are
@@ -118,7 +119,7 @@ func Load(path string, backend store.Store, opts ...Option) (*Limits, error) {
 	if backend == nil {
 		return nil, fmt.Errorf("%w: nil store", ratelimit.ErrConfig)
 	}
-	l := &Limits{path: path, store: backend, wired: map[string]bool{}}
+	l := &Limits{path: path, store: backend, wired: map[string]bool{}, done: make(chan struct{})}
 	for _, opt := range opts {
 		opt(&l.set)
 	}
@@ -329,6 +330,9 @@ func (l *Limits) report(err error) {
 func (l *Limits) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.closed = true
+	if !l.closed {
+		l.closed = true
+		close(l.done)
+	}
 	return l.cur.Load().Close()
 }
