@@ -67,8 +67,10 @@ type Stack struct {
 	Domain  string
 	Failure string   // "" for the file's
 	Exempt  []string // nil for the file's
-	// rulesNode and matchNode are the lists, for errors about an entry.
-	rulesNode, matchNode, methodsNode, domainNode *yaml.Node
+	// ruleAt and matchAt are where each of Rules and Match is, for
+	// problems of an entry.
+	ruleAt, matchAt         []entry
+	methodsNode, domainNode *yaml.Node
 }
 
 // Top-level, rule and stack fields, in the order the documentation lists
@@ -188,10 +190,10 @@ func (p *parser) forwardingHeader(n *yaml.Node, field string) string {
 // networks reads a list of CIDRs or addresses.
 func (p *parser) networks(n *yaml.Node, field string) []string {
 	const allowed = "a CIDR or an address (e.g. 10.0.0.0/8, 192.0.2.7, 2001:db8::/32)"
-	nets, nodes := p.strs(n, field, allowed)
+	nets, at := p.strs(n, field, allowed)
 	for i, s := range nets {
 		if _, err := netx.ParsePrefix(s); err != nil {
-			p.bad(nodes[i], index(field, i), allowed)
+			p.bad(at[i].node, at[i].field, allowed)
 		}
 	}
 	if nets == nil {
@@ -260,25 +262,24 @@ func (p *parser) stack(n *yaml.Node, field string) *Stack {
 		s.node = v
 	}
 	if v, ok := m["rules"]; ok {
-		s.Rules, _ = p.strs(v, join(field, "rules"), "rule names")
+		s.Rules, s.ruleAt = p.strs(v, join(field, "rules"), "rule names")
 		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
 			p.bad(v, join(field, "rules"), "a list of one or more rule names")
 		}
-		s.rulesNode = v
 	}
 	if v, ok := m["match"]; ok {
-		s.Match, _ = p.strs(v, join(field, "match"), `http.ServeMux patterns (e.g. "POST /login", "/api/")`)
-		s.matchNode = v
+		s.Match, s.matchAt = p.strs(v, join(field, "match"), `http.ServeMux patterns (e.g. "POST /login", "/api/")`)
 	}
 	if v, ok := m["methods"]; ok {
-		s.Methods, _ = p.strs(v, join(field, "methods"), `gRPC full methods or services (e.g. "/pkg.Service/Method", "/pkg.Service/*")`)
+		var at []entry
+		s.Methods, at = p.strs(v, join(field, "methods"), `gRPC full methods or services (e.g. "/pkg.Service/Method", "/pkg.Service/*")`)
 		s.methodsNode = v
 		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
 			p.bad(v, join(field, "methods"), "a list of one or more gRPC methods or services")
 		}
 		for i, pattern := range s.Methods {
 			if !validMethod(pattern) {
-				p.bad(nodeAt(v, i), index(join(field, "methods"), i), `a gRPC full method ("/pkg.Service/Method") or service ("/pkg.Service/*")`)
+				p.bad(at[i].node, at[i].field, `a gRPC full method ("/pkg.Service/Method") or service ("/pkg.Service/*")`)
 			}
 		}
 		if m["match"] != nil {
@@ -349,17 +350,17 @@ func (p *parser) crossCheck(f *File) {
 		stacks[s.Name] = s
 		for i, name := range s.Rules {
 			if _, ok := rules[name]; !ok {
-				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q; allowed: a rule of this file (%s)", name, strings.Join(slices.Sorted(maps.Keys(rules)), ", "))
+				p.fail(s.ruleAt[i].node, s.ruleAt[i].field, "found %q; allowed: a rule of this file (%s)", name, strings.Join(slices.Sorted(maps.Keys(rules)), ", "))
 			}
 			if slices.Index(s.Rules, name) < i {
-				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q a second time; allowed once per stack", name)
+				p.fail(s.ruleAt[i].node, s.ruleAt[i].field, "found %q a second time; allowed once per stack", name)
 			}
 		}
 		p.doorsOf(s, rules)
 		p.envoyStack(s, rules, domains)
 		for i, pattern := range s.Match {
 			if msg := register(mux, pattern); msg != "" {
-				p.fail(nodeAt(s.matchNode, i), index(join(s.field, "match"), i), "found %q: %s; allowed: an http.ServeMux pattern that no other stack's pattern conflicts with", pattern, msg)
+				p.fail(s.matchAt[i].node, s.matchAt[i].field, "found %q: %s; allowed: an http.ServeMux pattern that no other stack's pattern conflicts with", pattern, msg)
 			}
 		}
 	}
@@ -412,12 +413,4 @@ func conflict(msg string) string {
 	other, _, _ := strings.Cut(rest, `"`)
 	_, why, _ := strings.Cut(rest, ":\n")
 	return fmt.Sprintf("it conflicts with the pattern %q of another stack (%s)", other, strings.TrimSpace(why))
-}
-
-// nodeAt is the i-th entry of list n, or n.
-func nodeAt(n *yaml.Node, i int) *yaml.Node {
-	if n != nil && i < len(n.Content) {
-		return n.Content[i]
-	}
-	return n
 }
