@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -142,11 +141,8 @@ func readFile(path string) (fingerprint, []byte, error) {
 	if err != nil {
 		return fp, nil, fmt.Errorf("%w: %w", ratelimit.ErrConfig, err)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fp, nil, fmt.Errorf("%w: %w", ratelimit.ErrConfig, err)
-	}
-	return fp, data, nil
+	data, err := ReadFile(path)
+	return fp, data, err
 }
 
 // Middleware returns the middleware of the file's stack name, for chi's
