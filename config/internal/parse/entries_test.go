@@ -47,3 +47,26 @@ stacks:
 		}
 	}
 }
+
+// TestEmptyPlanValue: a plan for the empty value is a problem at it: a
+// request without the attribute is decided by the rule's algorithm, and
+// such a plan would have taken its place.
+func TestEmptyPlanValue(t *testing.T) {
+	data := `rules:
+  - name: a
+    key: ip
+    fixed_window: 100/1m
+    plans:
+      header: X-Plan
+      values:
+        pro: {fixed_window: 1000/1m}
+        "": {fixed_window: 1/1m}
+stacks:
+  - name: s
+    rules: [a]
+`
+	_, err := Read("f.yaml", []byte(data), nil)
+	if want := `f.yaml:9:9: rules[0].plans.values: found an empty value; allowed: `; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %v, want %s...", err, want)
+	}
+}

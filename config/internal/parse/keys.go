@@ -234,6 +234,10 @@ func (p *parser) plans(n *yaml.Node, field string) *Plans {
 			p.fail(v.Content[i], f, "found the value a second time; allowed once")
 			continue
 		}
+		if name == "" {
+			p.fail(v.Content[i], join(field, "values"), "found an empty value; allowed: a value the attribute takes (a request without one is decided by the rule's algorithm)")
+			continue
+		}
 		if am := p.fields(val, f, kindFields...); am != nil {
 			pl.Values[name], pl.nodes[name] = p.algorithm(val, am, f), val
 		}
