@@ -2,6 +2,7 @@ package envoy_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -157,5 +158,19 @@ func TestParseProblems(t *testing.T) {
 				t.Errorf("error %v is not a config.Problem wrapping ErrConfig", err)
 			}
 		})
+	}
+}
+
+// TestWindowOverflowIsAProblem: a unit_multiplier whose window does not
+// fit a duration is a problem at it, not a window wrapped round to
+// another length (585 years came out as 21 days, which the limiter takes).
+func TestWindowOverflowIsAProblem(t *testing.T) {
+	for _, tc := range []struct{ unit, multiplier string }{{"year", "585"}, {"month", "7117"}, {"minute", "4294967295"}} {
+		src := "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: " + tc.unit + ", unit_multiplier: " + tc.multiplier + ", requests_per_unit: 10}\n"
+		_, err := envoy.Parse("f.yaml", []byte(src))
+		want := "descriptors[0].rate_limit.unit_multiplier: found \"" + tc.multiplier + "\""
+		if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("%s %ss: %v, want a problem %q...", tc.multiplier, tc.unit, err, want)
+		}
 	}
 }
