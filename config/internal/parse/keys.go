@@ -25,6 +25,11 @@ type Key struct {
 
 const keyForm = `"ip", "route", "method", or a mapping of one of header, metadata, descriptor, constant, form, func, join (e.g. {header: X-API-Key})`
 
+// partForm is what a join's part may be: any identity but a join. Each
+// level of nesting would escape the level below again, doubling its
+// escapes: a few levels make every request's identity megabytes long.
+const partForm = `"ip", "route", "method", or a mapping of one of header, metadata, descriptor, constant, form, func (a join's parts are not joins)`
+
 // key reads an identity.
 func (p *parser) key(n *yaml.Node, field string) *Key {
 	if n.Kind == yaml.ScalarNode {
@@ -45,6 +50,10 @@ func (p *parser) key(n *yaml.Node, field string) *Key {
 		case "join":
 			k := &Key{Kind: kind, node: n, field: field}
 			p.list(v, field, "identities", func(e *yaml.Node, f string) {
+				if e.Kind == yaml.MappingNode && len(e.Content) == 2 && e.Content[0].Value == "join" {
+					p.bad(e, f, partForm)
+					return
+				}
 				if part := p.key(e, f); part != nil {
 					k.Parts = append(k.Parts, part)
 				}
