@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,35 @@ stacks:
 	_, err := Read("f.yaml", []byte(data), nil)
 	if want := `f.yaml:9:9: rules[0].plans.values: found an empty value; allowed: `; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("got %v, want %s...", err, want)
+	}
+}
+
+// TestManyUnknownRulesBounded: a stack naming many rules the file does
+// not have is a problem for each, and each lists a bounded number of the
+// file's rules: listing them all in each made a file of 1.3 MB take
+// gigabytes.
+func TestManyUnknownRulesBounded(t *testing.T) {
+	const n = 1000
+	var b strings.Builder
+	b.WriteString("rules:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {name: rule-%d, key: ip, fixed_window: 1/s}\n", i)
+	}
+	b.WriteString("stacks:\n  - name: s\n    rules: [")
+	for i := range n {
+		fmt.Fprintf(&b, "x%d, ", i)
+	}
+	b.WriteString("rule-0]\n")
+	_, err := Read("f.yaml", []byte(b.String()), nil)
+	problems := strings.Split(fmt.Sprint(err), "\n")
+	if len(problems) != n {
+		t.Fatalf("%d problems, want %d", len(problems), n)
+	}
+	want := `f.yaml:1004:13: stacks[0].rules[0]: found "x0"; allowed: a rule of this file (rule-0, rule-1, rule-10, rule-100, rule-101, rule-102, rule-103, rule-104, rule-105, rule-106, and 990 more)`
+	if problems[0] != want {
+		t.Errorf("got %s, want %s", problems[0], want)
+	}
+	if size := len(fmt.Sprint(err)); size > 200*n {
+		t.Errorf("the problems take %d bytes", size)
 	}
 }

@@ -340,6 +340,7 @@ func (p *parser) crossCheck(f *File) {
 		}
 		rules[r.Name] = r
 	}
+	known := listed(slices.Sorted(maps.Keys(rules)))
 	stacks := map[string]*Stack{}
 	domains := map[string]*Stack{}
 	mux := http.NewServeMux()
@@ -350,7 +351,7 @@ func (p *parser) crossCheck(f *File) {
 		stacks[s.Name] = s
 		for i, name := range s.Rules {
 			if _, ok := rules[name]; !ok {
-				p.fail(s.ruleAt[i].node, s.ruleAt[i].field, "found %q; allowed: a rule of this file (%s)", name, strings.Join(slices.Sorted(maps.Keys(rules)), ", "))
+				p.fail(s.ruleAt[i].node, s.ruleAt[i].field, "found %q; allowed: a rule of this file (%s)", name, known)
 			}
 			if slices.Index(s.Rules, name) < i {
 				p.fail(s.ruleAt[i].node, s.ruleAt[i].field, "found %q a second time; allowed once per stack", name)
@@ -364,6 +365,19 @@ func (p *parser) crossCheck(f *File) {
 			}
 		}
 	}
+}
+
+// maxListed is how many names a problem lists of those allowed: a file
+// may have thousands, and each of its problems would list them all.
+const maxListed = 10
+
+// listed is names as a problem lists them: the first maxListed, then how
+// many more there are.
+func listed(names []string) string {
+	if len(names) <= maxListed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, and %d more", strings.Join(names[:maxListed], ", "), len(names)-maxListed)
 }
 
 // doorsOf reports each identity of stack s's rules (their keys, alternative
