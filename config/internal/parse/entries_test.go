@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestListEntriesAtTheirPlace: a problem of an entry of a list (a stack's
@@ -99,5 +100,51 @@ func TestManyUnknownRulesBounded(t *testing.T) {
 	}
 	if size := len(fmt.Sprint(err)); size > 200*n {
 		t.Errorf("the problems take %d bytes", size)
+	}
+}
+
+// TestLongStackBounded: a stack's long list of rules is checked in time
+// and space in proportion to it: each entry was looked for among those
+// before it, and each entry naming a rule its door cannot read (one
+// rule, named again and again) quoted the rule's whole key.
+func TestLongStackBounded(t *testing.T) {
+	var distinct, repeated strings.Builder
+	distinct.WriteString("rules:\n  - {name: r, key: ip, fixed_window: 1/s}\nstacks:\n  - name: s\n    rules: [r")
+	for i := range 200_000 {
+		fmt.Fprintf(&distinct, ", x%d", i)
+	}
+	distinct.WriteString("]\n")
+	repeated.WriteString("rules:\n  - name: r\n    key: {join: [ip")
+	for i := range 2000 {
+		fmt.Fprintf(&repeated, ", {form: f%d}", i)
+	}
+	repeated.WriteString("]}\n    fixed_window: 1/s\nstacks:\n  - name: g\n    methods: [/a.B/*]\n    rules: [r" + strings.Repeat(", r", 1999) + "]\n")
+	for _, tc := range []struct {
+		name, file string
+		problems   int
+	}{
+		{"distinct", distinct.String(), 200_000},
+		{"repeated", repeated.String(), 2000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() {
+				_, err := Read("f.yaml", []byte(tc.file), nil)
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Read did not return within 10s")
+			}
+			text := fmt.Sprint(err)
+			if got := strings.Count(text, "\n") + 1; got != tc.problems {
+				t.Errorf("%d problems, want %d", got, tc.problems)
+			}
+			if len(text) > 200*tc.problems {
+				t.Errorf("the problems take %d bytes", len(text))
+			}
+		})
 	}
 }

@@ -349,16 +349,21 @@ func (p *parser) crossCheck(f *File) {
 			p.fail(s.node, join(s.field, "name"), "found %q again; allowed: a name no other stack has (first at line %d)", s.Name, first.node.Line)
 		}
 		stacks[s.Name] = s
+		var once []string // s's rules, each once
+		named := make(map[string]bool, len(s.Rules))
 		for i, name := range s.Rules {
 			if _, ok := rules[name]; !ok {
 				p.fail(s.ruleAt[i].node, s.ruleAt[i].field, "found %q; allowed: a rule of this file (%s)", name, known)
 			}
-			if slices.Index(s.Rules, name) < i {
+			if named[name] {
 				p.fail(s.ruleAt[i].node, s.ruleAt[i].field, "found %q a second time; allowed once per stack", name)
+				continue
 			}
+			named[name] = true
+			once = append(once, name)
 		}
-		p.doorsOf(s, rules)
-		p.envoyStack(s, rules, domains)
+		p.doorsOf(s, once, rules)
+		p.envoyStack(s, once, rules, domains)
 		for i, pattern := range s.Match {
 			if msg := register(mux, pattern); msg != "" {
 				p.fail(s.matchAt[i].node, s.matchAt[i].field, "found %q: %s; allowed: an http.ServeMux pattern that no other stack's pattern conflicts with", pattern, msg)
@@ -367,8 +372,9 @@ func (p *parser) crossCheck(f *File) {
 	}
 }
 
-// maxListed is how many names a problem lists of those allowed: a file
-// may have thousands, and each of its problems would list them all.
+// maxListed is how many names a problem lists (of the file's rules, of a
+// key's descriptor keys, of a join's parts): a file may have thousands,
+// and each of its problems would list them all.
 const maxListed = 10
 
 // listed is names as a problem lists them: the first maxListed, then how
@@ -380,12 +386,12 @@ func listed(names []string) string {
 	return fmt.Sprintf("%s, and %d more", strings.Join(names[:maxListed], ", "), len(names)-maxListed)
 }
 
-// doorsOf reports each identity of stack s's rules (their keys, alternative
-// keys and plan attributes) that cannot be read on the stack's door: a
-// header on a gRPC stack, metadata on an HTTP one.
-func (p *parser) doorsOf(s *Stack, rules map[string]*Rule) {
+// doorsOf reports each identity of stack s's rules (names, each once:
+// their keys, alternative keys and plan attributes) that cannot be read
+// on the stack's door: a header on a gRPC stack, metadata on an HTTP one.
+func (p *parser) doorsOf(s *Stack, names []string, rules map[string]*Rule) {
 	d := s.Door()
-	for _, name := range s.Rules {
+	for _, name := range names {
 		r := rules[name]
 		if r == nil {
 			continue

@@ -86,7 +86,8 @@ func validHeader(s string) bool {
 	return s != ""
 }
 
-// String is the identity as config.Check prints it.
+// String is the identity as config.Check prints it (a join's first
+// parts, when it has many: see listed).
 func (k *Key) String() string {
 	switch k.Kind {
 	case "ip", "route", "method":
@@ -100,7 +101,7 @@ func (k *Key) String() string {
 		for i, part := range k.Parts {
 			parts[i] = part.String()
 		}
-		return "join(" + strings.Join(parts, ", ") + ")"
+		return "join(" + listed(parts) + ")"
 	}
 	return k.Kind + " " + k.Arg
 }
