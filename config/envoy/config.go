@@ -46,7 +46,8 @@ type Config struct {
 type level struct {
 	exact    map[pair]*entry // key and value
 	anyValue map[string]*entry
-	prefixes []*entry // values ending in *, in file order
+	prefixes []*entry        // values ending in *, in file order
+	prefixed map[pair]*entry // prefixes by key and value (without the *)
 }
 
 // pair is a key and a value.
@@ -210,7 +211,7 @@ func strQuote(e *entry) string {
 }
 
 func newLevel() *level {
-	return &level{exact: map[pair]*entry{}, anyValue: map[string]*entry{}}
+	return &level{exact: map[pair]*entry{}, anyValue: map[string]*entry{}, prefixed: map[pair]*entry{}}
 }
 
 // add adds e to lv, false when lv has one of its key and value already.
@@ -221,6 +222,7 @@ func (lv *level) add(e *entry) bool {
 	switch {
 	case e.prefix:
 		lv.prefixes = append(lv.prefixes, e)
+		lv.prefixed[pair{e.key, e.value}] = e
 	case e.value == "":
 		lv.anyValue[e.key] = e
 	default:
@@ -233,12 +235,7 @@ func (lv *level) add(e *entry) bool {
 func (lv *level) same(e *entry) *entry {
 	switch {
 	case e.prefix:
-		for _, o := range lv.prefixes {
-			if o.key == e.key && o.value == e.value {
-				return o
-			}
-		}
-		return nil
+		return lv.prefixed[pair{e.key, e.value}]
 	case e.value == "":
 		return lv.anyValue[e.key]
 	}

@@ -174,3 +174,28 @@ func TestWindowOverflowIsAProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestManyPrefixesInTime: a domain of many prefix values (value: "v*")
+// is parsed in time in proportion to it: each prefix was compared with
+// every one before it, so 100,000 of them (a 2.8 MB file) took minutes.
+func TestManyPrefixesInTime(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("domain: d\ndescriptors:\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&b, "  - {key: k, value: \"v%d*\"}\n", i)
+	}
+	b.WriteString("  - {key: k, value: \"v7*\"}\n")
+	done := make(chan error, 1)
+	go func() {
+		_, err := envoy.Parse("f.yaml", []byte(b.String()))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if want := `f.yaml:100003:21: descriptors[100000]: found a second descriptor with key "k" and value "v7*"`; !strings.HasPrefix(fmt.Sprint(err), want) {
+			t.Errorf("Parse: %v, want %s...", err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Parse did not return within 10s")
+	}
+}
