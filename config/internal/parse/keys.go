@@ -58,7 +58,7 @@ func (p *parser) key(n *yaml.Node, field string) *Key {
 					k.Parts = append(k.Parts, part)
 				}
 			})
-			if len(v.Content) < 2 {
+			if v.Kind == yaml.SequenceNode && len(v.Content) < 2 {
 				p.bad(v, field, "a list of two or more identities")
 			}
 			return k

@@ -21,3 +21,15 @@ stacks:
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+// TestJoinNotAListIsOneProblem: a join whose value is not a list is one
+// problem, not also reported as a list of fewer than two identities.
+func TestJoinNotAListIsOneProblem(t *testing.T) {
+	for _, v := range []string{"null", "ip", "{header: X}"} {
+		data := "rules:\n  - name: a\n    key: {join: " + v + "}\n    fixed_window: 1/s\nstacks:\n  - name: s\n    rules: [a]\n"
+		_, err := Read("f.yaml", []byte(data), nil)
+		if ps := unjoin(err); len(ps) != 1 {
+			t.Errorf("join: %s: %d problems (%v), want one", v, len(ps), err)
+		}
+	}
+}
