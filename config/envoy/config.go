@@ -135,9 +135,19 @@ func parse(file string, data []byte) (*Config, error) {
 	return c, nil
 }
 
+// maxDepth is how deep descriptors may be nested: far deeper than any
+// request's descriptor, whose entries each match a level. Each level's
+// fields are named by their whole path, so the cost of a file grows with
+// the square of its depth.
+const maxDepth = 64
+
 // descriptors parses a list of descriptors into lv; path is the parent's
 // entries, root first.
 func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level, path []*entry) {
+	if len(path) == maxDepth && len(n.Content) > 0 {
+		p.add(n, field, "found descriptors nested %d deep; allowed: at most %d", maxDepth+1, maxDepth)
+		return
+	}
 	if n.Kind != yaml.SequenceNode {
 		p.add(n, field, "found %s; allowed: a list of descriptors", yamlnode.Describe(n))
 		return
