@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +39,7 @@ type Limits struct {
 	failing bool        // the last reload reported failed
 	pending []error     // reloads to report to the hook once l.mu is released
 	closed  bool
+	done    chan struct{} // closed by Close: Watch returns
 }
 
 // settings are what the program adds to the file: what the stacks are
@@ -118,7 +118,7 @@ func Load(path string, backend store.Store, opts ...Option) (*Limits, error) {
 	if backend == nil {
 		return nil, fmt.Errorf("%w: nil store", ratelimit.ErrConfig)
 	}
-	l := &Limits{path: path, store: backend, wired: map[string]bool{}}
+	l := &Limits{path: path, store: backend, wired: map[string]bool{}, done: make(chan struct{})}
 	for _, opt := range opts {
 		opt(&l.set)
 	}
@@ -141,11 +141,8 @@ func readFile(path string) (fingerprint, []byte, error) {
 	if err != nil {
 		return fp, nil, fmt.Errorf("%w: %w", ratelimit.ErrConfig, err)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fp, nil, fmt.Errorf("%w: %w", ratelimit.ErrConfig, err)
-	}
-	return fp, data, nil
+	data, err := ReadFile(path)
+	return fp, data, err
 }
 
 // Middleware returns the middleware of the file's stack name, for chi's
@@ -329,6 +326,9 @@ func (l *Limits) report(err error) {
 func (l *Limits) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.closed = true
+	if !l.closed {
+		l.closed = true
+		close(l.done)
+	}
 	return l.cur.Load().Close()
 }

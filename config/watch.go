@@ -34,9 +34,10 @@ func (fp fingerprint) same(other fingerprint) bool {
 }
 
 // Watch checks the file every interval (a second, say) until ctx ends or
-// the Limits are closed, and reloads it when it leads to another file or
-// the file changed (see Reload): a Kubernetes ConfigMap's symlink swap, an
-// editor's rename over the old file, a write in place. A change that is
+// the Limits are closed (it returns at once then, not at its next tick),
+// and reloads it when it leads to another file or the file changed (see
+// Reload): a Kubernetes ConfigMap's symlink swap, an editor's rename over
+// the old file, a write in place. A change that is
 // not valid is logged and reported to the reload hook once, and the old
 // rules stay in force until a valid version appears; a file that cannot
 // be read is read again at every tick, reported once. An interval under
@@ -50,6 +51,8 @@ func (l *Limits) Watch(ctx context.Context, interval time.Duration) {
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-l.done:
 			return
 		case <-t.C:
 		}

@@ -192,3 +192,23 @@ func TestWatchWithoutInterval(t *testing.T) {
 		t.Errorf("the hook heard %v, want one successful reload", got)
 	}
 }
+
+// TestWatchStopsOnClose: Watch returns once the Limits are closed, without
+// waiting for its next tick: no goroutine is left watching a closed file.
+func TestWatchStopsOnClose(t *testing.T) {
+	limits, _ := load(t, memstore.Must(), version("c", 1))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		limits.Watch(context.Background(), time.Hour)
+	}()
+	time.Sleep(10 * time.Millisecond) // Watch waits for its tick
+	if err := limits.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Watch still runs 5s after Close")
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -63,7 +62,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 // server's when its document has a top-level domain key (the library's
 // rules file has none), else a rules file, with the key functions funcs.
 func checkFile(path string, funcs []string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := config.ReadFile(path)
 	if err != nil || !isReference(data) {
 		return config.Check(path, funcs...)
 	}

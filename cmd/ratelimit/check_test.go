@@ -126,3 +126,18 @@ func TestRunEnvoy(t *testing.T) {
 		t.Errorf("-h: exit %d, %s; want it to say how the formats are told apart", got, errs.String())
 	}
 }
+
+// TestRunHugeFile: a file of more than config.MaxFileSize bytes, in
+// either format, is a problem naming the file and its size, found before
+// it is parsed.
+func TestRunHugeFile(t *testing.T) {
+	huge := filepath.Join(t.TempDir(), "huge.yaml")
+	src := "domain: a\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n# " + strings.Repeat("x", config.MaxFileSize) + "\n"
+	if err := os.WriteFile(huge, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if got := run([]string{"check", huge}, &out, &errs); got != 1 || !strings.Contains(errs.String(), "huge.yaml: found more than 4194304 bytes") {
+		t.Errorf("exit %d, stdout %.200s, stderr %s", got, out.String(), errs.String())
+	}
+}

@@ -46,7 +46,8 @@ type Config struct {
 type level struct {
 	exact    map[pair]*entry // key and value
 	anyValue map[string]*entry
-	prefixes []*entry // values ending in *, in file order
+	prefixes []*entry        // values ending in *, in file order
+	prefixed map[pair]*entry // prefixes by key and value (without the *)
 }
 
 // pair is a key and a value.
@@ -115,6 +116,10 @@ func parse(file string, data []byte) (*Config, error) {
 		p.add(&doc, "(file)", "found nothing; required: a mapping with domain and descriptors")
 		return nil, p.err()
 	}
+	if at, msg := yamlnode.Aliases(&doc); at != nil {
+		p.add(at, "(file)", "%s", msg)
+		return nil, p.err()
+	}
 	c := &Config{top: newLevel()}
 	fields(p, doc.Content[0], "", map[string]func(*yaml.Node, string){
 		"domain": func(n *yaml.Node, field string) {
@@ -130,9 +135,19 @@ func parse(file string, data []byte) (*Config, error) {
 	return c, nil
 }
 
+// maxDepth is how deep descriptors may be nested: far deeper than any
+// request's descriptor, whose entries each match a level. Each level's
+// fields are named by their whole path, so the cost of a file grows with
+// the square of its depth.
+const maxDepth = 64
+
 // descriptors parses a list of descriptors into lv; path is the parent's
 // entries, root first.
 func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level, path []*entry) {
+	if len(path) == maxDepth && len(n.Content) > 0 {
+		p.add(n, field, "found descriptors nested %d deep; allowed: at most %d", maxDepth+1, maxDepth)
+		return
+	}
 	if n.Kind != yaml.SequenceNode {
 		p.add(n, field, "found %s; allowed: a list of descriptors", yamlnode.Describe(n))
 		return
@@ -206,7 +221,7 @@ func strQuote(e *entry) string {
 }
 
 func newLevel() *level {
-	return &level{exact: map[pair]*entry{}, anyValue: map[string]*entry{}}
+	return &level{exact: map[pair]*entry{}, anyValue: map[string]*entry{}, prefixed: map[pair]*entry{}}
 }
 
 // add adds e to lv, false when lv has one of its key and value already.
@@ -217,6 +232,7 @@ func (lv *level) add(e *entry) bool {
 	switch {
 	case e.prefix:
 		lv.prefixes = append(lv.prefixes, e)
+		lv.prefixed[pair{e.key, e.value}] = e
 	case e.value == "":
 		lv.anyValue[e.key] = e
 	default:
@@ -229,12 +245,7 @@ func (lv *level) add(e *entry) bool {
 func (lv *level) same(e *entry) *entry {
 	switch {
 	case e.prefix:
-		for _, o := range lv.prefixes {
-			if o.key == e.key && o.value == e.value {
-				return o
-			}
-		}
-		return nil
+		return lv.prefixed[pair{e.key, e.value}]
 	case e.value == "":
 		return lv.anyValue[e.key]
 	}

@@ -2,7 +2,9 @@ package envoy_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +159,62 @@ func TestParseProblems(t *testing.T) {
 				t.Errorf("error %v is not a config.Problem wrapping ErrConfig", err)
 			}
 		})
+	}
+}
+
+// TestWindowOverflowIsAProblem: a unit_multiplier whose window does not
+// fit a duration is a problem at it, not a window wrapped round to
+// another length (585 years came out as 21 days, which the limiter takes).
+func TestWindowOverflowIsAProblem(t *testing.T) {
+	for _, tc := range []struct{ unit, multiplier string }{{"year", "585"}, {"month", "7117"}, {"minute", "4294967295"}} {
+		src := "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: " + tc.unit + ", unit_multiplier: " + tc.multiplier + ", requests_per_unit: 10}\n"
+		_, err := envoy.Parse("f.yaml", []byte(src))
+		want := "descriptors[0].rate_limit.unit_multiplier: found \"" + tc.multiplier + "\""
+		if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("%s %ss: %v, want a problem %q...", tc.multiplier, tc.unit, err, want)
+		}
+	}
+}
+
+// TestManyPrefixesInTime: a domain of many prefix values (value: "v*")
+// is parsed in time in proportion to it: each prefix was compared with
+// every one before it, so 100,000 of them (a 2.8 MB file) took minutes.
+func TestManyPrefixesInTime(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("domain: d\ndescriptors:\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&b, "  - {key: k, value: \"v%d*\"}\n", i)
+	}
+	b.WriteString("  - {key: k, value: \"v7*\"}\n")
+	done := make(chan error, 1)
+	go func() {
+		_, err := envoy.Parse("f.yaml", []byte(b.String()))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if want := `f.yaml:100003:21: descriptors[100000]: found a second descriptor with key "k" and value "v7*"`; !strings.HasPrefix(fmt.Sprint(err), want) {
+			t.Errorf("Parse: %v, want %s...", err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Parse did not return within 10s")
+	}
+}
+
+// TestDeepNestingIsAProblem: descriptors nested deeper than any request
+// means are a problem at the first level too deep. Each level's fields
+// are named by their whole path, so 4,900 levels (a 67 KB file) took
+// 1.9 GB to parse.
+func TestDeepNestingIsAProblem(t *testing.T) {
+	nested := func(depth int) string {
+		return "domain: d\ndescriptors: " + strings.Repeat("[{key: k, descriptors: ", depth) + "[]" + strings.Repeat("}]", depth) + "\n"
+	}
+	if _, err := envoy.Parse("f.yaml", []byte(nested(64))); err != nil {
+		t.Errorf("64 levels: %v", err)
+	}
+	_, err := envoy.Parse("f.yaml", []byte(nested(65)))
+	want := "f.yaml:2:" + strconv.Itoa(len("descriptors: ")+64*len("[{key: k, descriptors: ")+1) + ": descriptors" + strings.Repeat("[0].descriptors", 64) + ": found descriptors nested 65 deep; allowed: at most 64"
+	if !errors.Is(err, ratelimit.ErrConfig) || !strings.HasPrefix(fmt.Sprint(err), want) {
+		t.Errorf("65 levels: %v, want %s...", err, want)
 	}
 }

@@ -2,6 +2,7 @@ package envoy_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,19 @@ func TestLoadDirMerged(t *testing.T) {
 		if !strings.HasPrefix(p.Error(), want[i]) {
 			t.Errorf("problem %d: %v, want it to start %q", i, p, want[i])
 		}
+	}
+}
+
+// TestLoadDirRefusesAHugeFile: a file of more than config.MaxFileSize
+// bytes is refused, naming it, before it is parsed.
+func TestLoadDirRefusesAHugeFile(t *testing.T) {
+	dir := t.TempDir()
+	src := "domain: a\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n# " + strings.Repeat("x", 4<<20) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := envoy.LoadDir(dir, false)
+	if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(fmt.Sprint(err), "a.yaml: found more than 4194304 bytes") {
+		t.Errorf("LoadDir: %v, want a configuration error naming the file and the size", err)
 	}
 }

@@ -1,6 +1,7 @@
 package envoy
 
 import (
+	"math"
 	"strings"
 	"time"
 
@@ -83,6 +84,10 @@ func parseLimit(p *problems, n *yaml.Node, field string, shadow, quota bool) *li
 	}
 	if l.unlimited {
 		return l
+	}
+	if l.unit.length > math.MaxInt64/time.Duration(l.multiplier) {
+		p.add(at.multiplier, field+".unit_multiplier", "found %s: %d %ss overflow a duration (292 years at most); allowed: a smaller unit_multiplier", yamlnode.Describe(at.multiplier), l.multiplier, l.unit.name)
+		return nil
 	}
 	l.unit.length *= time.Duration(l.multiplier)
 	if l.validate(p, at, field); len(p.list) > before {

@@ -65,13 +65,14 @@ func Signature(keys []string) string {
 	return b.String()
 }
 
-// envoyStack reports what an Envoy stack s cannot decide: a domain
+// envoyStack reports what an Envoy stack s, of rules names (each once),
+// cannot decide: a domain
 // another stack has (domains holds them), a rule with an alt_key (a
 // descriptor carries its entries or matches no rule), two rules that
 // read the same descriptor keys (a descriptor has one status, so one
 // rule), a plan by a descriptor key the rule's key does not read, and an
 // algorithm an RLS call cannot use.
-func (p *parser) envoyStack(s *Stack, rules map[string]*Rule, domains map[string]*Stack) {
+func (p *parser) envoyStack(s *Stack, names []string, rules map[string]*Rule, domains map[string]*Stack) {
 	if s.Door() != EnvoyDoor || s.Domain == "" {
 		return
 	}
@@ -80,7 +81,7 @@ func (p *parser) envoyStack(s *Stack, rules map[string]*Rule, domains map[string
 	}
 	domains[s.Domain] = s
 	byKeys := map[string]string{}
-	for _, name := range s.Rules {
+	for _, name := range names {
 		r := rules[name]
 		if r == nil || r.Key == nil || r.Key.Doors()&EnvoyDoor == 0 {
 			continue // reported already
@@ -92,7 +93,7 @@ func (p *parser) envoyStack(s *Stack, rules map[string]*Rule, domains map[string
 		sig := Signature(keys)
 		if other, dup := byKeys[sig]; dup {
 			p.fail(r.Key.node, r.Key.field, "found rule %q reading descriptor keys %s, as rule %q does in Envoy stack %q; allowed: one rule per descriptor keys in a stack (a descriptor has one status)",
-				name, strings.Join(keys, ", "), other, s.Name)
+				name, listed(keys), other, s.Name)
 		}
 		byKeys[sig] = name
 		p.envoyAlgorithm(r.Algorithm, r.algorithmNode, r.field, name)
@@ -103,7 +104,7 @@ func (p *parser) envoyStack(s *Stack, rules map[string]*Rule, domains map[string
 			p.envoyAlgorithm(alg, r.Plans.nodes[value], join(join(join(r.field, "plans"), "values"), value), name)
 		}
 		if by := r.Plans.By; by.Kind == "descriptor" && !slices.Contains(keys, by.Arg) {
-			p.fail(by.node, by.field, "found %q, a key rule %q does not read (%s); allowed: one of its key's descriptor keys", by.Arg, name, strings.Join(keys, ", "))
+			p.fail(by.node, by.field, "found %q, a key rule %q does not read (%s); allowed: one of its key's descriptor keys", by.Arg, name, listed(keys))
 		}
 	}
 }

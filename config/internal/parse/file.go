@@ -67,8 +67,10 @@ type Stack struct {
 	Domain  string
 	Failure string   // "" for the file's
 	Exempt  []string // nil for the file's
-	// rulesNode and matchNode are the lists, for errors about an entry.
-	rulesNode, matchNode, methodsNode, domainNode *yaml.Node
+	// ruleAt and matchAt are where each of Rules and Match is, for
+	// problems of an entry.
+	ruleAt, matchAt         []entry
+	methodsNode, domainNode *yaml.Node
 }
 
 // Top-level, rule and stack fields, in the order the documentation lists
@@ -99,6 +101,10 @@ func parse(name string, data []byte) (*File, error) {
 	}
 	if len(doc.Content) == 0 {
 		p.fail(&doc, "(document)", "found nothing; required: a mapping with rules and stacks")
+		return nil, p.err()
+	}
+	if at, msg := yamlnode.Aliases(&doc); at != nil {
+		p.fail(at, "(document)", "%s", msg)
 		return nil, p.err()
 	}
 	return p.top(doc.Content[0]), p.err()
@@ -184,10 +190,10 @@ func (p *parser) forwardingHeader(n *yaml.Node, field string) string {
 // networks reads a list of CIDRs or addresses.
 func (p *parser) networks(n *yaml.Node, field string) []string {
 	const allowed = "a CIDR or an address (e.g. 10.0.0.0/8, 192.0.2.7, 2001:db8::/32)"
-	nets, nodes := p.strs(n, field, allowed)
+	nets, at := p.strs(n, field, allowed)
 	for i, s := range nets {
 		if _, err := netx.ParsePrefix(s); err != nil {
-			p.bad(nodes[i], index(field, i), allowed)
+			p.bad(at[i].node, at[i].field, allowed)
 		}
 	}
 	if nets == nil {
@@ -256,25 +262,24 @@ func (p *parser) stack(n *yaml.Node, field string) *Stack {
 		s.node = v
 	}
 	if v, ok := m["rules"]; ok {
-		s.Rules, _ = p.strs(v, join(field, "rules"), "rule names")
+		s.Rules, s.ruleAt = p.strs(v, join(field, "rules"), "rule names")
 		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
 			p.bad(v, join(field, "rules"), "a list of one or more rule names")
 		}
-		s.rulesNode = v
 	}
 	if v, ok := m["match"]; ok {
-		s.Match, _ = p.strs(v, join(field, "match"), `http.ServeMux patterns (e.g. "POST /login", "/api/")`)
-		s.matchNode = v
+		s.Match, s.matchAt = p.strs(v, join(field, "match"), `http.ServeMux patterns (e.g. "POST /login", "/api/")`)
 	}
 	if v, ok := m["methods"]; ok {
-		s.Methods, _ = p.strs(v, join(field, "methods"), `gRPC full methods or services (e.g. "/pkg.Service/Method", "/pkg.Service/*")`)
+		var at []entry
+		s.Methods, at = p.strs(v, join(field, "methods"), `gRPC full methods or services (e.g. "/pkg.Service/Method", "/pkg.Service/*")`)
 		s.methodsNode = v
 		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
 			p.bad(v, join(field, "methods"), "a list of one or more gRPC methods or services")
 		}
 		for i, pattern := range s.Methods {
 			if !validMethod(pattern) {
-				p.bad(nodeAt(v, i), index(join(field, "methods"), i), `a gRPC full method ("/pkg.Service/Method") or service ("/pkg.Service/*")`)
+				p.bad(at[i].node, at[i].field, `a gRPC full method ("/pkg.Service/Method") or service ("/pkg.Service/*")`)
 			}
 		}
 		if m["match"] != nil {
@@ -335,6 +340,7 @@ func (p *parser) crossCheck(f *File) {
 		}
 		rules[r.Name] = r
 	}
+	known := listed(slices.Sorted(maps.Keys(rules)))
 	stacks := map[string]*Stack{}
 	domains := map[string]*Stack{}
 	mux := http.NewServeMux()
@@ -343,30 +349,49 @@ func (p *parser) crossCheck(f *File) {
 			p.fail(s.node, join(s.field, "name"), "found %q again; allowed: a name no other stack has (first at line %d)", s.Name, first.node.Line)
 		}
 		stacks[s.Name] = s
+		var once []string // s's rules, each once
+		named := make(map[string]bool, len(s.Rules))
 		for i, name := range s.Rules {
 			if _, ok := rules[name]; !ok {
-				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q; allowed: a rule of this file (%s)", name, strings.Join(slices.Sorted(maps.Keys(rules)), ", "))
+				p.fail(s.ruleAt[i].node, s.ruleAt[i].field, "found %q; allowed: a rule of this file (%s)", name, known)
 			}
-			if slices.Index(s.Rules, name) < i {
-				p.fail(nodeAt(s.rulesNode, i), index(join(s.field, "rules"), i), "found %q a second time; allowed once per stack", name)
+			if named[name] {
+				p.fail(s.ruleAt[i].node, s.ruleAt[i].field, "found %q a second time; allowed once per stack", name)
+				continue
 			}
+			named[name] = true
+			once = append(once, name)
 		}
-		p.doorsOf(s, rules)
-		p.envoyStack(s, rules, domains)
+		p.doorsOf(s, once, rules)
+		p.envoyStack(s, once, rules, domains)
 		for i, pattern := range s.Match {
 			if msg := register(mux, pattern); msg != "" {
-				p.fail(nodeAt(s.matchNode, i), index(join(s.field, "match"), i), "found %q: %s; allowed: an http.ServeMux pattern that no other stack's pattern conflicts with", pattern, msg)
+				p.fail(s.matchAt[i].node, s.matchAt[i].field, "found %q: %s; allowed: an http.ServeMux pattern that no other stack's pattern conflicts with", pattern, msg)
 			}
 		}
 	}
 }
 
-// doorsOf reports each identity of stack s's rules (their keys, alternative
-// keys and plan attributes) that cannot be read on the stack's door: a
-// header on a gRPC stack, metadata on an HTTP one.
-func (p *parser) doorsOf(s *Stack, rules map[string]*Rule) {
+// maxListed is how many names a problem lists (of the file's rules, of a
+// key's descriptor keys, of a join's parts): a file may have thousands,
+// and each of its problems would list them all.
+const maxListed = 10
+
+// listed is names as a problem lists them: the first maxListed, then how
+// many more there are.
+func listed(names []string) string {
+	if len(names) <= maxListed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, and %d more", strings.Join(names[:maxListed], ", "), len(names)-maxListed)
+}
+
+// doorsOf reports each identity of stack s's rules (names, each once:
+// their keys, alternative keys and plan attributes) that cannot be read
+// on the stack's door: a header on a gRPC stack, metadata on an HTTP one.
+func (p *parser) doorsOf(s *Stack, names []string, rules map[string]*Rule) {
 	d := s.Door()
-	for _, name := range s.Rules {
+	for _, name := range names {
 		r := rules[name]
 		if r == nil {
 			continue
@@ -408,12 +433,4 @@ func conflict(msg string) string {
 	other, _, _ := strings.Cut(rest, `"`)
 	_, why, _ := strings.Cut(rest, ":\n")
 	return fmt.Sprintf("it conflicts with the pattern %q of another stack (%s)", other, strings.TrimSpace(why))
-}
-
-// nodeAt is the i-th entry of list n, or n.
-func nodeAt(n *yaml.Node, i int) *yaml.Node {
-	if n != nil && i < len(n.Content) {
-		return n.Content[i]
-	}
-	return n
 }

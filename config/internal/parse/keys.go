@@ -25,6 +25,11 @@ type Key struct {
 
 const keyForm = `"ip", "route", "method", or a mapping of one of header, metadata, descriptor, constant, form, func, join (e.g. {header: X-API-Key})`
 
+// partForm is what a join's part may be: any identity but a join. Each
+// level of nesting would escape the level below again, doubling its
+// escapes: a few levels make every request's identity megabytes long.
+const partForm = `"ip", "route", "method", or a mapping of one of header, metadata, descriptor, constant, form, func (a join's parts are not joins)`
+
 // key reads an identity.
 func (p *parser) key(n *yaml.Node, field string) *Key {
 	if n.Kind == yaml.ScalarNode {
@@ -45,11 +50,15 @@ func (p *parser) key(n *yaml.Node, field string) *Key {
 		case "join":
 			k := &Key{Kind: kind, node: n, field: field}
 			p.list(v, field, "identities", func(e *yaml.Node, f string) {
+				if e.Kind == yaml.MappingNode && len(e.Content) == 2 && e.Content[0].Value == "join" {
+					p.bad(e, f, partForm)
+					return
+				}
 				if part := p.key(e, f); part != nil {
 					k.Parts = append(k.Parts, part)
 				}
 			})
-			if len(v.Content) < 2 {
+			if v.Kind == yaml.SequenceNode && len(v.Content) < 2 {
 				p.bad(v, field, "a list of two or more identities")
 			}
 			return k
@@ -77,7 +86,8 @@ func validHeader(s string) bool {
 	return s != ""
 }
 
-// String is the identity as config.Check prints it.
+// String is the identity as config.Check prints it (a join's first
+// parts, when it has many: see listed).
 func (k *Key) String() string {
 	switch k.Kind {
 	case "ip", "route", "method":
@@ -91,7 +101,7 @@ func (k *Key) String() string {
 		for i, part := range k.Parts {
 			parts[i] = part.String()
 		}
-		return "join(" + strings.Join(parts, ", ") + ")"
+		return "join(" + listed(parts) + ")"
 	}
 	return k.Kind + " " + k.Arg
 }
@@ -232,6 +242,10 @@ func (p *parser) plans(n *yaml.Node, field string) *Plans {
 		f := join(join(field, "values"), name)
 		if _, dup := pl.Values[name]; dup {
 			p.fail(v.Content[i], f, "found the value a second time; allowed once")
+			continue
+		}
+		if name == "" {
+			p.fail(v.Content[i], join(field, "values"), "found an empty value; allowed: a value the attribute takes (a request without one is decided by the rule's algorithm)")
 			continue
 		}
 		if am := p.fields(val, f, kindFields...); am != nil {

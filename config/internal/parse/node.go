@@ -131,12 +131,21 @@ func (p *parser) list(n *yaml.Node, field, allowed string, each func(n *yaml.Nod
 	}
 }
 
-// strs reads a list of non-empty scalars, with the node of each.
-func (p *parser) strs(n *yaml.Node, field, allowed string) (vals []string, nodes []*yaml.Node) {
+// entry is where a value of a list is in the file, for a problem of it:
+// its node and its field path, which holds its index in the file's list.
+type entry struct {
+	node  *yaml.Node
+	field string
+}
+
+// strs reads a list of non-empty scalars, with where each is (an entry
+// that is not one is reported and left out, so the file's index of a
+// value can be another than its own).
+func (p *parser) strs(n *yaml.Node, field, allowed string) (vals []string, at []entry) {
 	p.list(n, field, allowed, func(e *yaml.Node, f string) {
 		if s, ok := p.str(e, f, allowed); ok {
-			vals, nodes = append(vals, s), append(nodes, e)
+			vals, at = append(vals, s), append(at, entry{e, f})
 		}
 	})
-	return vals, nodes
+	return vals, at
 }
