@@ -16,6 +16,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/config/internal/compile"
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/middleware"
@@ -141,7 +142,7 @@ func readFile(path string) (fingerprint, []byte, error) {
 	if err != nil {
 		return fp, nil, fmt.Errorf("%w: %w", ratelimit.ErrConfig, err)
 	}
-	data, err := ReadFile(path)
+	data, err := yamlnode.ReadFile(path)
 	return fp, data, err
 }
 

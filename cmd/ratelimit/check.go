@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/config"
 	"github.com/seed-bff0c9e1/ratelimit/config/envoy"
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 )
 
 // check checks the files args name, printing what it understood to stdout
@@ -62,7 +63,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 // server's when its document has a top-level domain key (the library's
 // rules file has none), else a rules file, with the key functions funcs.
 func checkFile(path string, funcs []string) (string, error) {
-	data, err := config.ReadFile(path)
+	data, err := yamlnode.ReadFile(path)
 	if err != nil || !isReference(data) {
 		return config.Check(path, funcs...)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 )
 
 // TestRun: a valid file prints its rules as understood and exits 0; a file
@@ -127,12 +128,12 @@ func TestRunEnvoy(t *testing.T) {
 	}
 }
 
-// TestRunHugeFile: a file of more than config.MaxFileSize bytes, in
+// TestRunHugeFile: a file of more than yamlnode.MaxFileSize bytes, in
 // either format, is a problem naming the file and its size, found before
 // it is parsed.
 func TestRunHugeFile(t *testing.T) {
 	huge := filepath.Join(t.TempDir(), "huge.yaml")
-	src := "domain: a\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n# " + strings.Repeat("x", config.MaxFileSize) + "\n"
+	src := "domain: a\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n# " + strings.Repeat("x", yamlnode.MaxFileSize) + "\n"
 	if err := os.WriteFile(huge, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/seed-bff0c9e1/ratelimit"
-	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 )
 
 // LoadDir parses every .yaml and .yml file directly in dir, one domain
@@ -18,7 +18,7 @@ import (
 // files whose names start with a dot are skipped (the reference's
 // RUNTIME_IGNOREDOTFILES). Sub-directories are not read, so a Kubernetes
 // ConfigMap volume's "..data" copy of each file is never loaded a second
-// time. A file of more than config.MaxFileSize bytes is refused. Every
+// time. A file of more than 4 MiB is refused. Every
 // file's problems are returned, joined; two files of one domain are an
 // error wrapping ratelimit.ErrConfig.
 func LoadDir(dir string, ignoreDotfiles bool) ([]*Config, error) {
@@ -56,7 +56,7 @@ func loadDir(dir string, ignoreDotfiles, merge bool) ([]*Config, error) {
 		if st, err := os.Stat(path); err != nil || st.IsDir() {
 			continue // a dangling link, or a directory named like a file
 		}
-		data, err := config.ReadFile(path)
+		data, err := yamlnode.ReadFile(path)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -107,7 +107,7 @@ func TestLoadDirMerged(t *testing.T) {
 	}
 }
 
-// TestLoadDirRefusesAHugeFile: a file of more than config.MaxFileSize
+// TestLoadDirRefusesAHugeFile: a file of more than yamlnode.MaxFileSize
 // bytes is refused, naming it, before it is parsed.
 func TestLoadDirRefusesAHugeFile(t *testing.T) {
 	dir := t.TempDir()

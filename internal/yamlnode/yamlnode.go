@@ -1,6 +1,7 @@
 // Package yamlnode holds what the two YAML rules formats (package config's
-// and package config/envoy's, the reference server's) say of a node the
-// same way: how a problem quotes it, and the node an alias stands for.
+// and package config/envoy's, the reference server's) do the same way: a
+// file's bounded read (read.go), how a problem quotes a node, and the
+// node an alias stands for.
 package yamlnode
 
 import (

@@ -1,4 +1,4 @@
-package config
+package yamlnode
 
 import (
 	"fmt"
@@ -14,8 +14,8 @@ import (
 // refused before it is parsed.
 const MaxFileSize = 4 << 20
 
-// ReadFile reads the file at path as Load, Reload and Check do (and
-// envoy.LoadDir, each file of its directory): a file of more than
+// ReadFile reads a rules file of either format whole, as config's Load,
+// Reload and Check and envoy.LoadDir do: a file of more than
 // MaxFileSize bytes, or one that cannot be read, is an error wrapping
 // ratelimit.ErrConfig.
 func ReadFile(path string) ([]byte, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
@@ -21,14 +22,14 @@ func padded(n int) string {
 	return rules + "# " + strings.Repeat("x", max(0, n-len(rules)-3)) + "\n"
 }
 
-// TestHugeFileRefused: a file of more than MaxFileSize bytes is refused
+// TestHugeFileRefused: a file of more than 4 MiB is refused
 // by Load, Check and Reload (which keeps the rules in force), before it
-// is parsed, whose memory grows with the file; one of MaxFileSize bytes
+// is parsed, whose memory grows with the file; one of 4 MiB
 // is read.
 func TestHugeFileRefused(t *testing.T) {
 	dir := t.TempDir()
 	huge := filepath.Join(dir, "huge.yaml")
-	if err := os.WriteFile(huge, []byte(padded(config.MaxFileSize+1)), 0o644); err != nil {
+	if err := os.WriteFile(huge, []byte(padded(yamlnode.MaxFileSize+1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	refused := func(what, file string, err error) {
@@ -42,7 +43,7 @@ func TestHugeFileRefused(t *testing.T) {
 	_, err = config.Check(huge)
 	refused("Check", "huge.yaml", err)
 
-	limits, path := load(t, memstore.Must(), padded(config.MaxFileSize))
+	limits, path := load(t, memstore.Must(), padded(yamlnode.MaxFileSize))
 	if err := os.Rename(huge, path); err != nil {
 		t.Fatal(err)
 	}
