@@ -73,7 +73,7 @@ func New(rdb redis.Scripter, opts ...Option) (store.Store, error) {
 			s.dials = transport.WatchDials(c) // on c itself: its connection pool dials through c's hooks, not the clone's
 		}
 		if !s.honoursDeadline {
-			c = c.WithTimeout(cfg.timeout)
+			c = transport.Bounded(c, cfg.timeout)
 		}
 		s.rdb, s.honoursDeadline = c, true
 		if cfg.coalesce {
@@ -143,15 +143,15 @@ type outcome[T any] struct {
 	err error
 }
 
-// bind bounds a store call by the store's timeout. A Coalescer bounds
-// each of its calls to Redis by the timeout itself, from when it reaches
-// it (no timer per call); on other clients that honour deadlines the
-// deadline is the context's.
+// bind bounds a store call by the store's timeout, or the caller's
+// deadline if sooner. A Coalescer bounds each of its calls to Redis so
+// itself, from when it reaches it (no timer per call); on other clients
+// that honour deadlines the deadline is the context's.
 func (s *redisStore) bind(ctx context.Context) transport.Bound {
 	if s.coalesced {
 		return transport.Bound{Ctx: ctx}
 	}
-	return s.dials.Bind(ctx, time.Now().Add(s.timeout))
+	return s.dials.Bind(ctx, transport.Deadline(ctx, s.timeout))
 }
 
 // within runs f within the store's timeout. On a client that would wait

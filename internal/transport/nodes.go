@@ -95,7 +95,7 @@ func (n *Nodes) coalescerOf(server *redis.Client) *Coalescer {
 	}
 	c := server
 	if !n.bounded {
-		c = c.WithTimeout(n.timeout) // socket reads and writes stop at the timeout
+		c = Bounded(c, n.timeout) // socket reads and writes stop at a call's deadline
 	}
 	fresh := &node{client: server, Coalescer: NewCoalescer(Client{Client: c}, n.timeout, nil)}
 	fresh.slots, fresh.most = n.slots, nodeInFlight
@@ -104,11 +104,11 @@ func (n *Nodes) coalescerOf(server *redis.Client) *Coalescer {
 }
 
 // redirect sends cmd through the client itself, which follows a
-// cluster's redirections, until the call's deadline (see deadline): on a
+// cluster's redirections, until the call's deadline (see Deadline): on a
 // client whose sockets ignore deadlines, it returns at the deadline while
 // the call ends in the background (cmd is then not to be read).
 func (n *Nodes) redirect(ctx context.Context, cmd redis.Cmder) error {
-	ctx, cancel := context.WithDeadline(ctx, deadline(ctx, n.timeout))
+	ctx, cancel := context.WithDeadline(ctx, Deadline(ctx, n.timeout))
 	defer cancel()
 	if n.bounded {
 		return n.process(ctx, cmd)
