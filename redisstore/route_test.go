@@ -50,3 +50,51 @@ func TestClusterFirstRouteWithinTimeout(t *testing.T) {
 		lim.Close()
 	}
 }
+
+// On a cluster, loading the function library again after "Function not
+// found" is bounded by the store's timeout: with the library flushed on
+// every master and another master than the decision's paused for longer
+// than the timeout, the decision fails with context.DeadlineExceeded
+// instead of waiting for that master to load it.
+func TestClusterLibraryLoadWithinTimeout(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	var addrs []string
+	for _, n := range c.Nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	master, _ := c.MasterOf(t, "{r:k}")
+	var other *redistest.Server
+	for _, n := range c.Nodes {
+		if n != master {
+			other = n
+		}
+	}
+	for _, bounded := range []bool{true, false} {
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: bounded})
+		t.Cleanup(func() { cc.Close() })
+		lim, err := ruletest.Build(cc, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}},
+			redisstore.WithTimeout(100*time.Millisecond), limiter.WithDenyCache(0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lim.Allow(ctx, "r", "k"); err != nil { // the library is loaded, the slots read
+			t.Fatal(err)
+		}
+		for _, n := range c.Nodes {
+			if err := n.Client.FunctionFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := other.Client.Do(ctx, "CLIENT", "PAUSE", "1000", "ALL").Err(); err != nil {
+			t.Fatal(err)
+		}
+		d, err := lim.Allow(ctx, "r", "k")
+		if !errors.Is(err, context.DeadlineExceeded) || d.Allowed {
+			t.Errorf("ContextTimeoutEnabled %v: %+v, %v; want context.DeadlineExceeded", bounded, d, err)
+		}
+		if err := other.Client.Do(ctx, "CLIENT", "UNPAUSE").Err(); err != nil {
+			t.Fatal(err)
+		}
+		lim.Close()
+	}
+}

@@ -67,9 +67,10 @@ func RingNodes(r *redis.Ring, timeout time.Duration) *Nodes {
 }
 
 // ForEachMaster calls fn on every master of a cluster, every shard of a
-// ring, concurrently, and returns the first error.
+// ring, concurrently, until the call's deadline (see within), and returns
+// the first error.
 func (n *Nodes) ForEachMaster(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error {
-	return n.each(ctx, fn)
+	return n.within(ctx, func(ctx context.Context) error { return n.each(ctx, fn) })
 }
 
 // Process sends cmd through its server's Coalescer.
