@@ -38,7 +38,9 @@
 // goes once more through the cluster client, which follows the
 // redirection; within its deadline. A *redis.Ring is coalesced per shard
 // the same way (the shard its hash tag maps to; its batches are plain
-// batch calls). Hooks added to the cluster client or the ring itself do
+// batch calls). A *redis.Client of one cluster node (WithCluster) sends
+// its batches as calls of the slots function, as a master's are. Hooks
+// added to the cluster client or the ring itself do
 // not see these calls; hooks on their node clients (NewClient, OnNewNode)
 // do, when ContextTimeoutEnabled is set (see below). Other clients are
 // used as they are.

@@ -77,7 +77,11 @@ func New(rdb redis.Scripter, opts ...Option) (store.Store, error) {
 		}
 		s.rdb, s.honoursDeadline = c, true
 		if cfg.coalesce {
-			s.rdb, s.coalesced = transport.NewCoalescer(transport.Client{Client: c}, cfg.timeout, s.dials), true
+			co := transport.NewCoalescer(transport.Client{Client: c}, cfg.timeout, s.dials)
+			if s.shards == bySlot { // a cluster node's client (WithCluster): its batches span slots
+				co.SpanSlots()
+			}
+			s.rdb, s.coalesced = co, true
 		}
 	case *redis.ClusterClient:
 		if cfg.coalesce {

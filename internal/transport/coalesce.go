@@ -76,6 +76,15 @@ func NewCoalescer(l Link, timeout time.Duration, dials *DialWatch) *Coalescer {
 	return &Coalescer{Link: l, timeout: timeout, dials: dials, most: maxInFlight}
 }
 
+// SpanSlots makes c's batches calls of the library's slots function
+// (see script.MergeStacks), whose stacks may be in several hash slots:
+// for a client of one Redis Cluster node, which refuses a call that
+// declares keys of several slots (CROSSSLOT). It returns c.
+func (c *Coalescer) SpanSlots() *Coalescer {
+	c.slots = true
+	return c
+}
+
 // Link is how a Coalescer reaches Redis.
 type Link interface {
 	redis.Scripter
