@@ -47,7 +47,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []store.Check, rules []ch
 	for i, c := range sc {
 		n, ok, err := st.Add(ctx, c.Key, c.Cost, rules[i].leases(c.Cost), &rules[i].rule.lease, &rules[i].algo.lease)
 		if err != nil {
-			l.refundLeases(st.Refunds())
+			l.refundLeases(ctx, st.Refunds())
 			return Decision{}, err
 		}
 		if ok {
@@ -55,7 +55,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []store.Check, rules []ch
 			send, sendRules = append(send, c), append(sendRules, rules[i])
 		}
 	}
-	l.refundLeases(st.Refunds())
+	l.refundLeases(ctx, st.Refunds())
 	var d Decision
 	var err error
 	if !st.Refused() && len(send) > 0 {
@@ -82,7 +82,7 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []store.Check, rules []ch
 		}
 		rules[i].name(res, &sc[i])
 	}
-	l.refundLeases(st.Finish())
+	l.refundLeases(ctx, st.Finish())
 	if failed {
 		return Decision{}, err
 	}
@@ -90,13 +90,14 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []store.Check, rules []ch
 }
 
 // refundLeases refunds ended leases' free units, each to the store that
-// leased them: like Settle's refunds, once, never retried (a failure
-// leaves the units consumed: stricter, never looser).
-func (l *Limiter) refundLeases(out []lease.Refund[store.Check]) error {
+// leased them, within ctx (a decision's refunds within its caller's
+// deadline): like Settle's refunds, once, never retried (a failure leaves
+// the units consumed: stricter, never looser).
+func (l *Limiter) refundLeases(ctx context.Context, out []lease.Refund[store.Check]) error {
 	var err error
 	for _, rf := range out {
 		back := storeRefund(rf.Check, l.algoOf(rf.Check.Algorithm), rf.Back, rf.Token)
-		if e := l.refund(context.Background(), Decision{At: rf.At, Fallback: rf.Fallback}, []store.Refund{back}); e != nil && err == nil {
+		if e := l.refund(ctx, Decision{At: rf.At, Fallback: rf.Fallback}, []store.Refund{back}); e != nil && err == nil {
 			err = e
 		}
 	}
@@ -117,7 +118,7 @@ func (l *Limiter) refundLeases(out []lease.Refund[store.Check]) error {
 // logged), its slot held until its TTL. Releases that fail after Close
 // are not retried. Close is safe to call more than once.
 func (l *Limiter) Close() error {
-	err := l.refundLeases(l.leases.Close())
+	err := l.refundLeases(context.Background(), l.leases.Close())
 	l.releases.Close()
 	return err
 }

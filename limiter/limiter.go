@@ -174,7 +174,7 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		}
 	}
 	if l.leases != nil && l.cfg.clock == nil {
-		l.leases.Start(func(out []lease.Refund[store.Check]) { l.refundLeases(out) })
+		l.leases.Start(func(out []lease.Refund[store.Check]) { l.refundLeases(context.Background(), out) })
 	}
 	return l, nil
 }

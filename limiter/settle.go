@@ -88,7 +88,7 @@ func (l *Limiter) Settle(ctx context.Context, d Decision, final ...int) (Decisio
 	}
 	for i, res := range d.Results {
 		if n := res.check.cost - final[i]; n > 0 && res.lease != nil {
-			if e := l.refundLeases(res.lease.Restore(n, nil)); err == nil {
+			if e := l.refundLeases(ctx, res.lease.Restore(n, nil)); err == nil {
 				err = e
 			}
 		}

@@ -38,18 +38,22 @@
 // goes once more through the cluster client, which follows the
 // redirection; within its deadline. A *redis.Ring is coalesced per shard
 // the same way (the shard its hash tag maps to; its batches are plain
-// batch calls). Hooks added to the cluster client or the ring itself do
+// batch calls). A *redis.Client of one cluster node (WithCluster) sends
+// its batches as calls of the slots function, as a master's are. Hooks
+// added to the cluster client or the ring itself do
 // not see these calls; hooks on their node clients (NewClient, OnNewNode)
 // do, when ContextTimeoutEnabled is set (see below). Other clients are
 // used as they are.
 //
-// Each call is bounded by the store's timeout (WithTimeout), even though
-// go-redis ignores context deadlines for socket I/O unless
-// ContextTimeoutEnabled is set: a *redis.Client is used through
-// rdb.WithTimeout(timeout), a clone sharing its connection pool, so every
-// read and write stops at the timeout (go-redis's clone runs none of the
-// client's hooks, tracing instrumentation included: set
-// ContextTimeoutEnabled on the client to keep them); calls through an
+// Each call is bounded by the store's timeout (WithTimeout), or by its
+// caller's context deadline if sooner, even though go-redis ignores
+// context deadlines for socket I/O unless ContextTimeoutEnabled is set: a
+// *redis.Client is used through rdb.WithTimeout(timeout), a clone sharing
+// its connection pool with ContextTimeoutEnabled set on the clone's
+// options, so every read and write stops at the call's deadline
+// (go-redis's clone runs none of the client's hooks, tracing
+// instrumentation included: set ContextTimeoutEnabled on the client to
+// keep them); calls through an
 // AutoPipeliner stop waiting at it (a batch's pipeline may wait for the
 // client's ReadTimeout, but its calls return at their deadline); other
 // clients without ContextTimeoutEnabled get a guard goroutine per call.

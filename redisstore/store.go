@@ -73,11 +73,15 @@ func New(rdb redis.Scripter, opts ...Option) (store.Store, error) {
 			s.dials = transport.WatchDials(c) // on c itself: its connection pool dials through c's hooks, not the clone's
 		}
 		if !s.honoursDeadline {
-			c = c.WithTimeout(cfg.timeout)
+			c = transport.Bounded(c, cfg.timeout)
 		}
 		s.rdb, s.honoursDeadline = c, true
 		if cfg.coalesce {
-			s.rdb, s.coalesced = transport.NewCoalescer(transport.Client{Client: c}, cfg.timeout, s.dials), true
+			co := transport.NewCoalescer(transport.Client{Client: c}, cfg.timeout, s.dials)
+			if s.shards == bySlot { // a cluster node's client (WithCluster): its batches span slots
+				co.SpanSlots()
+			}
+			s.rdb, s.coalesced = co, true
 		}
 	case *redis.ClusterClient:
 		if cfg.coalesce {
@@ -143,15 +147,15 @@ type outcome[T any] struct {
 	err error
 }
 
-// bind bounds a store call by the store's timeout. A Coalescer bounds
-// each of its calls to Redis by the timeout itself, from when it reaches
-// it (no timer per call); on other clients that honour deadlines the
-// deadline is the context's.
+// bind bounds a store call by the store's timeout, or the caller's
+// deadline if sooner. A Coalescer bounds each of its calls to Redis so
+// itself, from when it reaches it (no timer per call); on other clients
+// that honour deadlines the deadline is the context's.
 func (s *redisStore) bind(ctx context.Context) transport.Bound {
 	if s.coalesced {
 		return transport.Bound{Ctx: ctx}
 	}
-	return s.dials.Bind(ctx, time.Now().Add(s.timeout))
+	return s.dials.Bind(ctx, transport.Deadline(ctx, s.timeout))
 }
 
 // within runs f within the store's timeout. On a client that would wait

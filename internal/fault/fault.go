@@ -16,12 +16,25 @@ import (
 	"slices"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // IsTimeout reports whether err is a deadline or a network timeout.
 func IsTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// GaveUp reports whether the caller of ctx gave up: ctx is done, or its
+// deadline has passed (a socket deadline set from it can fail a call with
+// a network timeout before the context's own timer ends it). A call's
+// failure then says nothing of the server.
+func GaveUp(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // Weak reports a failure that one event fails every call in flight with

@@ -33,7 +33,7 @@ import (
 // function (script.MergeStacks), which spares Redis the work it does per
 // call.
 //
-// Each call keeps its own deadline (see deadline): a call that times out
+// Each call keeps its own deadline (see Deadline): a call that times out
 // while queued leaves the queue and was never sent; a call that times out
 // while its pipeline is in flight returns at its deadline (its command may
 // still run, as after any lost reply, and it is never sent again). A
@@ -76,6 +76,15 @@ func NewCoalescer(l Link, timeout time.Duration, dials *DialWatch) *Coalescer {
 	return &Coalescer{Link: l, timeout: timeout, dials: dials, most: maxInFlight}
 }
 
+// SpanSlots makes c's batches calls of the library's slots function
+// (see script.MergeStacks), whose stacks may be in several hash slots:
+// for a client of one Redis Cluster node, which refuses a call that
+// declares keys of several slots (CROSSSLOT). It returns c.
+func (c *Coalescer) SpanSlots() *Coalescer {
+	c.slots = true
+	return c
+}
+
 // Link is how a Coalescer reaches Redis.
 type Link interface {
 	redis.Scripter
@@ -87,7 +96,7 @@ type Link interface {
 }
 
 // Client is a Link on a *redis.Client whose socket reads and writes stop
-// at the store's timeout: a pipeline.
+// at a call's deadline (see Bounded): a pipeline.
 type Client struct{ *redis.Client }
 
 func (c Client) all(ctx context.Context, cmds []redis.Cmder) {
@@ -113,7 +122,7 @@ func (c *Coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	if c.inflight < c.most && len(c.queue) == 0 {
 		c.inflight++
 		c.mu.Unlock()
-		bc := c.dials.Bind(ctx, deadline(ctx, c.timeout))
+		bc := c.dials.Bind(ctx, Deadline(ctx, c.timeout))
 		err := bc.Ended(c.Link.Process(bc.Ctx, cmd))
 		c.mu.Lock()
 		if len(c.queue) == 0 {
@@ -125,7 +134,7 @@ func (c *Coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 		go c.send() // the slot passes to a sender for what queued meanwhile
 		return err
 	}
-	k := &call{ctx: ctx, deadline: deadline(ctx, c.timeout), cmd: cmd, done: make(chan struct{})}
+	k := &call{ctx: ctx, deadline: Deadline(ctx, c.timeout), cmd: cmd, done: make(chan struct{})}
 	c.queue = append(c.queue, k)
 	c.mu.Unlock()
 	var err error
@@ -149,9 +158,9 @@ func (c *Coalescer) Process(ctx context.Context, cmd redis.Cmder) error {
 	return err
 }
 
-// deadline is a call's deadline: timeout from now, or its context's
+// Deadline is a call's deadline: timeout from now, or its context's
 // deadline if sooner.
-func deadline(ctx context.Context, timeout time.Duration) time.Time {
+func Deadline(ctx context.Context, timeout time.Duration) time.Time {
 	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d

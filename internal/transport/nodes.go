@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,8 +33,9 @@ type Nodes struct {
 	each    func(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error
 	slots   bool // a cluster: batches span slots (slots.lua), and slots move
 	timeout time.Duration
-	bounded bool     // the client's sockets stop at a context's deadline
-	nodes   sync.Map // address -> *node
+	bounded bool        // the client's sockets stop at a context's deadline
+	routed  atomic.Bool // a call found its server: the cluster client holds the slots
+	nodes   sync.Map    // address -> *node
 }
 
 // nodeInFlight is how many calls or pipelines may be in flight at once to
@@ -65,9 +67,10 @@ func RingNodes(r *redis.Ring, timeout time.Duration) *Nodes {
 }
 
 // ForEachMaster calls fn on every master of a cluster, every shard of a
-// ring, concurrently, and returns the first error.
+// ring, concurrently, until the call's deadline (see within), and returns
+// the first error.
 func (n *Nodes) ForEachMaster(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error {
-	return n.each(ctx, fn)
+	return n.within(ctx, func(ctx context.Context) error { return n.each(ctx, fn) })
 }
 
 // Process sends cmd through its server's Coalescer.
@@ -76,7 +79,7 @@ func (n *Nodes) Process(ctx context.Context, cmd redis.Cmder) error {
 	if !ok {
 		return n.redirect(ctx, cmd)
 	}
-	server, err := n.route(ctx, key)
+	server, err := n.server(ctx, key)
 	if err != nil {
 		cmd.SetErr(err)
 		return err
@@ -87,6 +90,26 @@ func (n *Nodes) Process(ctx context.Context, cmd redis.Cmder) error {
 	return err
 }
 
+// server is the server of key. Until a call has found its server, the
+// cluster client may first have to read the cluster's slots, which
+// happens within the call's deadline (see within); then it has them, and
+// finding a server reads nothing.
+func (n *Nodes) server(ctx context.Context, key string) (*redis.Client, error) {
+	if n.routed.Load() {
+		return n.route(ctx, key)
+	}
+	var server *redis.Client
+	err := n.within(ctx, func(ctx context.Context) (err error) {
+		server, err = n.route(ctx, key)
+		return err
+	})
+	if err != nil {
+		return nil, err // server may still be written in the background
+	}
+	n.routed.Store(true)
+	return server, nil
+}
+
 // coalescerOf returns the Coalescer of server.
 func (n *Nodes) coalescerOf(server *redis.Client) *Coalescer {
 	addr := server.Options().Addr
@@ -95,7 +118,7 @@ func (n *Nodes) coalescerOf(server *redis.Client) *Coalescer {
 	}
 	c := server
 	if !n.bounded {
-		c = c.WithTimeout(n.timeout) // socket reads and writes stop at the timeout
+		c = Bounded(c, n.timeout) // socket reads and writes stop at a call's deadline
 	}
 	fresh := &node{client: server, Coalescer: NewCoalescer(Client{Client: c}, n.timeout, nil)}
 	fresh.slots, fresh.most = n.slots, nodeInFlight
@@ -104,17 +127,23 @@ func (n *Nodes) coalescerOf(server *redis.Client) *Coalescer {
 }
 
 // redirect sends cmd through the client itself, which follows a
-// cluster's redirections, until the call's deadline (see deadline): on a
-// client whose sockets ignore deadlines, it returns at the deadline while
-// the call ends in the background (cmd is then not to be read).
+// cluster's redirections, until the call's deadline (see within; cmd is
+// not to be read after a timeout).
 func (n *Nodes) redirect(ctx context.Context, cmd redis.Cmder) error {
-	ctx, cancel := context.WithDeadline(ctx, deadline(ctx, n.timeout))
+	return n.within(ctx, func(ctx context.Context) error { return n.process(ctx, cmd) })
+}
+
+// within runs f until the call's deadline (see Deadline): on a client
+// whose sockets ignore deadlines, it returns at the deadline while f ends
+// in the background.
+func (n *Nodes) within(ctx context.Context, f func(ctx context.Context) error) error {
+	ctx, cancel := context.WithDeadline(ctx, Deadline(ctx, n.timeout))
 	defer cancel()
 	if n.bounded {
-		return n.process(ctx, cmd)
+		return f(ctx)
 	}
 	done := make(chan error, 1)
-	go func() { done <- n.process(ctx, cmd) }()
+	go func() { done <- f(ctx) }()
 	select {
 	case err := <-done:
 		return err

@@ -82,7 +82,7 @@ func (b *Breaker) Decide(ctx context.Context, now time.Time, checks []store.Chec
 		b.failures.Store(0)
 		b.up(ctx)
 		return v, false, nil
-	case ctx.Err() != nil:
+	case fault.GaveUp(ctx):
 		return store.Verdict{}, false, err // the caller gave up: says nothing of Redis
 	}
 	switch {

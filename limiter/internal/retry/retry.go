@@ -134,9 +134,22 @@ func (q *Queue) run(done chan struct{}) {
 			}
 			continue
 		}
-		for _, a := range due {
-			q.try(context.Background(), a)
+		q.sendDue(due)
+	}
+}
+
+// sendDue tries each of due in turn until Close, which gets what is left
+// for its last try at once, instead of after a try of each.
+func (q *Queue) sendDue(due []*Attempt) {
+	for i, a := range due {
+		q.mu.Lock()
+		if q.closed {
+			q.pending = append(q.pending, due[i:]...)
+			q.mu.Unlock()
+			return
 		}
+		q.mu.Unlock()
+		q.try(context.Background(), a)
 	}
 }
 
