@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
 
@@ -195,9 +197,9 @@ func (g *Guard[R]) undecided(ctx context.Context, req R, err error, checks []lim
 	case gone(ctx, err):
 		// The client went away, or its deadline passed, while its request
 		// was decided: not a failure of the backend, and nobody to answer.
-		e.Err = ctx.Err()
+		e.Err = cmp.Or(ctx.Err(), context.DeadlineExceeded)
 		g.report(ctx, req, e)
-		return Result{Outcome: Canceled, Err: ctx.Err()}
+		return Result{Outcome: Canceled, Err: e.Err}
 	}
 	g.fail(ctx, req, err, e)
 	if g.cfg.FailClosed {
@@ -207,9 +209,13 @@ func (g *Guard[R]) undecided(ctx context.Context, req R, err error, checks []lim
 }
 
 // gone reports whether err is the end of ctx, the request's: its client
-// cancelled it or its deadline passed. The store's own timeout is not: it
-// wraps limiter.ErrBackend and leaves ctx alive.
-func gone(ctx context.Context, err error) bool { return ctx.Err() != nil && ended(err) }
+// cancelled it or its deadline passed. A call whose socket stopped at
+// that deadline may fail with a network timeout a moment before ctx's own
+// timer ends it: past the deadline, a timeout is the request's end too.
+// The store's own timeout is not: it leaves ctx alive.
+func gone(ctx context.Context, err error) bool {
+	return fault.GaveUp(ctx) && (ended(err) || fault.IsTimeout(err))
+}
 
 // ended reports whether err is a context's end: cancelled, or past its
 // deadline.
