@@ -21,18 +21,8 @@ import (
 // context.DeadlineExceeded instead of waiting for the slots.
 func TestClusterFirstRouteWithinTimeout(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
-	var addrs []string
-	for _, n := range c.Nodes {
-		addrs = append(addrs, n.Addr)
-	}
 	for _, bounded := range []bool{true, false} {
-		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: bounded})
-		t.Cleanup(func() { cc.Close() })
-		lim, err := ruletest.Build(cc, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}},
-			redisstore.WithTimeout(100*time.Millisecond), limiter.WithDenyCache(0, 0))
-		if err != nil {
-			t.Fatal(err)
-		}
+		lim := clusterLimiter(t, c, bounded)
 		for _, n := range c.Nodes {
 			if err := n.Client.Do(ctx, "CLIENT", "PAUSE", "1000", "ALL").Err(); err != nil {
 				t.Fatal(err)
@@ -58,10 +48,6 @@ func TestClusterFirstRouteWithinTimeout(t *testing.T) {
 // instead of waiting for that master to load it.
 func TestClusterLibraryLoadWithinTimeout(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
-	var addrs []string
-	for _, n := range c.Nodes {
-		addrs = append(addrs, n.Addr)
-	}
 	master, _ := c.MasterOf(t, "{r:k}")
 	var other *redistest.Server
 	for _, n := range c.Nodes {
@@ -70,13 +56,7 @@ func TestClusterLibraryLoadWithinTimeout(t *testing.T) {
 		}
 	}
 	for _, bounded := range []bool{true, false} {
-		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: bounded})
-		t.Cleanup(func() { cc.Close() })
-		lim, err := ruletest.Build(cc, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}},
-			redisstore.WithTimeout(100*time.Millisecond), limiter.WithDenyCache(0, 0))
-		if err != nil {
-			t.Fatal(err)
-		}
+		lim := clusterLimiter(t, c, bounded)
 		if _, err := lim.Allow(ctx, "r", "k"); err != nil { // the library is loaded, the slots read
 			t.Fatal(err)
 		}
@@ -97,4 +77,23 @@ func TestClusterLibraryLoadWithinTimeout(t *testing.T) {
 		}
 		lim.Close()
 	}
+}
+
+// clusterLimiter is a limiter of one fixed window on a new client of c,
+// with a store timeout of 100 ms; bounded sets the client's
+// ContextTimeoutEnabled.
+func clusterLimiter(t *testing.T, c *redistest.Cluster, bounded bool) *limiter.Limiter {
+	t.Helper()
+	var addrs []string
+	for _, n := range c.Nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: bounded})
+	t.Cleanup(func() { cc.Close() })
+	lim, err := ruletest.Build(cc, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}},
+		redisstore.WithTimeout(100*time.Millisecond), limiter.WithDenyCache(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lim
 }

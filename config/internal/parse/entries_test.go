@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestListEntriesAtTheirPlace: a problem of an entry of a list (a stack's
@@ -127,17 +126,7 @@ func TestLongStackBounded(t *testing.T) {
 		{"repeated", repeated.String(), 2000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			done := make(chan error, 1)
-			go func() {
-				_, err := Read("f.yaml", []byte(tc.file), nil)
-				done <- err
-			}()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("Read did not return within 10s")
-			}
+			err := readWithin(t, tc.file)
 			text := fmt.Sprint(err)
 			if got := strings.Count(text, "\n") + 1; got != tc.problems {
 				t.Errorf("%d problems, want %d", got, tc.problems)
