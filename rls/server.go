@@ -136,6 +136,11 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	}
 	start := time.Now()
 	d, err := p.decide(ctx, r.limiter())
+	if err != nil && !d.Fallback {
+		if end := gaveUp(ctx); end != nil {
+			err = end // the caller's end, not a failure of Redis
+		}
+	}
 	s.opts.Metrics.decided(p, d, err, time.Since(start))
 	if err != nil && !d.Fallback {
 		return s.failed(ctx, p, err)
@@ -148,8 +153,8 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 
 // failed answers a request the limiter did not decide.
 func (s *Server) failed(ctx context.Context, p *plan, err error) (*rlsv3.RateLimitResponse, error) {
-	if ctx.Err() != nil {
-		return nil, status.FromContextError(ctx.Err()).Err()
+	if end := gaveUp(ctx); end != nil {
+		return nil, status.FromContextError(end).Err()
 	}
 	s.onError(err)
 	switch {
@@ -167,4 +172,18 @@ func (s *Server) onError(err error) {
 		return
 	}
 	s.log.failure(err)
+}
+
+// gaveUp is ctx's end once its caller gave up: its error, or
+// context.DeadlineExceeded once its deadline has passed (a Redis call
+// whose socket stopped at that deadline can fail with a network timeout a
+// moment before ctx's own timer ends it); nil while the caller waits.
+func gaveUp(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
