@@ -1,6 +1,7 @@
 package rls
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -136,26 +137,25 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	}
 	start := time.Now()
 	d, err := p.decide(ctx, r.limiter())
+	var end error // the caller's end, when it gave up on an undecided request: not a failure of Redis
 	if err != nil && !d.Fallback {
-		if end := gaveUp(ctx); end != nil {
-			err = end // the caller's end, not a failure of Redis
-		}
+		end = gaveUp(ctx)
 	}
-	s.opts.Metrics.decided(p, d, err, time.Since(start))
-	if err != nil && !d.Fallback {
-		return s.failed(ctx, p, err)
-	}
-	if err != nil {
+	s.opts.Metrics.decided(p, d, cmp.Or(end, err), time.Since(start))
+	switch {
+	case end != nil:
+		return nil, status.FromContextError(end).Err()
+	case err != nil && !d.Fallback:
+		return s.failed(p, err)
+	case err != nil:
 		s.onError(err) // the fallback store decided
 	}
 	return p.response(d, s.opts), nil
 }
 
-// failed answers a request the limiter did not decide.
-func (s *Server) failed(ctx context.Context, p *plan, err error) (*rlsv3.RateLimitResponse, error) {
-	if end := gaveUp(ctx); end != nil {
-		return nil, status.FromContextError(end).Err()
-	}
+// failed answers a request the limiter failed to decide while its caller
+// waited.
+func (s *Server) failed(p *plan, err error) (*rlsv3.RateLimitResponse, error) {
 	s.onError(err)
 	switch {
 	case errors.Is(err, limiter.ErrCheck):
