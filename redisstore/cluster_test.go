@@ -23,10 +23,7 @@ import (
 // WithTimeout clone runs no hooks).
 func clusterWithHook(t *testing.T, c *redistest.Cluster, p redis.Hook) *redis.ClusterClient {
 	t.Helper()
-	var addrs []string
-	for _, n := range c.Nodes {
-		addrs = append(addrs, n.Addr)
-	}
+	addrs := c.Client.Options().Addrs // every node
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: 80, MaxRedirects: 8, ContextTimeoutEnabled: true, NewClient: func(opt *redis.Options) *redis.Client {
 		n := redis.NewClient(opt)
 		n.AddHook(p)

@@ -24,10 +24,7 @@ import (
 func TestCallerDeadlineBeforeTimeout(t *testing.T) {
 	s := redistest.Start(t)
 	c := redistest.StartCluster(t, 3, 0)
-	var addrs []string
-	for _, n := range c.Nodes {
-		addrs = append(addrs, n.Addr)
-	}
+	addrs := c.Client.Options().Addrs // every node
 	type client struct {
 		name   string
 		rdb    redis.Scripter

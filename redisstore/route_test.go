@@ -84,10 +84,7 @@ func TestClusterLibraryLoadWithinTimeout(t *testing.T) {
 // ContextTimeoutEnabled.
 func clusterLimiter(t *testing.T, c *redistest.Cluster, bounded bool) *limiter.Limiter {
 	t.Helper()
-	var addrs []string
-	for _, n := range c.Nodes {
-		addrs = append(addrs, n.Addr)
-	}
+	addrs := c.Client.Options().Addrs // every node
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: bounded})
 	t.Cleanup(func() { cc.Close() })
 	lim, err := ruletest.Build(cc, []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}},
