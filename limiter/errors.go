@@ -11,7 +11,9 @@ var (
 	// ErrCheck is wrapped when a Check cannot be decided: an unknown rule,
 	// an empty identity, a negative cost or the same key twice.
 	ErrCheck = errors.New("ratelimit: invalid check")
-	// ErrBackend is wrapped by every Redis failure, timeouts included.
+	// ErrBackend is wrapped by every Redis failure, timeouts included:
+	// the store's own timeout, not the caller's deadline passing first,
+	// which ends a call with its context's error (see Limiter.Decide).
 	ErrBackend = errors.New("ratelimit: backend error")
 	// ErrUnavailable is wrapped (with ErrBackend) by the error of a
 	// decision that did not go to Redis because Redis is marked down:

@@ -101,3 +101,47 @@ func TestLeaseRefundWithinCallerDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A caller whose deadline passes while Redis holds its call gets its
+// context's end from every method that asks the store, never an
+// ErrBackend: it says nothing of Redis (the store's timeout, 10 s here,
+// has not run out). With Redis paused, Decide, Settle, Reset and Block
+// each end with context.DeadlineExceeded, in which CauseOf finds no
+// backend failure.
+func TestCallerGaveUpIsNotABackendError(t *testing.T) {
+	s := redistest.Start(t)
+	admin := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer admin.Close()
+	st := mustStore(redisstore.New(s.Client, redisstore.WithTimeout(10*time.Second)))
+	lim := newLimiter(t, st, []limiter.Rule{
+		{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}, Blockable: true},
+		{Name: "slots", Algorithm: algorithms.Concurrency{Limit: 10, TTL: time.Minute}},
+	}, limiter.WithDenyCache(0, 0), limiter.WithRetryInterval(time.Hour))
+	defer lim.Close()
+	held, err := lim.Decide(ctx, limiter.Check{Rule: "slots", Identity: "k", Cost: 1})
+	if err != nil || !held.Allowed {
+		t.Fatalf("the slot: %+v, %v", held, err)
+	}
+	for _, tc := range []struct {
+		name string
+		call func(context.Context) error
+	}{
+		{"Decide", func(c context.Context) error { _, err := lim.Allow(c, "r", "k"); return err }},
+		{"Settle", func(c context.Context) error { _, err := lim.Settle(c, held, 0); return err }},
+		{"Reset", func(c context.Context) error { return lim.Reset(c, "r", "k") }},
+		{"Block", func(c context.Context) error { return lim.Block(c, "r", "k", time.Minute) }},
+	} {
+		if err := admin.Do(ctx, "CLIENT", "PAUSE", "1000", "ALL").Err(); err != nil {
+			t.Fatal(err)
+		}
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		err := tc.call(short)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, limiter.ErrBackend) || limiter.CauseOf(err) != "" {
+			t.Errorf("%s: %v (cause %q); want context.DeadlineExceeded, no ErrBackend", tc.name, err, limiter.CauseOf(err))
+		}
+		if err := admin.Do(ctx, "CLIENT", "UNPAUSE").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package limiter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -191,7 +192,9 @@ func (l *Limiter) Allow(ctx context.Context, rule, identity string) (Decision, e
 // (one script run on Redis). Being limited is not an error: err is non-nil
 // for an invalid check (ErrCheck) or a store failure (ErrBackend). A ctx
 // that is already done decides nothing, on every store: Decide returns
-// ctx's error, not an ErrBackend.
+// ctx's error, not an ErrBackend. So does a ctx whose deadline passes
+// while the store decides: the decision may still have run on Redis, and
+// is not sent again.
 //
 // Once failures show that Redis is down (3 round trips in a row that
 // failed, a failed dial counting at once, timeouts and connections lost in
@@ -244,7 +247,7 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []stor
 	}
 	nameSlots(sc, rules)
 	if err = l.decide(ctx, now, sc, res, &d); err != nil {
-		err = backendError(err)
+		err = callerError(ctx, err)
 		if !d.Fallback {
 			return Decision{}, err
 		}
@@ -374,6 +377,19 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, r
 		d.Results[i].found(&res[i])
 	}
 	return err
+}
+
+// callerError is err, a store's failure in a call for ctx, as the
+// limiter returns it: a failure of a caller that gave up (ctx cancelled,
+// or its deadline passed: a socket stopped at that deadline may fail a
+// moment before ctx's own timer fires) is ctx's end, no ErrBackend, since
+// it says nothing of the store (the store's own timeout leaves ctx
+// alive); any other is backendError's.
+func callerError(ctx context.Context, err error) error {
+	if fault.GaveUp(ctx) && (errors.Is(err, context.Canceled) || fault.IsTimeout(err)) {
+		return fmt.Errorf("%w (%v)", cmp.Or(ctx.Err(), context.DeadlineExceeded), err)
+	}
+	return backendError(err)
 }
 
 // backendError wraps a store failure in ErrBackend, and network timeouts in

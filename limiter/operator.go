@@ -24,10 +24,10 @@ var ErrNotFound = errors.New("ratelimit: no state for this rule and identity")
 // client's state: it tells the deny caches (see denycache.Changed), whether
 // or not the store succeeded (a failure may have taken effect), and wraps
 // a store failure.
-func changed(err error) error {
+func changed(ctx context.Context, err error) error {
 	denycache.Changed()
 	if err != nil {
-		return backendError(err)
+		return callerError(ctx, err)
 	}
 	return nil
 }
@@ -38,7 +38,7 @@ func changed(err error) error {
 // nothing.
 func (l *Limiter) forget(ctx context.Context, rule string, now time.Time, keys []store.Key, marks []store.Mark) error {
 	n, err := l.store.Reset(ctx, now, keys, marks)
-	if err = changed(err); err == nil && n == 0 {
+	if err = changed(ctx, err); err == nil && n == 0 {
 		err = fmt.Errorf("%w: rule %q", ErrNotFound, rule)
 	}
 	return err
@@ -102,7 +102,7 @@ func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Durat
 	if d <= 0 || d > exact.MaxDuration {
 		return fmt.Errorf("%w: rule %q: a block must last more than 0 and at most 10 years, not %v", ErrCheck, rule, d)
 	}
-	return changed(l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), d))
+	return changed(ctx, l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), d))
 }
 
 // Unblock lifts identity's block on a rule, whether Block or a Penalty set

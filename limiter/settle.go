@@ -118,7 +118,7 @@ func storeRefund(c store.Check, a *algo, back int, tok store.Token) store.Refund
 // refund gives refunds of d back on the store that decided d (of d, it
 // reads At and Fallback), at the limiter's clock.
 func (l *Limiter) refund(ctx context.Context, d Decision, refunds []store.Refund) error {
-	return refundError(l.sendRefunds(ctx, l.storeOf(d), d.At, refunds))
+	return refundError(ctx, l.sendRefunds(ctx, l.storeOf(d), d.At, refunds))
 }
 
 // release is refund for Settle: the slot releases among refunds that
@@ -129,7 +129,7 @@ func (l *Limiter) release(ctx context.Context, d Decision, refunds []store.Refun
 	if err != nil {
 		l.releases.Retry(s, d.At, refunds, err, l.slotHold)
 	}
-	return refundError(err)
+	return refundError(ctx, err)
 }
 
 // slotHold is how long the slot rf releases is held at most: its TTL, and
@@ -163,9 +163,9 @@ func (l *Limiter) sendRefunds(ctx context.Context, s store.Store, at time.Time, 
 
 // refundError is err, from sendRefunds, as the limiter returns it: a
 // store's failure wrapped in ErrBackend.
-func refundError(err error) error {
+func refundError(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, ErrCheck) {
 		return err
 	}
-	return backendError(err)
+	return callerError(ctx, err)
 }

@@ -124,7 +124,11 @@ func (op *operation) do() (string, error) {
 		return "", err
 	}
 	defer limits.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), op.timeout)
+	// The store bounds its call by op.timeout, and a Redis that does not
+	// answer fails on that, as the store's timeout; the context's
+	// deadline, later, is only a backstop (a caller's own deadline is no
+	// Redis failure).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*op.timeout)
 	defer cancel()
 	switch op.cmd {
 	case "status":
