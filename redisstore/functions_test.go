@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +140,74 @@ func TestKeysRefusedKeepFunctions(t *testing.T) {
 	}
 	if got := calls(t, s.Client, "evalsha") + calls(t, s.Client, "eval"); got != 0 {
 		t.Errorf("%d script runs once the ACL was fixed, want none (functions)", got)
+	}
+}
+
+// Through go-redis's AutoPipeliner on a 3-master cluster (WithCluster),
+// the library reaches every master that a decision goes to: a decision
+// whose master has no library loads it there and is decided again, with
+// functions forced and by default, each time after FUNCTION FLUSH on
+// every master. The AutoPipeliner names no master, and a FUNCTION LOAD
+// sent through it goes to the master that the cluster client picks, in
+// turn, for a command without a key: a decision whose master was not the
+// next in turn failed "Function not found" (each flush here had one).
+func TestAutoPipelinerClusterLoadsEveryMaster(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	ap, err := c.Client.AutoPipeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ap.Close() })
+	rule := limiter.Rule{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Hour}}
+	// An identity whose key is on each master (by its hash tag, {r:id},
+	// whatever the prefix).
+	ids := map[*redistest.Server]string{}
+	for i := 0; len(ids) < 3 && i < 1000; i++ {
+		id := fmt.Sprint("id-", i)
+		m, _ := c.MasterOf(t, "ratelimit:{r:"+id+"}:"+ruletest.KeySuffix(rule.Algorithm))
+		if _, ok := ids[m]; !ok {
+			ids[m] = id
+		}
+	}
+	if len(ids) != 3 {
+		t.Fatalf("identities on %d masters, want 3", len(ids))
+	}
+	for _, mode := range []struct {
+		name string
+		opts []any
+	}{{"functions", []any{redisstore.WithFunctions(true)}}, {"auto", nil}} {
+		t.Run(mode.name, func(t *testing.T) {
+			for flush := range 3 {
+				for m := range ids {
+					if err := m.Client.FunctionFlush(ctx).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				prefix := fmt.Sprint(mode.name, flush)
+				opts := append([]any{redisstore.WithCluster(), redisstore.WithTimeout(5 * time.Second), limiter.WithDenyCache(0, 0), limiter.WithPrefix(prefix)}, mode.opts...)
+				lim, err := ruletest.Build(ap, []limiter.Rule{rule}, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for round := range 2 {
+					for m, id := range ids {
+						if d, err := lim.Allow(ctx, "r", id); err != nil || d.Results[0].Remaining != 99-round {
+							t.Errorf("flush %d, round %d, %s on %s: %+v %v", flush, round, id, m.Addr, d, err)
+						}
+					}
+				}
+				for m := range ids {
+					libs, err := m.Client.FunctionList(ctx, redis.FunctionListQuery{}).Result()
+					if err != nil || len(libs) != 1 || !strings.HasPrefix(libs[0].Name, "ratelimit_") {
+						t.Errorf("flush %d, libraries on %s: %+v %v, want ratelimit_<hash>", flush, m.Addr, libs, err)
+					}
+				}
+			}
+			for m := range ids {
+				if got := calls(t, m.Client, "evalsha") + calls(t, m.Client, "eval"); got != 0 {
+					t.Errorf("%d script runs on %s, want none (functions)", got, m.Addr)
+				}
+			}
+		})
 	}
 }

@@ -42,12 +42,13 @@ const FunctionsRetry = time.Minute
 // each run, else with EVALSHA. It loads the Library lazily, on the first
 // call and again after "Function not found" (a restart, FUNCTION FLUSH, a
 // node that never had it), on every master of a cluster or shard of a
-// ring. It falls back to scripts only on an answer that says functions
-// are unavailable (an unknown command, an ACL refusing FCALL or FUNCTION:
-// not one refusing keys, which scripts are refused as well), and tries
-// functions again after FunctionsRetry. A call that may have run is never
-// sent again: a call is retried only after an error that says it did not
-// run.
+// ring (through an AutoPipeliner, which names none, on the server of the
+// call's key). It falls back to scripts only on an answer that says
+// functions are unavailable (an unknown command, an ACL refusing FCALL or
+// FUNCTION: not one refusing keys, which scripts are refused as well), and
+// tries functions again after FunctionsRetry. A call that may have run is
+// never sent again: a call is retried only after an error that says it
+// did not run.
 type Caller struct {
 	rdb     redis.Scripter
 	forced  Mode
@@ -78,7 +79,7 @@ func (c *Caller) Run(ctx context.Context, s *Script, call Call) (any, error) {
 	v, err := run(ctx, c.rdb, "fcall", fn, call)
 	if err != nil && redis.HasErrorPrefix(err, "Function not found") {
 		// Nothing ran: load the library and call again.
-		if err = c.load(ctx, lib); err == nil {
+		if err = c.load(ctx, lib, call); err == nil {
 			v, err = run(ctx, c.rdb, "fcall", fn, call)
 		}
 	}
@@ -127,9 +128,11 @@ func unsupported(err error) bool {
 }
 
 // load loads the library where the client sends commands: on every master
-// of a cluster, every shard of a ring, else the one server. A library
-// already there is fine.
-func (c *Caller) load(ctx context.Context, lib *FunctionLibrary) error {
+// of a cluster, every shard of a ring, the server of call's first key on a
+// client that names no server but routes by key (an AutoPipeliner's
+// Deferred face: see keyed), else the one server. A library already there
+// is fine.
+func (c *Caller) load(ctx context.Context, lib *FunctionLibrary, call Call) error {
 	loadOn := func(ctx context.Context, rdb *redis.Client) error {
 		return loaded(rdb.FunctionLoad(ctx, lib.Source).Err())
 	}
@@ -138,12 +141,34 @@ func (c *Caller) load(ctx context.Context, lib *FunctionLibrary) error {
 		return rdb.ForEachMaster(ctx, loadOn)
 	case *redis.Ring:
 		return rdb.ForEachShard(ctx, loadOn)
+	case keyed:
+		if call.keys > 0 {
+			// The server that answered "Function not found".
+			return loaded(rdb.ProcessAt(ctx, call.line[3].(string), redis.NewStringCmd(ctx, "function", "load", lib.Source)))
+		}
+		return loadThrough(ctx, rdb, lib)
 	case processor:
-		cmd := redis.NewStringCmd(ctx, "function", "load", lib.Source)
-		_ = rdb.Process(ctx, cmd)
-		return loaded(cmd.Err())
+		return loadThrough(ctx, rdb, lib)
 	}
 	return errors.New("ratelimit: client cannot load functions")
+}
+
+// loadThrough loads the library with a FUNCTION LOAD sent through p, to
+// the server that p sends a command without keys to.
+func loadThrough(ctx context.Context, p processor, lib *FunctionLibrary) error {
+	cmd := redis.NewStringCmd(ctx, "function", "load", lib.Source)
+	_ = p.Process(ctx, cmd)
+	return loaded(cmd.Err())
+}
+
+// keyed is a client that routes by key but names no server, so that a
+// command without keys, such as FUNCTION LOAD, goes to whichever server it
+// picks (an AutoPipeliner of a cluster: one of its masters, in turn).
+// ProcessAt sends such a command to the server of key and returns its
+// error (cmd is not to be read after a context error).
+type keyed interface {
+	processor
+	ProcessAt(ctx context.Context, key string, cmd redis.Cmder) error
 }
 
 // masters is a client of a cluster's masters (or of a ring's shards, for

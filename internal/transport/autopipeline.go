@@ -36,6 +36,27 @@ func (d *Deferred) Process(ctx context.Context, cmd redis.Cmder) error {
 	return d.Submit(ctx, cmd).WaitContext(ctx)
 }
 
+// ProcessAt sends cmd, a command without keys (FUNCTION LOAD), to the
+// server of key, and waits for its reply only until ctx's deadline. The
+// engine would send it to whichever server the client picks for a command
+// without keys (on a cluster, one master in turn, not the one whose keys
+// need it); the client's Watch on key, the one way through an
+// AutoPipeliner to a server named by a key, runs it there on a connection
+// of its own (WATCH key, cmd, UNWATCH). On a context error cmd must not be
+// read: it may still run.
+func (d *Deferred) ProcessAt(ctx context.Context, key string, cmd redis.Cmder) error {
+	done := make(chan error, 1)
+	go func() {
+		done <- d.Watch(ctx, func(tx *redis.Tx) error { return tx.Process(ctx, cmd) }, key)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // all sends cmds as one pipeline on the AutoPipeliner's client
 // (AutoPipeliner.Pipeline): they are a batch already, which its engine
 // would only queue again. The pipeline waits for its replies up to the
