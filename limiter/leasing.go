@@ -2,6 +2,7 @@ package limiter
 
 import (
 	"context"
+	"sync"
 
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/lease"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/scratch"
@@ -89,34 +90,68 @@ func (l *Limiter) decideLeased(ctx context.Context, sc []store.Check, rules []ch
 	return full, err
 }
 
+// refundsAtOnce bounds the refunds refundLeases has in flight. Each may
+// wait for the store's timeout (Redis stalled): 16 at a time wait one
+// timeout per 16 leases, not one per lease, and stay within a Redis
+// client's default pool (go-redis: 10 connections per CPU), beside the
+// decisions that share it.
+const refundsAtOnce = 16
+
 // refundLeases refunds ended leases' free units, each to the store that
 // leased them, within ctx (a decision's refunds within its caller's
-// deadline): like Settle's refunds, once, never retried (a failure leaves
-// the units consumed: stricter, never looser).
+// deadline), refundsAtOnce at a time: like Settle's refunds, once, never
+// retried (a failure leaves the units consumed: stricter, never looser).
+// It returns the error of the first refund of out that failed.
 func (l *Limiter) refundLeases(ctx context.Context, out []lease.Refund[store.Check]) error {
-	var err error
-	for _, rf := range out {
-		back := storeRefund(rf.Check, l.algoOf(rf.Check.Algorithm), rf.Back, rf.Token)
-		if e := l.refund(ctx, Decision{At: rf.At, Fallback: rf.Fallback}, []store.Refund{back}); e != nil && err == nil {
-			err = e
+	switch len(out) {
+	case 0:
+		return nil
+	case 1:
+		return l.refundLease(ctx, out[0])
+	}
+	errs := make([]error, len(out))
+	slots := make(chan struct{}, refundsAtOnce)
+	var wg sync.WaitGroup
+	for i, rf := range out {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = l.refundLease(ctx, rf)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
-	return err
+	return nil
+}
+
+// refundLease sends rf, one refund of refundLeases, to its store.
+func (l *Limiter) refundLease(ctx context.Context, rf lease.Refund[store.Check]) error {
+	back := storeRefund(rf.Check, l.algoOf(rf.Check.Algorithm), rf.Back, rf.Token)
+	return l.refund(ctx, Decision{At: rf.At, Fallback: rf.Fallback}, []store.Refund{back})
 }
 
 // Close refunds the units of every lease (see Rule.Lease) to the store and
 // stops leasing, and the sweeper: later decisions of leased rules ask the
-// store each time. It returns the store's error when a refund failed. Such
-// a refund is not sent again, and its outcome is unknown: one that timed
-// out may still have been applied (Redis runs a script it received even
-// after the caller stopped waiting); units not refunded stay consumed
-// until the rule's state recovers them.
+// store each time. The refunds go out together, up to 16 at a time, each
+// within the store's timeout: with Redis stalled, Close waits about one
+// timeout per 16 leases, not one per lease (and first for the sweeper's
+// refunds under way, sent the same way). It returns the store's error
+// when a refund failed (one of them, when several did). Such a refund is
+// not sent again, and its outcome is unknown: one that timed out may still
+// have been applied (Redis runs a script it received even after the
+// caller stopped waiting); units not refunded stay consumed until the
+// rule's state recovers them.
 //
-// Close also ends the retries of slot releases (see Settle): each release
-// still pending is sent one last time, within a second, and the goroutine
-// that retries them stops; a release that fails then is given up (and
-// logged), its slot held until its TTL. Releases that fail after Close
-// are not retried. Close is safe to call more than once.
+// Close also ends the retries of slot releases (see Settle), once the
+// refunds are answered: each release still pending is sent one last time,
+// within a second, and the goroutine that retries them stops; a release
+// that fails then is given up (and logged), its slot held until its TTL.
+// Releases that fail after Close are not retried. Close is safe to call
+// more than once.
 func (l *Limiter) Close() error {
 	err := l.refundLeases(context.Background(), l.leases.Close())
 	l.releases.Close()
