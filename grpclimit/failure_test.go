@@ -165,3 +165,54 @@ func TestClientDeadlineIsNotABackendFailure(t *testing.T) {
 		}
 	}
 }
+
+// A call whose deadline has passed while its context's timer has not yet
+// ended it (ctx.Err() still nil), and whose decision failed with the
+// deadline's error, is DeadlineExceeded: its handler does not run
+// undecided.
+func TestDeadlinePassedBeforeItsTimer(t *testing.T) {
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "all", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Identity: grpclimit.Constant("c")}}
+	on := func(rules []limiter.Rule) (*limiter.Limiter, error) {
+		return limiter.New(expiredStore{memstore.Must()}, rules)
+	}
+	s := newServer(t, on, rules, grpclimit.WithErrorHandler(func(context.Context, string, error) {}))
+	ctx := expired{context.Background()}
+	ran := false
+	_, err := s.UnaryServerInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: unaryCall}, func(context.Context, any) (any, error) {
+		ran = true
+		return nil, nil
+	})
+	if ran || status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("handler ran %v, status %v; want not run, DeadlineExceeded", ran, err)
+	}
+	err = s.StreamServerInterceptor()(nil, &expiredStream{ctx: ctx}, &grpc.StreamServerInfo{FullMethod: duplexCall}, func(any, grpc.ServerStream) error {
+		ran = true
+		return nil
+	})
+	if ran || status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("stream: handler ran %v, status %v; want not run, DeadlineExceeded", ran, err)
+	}
+}
+
+// expired is a context whose deadline has passed and whose timer has not
+// fired yet.
+type expired struct{ context.Context }
+
+func (expired) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+// expiredStore fails as a store does past its caller's deadline.
+type expiredStore struct{ store.Store }
+
+func (expiredStore) Decide(context.Context, time.Time, []store.Check, []store.Result) (store.Verdict, error) {
+	return store.Verdict{}, context.DeadlineExceeded
+}
+
+// expiredStream is a server stream on ctx that sends nothing.
+type expiredStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *expiredStream) Context() context.Context   { return s.ctx }
+func (*expiredStream) SetTrailer(metadata.MD)       {}
+func (*expiredStream) SendHeader(metadata.MD) error { return nil }

@@ -149,7 +149,7 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 		if md := s.rateLimitMetadata(res.Decision); md != nil {
 			_ = grpc.SetHeader(ctx, md)
 		}
-		if err := refused(ctx, &res); err != nil {
+		if err := refused(&res); err != nil {
 			return nil, err
 		}
 		end := guard.End{Status: int(codes.Unknown)} // until the handler returns: a panic settles so
@@ -179,7 +179,7 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 		c := newCall(ctx, info.FullMethod)
 		res := g.Decide(ctx, c)
 		md := s.rateLimitMetadata(res.Decision)
-		if err := refused(ctx, &res); err != nil {
+		if err := refused(&res); err != nil {
 			ss.SetTrailer(md)
 			return err
 		}
@@ -233,7 +233,7 @@ func (m *meteredStream) RecvMsg(msg any) error {
 	// slot one took (a Plan that chose a limit of calls in flight) goes
 	// back at once.
 	m.s.messages.Finish(ctx, c, &res, guard.End{})
-	return refused(ctx, &res)
+	return refused(&res)
 }
 
 // ietf writes the fields under their canonical HTTP names, which the

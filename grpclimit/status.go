@@ -1,7 +1,6 @@
 package grpclimit
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,8 +22,8 @@ import (
 const unavailableWait = time.Second
 
 // refused is the status of a call the layer did not admit, nil for an
-// admitted one. ctx is the call's.
-func refused(ctx context.Context, res *guard.Result) error {
+// admitted one.
+func refused(res *guard.Result) error {
 	switch res.Outcome {
 	case guard.Admitted:
 		return nil
@@ -40,7 +39,7 @@ func refused(ctx context.Context, res *guard.Result) error {
 	case guard.BadCost:
 		return status.Error(codes.InvalidArgument, "ratelimit: negative call cost")
 	case guard.Canceled:
-		return status.FromContextError(ctx.Err()).Err()
+		return status.FromContextError(res.Err).Err() // ctx.Err() is nil while a passed deadline's timer has not fired
 	case guard.Failed:
 		st := status.New(codes.Unavailable, "rate limiting is unavailable; retry in 1 s")
 		return withDetails(st, &errdetails.RetryInfo{RetryDelay: durationpb.New(unavailableWait)}).Err()
