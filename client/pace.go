@@ -5,12 +5,13 @@ import "time"
 // pace is what a Pacer knows of one limit: a server's as a whole (a
 // Transport's host), or one of its rules.
 type pace struct {
-	until time.Time     // the server said no more quota before this
-	turn  time.Time     // while none is known to be left, the next request's turn
-	gap   time.Duration // between turns: the sustained rate (RateLimit-Policy)
-	left  int           // quota left, as reported less what was sent since; -1 unknown
-	sent  int64         // requests reserved so far
-	seen  int64         // the latest request whose response was read
+	until  time.Time     // the server said no more quota before this
+	turn   time.Time     // while none is known to be left, the next request's turn
+	gap    time.Duration // between turns: the sustained rate (RateLimit-Policy)
+	left   int           // quota left, as reported less what was sent since; -1 unknown
+	sent   int64         // requests reserved so far
+	seen   int64         // the latest request whose response was read
+	scopes int           // a rule's: the scopes that name it
 }
 
 // next is when the next request may go, at the earliest now.

@@ -100,7 +100,9 @@ func (t Turn) Observe(now time.Time, rateLimit, policy []string, retryAfter time
 		if hold {
 			l.wait, held = retryAfter, true
 		}
-		s.rule(name).learn(t.seqs[name], now, l, hold)
+		// A rule forgotten since t was reserved counts again from 0.
+		r := s.rule(name)
+		r.learn(min(t.seqs[name], r.sent), now, l, hold)
 	}
 	if refused && !held {
 		s.until = later(s.until, now.Add(retryAfter))
@@ -142,9 +144,21 @@ func (s *server) rule(name string) *pace {
 	return r
 }
 
+// scope makes names the rules of scope, and forgets a rule that no scope
+// names any more: nothing reserves or reads it, and a server that names
+// new rules does not grow what a Pacer keeps.
 func (s *server) scope(scope string, names []string) {
 	if s.scopes == nil {
 		s.scopes = make(map[string][]string)
+	}
+	for _, name := range names {
+		s.rules[name].scopes++
+	}
+	for _, name := range s.scopes[scope] {
+		r := s.rules[name]
+		if r.scopes--; r.scopes == 0 {
+			delete(s.rules, name)
+		}
 	}
 	s.scopes[scope] = names
 }

@@ -1,6 +1,8 @@
 package client_test
 
 import (
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -67,4 +69,32 @@ func TestPacerPacesByRule(t *testing.T) {
 			t.Errorf("after a refusal that names no rule, %s's turn %v, want 5.5s or later", scope, at)
 		}
 	}
+}
+
+// A server that names a new rule in each response does not grow what a
+// Pacer keeps: a rule that no scope's latest response named is
+// forgotten, and a Reserve does not walk the rules it forgot.
+func TestPacerForgetsRulesNoLongerNamed(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	var p client.Pacer
+	cycle := func(i int) {
+		turn, ok := p.Reserve("srv", "m", t0, t0.Add(time.Hour))
+		if !ok {
+			t.Fatalf("response %d: no turn", i)
+		}
+		turn.Observe(t0, []string{`"rule-` + strconv.Itoa(i) + `";r=5`}, nil, 0)
+	}
+	cycle(0)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := 1; i <= 20000; i++ {
+		cycle(i)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 256<<10 {
+		t.Errorf("the Pacer kept %d bytes more after 20000 responses that each named a new rule", grown)
+	}
+	runtime.KeepAlive(&p)
 }
