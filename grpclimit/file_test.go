@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/config"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
@@ -98,5 +99,13 @@ func TestFileRefusesAnHTTPIdentityOnAGRPCStack(t *testing.T) {
 	var p *config.Problem
 	if !errors.As(err, &p) || p.Line != 3 || p.Column != 10 || p.Field != "rules[0].key" {
 		t.Fatalf("got %v (%+v), want a problem at 3:10 naming rules[0].key", err, p)
+	}
+}
+
+// FromFile without a file is a configuration error, as rls.FromFile's is,
+// not a panic.
+func TestFromNilFile(t *testing.T) {
+	if _, err := grpclimit.FromFile(nil); !errors.Is(err, ratelimit.ErrConfig) {
+		t.Fatalf("FromFile(nil): %v, want ErrConfig", err)
 	}
 }

@@ -90,6 +90,9 @@ func NewWithLimiter(lim *limiter.Limiter, rules []Rule, opts ...Option) (*Server
 // WithFailClosed. Close the Limits, not the Server, once the server has
 // stopped.
 func FromFile(l *config.Limits, opts ...Option) (*Server, error) {
+	if l == nil {
+		return nil, fmt.Errorf("%w: nil limits", ratelimit.ErrConfig)
+	}
 	s, cfg, err := newServer(opts)
 	if err != nil {
 		return nil, err
