@@ -134,10 +134,14 @@ func (c *Client) do(ctx context.Context, target, method string, send func() (met
 	attempts := cmp.Or(max(c.MaxAttempts, 0), defaultMaxAttempts)
 	var err error
 	for attempt := 1; ; attempt++ {
-		turn, ok := c.pacer.Reserve(target, method, c.clock.Now(), deadline)
+		now := c.clock.Now()
+		turn, ok := c.pacer.Reserve(target, method, now, deadline)
 		if !ok {
-			if attempt > 1 {
+			switch {
+			case attempt > 1:
 				return err // the server's refusal
+			case !turn.At.After(now): // nothing holds the call: its deadline has passed
+				return status.FromContextError(context.DeadlineExceeded).Err()
 			}
 			return tooLong(target, method, turn.At.Sub(start), maxWait, byContext)
 		}

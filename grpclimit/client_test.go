@@ -9,6 +9,7 @@ import (
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/retry"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/status"
 
@@ -194,5 +195,27 @@ func TestClientPacesByRule(t *testing.T) {
 	}
 	if rate < 0.9*2 {
 		t.Errorf("%.2f calls/s, under 90%% of the advertised 2/s", rate)
+	}
+}
+
+// A call whose deadline has passed before it is sent fails with
+// DeadlineExceeded, as gRPC fails it, not as one its server is known to
+// refuse: nothing holds it.
+func TestClientCallPastItsDeadline(t *testing.T) {
+	cc, err := grpc.NewClient("passthrough:///nowhere", grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	c := &grpclimit.Client{}
+	sent := false
+	err = c.UnaryClientInterceptor()(ctx, unaryCall, nil, nil, cc, func(ctx context.Context, _ string, _, _ any, _ *grpc.ClientConn, _ ...grpc.CallOption) error {
+		sent = true
+		return status.FromContextError(ctx.Err()).Err()
+	})
+	if status.Code(err) != codes.DeadlineExceeded || errors.Is(err, client.ErrWaitTooLong) {
+		t.Fatalf("a call past its deadline: %v (sent %v), want DeadlineExceeded", err, sent)
 	}
 }
