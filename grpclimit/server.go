@@ -158,7 +158,7 @@ func (s *Server) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 		end := guard.End{Status: int(codes.Unknown)} // until the handler returns: a panic settles so
 		defer finish(ctx, g, c, &res, &end)
 		out, err := handler(ctx, req)
-		end.Status = int(status.Code(err))
+		end.Status = int(code(err))
 		return out, err
 	}
 }
@@ -194,7 +194,7 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 		end := guard.End{Status: int(codes.Unknown)} // until the handler returns: a panic settles so
 		defer finish(ctx, g, c, &res, &end)
 		err := handler(srv, stream)
-		end.Status = int(status.Code(err))
+		end.Status = int(code(err))
 		return err
 	}
 }
@@ -203,6 +203,16 @@ func (s *Server) StreamServerInterceptor() grpc.StreamServerInterceptor {
 // has ended: a deferred call, which reads end when it runs.
 func finish(ctx context.Context, g *guard.Guard[*Call], c *Call, res *guard.Result, end *guard.End) {
 	g.Finish(ctx, c, res, *end)
+}
+
+// code is the code gRPC ends a call with when its handler returns err: a
+// status's, or a context error's (Canceled, DeadlineExceeded); Unknown for
+// any other error.
+func code(err error) codes.Code {
+	if st, ok := status.FromError(err); ok {
+		return st.Code()
+	}
+	return status.FromContextError(err).Code()
 }
 
 // guard is the guard that decides a call of method when it starts; nil

@@ -3,6 +3,7 @@ package grpclimit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net"
 	"slices"
@@ -473,4 +474,33 @@ func TestWithoutMetadata(t *testing.T) {
 		t.Errorf("stream sent ratelimit metadata %q", got)
 	}
 	_ = s.CloseSend()
+}
+
+// A handler that returns a context's error ends its call with the code
+// gRPC sends for it, Canceled or DeadlineExceeded, and Settle is told
+// that code, not Unknown, the code of a panic.
+func TestSettleByContextError(t *testing.T) {
+	settled := make(chan codes.Code, 2)
+	rules := []grpclimit.Rule{{Rule: limiter.Rule{Name: "calls", Algorithm: algorithms.FixedWindow{Limit: 10, Window: time.Hour}}, Identity: grpclimit.Constant("all"),
+		Settle: func(_ *grpclimit.Call, end guard.End) int { settled <- codes.Code(end.Status); return 1 }}}
+	s := newServer(t, onMemstore(), rules)
+	cc := serveWith(t,
+		grpc.ChainUnaryInterceptor(s.UnaryServerInterceptor(), func(context.Context, any, *grpc.UnaryServerInfo, grpc.UnaryHandler) (any, error) {
+			return nil, context.Canceled
+		}),
+		grpc.ChainStreamInterceptor(s.StreamServerInterceptor(), func(any, grpc.ServerStream, *grpc.StreamServerInfo, grpc.StreamHandler) error {
+			return fmt.Errorf("stream: %w", context.DeadlineExceeded)
+		}))
+	if _, err := call(cc, ""); status.Code(err) != codes.Canceled {
+		t.Fatalf("unary call: %v, want Canceled", err)
+	}
+	if got := <-settled; got != codes.Canceled {
+		t.Errorf("unary call: Settle saw %v, want Canceled", got)
+	}
+	if _, err := open(context.Background(), cc); status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("stream: %v, want DeadlineExceeded", err)
+	}
+	if got := <-settled; got != codes.DeadlineExceeded {
+		t.Errorf("stream: Settle saw %v, want DeadlineExceeded", got)
+	}
 }
