@@ -14,6 +14,7 @@
 package client
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"time"
@@ -81,10 +82,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	attempts := orDefault(t.MaxAttempts, defaultMaxAttempts)
 	var res *http.Response
 	for attempt := 1; ; attempt++ {
-		turn, ok := t.pacer.Reserve(addr, "", t.clock.Now(), deadline)
+		now := t.clock.Now()
+		turn, ok := t.pacer.Reserve(addr, "", now, deadline)
 		if !ok {
-			if res != nil {
+			switch {
+			case res != nil:
 				return res, nil
+			case !turn.At.After(now): // nothing holds the request: its deadline has passed
+				return nil, context.DeadlineExceeded
 			}
 			return nil, tooLong(addr, turn.At.Sub(start), maxWait, byContext)
 		}

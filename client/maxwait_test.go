@@ -115,3 +115,27 @@ func TestHeldRequestIsNotSent(t *testing.T) {
 		t.Errorf("after the host's wait, the next request waited %v more", waited)
 	}
 }
+
+// A request whose deadline has passed before it is sent, and that nothing
+// holds, fails with context.DeadlineExceeded, as net/http's own transport
+// fails it, unsent: not with ErrWaitTooLong, which says its host refuses
+// it for a while.
+func TestRequestPastItsDeadline(t *testing.T) {
+	sent := false
+	tr := &client.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent = true
+		return nil, r.Context().Err()
+	})}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://example.test/", nil)
+	_, err := tr.RoundTrip(req)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, client.ErrWaitTooLong) || sent {
+		t.Fatalf("a request past its deadline: %v (sent %v), want context.DeadlineExceeded, unsent", err, sent)
+	}
+}
+
+// roundTripFunc is a RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
