@@ -82,8 +82,12 @@ func (c *Client) UnaryClientInterceptor() grpc.UnaryClientInterceptor {
 // it admits a stream (a refused stream ends at once, without headers): use
 // it on connections to such servers, since a server that sends no header
 // until it has received a message would wait for one the client does not
-// send until the stream is open. Streams to DefaultExemptMethods
-// (health, reflection) pass straight through.
+// send until the stream is open. A Server sends no header either for the
+// streams it leaves unlimited (WithExemptMethods, or a method no stack of
+// a rules file names): one whose handler waits for the client's first
+// message would wait until its deadline, so keep such methods' streams
+// off this interceptor. Streams to DefaultExemptMethods (health,
+// reflection) pass straight through.
 func (c *Client) StreamClientInterceptor() grpc.StreamClientInterceptor {
 	exempt, _ := compile(defaultExempt)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
