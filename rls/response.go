@@ -51,7 +51,7 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 		case !r.Allowed && !overQuota:
 			st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 		default: // allowed, or over a quota_mode limit: OK, as the reference answers it
-			st.LimitRemaining = uint32(remaining(r))
+			st.LimitRemaining = saturated(remaining(r))
 		}
 	}
 	p.addRefused(res, d)
