@@ -42,6 +42,9 @@ descriptors:
 
 		res = ask(t, s, desc("remote_address", "a"), desc("banned", "x"))
 		same(t, "with another descriptor", summary(res), []any{over, ok, uint32(0), over, uint32(0)})
+		if d := res.Statuses[0].DurationUntilReset; d != nil {
+			t.Errorf("the descriptor not asked has duration_until_reset %v, want none", d)
+		}
 		same(t, "the other consumed nothing", summary(ask(t, s, desc("remote_address", "a"))), []any{ok, ok, uint32(2)})
 
 		same(t, "no hits", summary(ask(t, s, hits(desc("banned", "x"), 0))), []any{ok, ok, uint32(0)})

@@ -91,9 +91,12 @@ func (p *plan) undecided() *rlsv3.RateLimitResponse {
 // served from the pool is on the local clock, not Redis's). The status
 // carries it rounded up to whole seconds (statusParts.until).
 func untilReset(l *envoy.Limit, at time.Time, r *limiter.RuleResult) (d time.Duration, ok bool) {
+	if r.Undecided {
+		return 0, false
+	}
 	if _, fixed := l.Algorithm.(algorithms.FixedWindow); fixed && l.Lease == 0 {
 		w := l.Window
 		return w - time.Duration(at.UnixNano()%int64(w)), true
 	}
-	return r.ResetAfter, !r.Undecided
+	return r.ResetAfter, true
 }
