@@ -88,13 +88,15 @@ func (p *plan) undecided() *rlsv3.RateLimitResponse {
 // decided (another rule refused first, without the store) and so tells
 // nothing of the state. A leased limit's is r.ResetAfter whatever its
 // algorithm: its pool's last take's, less the time since (a decision
-// served from the pool is on the local clock, not Redis's). The status
+// served from the pool is on the local clock, not Redis's); but a limit
+// of 0 (a limit override of 0 on a leased limit) is decided without the
+// limiter (see refusals), on its window. The status
 // carries it rounded up to whole seconds (statusParts.until).
 func untilReset(l *envoy.Limit, at time.Time, r *limiter.RuleResult) (d time.Duration, ok bool) {
 	if r.Undecided {
 		return 0, false
 	}
-	if _, fixed := l.Algorithm.(algorithms.FixedWindow); fixed && l.Lease == 0 {
+	if _, fixed := l.Algorithm.(algorithms.FixedWindow); fixed && (l.Lease == 0 || l.PerUnit == 0) {
 		w := l.Window
 		return w - time.Duration(at.UnixNano()%int64(w)), true
 	}
