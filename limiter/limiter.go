@@ -316,6 +316,10 @@ func (r *rule) blocks(c *store.Check) {
 // prepare validates checks and builds their store checks in sc, of their
 // length.
 func (l *Limiter) prepare(checks []Check, sc []store.Check, out []checked) ([]checked, error) {
+	var keys map[store.Key]bool // the keys so far, once there are many (see twice)
+	if len(checks) > maxScan {
+		keys = make(map[store.Key]bool, len(checks))
+	}
 	for i, c := range checks {
 		r := l.rules[c.Rule]
 		if r == nil {
@@ -335,15 +339,37 @@ func (l *Limiter) prepare(checks []Check, sc []store.Check, out []checked) ([]ch
 		}
 		sc[i] = store.Check{Key: r.key(l.cfg.prefix, c.Identity, a.suffix), Algorithm: a.alg, Params: a.params, Cost: c.Cost, Shadow: r.shadow}
 		r.blocks(&sc[i])
-		for j := range i {
-			if sc[j].Key == sc[i].Key {
-				return nil, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)
-			}
+		if twice(sc[:i], sc[i].Key, keys) {
+			return nil, fmt.Errorf("%w: rule %q: identity checked twice", ErrCheck, r.name)
 		}
 		out = append(out, checked{r, a})
 	}
 	return out, nil
 }
+
+// twice reports whether k is the key of a check of before, the checks
+// prepared so far: compared one by one, or with keys (not nil once the
+// checks are more than maxScan), where it is then added, lest a stack of
+// many checks take quadratic time.
+func twice(before []store.Check, k store.Key, keys map[store.Key]bool) bool {
+	if keys != nil {
+		if keys[k] {
+			return true
+		}
+		keys[k] = true
+		return false
+	}
+	for j := range before {
+		if before[j].Key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// maxScan is the most checks prepare compares one by one: a stack's are
+// few, and found so without a map built for each decision.
+const maxScan = 8
 
 // now is the passed-in clock's time, or zero for the store's own clock.
 func (l *Limiter) now() (time.Time, error) {

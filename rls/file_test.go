@@ -2,6 +2,7 @@ package rls_test
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -235,5 +236,27 @@ func TestFileLimitOverride(t *testing.T) {
 		if res.OverallCode != ok || res.Statuses[0].CurrentLimit != nil {
 			t.Fatalf("unmatched, call %d: %v, want OK with no limit (no override rule)", i, summary(res))
 		}
+	}
+}
+
+// TestFileLimitAbove32Bits: the rules file allows a limit above 2^32-1,
+// which current_limit and limit_remaining (uint32) cannot carry: they
+// say 2^32-1, not the limit's low 32 bits (5,000,000,000 read as
+// 705,032,704).
+func TestFileLimitAbove32Bits(t *testing.T) {
+	_, _, c := serveFile(t, `
+rules:
+  - name: big
+    key: {descriptor: k}
+    fixed_window: 5000000000/1h
+stacks:
+  - name: edge
+    domain: edge
+    rules: [big]
+`)
+	res := ask(t, c, desc("k", "v"))
+	same(t, "first", summary(res), []any{ok, ok, uint32(math.MaxUint32)})
+	if got := res.Statuses[0].CurrentLimit.GetRequestsPerUnit(); got != math.MaxUint32 {
+		t.Errorf("requests_per_unit %d, want %d", got, uint32(math.MaxUint32))
 	}
 }

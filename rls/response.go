@@ -51,7 +51,7 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 		case !r.Allowed && !overQuota:
 			st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 		default: // allowed, or over a quota_mode limit: OK, as the reference answers it
-			st.LimitRemaining = uint32(remaining(r))
+			st.LimitRemaining = saturated(remaining(r))
 		}
 	}
 	p.addRefused(res, d)
@@ -88,12 +88,17 @@ func (p *plan) undecided() *rlsv3.RateLimitResponse {
 // decided (another rule refused first, without the store) and so tells
 // nothing of the state. A leased limit's is r.ResetAfter whatever its
 // algorithm: its pool's last take's, less the time since (a decision
-// served from the pool is on the local clock, not Redis's). The status
+// served from the pool is on the local clock, not Redis's); but a limit
+// of 0 (a limit override of 0 on a leased limit) is decided without the
+// limiter (see refusals), on its window. The status
 // carries it rounded up to whole seconds (statusParts.until).
 func untilReset(l *envoy.Limit, at time.Time, r *limiter.RuleResult) (d time.Duration, ok bool) {
-	if _, fixed := l.Algorithm.(algorithms.FixedWindow); fixed && l.Lease == 0 {
+	if r.Undecided {
+		return 0, false
+	}
+	if _, fixed := l.Algorithm.(algorithms.FixedWindow); fixed && (l.Lease == 0 || l.PerUnit == 0) {
 		w := l.Window
 		return w - time.Duration(at.UnixNano()%int64(w)), true
 	}
-	return r.ResetAfter, !r.Undecided
+	return r.ResetAfter, true
 }

@@ -1,6 +1,7 @@
 package rls
 
 import (
+	"math"
 	"strings"
 	"time"
 
@@ -31,10 +32,11 @@ func newStatuses(n int) ([]*rlsv3.RateLimitResponse_DescriptorStatus, []statusPa
 	return statuses, parts
 }
 
-// current is l as a response's current_limit, in s.
+// current is l as a response's current_limit, in s: a limit above
+// 2^32-1, which the library's rules file allows, is sent as 2^32-1.
 func (s *statusParts) current(l *envoy.Limit) *rlsv3.RateLimitResponse_RateLimit {
 	c := &s.limit
-	c.Name, c.RequestsPerUnit, c.Unit = l.Name, uint32(l.PerUnit), unitCodes[l.Unit]
+	c.Name, c.RequestsPerUnit, c.Unit = l.Name, saturated(l.PerUnit), unitCodes[l.Unit]
 	if l.Multiplier > 1 {
 		c.UnitMultiplier = wrapperspb.UInt32(l.Multiplier)
 	}
@@ -48,6 +50,12 @@ func (s *statusParts) current(l *envoy.Limit) *rlsv3.RateLimitResponse_RateLimit
 func (s *statusParts) until(d time.Duration) *durationpb.Duration {
 	s.reset.Seconds, s.reset.Nanos = ceilSeconds(d), 0
 	return &s.reset
+}
+
+// saturated is n as a response's uint32 field: 2^32-1 when n is above
+// it, rather than n's low bits.
+func saturated(n int) uint32 {
+	return uint32(min(max(n, 0), math.MaxUint32))
 }
 
 // unitCodes are a response's units by the names of envoy.Limit.Unit (the
