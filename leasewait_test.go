@@ -29,8 +29,10 @@ import (
 // refuse, a leased refusal's Retry-After and the global rule's RateLimit
 // t are no shorter than the unleased refusal's (a second aside: the two
 // pairs spent their last units up to a second apart, which a bucket
-// refills from).
+// refills from). It runs in parallel: its servers are its own, its clock
+// is passed in and its store timeouts are 5 s.
 func TestLeasedRefusalHeaders(t *testing.T) {
+	t.Parallel()
 	for _, b := range redistest.Backends(t) {
 		for a, alg := range []algorithms.Algorithm{
 			algorithms.FixedWindow{Limit: 50, Window: time.Hour},

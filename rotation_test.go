@@ -74,8 +74,13 @@ func dbSize(t *testing.T, rdb *redis.Client) int {
 // within one key TTL (window + 1 ms), and none once that TTL has passed; on
 // a real Redis each such key carries a TTL no longer than that and costs at
 // most maxRotatingKeyBytes.
+//
+// It runs in parallel, its halves side by side: each on a server of its
+// own, on a passed-in clock, with a store timeout of a minute.
 func TestRotatingIdentitiesAreBoundedByTTL(t *testing.T) {
+	t.Parallel()
 	t.Run("miniredis", func(t *testing.T) {
+		t.Parallel()
 		// 100 new identities every 100 ms of the decision clock, for 3
 		// windows of 1 s; the server's TTLs move with the clock.
 		const perStep, step, steps, window = 100, 100 * time.Millisecond, 30, time.Second
@@ -106,6 +111,7 @@ func TestRotatingIdentitiesAreBoundedByTTL(t *testing.T) {
 		t.Logf("%d identities: at most %d keys live (bound %d), none after the TTL", steps*perStep, peak, bound)
 	})
 	t.Run("redis-server", func(t *testing.T) {
+		t.Parallel()
 		// 20,000 identities at one instant of an hour-long window: all live,
 		// each with a TTL of at most the window and 1 ms.
 		const n, window = 20_000, time.Hour

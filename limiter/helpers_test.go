@@ -27,6 +27,14 @@ var ctx = context.Background()
 // latency: a slow moment on a loaded machine must not fail them.
 var exactnessTimeout = redisstore.WithTimeout(5 * time.Second)
 
+// The longest tests that count admissions on stores of their own (a
+// memstore, and servers started for them) on a passed-in clock, with
+// this timeout or a longer one, run in parallel with one another:
+// TestLeasedRefusalWaitsNoLessThanTheStore, TestLeasesNeverOverAdmit,
+// TestLeasesUnderAdmitWithinBound, TestMixedPlansAtOnce and
+// TestPlanSwitchKeepsState. Tests of timeouts, retries, failures and
+// real-clock waits stay serial.
+
 // must is lim, or a panic.
 func must(l *limiter.Limiter, err error) *limiter.Limiter {
 	if err != nil {

@@ -201,6 +201,7 @@ type spent struct {
 // window holds exactly what was admitted in it: every unit not spent came
 // back.
 func TestLeasesNeverOverAdmit(t *testing.T) {
+	t.Parallel()
 	for _, alg := range leaseAlgorithms {
 		pol := algorithms.PolicyOf(alg)
 		w := pol.Window.Microseconds()
@@ -377,6 +378,7 @@ func TestLeasesConcurrent(t *testing.T) {
 // still hold beside a lease taken ahead), the largest once more and one
 // unit, plus what refills over one interval.
 func TestLeasesUnderAdmitWithinBound(t *testing.T) {
+	t.Parallel()
 	const instances, step = 4, 250 * time.Microsecond
 	for _, alg := range []algorithms.Algorithm{
 		algorithms.FixedWindow{Limit: 400, Window: 100 * time.Millisecond},

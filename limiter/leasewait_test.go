@@ -37,6 +37,7 @@ var hourly = []algorithms.Algorithm{
 // when it admits, its decision is settled back to nothing. Most refusals
 // are the pool's own, made without asking the store.
 func TestLeasedRefusalWaitsNoLessThanTheStore(t *testing.T) {
+	t.Parallel()
 	stores := map[string]store.Store{"memstore": memstore.Must()}
 	for _, b := range redistest.Backends(t) {
 		stores[b.Name] = mustStore(redisstore.New(b.Client, redisstore.WithMinTTL(time.Hour), exactnessTimeout))

@@ -110,6 +110,7 @@ func TestLimitsPerCheck(t *testing.T) {
 // that read its debt as time would let 1 an hour with a burst of 2, two
 // hours of tolerance, admit a sixth after the paid plan's 5).
 func TestMixedPlansAtOnce(t *testing.T) {
+	t.Parallel()
 	h := time.Hour
 	stores := planStores(t)
 	for _, tc := range []struct{ free, paid algorithms.Algorithm }{
@@ -164,6 +165,7 @@ func TestMixedPlansAtOnce(t *testing.T) {
 // q never admits more than its own quota. (A sliding log keyed without its
 // window let a minute's plan trim an hour's entries.)
 func TestPlanSwitchKeepsState(t *testing.T) {
+	t.Parallel()
 	h, m := time.Hour, time.Minute
 	families := [][]algorithms.Algorithm{
 		{algorithms.FixedWindow{Limit: 4, Window: h}, algorithms.FixedWindow{Limit: 2, Window: h}, algorithms.FixedWindow{Limit: 3, Window: m}},

@@ -475,7 +475,14 @@ type slottedRemote struct{ slotted }
 
 func (s slottedRemote) Remote() time.Duration { return s.Store.(store.Remote).Remote() }
 
+// The differential tests (here, and for GCRA plans and queue settlements)
+// run in parallel with one another: each starts servers of its own, keys
+// its state under a prefix of its own, reads a passed-in clock and gives
+// each Redis call 5 s, so that nothing they assert depends on the CPU
+// they share. Alone they are most of the package's run under the race
+// detector (miniredis's Lua), and each keeps one core busy.
 func TestDifferentialMiniredis(t *testing.T) {
+	t.Parallel()
 	_, rdb := redistest.Mini(t)
 	for seed := range uint64(40) {
 		differential(t, rdb, seed, 300, false)
@@ -483,6 +490,7 @@ func TestDifferentialMiniredis(t *testing.T) {
 }
 
 func TestDifferentialRedisServer(t *testing.T) {
+	t.Parallel()
 	s := redistest.Start(t)
 	for seed := range uint64(15) {
 		differential(t, s.Client, 1000+seed, 200, false)
@@ -490,6 +498,7 @@ func TestDifferentialRedisServer(t *testing.T) {
 }
 
 func TestDifferentialDenyCache(t *testing.T) {
+	t.Parallel()
 	_, mini := redistest.Mini(t)
 	for seed := range uint64(30) {
 		differential(t, mini, 4000+seed, 300, false, true)
@@ -497,6 +506,7 @@ func TestDifferentialDenyCache(t *testing.T) {
 }
 
 func TestDifferentialConsumeThenRefund(t *testing.T) {
+	t.Parallel()
 	_, mini := redistest.Mini(t)
 	for seed := range uint64(30) {
 		differential(t, mini, 2000+seed, 300, true)

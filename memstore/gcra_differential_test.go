@@ -26,6 +26,7 @@ import (
 // the string the model's state stands for, and admit nothing that the
 // largest plan alone would refuse, each decision charged its final cost.
 func TestDifferentialGCRAPlans(t *testing.T) {
+	t.Parallel()
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			switches := 0

@@ -73,6 +73,7 @@ func TestStacksAcrossShards(t *testing.T) {
 }
 
 func TestMemoryIsBounded(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	store := memstore.Must(memstore.WithMaxKeys(1000))
 	lim, err := limiter.New(store, []limiter.Rule{{Name: "r", Algorithm: algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 1}}},
@@ -117,6 +118,7 @@ func TestInvalidOptions(t *testing.T) {
 }
 
 func TestExpiredEntriesKeptForASecond(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2245, 3, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
 	store := memstore.Must()

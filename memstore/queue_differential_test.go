@@ -21,6 +21,7 @@ import (
 // same state on the Lua scripts (miniredis and a real redis-server) as in
 // the Go model.
 func TestDifferentialQueueSettlement(t *testing.T) {
+	t.Parallel()
 	for _, b := range redistest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			outOfOrder := 0

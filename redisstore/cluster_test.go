@@ -37,7 +37,7 @@ func clusterWithHook(t *testing.T, c *redistest.Cluster, p redis.Hook) *redis.Cl
 // trips (its pipelines, its batch calls, whose stacks span hash slots) and
 // stay exact (see spreadExactly).
 func TestClusterCoalescesPerNode(t *testing.T) {
-	c := redistest.StartCluster(t, 3, 0)
+	c := sharedCluster(t)
 	var p pipelines
 	spreadExactly(t, clusterWithHook(t, c, &p), &p, "master")
 }

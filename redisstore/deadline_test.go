@@ -23,7 +23,7 @@ import (
 // and on a cluster's masters.
 func TestCallerDeadlineBeforeTimeout(t *testing.T) {
 	s := redistest.Start(t)
-	c := redistest.StartCluster(t, 3, 0)
+	c := sharedCluster(t)
 	addrs := c.Client.Options().Addrs // every node
 	type client struct {
 		name   string

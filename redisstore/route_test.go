@@ -20,7 +20,7 @@ import (
 // is paused for longer than the timeout, the first decision fails with
 // context.DeadlineExceeded instead of waiting for the slots.
 func TestClusterFirstRouteWithinTimeout(t *testing.T) {
-	c := redistest.StartCluster(t, 3, 0)
+	c := sharedCluster(t)
 	for _, bounded := range []bool{true, false} {
 		lim := clusterLimiter(t, c, bounded)
 		for _, n := range c.Nodes {
@@ -47,7 +47,7 @@ func TestClusterFirstRouteWithinTimeout(t *testing.T) {
 // than the timeout, the decision fails with context.DeadlineExceeded
 // instead of waiting for that master to load it.
 func TestClusterLibraryLoadWithinTimeout(t *testing.T) {
-	c := redistest.StartCluster(t, 3, 0)
+	c := sharedCluster(t)
 	master, _ := c.MasterOf(t, "{r:k}")
 	var other *redistest.Server
 	for _, n := range c.Nodes {

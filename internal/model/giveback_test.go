@@ -75,17 +75,37 @@ type decision struct {
 // reference is the state the admitted decisions leave when each is charged
 // its final cost at its own instant, under its own algorithm, and nothing
 // is ever given back.
-func reference(admitted []*decision, now time.Time) (model.State, bool) {
-	ref := &keyState{}
-	for _, d := range admitted {
+//
+// It is kept up to date as the tests go rather than replayed from the
+// first decision at every step: a decision admitted since (at the latest
+// instant, no earlier than any asked before) is charged on top of the
+// replay so far, and a settlement, which changes an earlier decision's
+// final cost, makes the next answer replay them all again. The answers
+// are the full replay's: forgetting a state past its TTL at an instant
+// and then deciding at a later one forgets it as deciding alone would,
+// and the model's steps never change a state they read.
+type reference struct {
+	ref      keyState
+	replayed int // admitted decisions charged into ref
+}
+
+// settled says that a decision's final cost changed.
+func (r *reference) settled() { *r = reference{} }
+
+// at is the reference state at now, false when it refuses a decision it
+// charges less.
+func (r *reference) at(admitted []*decision, now time.Time) (model.State, bool) {
+	for ; r.replayed < len(admitted); r.replayed++ {
+		d := admitted[r.replayed]
 		if d.final == 0 {
 			continue
 		}
-		if _, ok := ref.decide(d.alg, d.at, d.final); !ok {
+		if _, ok := r.ref.decide(d.alg, d.at, d.final); !ok {
+			*r = reference{}
 			return model.State{}, false
 		}
 	}
-	return ref.state(now.UnixMicro()), true
+	return r.ref.state(now.UnixMicro()), true
 }
 
 // TestGiveBackNeverOverAdmits: whatever happens between a decision and
@@ -93,7 +113,11 @@ func reference(admitted []*decision, now time.Time) (model.State, bool) {
 // other decisions, other give-backs, expiry), the state never admits a
 // cost that the reference (every admitted decision charged its final cost
 // at its own instant, nothing given back) would refuse.
+//
+// This package's tests are computations over the models alone (no clock,
+// no globals): the long ones run in parallel.
 func TestGiveBackNeverOverAdmits(t *testing.T) {
+	t.Parallel()
 	for _, alg := range propertyAlgorithms {
 		w := algorithms.PolicyOf(alg).Window.Microseconds()
 		quota := algorithms.PolicyOf(alg).Quota
@@ -103,6 +127,7 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 			now := time.UnixMicro(1_795_000_000_000_000 + rng.Int64N(w))
 			s := &keyState{}
 			var admitted []*decision
+			var refs reference
 			for step := range 120 {
 				now = advance(rng, now, w)
 				if rng.IntN(3) > 0 || len(admitted) == 0 {
@@ -118,13 +143,14 @@ func TestGiveBackNeverOverAdmits(t *testing.T) {
 					}
 					d.settled = true
 					d.final = rng.IntN(d.cost)
+					refs.settled()
 					before := level(s, alg, now)
 					s.refund(alg, now, d.at, d.cost, d.cost-d.final, d.tok)
 					if level(s, alg, now) != before {
 						givenBack++
 					}
 				}
-				ref, ok := reference(admitted, now)
+				ref, ok := refs.at(admitted, now)
 				if !ok {
 					t.Fatalf("%v seed %d step %d: the reference refuses a decision it charges less", alg, seed, step)
 				}

@@ -69,6 +69,7 @@ func held(st model.State) [2]int64 { return [2]int64{st.Level, st.TAT} }
 // decisions, each at its final cost, are all admitted by the largest plan
 // alone.
 func TestPlanSwitchNeverOverAdmits(t *testing.T) {
+	t.Parallel()
 	for _, plans := range [][]algorithms.Algorithm{bucketPlans(tokenBucket), bucketPlans(leakyBucket), gcraPlans(), queuePlans()} {
 		_, queue := plans[0].(algorithms.Queue)
 		larger := plans[0]
@@ -82,6 +83,7 @@ func TestPlanSwitchNeverOverAdmits(t *testing.T) {
 			var written model.Plan // the plan of the state's last write
 			var switched time.Time // when the state last changed plans
 			var admitted []*decision
+			var refs reference
 			for step := range 120 {
 				now = advance(rng, now, w)
 				if rng.IntN(3) == 0 {
@@ -103,6 +105,7 @@ func TestPlanSwitchNeverOverAdmits(t *testing.T) {
 					}
 					d.settled = true
 					d.final = rng.IntN(d.cost)
+					refs.settled()
 					before := held(s.state(now.UnixMicro()))
 					s.refund(d.alg, now, d.at, d.cost, d.cost-d.final, d.tok)
 					switch {
@@ -114,7 +117,7 @@ func TestPlanSwitchNeverOverAdmits(t *testing.T) {
 						givenBack++
 					}
 				}
-				ref, ok := reference(admitted, now)
+				ref, ok := refs.at(admitted, now)
 				if !ok {
 					t.Fatalf("%v seed %d step %d: the reference refuses a decision it charges less", plan, seed, step)
 				}

@@ -71,6 +71,7 @@ var propertyAlgorithms = []algorithms.Algorithm{
 // size + d*Rate/Period (buckets and GCRA), and turns a slot apart, none
 // more than MaxDelay ahead (Queue).
 func TestNeverAdmitsMoreThanPromised(t *testing.T) {
+	t.Parallel()
 	for _, alg := range propertyAlgorithms {
 		for seed := range uint64(50) {
 			rng := rand.New(rand.NewPCG(seed, 7))
@@ -155,6 +156,7 @@ func TestRetryAfterIsHonest(t *testing.T) {
 // than Remaining: a peek NextAfter later finds more remaining, a peek 1 ms
 // earlier does not, and a rule with all its quota reports 0.
 func TestNextAfterIsHonest(t *testing.T) {
+	t.Parallel()
 	for _, alg := range propertyAlgorithms {
 		checked := 0
 		for seed := range uint64(50) {

@@ -71,6 +71,7 @@ func (q turns) ahead(t int64) int {
 // after a give-back, the holes the key keeps are never more than one
 // beyond the decisions holding turns ahead of now.
 func TestQueueGivesBackExactly(t *testing.T) {
+	t.Parallel()
 	plans := []algorithms.Queue{
 		{Rate: 10, Period: 100 * time.Millisecond, MaxDelay: 150 * time.Millisecond},
 		{Rate: 7, Period: 100 * time.Millisecond, MaxDelay: 150 * time.Millisecond},

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,15 +26,55 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/rls/internal/testredis"
 )
 
-// build builds the command into a temporary directory, with flags.
+// build builds the command into a temporary directory, with flags. The
+// tests only run the binary, so that it is built once per set of flags
+// for the whole package, into a directory TestMain removes; a build that
+// fails fails every test that asks for it.
 func build(t *testing.T, flags ...string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ratelimit-server")
-	out, err := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, ".")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	builds.Lock()
+	defer builds.Unlock()
+	key := strings.Join(flags, " ")
+	b, ok := builds.done[key]
+	if !ok {
+		dir := filepath.Join(builds.dir, strconv.Itoa(len(builds.done)))
+		b.bin = filepath.Join(dir, "ratelimit-server")
+		if b.err = os.Mkdir(dir, 0o700); b.err == nil {
+			b.out, b.err = exec.Command("go", append(append([]string{"build"}, flags...), "-o", b.bin, ".")...).CombinedOutput()
+		}
+		builds.done[key] = b
 	}
-	return bin
+	if b.err != nil {
+		t.Fatalf("go build: %v\n%s", b.err, b.out)
+	}
+	return b.bin
+}
+
+// builds are the binaries build made, by their flags, in dir.
+var builds struct {
+	sync.Mutex
+	dir  string
+	done map[string]built
+}
+
+// built is a go build's binary, its output and its error.
+type built struct {
+	bin string
+	out []byte
+	err error
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ratelimit-server-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	builds.dir = dir
+	builds.done = map[string]built{}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // loopback puts a started server's ports on free loopback ports.
