@@ -194,7 +194,7 @@ func (g *Guard[R]) undecided(ctx context.Context, req R, err error, checks []lim
 	case errors.Is(err, limiter.ErrCheck): // an invalid Plan
 		g.fail(ctx, req, err, e)
 		return Result{Outcome: Misconfigured, Err: err}
-	case gone(ctx, err):
+	case fault.CallerEnded(ctx, err):
 		// The client went away, or its deadline passed, while its request
 		// was decided: not a failure of the backend, and nobody to answer.
 		e.Err = cmp.Or(ctx.Err(), context.DeadlineExceeded)
@@ -206,15 +206,6 @@ func (g *Guard[R]) undecided(ctx context.Context, req R, err error, checks []lim
 		return Result{Outcome: Failed, Err: err}
 	}
 	return Result{Outcome: Admitted, Err: err}
-}
-
-// gone reports whether err is the end of ctx, the request's: its client
-// cancelled it or its deadline passed. A call whose socket stopped at
-// that deadline may fail with a network timeout a moment before ctx's own
-// timer ends it: past the deadline, a timeout is the request's end too.
-// The store's own timeout is not: it leaves ctx alive.
-func gone(ctx context.Context, err error) bool {
-	return fault.GaveUp(ctx) && (ended(err) || fault.IsTimeout(err))
 }
 
 // ended reports whether err is a context's end: cancelled, or past its

@@ -406,13 +406,11 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, r
 }
 
 // callerError is err, a store's failure in a call for ctx, as the
-// limiter returns it: a failure of a caller that gave up (ctx cancelled,
-// or its deadline passed: a socket stopped at that deadline may fail a
-// moment before ctx's own timer fires) is ctx's end, no ErrBackend, since
-// it says nothing of the store (the store's own timeout leaves ctx
-// alive); any other is backendError's.
+// limiter returns it: the caller's end (fault.CallerEnded: ctx cancelled,
+// or its deadline passed) is ctx's error, no ErrBackend, since it says
+// nothing of the store; any other is backendError's.
 func callerError(ctx context.Context, err error) error {
-	if fault.GaveUp(ctx) && (errors.Is(err, context.Canceled) || fault.IsTimeout(err)) {
+	if fault.CallerEnded(ctx, err) {
 		return fmt.Errorf("%w (%v)", cmp.Or(ctx.Err(), context.DeadlineExceeded), err)
 	}
 	return backendError(err)

@@ -37,6 +37,14 @@ func GaveUp(ctx context.Context) bool {
 	return ok && !time.Now().Before(d)
 }
 
+// CallerEnded reports whether err, the failure of a call made for ctx, is
+// its caller's end rather than the server's: the caller gave up (GaveUp)
+// and err is a cancellation or a timeout (past ctx's deadline, a socket's
+// timeout is that deadline's). A server's own timeout leaves ctx alive.
+func CallerEnded(ctx context.Context, err error) bool {
+	return GaveUp(ctx) && (errors.Is(err, context.Canceled) || IsTimeout(err))
+}
+
 // Weak reports a failure that one event fails every call in flight with
 // while the server is up: a timeout (a pause, a slow command), or a
 // connection lost in use (CLIENT KILL, an idle timeout, a restarted proxy).

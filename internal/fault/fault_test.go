@@ -8,6 +8,7 @@ import (
 	"net"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 )
@@ -48,3 +49,42 @@ func TestRefundUnsent(t *testing.T) {
 		t.Errorf("Refunds reads as %q", re.Error())
 	}
 }
+
+// A call's failure is its caller's end only once the caller gave up, and
+// only when it is a cancellation or a timeout: before the caller's
+// deadline a timeout is the server's, and past it a refused dial is still
+// the server's.
+func TestCallerEnded(t *testing.T) {
+	alive := context.Background()
+	past, cancel := context.WithDeadline(alive, time.Now().Add(-time.Second))
+	defer cancel()
+	cancelled, stop := context.WithCancel(alive)
+	stop()
+	timeout := &net.OpError{Op: "read", Err: timeoutError{}}
+	refused := &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want bool
+	}{
+		{"alive, a timeout", alive, timeout, false},
+		{"alive, deadline exceeded", alive, context.DeadlineExceeded, false},
+		{"past its deadline, a socket's timeout", past, timeout, true},
+		{"past its deadline, deadline exceeded", past, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), true},
+		{"past its deadline, a refused dial", past, refused, false},
+		{"cancelled, canceled", cancelled, context.Canceled, true},
+		{"cancelled, a reply error", cancelled, errors.New("ERR"), false},
+	} {
+		if got := fault.CallerEnded(tc.ctx, tc.err); got != tc.want {
+			t.Errorf("%s: CallerEnded %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// timeoutError is a net.Error that timed out.
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
