@@ -45,16 +45,9 @@ func (d *Deferred) Process(ctx context.Context, cmd redis.Cmder) error {
 // of its own (WATCH key, cmd, UNWATCH). On a context error cmd must not be
 // read: it may still run.
 func (d *Deferred) ProcessAt(ctx context.Context, key string, cmd redis.Cmder) error {
-	done := make(chan error, 1)
-	go func() {
-		done <- d.Watch(ctx, func(tx *redis.Tx) error { return tx.Process(ctx, cmd) }, key)
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return untilDone(ctx, func(ctx context.Context) error {
+		return d.Watch(ctx, func(tx *redis.Tx) error { return tx.Process(ctx, cmd) }, key)
+	})
 }
 
 // all sends cmds as one pipeline on the AutoPipeliner's client

@@ -142,6 +142,13 @@ func (n *Nodes) within(ctx context.Context, f func(ctx context.Context) error) e
 	if n.bounded {
 		return f(ctx)
 	}
+	return untilDone(ctx, f)
+}
+
+// untilDone runs f(ctx) on a goroutine of its own and returns its error,
+// or ctx's once ctx ends first: for a client whose calls do not stop at
+// ctx's deadline. f may then still run; what it writes must not be read.
+func untilDone(ctx context.Context, f func(ctx context.Context) error) error {
 	done := make(chan error, 1)
 	go func() { done <- f(ctx) }()
 	select {
