@@ -62,7 +62,9 @@ type Limits struct {
 // without it the TCP peer is the client. FORWARDING_HEADER names the one
 // field they set (X-Real-IP, X-Forwarded-For or Forwarded), then the only
 // one read; unset, the proxies must strip the fields they do not set, or
-// a client chooses its address.
+// a client chooses its address. REDIS_TIMEOUT (a Go duration such as
+// 250ms) bounds each decision's wait for Redis; unset, the store's
+// default (100 ms) applies.
 func NewLimits(rdb redis.Scripter, opts ...limiter.Option) (Limits, error) {
 	var proxies []string
 	if v := os.Getenv("TRUSTED_PROXIES"); v != "" {
@@ -83,7 +85,18 @@ func NewLimits(rdb redis.Scripter, opts ...limiter.Option) (Limits, error) {
 	reports := []middleware.Rule{
 		{Rule: limiter.Rule{Name: "per-key", Algorithm: algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Second}}, Identity: keyfunc.Header("X-API-Key")},
 	}
-	store, err := redisstore.New(rdb)
+	var storeOpts []redisstore.Option
+	if v := os.Getenv("REDIS_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err == nil && d <= 0 {
+			err = fmt.Errorf("%v is not positive", d)
+		}
+		if err != nil {
+			return Limits{}, fmt.Errorf("REDIS_TIMEOUT: %w", err)
+		}
+		storeOpts = append(storeOpts, redisstore.WithTimeout(d))
+	}
+	store, err := redisstore.New(rdb, storeOpts...)
 	if err != nil {
 		return Limits{}, err
 	}

@@ -24,6 +24,10 @@ func Run(t *testing.T, newHandler func(redis.Scripter, ...limiter.Option) (http.
 	t.Helper()
 	t.Setenv("TRUSTED_PROXIES", "")
 	t.Setenv("FORWARDING_HEADER", "")
+	// These tests check limits, not latency: miniredis compiles a script
+	// afresh on every call, 15-20 ms under the race detector on an idle
+	// machine, near the default 100 ms on a loaded one.
+	t.Setenv("REDIS_TIMEOUT", "5s")
 	srv := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { rdb.Close() })
