@@ -142,8 +142,12 @@ func parse(file string, data []byte) (*Config, error) {
 const maxDepth = 64
 
 // descriptors parses a list of descriptors into lv; path is the parent's
-// entries, root first.
+// entries, root first. A null ("descriptors:" with nothing after it) is
+// no descriptors, as the reference reads it.
 func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level, path []*entry) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
 	if len(path) == maxDepth && len(n.Content) > 0 {
 		p.add(n, field, "found descriptors nested %d deep; allowed: at most %d", maxDepth+1, maxDepth)
 		return

@@ -150,3 +150,30 @@ descriptors:
 		t.Errorf("no match: %+v, shared %b", l, shared)
 	}
 }
+
+// TestEmptyDescriptors: "descriptors:" with nothing after it (a null, as
+// a template that rendered an empty list writes it) is no descriptors, as
+// the reference reads it, at the top and nested: the file loads, and the
+// descriptor above it keeps its limit.
+func TestEmptyDescriptors(t *testing.T) {
+	for _, src := range []string{"domain: m\ndescriptors:\n", "domain: m\ndescriptors: ~\n", "domain: m\ndescriptors: null\n"} {
+		if _, err := envoy.Parse("m.yaml", []byte(src)); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+	c, err := envoy.Parse("m.yaml", []byte(`domain: m
+descriptors:
+  - key: tenant
+    rate_limit: {unit: second, requests_per_unit: 1, name: tenant}
+    descriptors:
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := c.Match(entries("tenant", "a")); l == nil || l.Name != "tenant" {
+		t.Errorf("tenant: %+v, want the limit named tenant", l)
+	}
+	if l, _ := c.Match(entries("tenant", "a", "path", "/")); l != nil {
+		t.Errorf("tenant and path: %+v, want none", l)
+	}
+}
