@@ -163,9 +163,9 @@ func (p *plan) checkDescriptor(i int, l *envoy.Limit, m matched) error {
 // routes on Redis Cluster like any other); with keyed, each value after
 // its key, quoted too (a check under the domain's override rule, which
 // the descriptor's keys do not name). An entry whose bit is set in
-// shared (it reached a prefix with share_threshold) is written as *,
-// which no quoted value is: every value of the prefix is the same one
-// there (the rule names the prefix: one limit has one path of entries).
+// shared (it reached a wildcard with share_threshold) is written as *,
+// which no quoted value is: every value of the wildcard is the same one
+// there (the rule names the wildcard: one limit has one path of entries).
 func identity(d *ratelimitv3.RateLimitDescriptor, keyed bool, shared uint64) string {
 	var buf [128]byte // the quoted values, on the stack when they fit
 	b := buf[:0]

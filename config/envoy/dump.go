@@ -26,11 +26,8 @@ func Dump(configs ...*Config) string {
 		var walk func(lv *level, path string)
 		visit := func(e *entry, path string) {
 			key := path + "." + e.key
-			if e.value != "" || e.prefix {
-				key += "_" + e.value
-			}
-			if e.prefix {
-				key += "*"
+			if e.value != "" {
+				key += "_" + e.value // a wildcard's stars too
 			}
 			if l := e.limit; l != nil {
 				mult := ""
