@@ -38,8 +38,9 @@ const NearLimitRatio = 0.8
 // over_limit (it refused: the hits beyond the limit, all of them when
 // the window was already full). near_limit counts the hits that took
 // the window's use past NearLimitRatio of the limit and up to the limit,
-// on either verdict; shadow_mode the hits a shadow_mode limit would have
-// refused (they count in over_limit too). A descriptor that matched no
+// on either verdict; shadow_mode, of a shadow_mode limit that would have
+// refused, the hits over_limit counts (beyond the limit), as the
+// reference's shadow_mode counts them. A descriptor that matched no
 // limit, or an unlimited one, counts nowhere, so that the rule label
 // takes values from the configuration only, never from a request. A
 // decision that failed counts no hits.
@@ -161,12 +162,13 @@ func (m *Metrics) count(rule string, hits int, r *limiter.RuleResult, allowed bo
 		}
 		return
 	}
-	m.overOf.of(rule).Add(float64(max(after-max(before, quota), 0)))
+	over := float64(max(after-max(before, quota), 0))
+	m.overOf.of(rule).Add(over)
 	if before < quota {
 		m.nearOf.of(rule).Add(float64(quota - max(before, nearAt)))
 	}
 	if r.Shadow {
-		m.shadowOf.of(rule).Add(float64(hits))
+		m.shadowOf.of(rule).Add(over) // the hits over, as over_limit counts them
 	}
 }
 

@@ -227,3 +227,24 @@ func TestMetricsFailures(t *testing.T) {
 		t.Errorf("hits_total %v after failed decisions, want none", h)
 	}
 }
+
+// TestShadowModeCountsTheHitsOver: shadow_mode_total counts, as the
+// reference's shadow_mode stat, the hits a shadow_mode limit's request
+// took beyond the limit, the same as over_limit_total: a limit of 2 at
+// 1 used, asked for 3, counts 2 (3 and 4), not the 3 hits.
+func TestShadowModeCountsTheHitsOver(t *testing.T) {
+	reg, m := metricsOn(t)
+	c := serve(t, miniBackend(t), metricsConfig, rls.Options{Metrics: m})
+	same(t, "within", summary(ask(t, c, desc("beta", "b"))), []any{ok, ok, uint32(1)})
+	same(t, "over", summary(ask(t, c, hits(desc("beta", "b"), 3))), []any{ok, over, uint32(0)})
+	same(t, "full", summary(ask(t, c, hits(desc("beta", "b"), 2))), []any{ok, over, uint32(0)})
+	rule := ruleNames(t, metricsConfig)[2]
+	got := series(t, reg)
+	// 1, then 3 (2 over), then 2 (1 over: the refusals consumed nothing,
+	// the window holds 1 of 2).
+	for name, want := range map[string]float64{"hits_total": 6, "over_limit_total": 3, "shadow_mode_total": 3} {
+		if v := got["ratelimit_rls_"+name][rule]; v != want {
+			t.Errorf("%s = %v, want %v", name, v, want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package rls
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 
@@ -63,8 +62,12 @@ type matched struct {
 	overridden bool
 }
 
-// maxHits bounds a descriptor's hits: no limit is larger.
-const maxHits = math.MaxUint32
+// maxHits is where a descriptor's hits, and a check's summed cost, stop
+// counting: 2^53, above the largest limit, rate or burst the library
+// accepts (2^53-1, so that Lua's float64 and Go agree), so that hits
+// above it are refused as the hits they stand for would be, and a sum of
+// many stays far from overflowing an int.
+const maxHits = 1 << 53
 
 // newPlan matches req's descriptors in c (nil: a domain with no limits),
 // a descriptor's limit override applied through ov. A limit that another
@@ -87,10 +90,7 @@ func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error
 		if a := d.GetHitsAddend(); a != nil {
 			h = a.GetValue()
 		}
-		if h > maxHits {
-			return nil, fmt.Errorf("ratelimit: descriptor %d: hits_addend %d is above %d", i, h, uint64(maxHits))
-		}
-		m[i].hits = int(h)
+		m[i].hits = int(min(h, maxHits))
 		if c == nil {
 			continue
 		}
@@ -152,7 +152,7 @@ func (p *plan) checkDescriptor(i int, l *envoy.Limit, m matched) error {
 	case p.checks[j].Plan != m.plan:
 		return fmt.Errorf("ratelimit: descriptor %d: the same limit and values as descriptor %d under another limit override", i, slices.Index(p.check, j))
 	}
-	p.checks[j].Cost += m.hits
+	p.checks[j].Cost = min(p.checks[j].Cost+m.hits, maxHits)
 	p.check[i] = j
 	return nil
 }
@@ -163,9 +163,9 @@ func (p *plan) checkDescriptor(i int, l *envoy.Limit, m matched) error {
 // routes on Redis Cluster like any other); with keyed, each value after
 // its key, quoted too (a check under the domain's override rule, which
 // the descriptor's keys do not name). An entry whose bit is set in
-// shared (it reached a prefix with share_threshold) is written as *,
-// which no quoted value is: every value of the prefix is the same one
-// there (the rule names the prefix: one limit has one path of entries).
+// shared (it reached a wildcard with share_threshold) is written as *,
+// which no quoted value is: every value of the wildcard is the same one
+// there (the rule names the wildcard: one limit has one path of entries).
 func identity(d *ratelimitv3.RateLimitDescriptor, keyed bool, shared uint64) string {
 	var buf [128]byte // the quoted values, on the stack when they fit
 	b := buf[:0]

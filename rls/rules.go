@@ -50,8 +50,8 @@ func (c *configRules) domain(name string) domain {
 type configDomain struct{ c *Config }
 
 // limitOf is the limit d reaches in c (see Config.Match), counted by the
-// identity of all of d's values, those that reached a prefix with
-// share_threshold as that prefix. Under a limit override, as the
+// identity of all of d's values, those that reached a wildcard with
+// share_threshold as that wildcard. Under a limit override, as the
 // reference limits it, each value counts apart (share_threshold aside),
 // and when the limit reached is none, an unlimited one, one that never
 // refuses (shadow_mode, quota_mode) or one of 0 (which the limiter has no

@@ -22,15 +22,15 @@ import (
 //	    shadow_mode: true
 //	    rate_limit: {unit: minute, requests_per_unit: 600, name: api}
 //
-// A descriptor has a key, an optional value (a trailing * makes it a
-// prefix), an optional rate_limit, shadow_mode, quota_mode and nested
-// descriptors. quota_mode: true decides its limit as shadow_mode does (it
-// never refuses; its would-be refusal consumes nothing) and answers a
-// descriptor over it OK, with the limit and what remains, as the
-// reference's quota mode does.
-// share_threshold: true on a prefix makes every value it matches count as
-// the prefix itself: one count for them all, under its limit or those of
-// its nested descriptors.
+// A descriptor has a key, an optional value (a * in it, anywhere, makes
+// it a wildcard: any run of characters there), an optional rate_limit,
+// shadow_mode, quota_mode and nested descriptors. quota_mode: true
+// decides its limit as shadow_mode does (it never refuses; its would-be
+// refusal consumes nothing) and answers a descriptor over it OK, with
+// the limit and what remains, as the reference's quota mode does.
+// share_threshold: true on a wildcard makes every value it matches count
+// as the wildcard itself: one count for them all, under its limit or
+// those of its nested descriptors.
 type Config struct {
 	// Domain is the domain requests name to be decided on this
 	// configuration.
@@ -46,8 +46,8 @@ type Config struct {
 type level struct {
 	exact    map[pair]*entry // key and value
 	anyValue map[string]*entry
-	prefixes []*entry        // values ending in *, in file order
-	prefixed map[pair]*entry // prefixes by key and value (without the *)
+	prefixes []*entry        // wildcards (values with a *), in file order
+	prefixed map[pair]*entry // wildcards by key and value
 }
 
 // pair is a key and a value.
@@ -55,9 +55,10 @@ type pair struct{ key, value string }
 
 // entry is one configured descriptor.
 type entry struct {
-	key, value string // value: without its trailing * when prefix
-	prefix     bool
-	shared     bool           // share_threshold: a prefix's values count as one
+	key, value string         // value as the file gives it, its stars too
+	prefix     bool           // value has a *: a wildcard
+	parts      []string       // a wildcard's value split at its stars
+	shared     bool           // share_threshold: a wildcard's values count as one
 	limit      *limit         // nil: no rate_limit
 	next       *level         // nested descriptors; nil: none
 	at         config.Problem // its position and field; no message
@@ -142,8 +143,12 @@ func parse(file string, data []byte) (*Config, error) {
 const maxDepth = 64
 
 // descriptors parses a list of descriptors into lv; path is the parent's
-// entries, root first.
+// entries, root first. A null ("descriptors:" with nothing after it) is
+// no descriptors, as the reference reads it.
 func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level, path []*entry) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
 	if len(path) == maxDepth && len(n.Content) > 0 {
 		p.add(n, field, "found descriptors nested %d deep; allowed: at most %d", maxDepth+1, maxDepth)
 		return
@@ -172,15 +177,15 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 			"detailed_metric": func(n *yaml.Node, field string) { boolean(p, n, field) },
 			"value_to_metric": func(n *yaml.Node, field string) { boolean(p, n, field) },
 		}, "key")
-		if v, ok := strings.CutSuffix(e.value, "*"); ok {
-			e.value, e.prefix = v, true
+		if strings.Contains(e.value, "*") {
+			e.prefix, e.parts = true, strings.Split(e.value, "*")
 		}
 		isShadow := shadow != nil && boolean(p, shadow, f+".shadow_mode")
 		isQuota := quota != nil && boolean(p, quota, f+".quota_mode")
 		if shared != nil && boolean(p, shared, f+".share_threshold") {
 			switch {
 			case !e.prefix:
-				p.add(shared, f+".share_threshold", "found true on value %s; allowed only on a prefix (a value ending in *)", strQuote(e))
+				p.add(shared, f+".share_threshold", "found true on value %s; allowed only on a wildcard (a value with a *)", strQuote(e))
 			case len(path) >= maxSharedDepth:
 				p.add(shared, f+".share_threshold", "found true at depth %d; allowed at depths below %d", len(path)+1, maxSharedDepth+1)
 			default:
@@ -213,12 +218,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 const maxSharedDepth = 64
 
 // strQuote is e's value as the file gives it, quoted.
-func strQuote(e *entry) string {
-	if e.prefix {
-		return fmt.Sprintf("%q", e.value+"*")
-	}
-	return fmt.Sprintf("%q", e.value)
-}
+func strQuote(e *entry) string { return fmt.Sprintf("%q", e.value) }
 
 func newLevel() *level {
 	return &level{exact: map[pair]*entry{}, anyValue: map[string]*entry{}, prefixed: map[pair]*entry{}}
@@ -241,7 +241,7 @@ func (lv *level) add(e *entry) bool {
 	return true
 }
 
-// same is lv's entry of e's key and value (prefix or not), or nil.
+// same is lv's entry of e's key and value (wildcard or not), or nil.
 func (lv *level) same(e *entry) *entry {
 	switch {
 	case e.prefix:

@@ -68,3 +68,32 @@ descriptors:
 		t.Errorf("quota_mode not a boolean: %v", err)
 	}
 }
+
+// TestDumpSaysTheWindow: a limit over more than one unit (unit_multiplier,
+// or a window) says how many units, so that its line does not read as
+// requests_per_unit per one unit; a limit of one unit reads as the
+// reference's.
+func TestDumpSaysTheWindow(t *testing.T) {
+	c, err := envoy.Parse("w.yaml", []byte(`domain: w
+descriptors:
+  - key: a
+    rate_limit: {unit: minute, unit_multiplier: 5, requests_per_unit: 10}
+  - key: b
+    rate_limit: {window: 90s, requests_per_unit: 10}
+  - key: c
+    rate_limit: {unit: hour, unit_multiplier: 1, requests_per_unit: 10}
+  - key: d
+    rate_limit: {window: 2h, requests_per_unit: 10}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `w.a: unit=MINUTE requests_per_unit=10 unit_multiplier=5, shadow_mode: false, quota_mode: false
+w.b: unit=SECOND requests_per_unit=10 unit_multiplier=90, shadow_mode: false, quota_mode: false
+w.c: unit=HOUR requests_per_unit=10, shadow_mode: false, quota_mode: false
+w.d: unit=HOUR requests_per_unit=10 unit_multiplier=2, shadow_mode: false, quota_mode: false
+`
+	if got := envoy.Dump(c); got != want {
+		t.Fatalf("Dump:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -150,3 +150,104 @@ descriptors:
 		t.Errorf("no match: %+v, shared %b", l, shared)
 	}
 }
+
+// TestEmptyDescriptors: "descriptors:" with nothing after it (a null, as
+// a template that rendered an empty list writes it) is no descriptors, as
+// the reference reads it, at the top and nested: the file loads, and the
+// descriptor above it keeps its limit.
+func TestEmptyDescriptors(t *testing.T) {
+	for _, src := range []string{"domain: m\ndescriptors:\n", "domain: m\ndescriptors: ~\n", "domain: m\ndescriptors: null\n"} {
+		if _, err := envoy.Parse("m.yaml", []byte(src)); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+	c, err := envoy.Parse("m.yaml", []byte(`domain: m
+descriptors:
+  - key: tenant
+    rate_limit: {unit: second, requests_per_unit: 1, name: tenant}
+    descriptors:
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := c.Match(entries("tenant", "a")); l == nil || l.Name != "tenant" {
+		t.Errorf("tenant: %+v, want the limit named tenant", l)
+	}
+	if l, _ := c.Match(entries("tenant", "a", "path", "/")); l != nil {
+		t.Errorf("tenant and path: %+v, want none", l)
+	}
+}
+
+// TestWildcardAnywhere: a * anywhere in a value stands for any run of
+// characters, empty too, as the reference matches it (its wildcard test
+// configuration): "bar*b", "foo*bar*baz"; exact values first, then the
+// wildcards in file order, then the key alone. share_threshold takes
+// such a value too. Dump and the rule names write the value as given.
+func TestWildcardAnywhere(t *testing.T) {
+	c, err := envoy.Parse("w.yaml", []byte(`domain: w
+descriptors:
+  - key: midWild
+    value: bar*b
+    rate_limit: {unit: minute, requests_per_unit: 20, name: mid}
+  - key: multiWild
+    value: foo*bar*baz
+    rate_limit: {unit: minute, requests_per_unit: 10, name: multi}
+  - key: multiWild
+    value: foo*
+    rate_limit: {unit: minute, requests_per_unit: 30, name: trailing}
+  - key: multiWild
+    value: foo-bar-baz
+    rate_limit: {unit: minute, requests_per_unit: 40, name: exact}
+  - key: multiWild
+    rate_limit: {unit: minute, requests_per_unit: 50, name: any}
+  - key: path
+    value: /api/*/users
+    share_threshold: true
+    rate_limit: {unit: minute, requests_per_unit: 60, name: shared}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		key, value, want string // want: the limit's name; "-" for none
+		shared           uint64
+	}{
+		{"midWild", "barb", "mid", 0},
+		{"midWild", "bar-anything-b", "mid", 0},
+		{"midWild", "bar", "-", 0},
+		{"midWild", "barbx", "-", 0},
+		{"multiWild", "foobarbaz", "multi", 0},
+		{"multiWild", "foo1bar2baz", "multi", 0},
+		{"multiWild", "foo-bar-baz", "exact", 0},
+		{"multiWild", "foobazbar", "trailing", 0},
+		{"multiWild", "xfoobarbaz", "any", 0},
+		{"path", "/api/v1/users", "shared", 1},
+		{"path", "/api/v2/users", "shared", 1},
+		{"path", "/api/v1/groups", "-", 0},
+	} {
+		l, shared := c.Match(entries(tc.key, tc.value))
+		got := "-"
+		if l != nil {
+			got = l.Name
+		}
+		if got != tc.want || shared != tc.shared {
+			t.Errorf("%s=%s: matched %s, shared %b; want %s, shared %b", tc.key, tc.value, got, shared, tc.want, tc.shared)
+		}
+	}
+	dump := envoy.Dump(c)
+	for _, line := range []string{"w.midWild_bar*b: unit=MINUTE", "w.multiWild_foo*bar*baz: unit=MINUTE", "w.multiWild_foo*: unit=MINUTE", "w.path_/api/*/users: unit=MINUTE"} {
+		if !strings.Contains(dump, line) {
+			t.Errorf("Dump has no line %q:\n%s", line, dump)
+		}
+	}
+	names := map[string]bool{}
+	for _, r := range envoy.Limits(c) {
+		if names[r.Name] {
+			t.Errorf("rule name %q given twice", r.Name)
+		}
+		names[r.Name] = true
+	}
+	if _, err := envoy.Parse("w.yaml", []byte("domain: w\ndescriptors:\n  - key: k\n    value: a*b\n  - key: k\n    value: a*b\n")); err == nil {
+		t.Error("one wildcard twice at a level: no problem")
+	}
+}

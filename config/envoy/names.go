@@ -28,11 +28,8 @@ func (c *Config) name() {
 	walk = func(lv *level, readable, exact string) {
 		visit := func(e *entry) {
 			seg := e.key
-			if e.value != "" || e.prefix {
-				seg += "_" + e.value
-			}
-			if e.prefix {
-				seg += "*"
+			if e.value != "" {
+				seg += "_" + e.value // a wildcard's stars too
 			}
 			r := readable + "." + seg
 			x := exact + "\x00" + strconv.Quote(e.key) + strQuote(e)

@@ -58,9 +58,6 @@ func (s settings) options(m *rls.Metrics) rls.Options {
 func readEnv(getenv func(string) string) (settings, error) {
 	or := func(name, def string) string { return orDefault(getenv, name, def) }
 	s := settings{
-		grpcAddr:     net.JoinHostPort(or("GRPC_HOST", "0.0.0.0"), or("GRPC_PORT", "8081")),
-		httpAddr:     net.JoinHostPort(or("HOST", "0.0.0.0"), or("PORT", "8080")),
-		debugAddr:    net.JoinHostPort(or("DEBUG_HOST", "0.0.0.0"), or("DEBUG_PORT", "6070")),
 		redisNetwork: strings.ToLower(or("REDIS_SOCKET_TYPE", "tcp")),
 		redisURL:     getenv("REDIS_URL"),
 	}
@@ -68,6 +65,14 @@ func readEnv(getenv func(string) string) (settings, error) {
 		return s, err
 	}
 	var err error
+	for _, a := range []struct {
+		addr            *string
+		host, port, def string
+	}{{&s.grpcAddr, "GRPC_HOST", "GRPC_PORT", "8081"}, {&s.httpAddr, "HOST", "PORT", "8080"}, {&s.debugAddr, "DEBUG_HOST", "DEBUG_PORT", "6070"}} {
+		if *a.addr, err = address(getenv, a.host, a.port, a.def); err != nil {
+			return s, err
+		}
+	}
 	if s.redis, err = readRedis(getenv, s.redisURL); err != nil {
 		return s, err
 	}
@@ -152,6 +157,18 @@ func runtimeDir(getenv func(string) string, root string, defaulted bool) string 
 		root = defaultRuntimeRoot
 	}
 	return filepath.Join(root, getenv("RUNTIME_SUBDIRECTORY"), orDefault(getenv, "RUNTIME_APPDIRECTORY", "config"))
+}
+
+// address is host:port of the variables host (0.0.0.0 when unset) and
+// port (def when unset), a port number from 0 to 65535 (0: any free
+// port), as the reference reads it: a service name ("http") or anything
+// else is an error naming the variable, not a port the listener resolves.
+func address(getenv func(string) string, host, port, def string) (string, error) {
+	p := orDefault(getenv, port, def)
+	if _, err := strconv.ParseUint(p, 10, 16); err != nil {
+		return "", fmt.Errorf("ratelimit: %s %q: allowed: a port number from 0 to 65535", port, p)
+	}
+	return net.JoinHostPort(orDefault(getenv, host, "0.0.0.0"), p), nil
 }
 
 // orDefault is the value of variable name, or def when it is unset or

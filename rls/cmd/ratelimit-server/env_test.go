@@ -111,3 +111,25 @@ func TestRuntimeRootDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestPortsAreNumbers: GRPC_PORT, PORT and DEBUG_PORT are port numbers,
+// as the reference reads them; anything else stops the server at start
+// naming the variable, rather than listen where a service name such as
+// "http" leads (port 80) or fail later with a resolver's message.
+func TestPortsAreNumbers(t *testing.T) {
+	for _, name := range []string{"GRPC_PORT", "PORT", "DEBUG_PORT"} {
+		for _, bad := range []string{"http", " 80", "80 ", "-1", "65536", "8080x", "0x1f90"} {
+			if _, err := readEnv(env(name + "=" + bad)); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s=%q: %v, want an error naming %s", name, bad, err, name)
+			}
+		}
+		for _, good := range []string{"0", "8081", "65535"} {
+			if _, err := readEnv(env(name + "=" + good)); err != nil {
+				t.Errorf("%s=%s: %v", name, good, err)
+			}
+		}
+	}
+	if s, err := readEnv(func(string) string { return "" }); err != nil || s.grpcAddr != "0.0.0.0:8081" || s.httpAddr != "0.0.0.0:8080" || s.debugAddr != "0.0.0.0:6070" {
+		t.Errorf("defaults: %s %s %s, %v; want 0.0.0.0:8081, :8080, :6070", s.grpcAddr, s.httpAddr, s.debugAddr, err)
+	}
+}
