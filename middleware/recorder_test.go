@@ -1,0 +1,62 @@
+package middleware_test
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/guard"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
+	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+	"github.com/seed-bff0c9e1/ratelimit/middleware"
+)
+
+// hijackable is a ResponseWriter whose connection can be taken over, as
+// net/http's HTTP/1 server's is.
+type hijackable struct {
+	*httptest.ResponseRecorder
+	hijacked bool
+}
+
+func (h *hijackable) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h.hijacked = true
+	c, _ := net.Pipe()
+	return c, bufio.NewReadWriter(bufio.NewReader(c), bufio.NewWriter(c)), nil
+}
+
+// A handler behind a rule that settles by the response (Rule.Settle) can
+// still take its connection over the way WebSocket libraries do, by
+// asserting http.Hijacker on the ResponseWriter it is given; a
+// ResponseWriter that cannot be hijacked still answers that it cannot.
+func TestSettlingRuleKeepsHijacker(t *testing.T) {
+	rule := middleware.Rule{Rule: limiter.Rule{Name: "bytes", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}},
+		Identity: keyfunc.Constant("all"), Settle: func(*http.Request, guard.End) int { return 1 }}
+	var hijackErr error
+	h := mwtest.New(t, memstore.Must(), []middleware.Rule{rule})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			hijackErr = http.ErrNotSupported
+			return
+		}
+		c, _, err := hj.Hijack()
+		if hijackErr = err; err == nil {
+			c.Close()
+		}
+	}))
+	w := &hijackable{ResponseRecorder: httptest.NewRecorder()}
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/ws", nil))
+	if hijackErr != nil || !w.hijacked {
+		t.Errorf("hijack through the middleware: %v (connection taken over: %v)", hijackErr, w.hijacked)
+	}
+	hijackErr = nil
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/ws", nil))
+	if hijackErr == nil {
+		t.Error("a ResponseWriter that cannot be hijacked was hijacked")
+	}
+}
