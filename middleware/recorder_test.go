@@ -60,3 +60,35 @@ func TestSettlingRuleKeepsHijacker(t *testing.T) {
 		t.Error("a ResponseWriter that cannot be hijacked was hijacked")
 	}
 }
+
+// A rule's Settle that panics (a bug in the user's accounting) does not
+// keep another rule's concurrency slot until its TTL: the slot is
+// released, and the panic goes on to the server.
+func TestPanickingSettleReleasesTheSlot(t *testing.T) {
+	boom := true
+	rules := []middleware.Rule{
+		{Rule: limiter.Rule{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Hour}}, Identity: keyfunc.Constant("all")},
+		{Rule: limiter.Rule{Name: "bytes", Algorithm: algorithms.FixedWindow{Limit: 100, Window: time.Minute}}, Identity: keyfunc.Constant("all"),
+			Settle: func(*http.Request, guard.End) int {
+				if boom {
+					boom = false
+					panic("settle failed")
+				}
+				return 1
+			}},
+	}
+	h := mwtest.New(t, memstore.Must(), rules)(ok)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Settle's panic did not reach the server")
+			}
+		}()
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	}()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	if w.Code != http.StatusOK {
+		t.Errorf("after Settle's panic: %d, want 200 (the only slot back)", w.Code)
+	}
+}
