@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
@@ -119,7 +120,7 @@ func acceptsJSON(r *http.Request) bool {
 	for _, field := range r.Header.Values("Accept") {
 		for part := range strings.SplitSeq(field, ",") {
 			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil || params["q"] == "0" {
+			if err != nil || zeroWeight(params["q"]) {
 				continue
 			}
 			if mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
@@ -128,4 +129,11 @@ func acceptsJSON(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// zeroWeight reports whether q, a media range's weight as written ("" when
+// absent), refuses it: 0 however written ("0", "0.0", "0.000").
+func zeroWeight(q string) bool {
+	w, err := strconv.ParseFloat(q, 64)
+	return err == nil && w <= 0
 }
