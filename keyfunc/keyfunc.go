@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/seed-bff0c9e1/ratelimit"
@@ -68,8 +69,9 @@ func Hash(v string) string {
 // Context returns the request context's value for key, which must be a
 // non-empty string or a fmt.Stringer (a user ID set by an authentication
 // middleware, say). When it is not, the error names the key's type and
-// what was found instead (no value, an empty string, a value of another
-// type), never the value.
+// what was found instead (no value, an empty string, a nil pointer, a
+// value of another type), never the value. A nil pointer (an anonymous
+// user, say) is no identity: its String method is not called.
 func Context(key any) KeyFunc {
 	return func(r *http.Request) (string, error) {
 		v := r.Context().Value(key)
@@ -79,12 +81,21 @@ func Context(key any) KeyFunc {
 				return v, nil
 			}
 		case fmt.Stringer:
+			if nilPointer(v) {
+				break
+			}
 			if s := v.String(); s != "" {
 				return s, nil
 			}
 		}
 		return "", fmt.Errorf("%w: context key %T: %s", ErrNoKey, key, unusable(v))
 	}
+}
+
+// nilPointer reports whether v is a nil pointer.
+func nilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // unusable describes a context value Context cannot use by its type, never
@@ -96,6 +107,9 @@ func unusable(v any) string {
 	case string:
 		return "an empty string"
 	case fmt.Stringer:
+		if nilPointer(v) {
+			return fmt.Sprintf("a nil %T", v)
+		}
 		return fmt.Sprintf("a value of type %T whose String() is empty", v)
 	}
 	return fmt.Sprintf("a value of type %T, not a string or fmt.Stringer", v)
