@@ -190,3 +190,17 @@ func isToken(c byte) bool {
 	}
 	return strings.IndexByte("!#$%&'*+-.^_`|~:/", c) >= 0
 }
+
+// ValidKey reports whether k is a parameter's key: a lower-case letter or
+// '*', then lower-case letters, digits, '_', '-', '.' or '*'.
+func ValidKey(k string) bool {
+	if k == "" || k[0] != '*' && (k[0] < 'a' || k[0] > 'z') {
+		return false
+	}
+	for i := 1; i < len(k); i++ {
+		if !isKey(k[i]) {
+			return false
+		}
+	}
+	return true
+}
