@@ -286,8 +286,9 @@ func get(h http.Header, name string) string {
 // they are not well-formed list members (an older draft's dictionary, an
 // unterminated string), which would make the whole field unparsable. Rule
 // names are limited to [A-Za-z0-9._-], so they need no escaping inside an
-// sf-string. The list is built on the stack (unless it is long): the
-// field's value is its one allocation.
+// sf-string. A list left without members (only shadow rules, outer
+// members all dropped) is not sent. The list is built on the stack
+// (unless it is long): the field's value is its one allocation.
 func (f *fields) setList(h http.Header, n Names, name string, d limiter.Decision, policy bool) {
 	if name == "" {
 		return
@@ -320,6 +321,10 @@ func (f *fields) setList(h http.Header, n Names, name string, d limiter.Decision
 		} else {
 			b = n.appendRateLimit(b, r)
 		}
+	}
+	if len(b) == 0 {
+		delete(h, key(name)) // an empty list is not sent at all
+		return
 	}
 	f.set(h, name, string(b))
 }

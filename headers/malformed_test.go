@@ -32,3 +32,22 @@ func TestWriteDropsMalformedOuterMembers(t *testing.T) {
 		}
 	}
 }
+
+// A list with no member is not sent (RFC 9651, 4.1.1): a decision of
+// shadow rules alone, which are left out of the headers, leaves no empty
+// RateLimit or RateLimit-Policy field behind, and outer members that
+// were all dropped take their field with them.
+func TestWriteSendsNoEmptyList(t *testing.T) {
+	shadow := result("new-limit", 10, time.Minute, algorithms.Result{Allowed: true, Remaining: 9, NextAfter: time.Minute})
+	shadow.Shadow = true
+	for _, outer := range []string{"", "limit=100, remaining=50"} {
+		h := http.Header{}
+		if outer != "" {
+			h.Set("RateLimit", outer)
+		}
+		headers.IETF.Write(h, limiter.Decision{Allowed: true, At: now, Results: []limiter.RuleResult{shadow}})
+		if len(h) != 0 {
+			t.Errorf("outer %q: got fields %q, want none", outer, h)
+		}
+	}
+}
