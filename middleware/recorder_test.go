@@ -11,6 +11,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
@@ -90,5 +91,36 @@ func TestPanickingSettleReleasesTheSlot(t *testing.T) {
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
 	if w.Code != http.StatusOK {
 		t.Errorf("after Settle's panic: %d, want 200 (the only slot back)", w.Code)
+	}
+}
+
+// An error handler that panics on a failure the fallback store decided
+// despite (Redis away) does not keep the slot the fallback gave the
+// request until its TTL: the decision is settled before the panic goes
+// on.
+func TestPanickingErrorHandlerReleasesTheFallbackSlot(t *testing.T) {
+	srv, c := redistest.Mini(t)
+	srv.Close()
+	boom := true
+	rule := middleware.Rule{Rule: limiter.Rule{Name: "in-flight", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Hour}}, Identity: keyfunc.Constant("all")}
+	h := mwtest.New(t, c, []middleware.Rule{rule}, limiter.WithFallback(memstore.Must()), limiter.WithRetryInterval(time.Minute),
+		middleware.WithErrorHandler(func(*http.Request, error) {
+			if boom {
+				boom = false
+				panic("error handler failed")
+			}
+		}))(ok)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the error handler's panic did not reach the server")
+			}
+		}()
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	}()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	if w.Code != http.StatusOK {
+		t.Errorf("after the error handler's panic: %d, want 200 (the fallback's only slot back)", w.Code)
 	}
 }
