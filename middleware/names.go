@@ -2,11 +2,11 @@ package middleware
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/headers"
 	"github.com/seed-bff0c9e1/ratelimit/internal/sf"
+	"github.com/seed-bff0c9e1/ratelimit/internal/token"
 )
 
 // checkNames reports the first name of n that cannot reach a client
@@ -19,7 +19,7 @@ func checkNames(n headers.Names) error {
 		{"Limit", n.Limit}, {"Remaining", n.Remaining}, {"Reset", n.Reset},
 		{"RetryAfter", n.RetryAfter}, {"Policy", n.Policy}, {"RateLimit", n.RateLimit},
 	} {
-		if f.name != "" && !token(f.name) {
+		if f.name != "" && !token.Valid(f.name) {
 			return fmt.Errorf("%w: headers.Names.%s %q is not a header field name", ratelimit.ErrConfig, f.field, f.name)
 		}
 	}
@@ -33,16 +33,4 @@ func checkNames(n headers.Names) error {
 		}
 	}
 	return nil
-}
-
-// token reports whether s is an HTTP token (RFC 9110, 5.6.2), what a
-// field name must be.
-func token(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return s != ""
 }
