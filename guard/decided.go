@@ -12,20 +12,25 @@ import (
 
 // decided is the Result of a decided request: it reports the decision,
 // holds a queued request until its turn, and keeps what Finish settles.
-// err is a backend failure the fallback store decided despite.
+// err is a backend failure the fallback store decided despite, which goes
+// to the error handler.
 func (g *Guard[R]) decided(ctx context.Context, req R, d limiter.Decision, err error, checks []limiter.Check, rules []int, start time.Time) (res Result) {
 	shadow := !d.Allowed && g.cfg.ShadowMode
 	res = Result{Outcome: Refused, Decision: g.advertised(d, checks, rules), Shadow: shadow, Err: err}
 	if d.Allowed && g.settles(checks, rules) {
 		res.settle = &settlement{d: d, checks: slices.Clone(checks), rules: slices.Clone(rules)}
-		// A hook or a log that panics never hands res to the door: settle
-		// it here, so that its slots are not held until their TTL.
+		// An error handler, a hook or a log that panics never hands res
+		// to the door: settle it here, so that its slots are not held
+		// until their TTL.
 		defer func() {
 			if p := recover(); p != nil {
 				g.Finish(ctx, req, &res, End{})
 				panic(p)
 			}
 		}()
+	}
+	if err != nil {
+		g.onError(req, err) // the backend failed; the fallback decided
 	}
 	if g.cfg.Hook != nil {
 		g.report(ctx, req, Event{Decision: d, KeyHashes: keyHashes(checks), Shadow: shadow, Err: err,

@@ -36,7 +36,9 @@ func (g *Guard[R]) settles(checks []limiter.Check, rules []int) bool {
 // limiter.Limiter.Settle and Close): a release is idempotent, and sent
 // twice it gives back once. Any other failed settlement keeps the charge
 // decided (stricter, never looser). Failures are reported as Decide's
-// are, once, whether retried or not.
+// are, once, whether retried or not. A Settle that panics keeps its
+// rule's cost decided, and the rest is settled before the panic goes on:
+// the request's slots are released all the same.
 func (g *Guard[R]) Finish(ctx context.Context, req R, res *Result, end End) {
 	s := res.settle
 	if s == nil {
@@ -46,17 +48,22 @@ func (g *Guard[R]) Finish(ctx context.Context, req R, res *Result, end End) {
 	var buf [4]int
 	final := buf[:0]
 	for j, i := range s.rules {
-		switch settle := g.rules[i].Settle; {
-		case g.holdsSlots(s.checks[j], i):
+		if g.holdsSlots(s.checks[j], i) {
 			final = append(final, 0)
-		case settle != nil:
-			final = append(final, max(0, settle(req, end)))
-		default:
+		} else {
 			final = append(final, s.checks[j].Cost)
 		}
 	}
-	more, err := g.lim.Settle(context.WithoutCancel(ctx), s.d, final...)
-	if err != nil {
-		g.fail(ctx, req, err, Event{Decision: more, Rules: ruleNames(s.checks)})
+	// Deferred, so that it runs also while a Settle's panic unwinds.
+	defer func() {
+		more, err := g.lim.Settle(context.WithoutCancel(ctx), s.d, final...)
+		if err != nil {
+			g.fail(ctx, req, err, Event{Decision: more, Rules: ruleNames(s.checks)})
+		}
+	}()
+	for j, i := range s.rules {
+		if settle := g.rules[i].Settle; settle != nil && !g.holdsSlots(s.checks[j], i) {
+			final[j] = max(0, settle(req, end))
+		}
 	}
 }

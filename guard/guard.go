@@ -129,9 +129,6 @@ func (g *Guard[R]) Decide(ctx context.Context, req R) Result {
 	if err != nil && !d.Fallback {
 		return g.undecided(ctx, req, err, checks, start)
 	}
-	if err != nil {
-		g.onError(req, err) // the backend failed; the fallback decided
-	}
 	return g.decided(ctx, req, d, err, checks, rules, start)
 }
 

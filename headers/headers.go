@@ -282,10 +282,13 @@ func get(h http.Header, name string) string {
 // has no state to report), and for every rule of a cached refusal
 // (limiter.Decision.Cached: the rules it did not ask report what the
 // refusal it repeats found of them). Members an outer limiter wrote are kept
-// first, unless a rule of d has the same name, which replaces them. Rule
+// first, unless a rule of d has the same name, which replaces them, or
+// they are not well-formed list members (an older draft's dictionary, an
+// unterminated string), which would make the whole field unparsable. Rule
 // names are limited to [A-Za-z0-9._-], so they need no escaping inside an
-// sf-string. The list is built on the stack (unless it is long): the
-// field's value is its one allocation.
+// sf-string. A list left without members (only shadow rules, outer
+// members all dropped) is not sent. The list is built on the stack
+// (unless it is long): the field's value is its one allocation.
 func (f *fields) setList(h http.Header, n Names, name string, d limiter.Decision, policy bool) {
 	if name == "" {
 		return
@@ -294,7 +297,7 @@ func (f *fields) setList(h http.Header, n Names, name string, d limiter.Decision
 	b := buf[:0]
 	for _, field := range h[key(name)] {
 		for _, member := range sf.Members(field) {
-			if !hasRule(d, sf.Name(member)) {
+			if sf.Valid(member) && !hasRule(d, sf.Name(member)) {
 				if len(b) > 0 {
 					b = append(b, ", "...)
 				}
@@ -318,6 +321,10 @@ func (f *fields) setList(h http.Header, n Names, name string, d limiter.Decision
 		} else {
 			b = n.appendRateLimit(b, r)
 		}
+	}
+	if len(b) == 0 {
+		delete(h, key(name)) // an empty list is not sent at all
+		return
 	}
 	f.set(h, name, string(b))
 }

@@ -20,9 +20,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/internal/token"
 )
 
 // KeyFunc returns the identity of a request.
@@ -45,7 +47,13 @@ func (e *missing) Missing() string { return e.what }
 
 // Header returns the value of the named header, hashed (SHA-256, first 16
 // bytes in hex) so API keys and tokens never reach Redis in the clear.
+// A name that no request can carry (empty, or not a header field name) is
+// the server's misconfiguration: every request gets an error wrapping
+// ratelimit.ErrConfig, as from an empty Constant.
 func Header(name string) KeyFunc {
+	if !token.Valid(name) {
+		return misconfigured(fmt.Errorf("%w: keyfunc.Header: %q is not a header field name", ratelimit.ErrConfig, name))
+	}
 	canonical := http.CanonicalHeaderKey(name)
 	return func(r *http.Request) (string, error) {
 		v := r.Header.Get(canonical)
@@ -68,9 +76,15 @@ func Hash(v string) string {
 // Context returns the request context's value for key, which must be a
 // non-empty string or a fmt.Stringer (a user ID set by an authentication
 // middleware, say). When it is not, the error names the key's type and
-// what was found instead (no value, an empty string, a value of another
-// type), never the value.
+// what was found instead (no value, an empty string, a nil pointer, a
+// value of another type), never the value. A nil pointer (an anonymous
+// user, say) is no identity: its String method is not called. A nil key,
+// under which context.WithValue stores nothing, is the server's
+// misconfiguration: an error wrapping ratelimit.ErrConfig.
 func Context(key any) KeyFunc {
+	if key == nil {
+		return misconfigured(fmt.Errorf("%w: keyfunc.Context: nil key", ratelimit.ErrConfig))
+	}
 	return func(r *http.Request) (string, error) {
 		v := r.Context().Value(key)
 		switch v := v.(type) {
@@ -79,12 +93,21 @@ func Context(key any) KeyFunc {
 				return v, nil
 			}
 		case fmt.Stringer:
+			if nilPointer(v) {
+				break
+			}
 			if s := v.String(); s != "" {
 				return s, nil
 			}
 		}
 		return "", fmt.Errorf("%w: context key %T: %s", ErrNoKey, key, unusable(v))
 	}
+}
+
+// nilPointer reports whether v is a nil pointer.
+func nilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // unusable describes a context value Context cannot use by its type, never
@@ -96,6 +119,9 @@ func unusable(v any) string {
 	case string:
 		return "an empty string"
 	case fmt.Stringer:
+		if nilPointer(v) {
+			return fmt.Sprintf("a nil %T", v)
+		}
 		return fmt.Sprintf("a value of type %T whose String() is empty", v)
 	}
 	return fmt.Sprintf("a value of type %T, not a string or fmt.Stringer", v)
@@ -103,8 +129,12 @@ func unusable(v any) string {
 
 // FormValue returns the named form field (query or body, through
 // Request.FormValue, which parses and keeps the form so the handler can
-// still read it). Meant for login forms: key by username.
+// still read it). Meant for login forms: key by username. An empty name
+// is the server's misconfiguration: an error wrapping ratelimit.ErrConfig.
 func FormValue(name string) KeyFunc {
+	if name == "" {
+		return misconfigured(fmt.Errorf("%w: keyfunc.FormValue: empty field name", ratelimit.ErrConfig))
+	}
 	return func(r *http.Request) (string, error) {
 		v := r.FormValue(name)
 		if v == "" {
@@ -125,6 +155,12 @@ func Constant(id string) KeyFunc {
 		}
 		return id, nil
 	}
+}
+
+// misconfigured is a KeyFunc that fails every request with err, a
+// misconfiguration found when the key function was built.
+func misconfigured(err error) KeyFunc {
+	return func(*http.Request) (string, error) { return "", err }
 }
 
 // Join combines key functions: the identity is their results joined by "|",

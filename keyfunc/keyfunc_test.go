@@ -95,7 +95,8 @@ func TestRouteWithoutPatternIsAConfigError(t *testing.T) {
 
 // A context value Context cannot use is an error that names the key's
 // type and what was found (nothing, an empty string, a value of another
-// type, a Stringer that says nothing), never the value itself.
+// type, a Stringer that says nothing or is a nil pointer), never the value
+// itself.
 func TestContextErrorNamesTheTypeFound(t *testing.T) {
 	type userID int64
 	for _, tc := range []struct {
@@ -107,6 +108,9 @@ func TestContextErrorNamesTheTypeFound(t *testing.T) {
 		{"empty string", "", "context key keyfunc_test.userKey: an empty string"},
 		{"another type", userID(987654321), "context key keyfunc_test.userKey: a value of type keyfunc_test.userID, not a string or fmt.Stringer"},
 		{"empty Stringer", emptyStringer{}, "context key keyfunc_test.userKey: a value of type keyfunc_test.emptyStringer whose String() is empty"},
+		// An authentication middleware's anonymous user: the Stringer's
+		// method would dereference nil.
+		{"nil Stringer", (*user)(nil), "context key keyfunc_test.userKey: a nil *keyfunc_test.user"},
 	} {
 		r := request("203.0.113.9:1")
 		if tc.value != nil {
@@ -120,6 +124,11 @@ func TestContextErrorNamesTheTypeFound(t *testing.T) {
 }
 
 type emptyStringer struct{}
+
+// user is a Stringer on a pointer receiver that reads its field.
+type user struct{ name string }
+
+func (u *user) String() string { return u.name }
 
 func (emptyStringer) String() string { return "" }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
@@ -113,13 +114,23 @@ func (p problem) write(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "%s: %s\n", p.Title, p.Detail)
 }
 
+// maxRanges is how many media ranges of Accept acceptsJSON reads. A
+// browser sends fewer than ten; a client may send a megabyte of them,
+// whose parsing would make each refusal it draws costly.
+const maxRanges = 64
+
 // acceptsJSON reports whether the Accept header names a JSON media type
-// (application/json, application/problem+json, any +json) with q > 0.
+// (application/json, application/problem+json, any +json) with q > 0
+// among its first maxRanges media ranges.
 func acceptsJSON(r *http.Request) bool {
+	n := 0
 	for _, field := range r.Header.Values("Accept") {
 		for part := range strings.SplitSeq(field, ",") {
+			if n++; n > maxRanges {
+				return false
+			}
 			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil || params["q"] == "0" {
+			if err != nil || zeroWeight(params["q"]) {
 				continue
 			}
 			if mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
@@ -128,4 +139,11 @@ func acceptsJSON(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// zeroWeight reports whether q, a media range's weight as written ("" when
+// absent), refuses it: 0 however written ("0", "0.0", "0.000").
+func zeroWeight(q string) bool {
+	w, err := strconv.ParseFloat(q, 64)
+	return err == nil && w <= 0
 }

@@ -124,9 +124,14 @@ func WithDenyHandler(fn func(http.ResponseWriter, *http.Request, limiter.Decisio
 
 // WithHeaders chooses the header names (default headers.XRateLimit; see
 // headers.IETF and headers.Both). The default deny handler uses the same
-// Retry-After name.
+// Retry-After name. A name that is not a header field name, or a list
+// parameter's that is not a Structured Field key, is an error wrapping
+// ratelimit.ErrConfig naming it.
 func WithHeaders(names headers.Names) Option {
 	return func(c *config) error {
+		if err := checkNames(names); err != nil {
+			return err
+		}
 		c.headers = canonical(names)
 		return nil
 	}

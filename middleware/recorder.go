@@ -1,10 +1,15 @@
 package middleware
 
-import "net/http"
+import (
+	"bufio"
+	"net"
+	"net/http"
+)
 
 // recorder notes a response's status and body size for rules that settle
-// their cost after it. It forwards Flush and unwraps for
-// http.ResponseController, so streaming handlers keep working.
+// their cost after it. It forwards Flush and Hijack and unwraps for
+// http.ResponseController, so streaming handlers and handlers that take
+// the connection over (WebSockets) keep working.
 type recorder struct {
 	http.ResponseWriter
 	status  int
@@ -39,3 +44,11 @@ func (r *recorder) Flush() {
 
 // Unwrap gives http.ResponseController the ResponseWriter.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Hijack forwards to the ResponseWriter, or to the first one it wraps
+// that can be hijacked: handlers that assert http.Hijacker (WebSocket
+// libraries do) find it. It fails with an error wrapping
+// http.ErrNotSupported when none can.
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
