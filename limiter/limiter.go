@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
@@ -68,7 +69,8 @@ type Check struct {
 	// Plan, when set, replaces the rule's algorithm for this check:
 	// the limit of a customer's plan, say. It is validated on first use
 	// (an invalid one is an ErrCheck naming the rule) and remembered by
-	// value. See "Plans" in the package doc for what happens
+	// value, up to 4,096 values; values past those are validated on each
+	// use. See "Plans" in the package doc for what happens
 	// to a client's state when its limit changes.
 	Plan algorithms.Algorithm
 }
@@ -81,8 +83,9 @@ type Limiter struct {
 	denied  *denycache.Cache[[]RuleResult] // nil when off
 	leases  *lease.Pools[store.Check]      // nil without leased rules
 	rules   map[string]*rule
-	given   []Rule   // as New was given them
-	algos   sync.Map // algorithms.Algorithm -> *algo, for plans
+	given   []Rule       // as New was given them
+	algos   sync.Map     // algorithms.Algorithm -> *algo, for plans
+	plans   atomic.Int64 // plans in algos, at most maxPlans
 	cfg     config
 	// releases sends failed slot releases again (see Settle).
 	releases release.Queue
@@ -119,13 +122,27 @@ func newAlgo(alg algorithms.Algorithm) *algo {
 		lease: lease.Algo{Facts: d.Facts, Refill: d.Refill, Quota: p.Quota, Window: p.Window}}
 }
 
-// algoOf is a plan, validated once per value.
+// maxPlans bounds the plans a Limiter keeps validated (see algoOf).
+const maxPlans = 4096
+
+// algoOf is a plan, validated once per value for the first maxPlans
+// values and on each use past them, so that plans computed per request
+// (a tenant's own quota from a database, say) cannot grow the limiter
+// without bound.
 func (l *Limiter) algoOf(alg algorithms.Algorithm) *algo {
 	if a, ok := l.algos.Load(alg); ok {
 		return a.(*algo)
 	}
-	a, _ := l.algos.LoadOrStore(alg, newAlgo(alg))
-	return a.(*algo)
+	a := newAlgo(alg)
+	if l.plans.Add(1) > maxPlans {
+		l.plans.Add(-1)
+		return a
+	}
+	if kept, loaded := l.algos.LoadOrStore(alg, a); loaded {
+		l.plans.Add(-1)
+		return kept.(*algo)
+	}
+	return a
 }
 
 // New returns a Limiter that decides rules on store: a Redis store
