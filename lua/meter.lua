@@ -57,12 +57,14 @@ local function meter(key, now, cost, size, rate, period)
 end
 
 -- meter_commit stores the level an admitted cost raises, under the plan it
--- was decided under; its token's stamp is that level.
+-- was decided under; its token's stamp is that level. The key lives until
+-- the level has drained from its last update, which is after now when the
+-- clock stepped back (state stamped in the future).
 local function meter_commit(key, now, cost, size, rate, period, level, last, tail)
   level = level + cost * period
   local after = cdiv(level, rate)
   local kept, ttl, refunded = ledger_keep(tail, now, after)
-  put(key, format("%d:%d:%d:%d:%d", level, last, size, rate, period) .. kept, ttl_ms(ttl))
+  put(key, format("%d:%d:%d:%d:%d", level, last, size, rate, period) .. kept, ttl_ms(max(ttl, last - now + after)))
   return after, next_unit(level, size, rate, period), level, refunded
 end
 

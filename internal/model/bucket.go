@@ -27,7 +27,18 @@ func meter(s State, now time.Time, cost int, p Plan) Outcome {
 	status, retry := verdict(c, p.Size, level+need <= capacity, func() int64 { return exact.CeilDiv(level+need-capacity, p.Rate) })
 	q := quantities{remaining: exact.FloorDiv(capacity-level, p.Period), retry: retry, reset: exact.CeilDiv(level, p.Rate),
 		next: nextUnit(level, p.Size, p.Rate, p.Period), after: exact.CeilDiv(level+need, p.Rate), nextAfter: nextUnit(level+need, p.Size, p.Rate, p.Period)}
-	return s.keep(outcome(status, q, State{Level: level + need, Updated: last, Plan: p}, cost), t, t+q.after)
+	return lasting(s.keep(outcome(status, q, State{Level: level + need, Updated: last, Plan: p}, cost), t, t+q.after), t, last, q.after)
+}
+
+// lasting keeps the state o stores alive until its level has drained: for
+// after µs from its last update, which is later than t when the clock
+// stepped back (state stamped in the future, whose level does not drain
+// before then). meter.lua's meter_commit does the same.
+func lasting(o Outcome, t, last, after int64) Outcome {
+	if o.Next.Exists && last > t {
+		o.TTL = max(o.TTL, exact.CeilMillis(last-t+after))
+	}
+	return o
 }
 
 // nextUnit is the specification of verdict.lua's next_unit: the wait until

@@ -44,7 +44,7 @@ func switchPlan(s State, t, c int64, p Plan) Outcome {
 	q := quantities{remaining: remaining, retry: retry, reset: exact.CeilDiv(level, o.Rate), next: next,
 		after: exact.CeilDiv(written, p.Rate), nextAfter: nextUnit(written, p.Size, p.Rate, p.Period)}
 	l := s.Ledger.switched(t, last, level, o.Rate)
-	return l.keep(outcome(status, q, State{Level: written, Updated: last, Plan: p}, int(c)), t, t+q.after)
+	return lasting(l.keep(outcome(status, q, State{Level: written, Updated: last, Plan: p}, int(c)), t, t+q.after), t, last, q.after)
 }
 
 // carry is the specification of verdict.lua's carry: the verdict on a
