@@ -72,3 +72,55 @@ func TestBucketOutlivesAClockStepBack(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketWaitsAfterAClockStepBack: after the clock stepped back, a
+// full bucket's level drains only from its last update, ahead of now, so
+// the waits it reports count from there: a request that waits its
+// RetryAfter is admitted, and not a millisecond sooner, on the Lua scripts
+// as in the Go model; ResetAfter runs until the bucket is empty. A plan
+// of another capacity reads the level so too.
+func TestBucketWaitsAfterAClockStepBack(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	t0 := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC)
+	tb := algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: time.Hour}
+	lb := algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: time.Hour}
+	for _, c := range []struct {
+		rule, plan  algorithms.Algorithm
+		wait, reset time.Duration // from t0
+	}{
+		{tb, tb, 6 * time.Minute, time.Hour},
+		{lb, lb, 6 * time.Minute, time.Hour},
+		{tb, algorithms.TokenBucket{Capacity: 5, Rate: 10, Period: time.Hour}, 36 * time.Minute, time.Hour},
+	} {
+		for _, back := range []time.Duration{time.Second, time.Hour} {
+			now := t0
+			rules := []limiter.Rule{{Name: "r", Algorithm: c.rule}}
+			lua, model, _, _ := luaAndModel(t, s.Client, &now, "waits", rules, "")
+			for i, lim := range []*limiter.Limiter{lua, model} {
+				at := func(d time.Duration, plan algorithms.Algorithm, cost int) limiter.Decision {
+					t.Helper()
+					now = t0.Add(d)
+					dec, err := lim.Decide(ctx, limiter.Check{Rule: "r", Identity: "x", Cost: cost, Plan: plan})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return dec
+				}
+				store := []string{"lua", "model"}[i]
+				at(0, nil, 10) // filled at t0
+				d := at(-back, c.plan, 1)
+				if d.Allowed {
+					t.Fatalf("%v: admitted with the bucket full", c.plan)
+				}
+				wait, reset := d.RetryAfter(), d.Results[0].ResetAfter
+				if wait != back+c.wait || reset != back+c.reset {
+					t.Errorf("%v back %v (%s): RetryAfter %v, ResetAfter %v; want %v and %v", c.plan, back, store, wait, reset, back+c.wait, back+c.reset)
+				}
+				if at(-back+wait-time.Millisecond, c.plan, 1).Allowed || !at(-back+wait, c.plan, 1).Allowed {
+					t.Errorf("%v back %v (%s): not admitted exactly RetryAfter %v later", c.plan, back, store, wait)
+				}
+			}
+		}
+	}
+}
