@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 )
 
 func TestValidateNamesTheField(t *testing.T) {
@@ -51,6 +52,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{algorithms.Queue{Rate: 2000, Period: time.Millisecond}, "Queue.Rate of 2000 per 1ms is more than one per microsecond"},
 		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: -time.Second}, "Queue.MaxDelay must be between 0"},
 		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: huge}, "Queue.MaxDelay must be between 0"},
+		{algorithms.Queue{Rate: 1, Period: exact.MaxDuration, MaxDelay: exact.MaxDuration}, "Queue.MaxDelay of 87600h0m0s plus a turn of 87600h0m0s"},
+		{algorithms.Queue{Rate: 1, Period: time.Second, MaxDelay: exact.MaxDuration - time.Second}, ""},
 		{algorithms.Concurrency{Limit: 10, TTL: 30 * time.Second}, ""},
 		{algorithms.Concurrency{Limit: 0, TTL: 30 * time.Second}, "Concurrency.Limit must be positive"},
 		{algorithms.Concurrency{Limit: 100_001, TTL: 30 * time.Second}, "Concurrency.Limit must be at most 100000"},

@@ -35,7 +35,9 @@ type Queue struct {
 }
 
 // Validate reports a non-positive Rate, a Period under 1 ms, a Rate above
-// one per microsecond, or a MaxDelay outside 0 to 10 years.
+// one per microsecond, or a MaxDelay outside 0 to 10 years, or one that,
+// with a turn, exceeds 10 years: the queue's tail runs up to MaxDelay
+// plus one turn ahead of now, and state must stay within 10 years of it.
 func (a Queue) Validate() error {
 	if err := validateQuantity("Queue", "Rate", a.Rate); err != nil {
 		return err
@@ -48,6 +50,9 @@ func (a Queue) Validate() error {
 	}
 	if a.MaxDelay < 0 || a.MaxDelay > exact.MaxDuration {
 		return fmt.Errorf("%w: Queue.MaxDelay must be between 0 and %v, got %v", ErrInvalid, exact.MaxDuration, a.MaxDelay)
+	}
+	if a.MaxDelay+a.turn() > exact.MaxDuration {
+		return fmt.Errorf("%w: Queue.MaxDelay of %v plus a turn of %v is more than %v", ErrInvalid, a.MaxDelay, a.turn(), exact.MaxDuration)
 	}
 	return nil
 }

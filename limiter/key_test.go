@@ -76,7 +76,7 @@ func TestResetMarkIsTheStateKeys(t *testing.T) {
 		algorithms.TokenBucket{Capacity: 4, Rate: 1, Period: h}, algorithms.TokenBucket{Capacity: 4, Rate: 2, Period: h},
 		algorithms.LeakyBucket{Capacity: 4, Rate: 1, Period: h}, algorithms.LeakyBucket{Capacity: 2, Rate: 1, Period: h},
 		algorithms.GCRA{Rate: 1, Period: m, Burst: 1}, algorithms.GCRA{Rate: 1, Period: 24 * h, Burst: 365}, algorithms.GCRA{Rate: 1, Period: exact.MaxDuration, Burst: 1},
-		algorithms.Queue{Rate: 10, Period: time.Second}, algorithms.Queue{Rate: 1, Period: h, MaxDelay: exact.MaxDuration},
+		algorithms.Queue{Rate: 10, Period: time.Second}, algorithms.Queue{Rate: 1, Period: h, MaxDelay: exact.MaxDuration - h},
 	}
 	r := &rule{name: "api"}
 	for _, a := range algs {

@@ -38,7 +38,7 @@ type Rule struct {
 	Blockable bool
 	// Penalty, when positive, blocks a client for that long each time the
 	// rule's algorithm denies it (brute-force protection); it implies
-	// Blockable. At most 10 years.
+	// Blockable. At most 10 years; rounded up to whole microseconds.
 	Penalty time.Duration
 	// Lease, when positive, makes the rule leased: this Limiter takes the
 	// rule's units from the store in batches sized to its demand, spends
@@ -183,7 +183,7 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: r.Penalty, shadow: r.Shadow}
+		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: wholeMicros(r.Penalty), shadow: r.Shadow}
 		if r.Lease > 0 {
 			if l.leases == nil {
 				l.leases = lease.New[store.Check](l.cfg.clock)

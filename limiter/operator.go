@@ -90,7 +90,8 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 // d, on every instance, whatever its algorithm says: a ban. The denials
 // report Blocked, with RetryAfter the longer of the block's time left and
 // the rule's own wait (when a request would be admitted). A longer block
-// already in place is kept. d is at most 10 years.
+// already in place is kept. d is at most 10 years, rounded up to whole
+// microseconds.
 func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Duration) error {
 	r, now, err := l.operand(rule, identity)
 	if err != nil {
@@ -102,7 +103,7 @@ func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Durat
 	if d <= 0 || d > exact.MaxDuration {
 		return fmt.Errorf("%w: rule %q: a block must last more than 0 and at most 10 years, not %v", ErrCheck, rule, d)
 	}
-	return changed(ctx, l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), d))
+	return changed(ctx, l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), wholeMicros(d)))
 }
 
 // Unblock lifts identity's block on a rule, whether Block or a Penalty set

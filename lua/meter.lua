@@ -24,6 +24,17 @@ local function meter_load(key)
   return tonumber(level), tonumber(last), tonumber(size), tonumber(rate), tonumber(period), tail
 end
 
+-- late is a wait w on a level that drains from its last update, gap µs
+-- after now (0 unless the clock stepped back and found that update in the
+-- future: the level does not drain before it), counted from now. Waits of
+-- 0 (none) and -1 (never) stay as they are.
+local function late(w, gap)
+  if w > 0 then
+    return w + gap
+  end
+  return w
+end
+
 -- meter_switch decides cost under a plan (size, rate, period) against a
 -- state written under another (size0, rate0, period0) (model.switchPlan):
 -- the level drains at its own plan's rate until the state is written
@@ -37,7 +48,8 @@ local function meter_switch(now, cost, size, rate, period, level, last, size0, r
     level, last = drain(level, now - last, rate0), now
   end
   local status, remaining, retry, next, used = carry(level, cost, size, rate0, period0)
-  return status, remaining, retry, cdiv(level, rate0), next, used * period, last, ledger_switch(tail, now, last, level, rate0)
+  local gap = last - now
+  return status, remaining, late(retry, gap), late(cdiv(level, rate0), gap), late(next, gap), used * period, last, ledger_switch(tail, now, last, level, rate0)
 end
 
 local function meter(key, now, cost, size, rate, period)
@@ -53,17 +65,20 @@ local function meter(key, now, cost, size, rate, period)
     level, last = drain(level, now - last, rate), now
   end
   local status, remaining, retry = verdict(level, cost, size, rate, period)
-  return status, remaining, retry, cdiv(level, rate), next_unit(level, size, rate, period), level, last, tail
+  local gap = last - now
+  return status, remaining, late(retry, gap), late(cdiv(level, rate), gap), late(next_unit(level, size, rate, period), gap), level, last, tail
 end
 
 -- meter_commit stores the level an admitted cost raises, under the plan it
--- was decided under; its token's stamp is that level.
+-- was decided under; its token's stamp is that level. The key lives until
+-- the level has drained from its last update, which is after now when the
+-- clock stepped back (state stamped in the future).
 local function meter_commit(key, now, cost, size, rate, period, level, last, tail)
   level = level + cost * period
-  local after = cdiv(level, rate)
+  local after = late(cdiv(level, rate), last - now)
   local kept, ttl, refunded = ledger_keep(tail, now, after)
   put(key, format("%d:%d:%d:%d:%d", level, last, size, rate, period) .. kept, ttl_ms(ttl))
-  return after, next_unit(level, size, rate, period), level, refunded
+  return after, late(next_unit(level, size, rate, period), last - now), level, refunded
 end
 
 -- meter_refund lowers the level, drained to now, by what the ledger allows

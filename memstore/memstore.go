@@ -13,7 +13,10 @@
 // and a shard that doubles is swept whole.
 // Past MaxKeys live entries, arbitrary entries are dropped; a dropped
 // entry is a fresh key again, which can only admit more, never deny
-// wrongly. An entry is found by its store.Key as the limiter built it,
+// wrongly. The cap is kept per shard (MaxKeys over the shards), so a
+// store of fewer than 65,536 keys has fewer shards, each of 1,024 entries
+// at least: one entry over a shard's share drops another, and shards of a
+// handful of entries would drop live ones long before MaxKeys. An entry is found by its store.Key as the limiter built it,
 // and keeps the strings it holds: the limiter bounds an identity to 64
 // bytes (longer ones are hashed), but one cut from a larger string keeps
 // that string's memory alive while the entry lives.
@@ -37,7 +40,8 @@ import (
 // Defaults, applied unless an Option says otherwise.
 const (
 	defaultMaxKeys = 1 << 20
-	shardCount     = 64 // independently locked shards
+	shardCount     = 64 // independently locked shards, at most
+	minShardKeys   = 1024
 )
 
 // Option configures the store New returns.
@@ -58,6 +62,7 @@ func WithMaxKeys(n int) Option {
 type memStore struct {
 	seed    maphash.Seed
 	shards  [shardCount]shard
+	used    int // the shards in use: shardCount, fewer for a small MaxKeys
 	maxKeys int
 }
 
@@ -86,6 +91,7 @@ func New(opts ...Option) (store.Store, error) {
 	if err := options.Apply(s, opts); err != nil {
 		return nil, err
 	}
+	s.used = min(shardCount, max(1, s.maxKeys/minShardKeys))
 	return s, nil
 }
 
@@ -282,7 +288,7 @@ func (s *memStore) Reset(_ context.Context, now time.Time, keys []store.Key, mar
 // shardOf is the shard of key: of its identity, so that the rules of one
 // client share a lock.
 func (s *memStore) shardOf(key store.Key) int {
-	return int(maphash.String(s.seed, key.Identity) % uint64(len(s.shards)))
+	return int(maphash.String(s.seed, key.Identity) % uint64(s.used))
 }
 
 // lock locks shards, sorted and without repeats in place, in ascending
@@ -330,7 +336,7 @@ func (s *memStore) putBlock(i int, key store.Key, t, until int64) {
 	s.shards[i].put(key, entry{state: model.State{Exists: true, TAT: until}, expires: until}, t, s.maxPerShard())
 }
 
-func (s *memStore) maxPerShard() int { return max(1, s.maxKeys/len(s.shards)) }
+func (s *memStore) maxPerShard() int { return max(1, s.maxKeys/s.used) }
 
 // Every sampleEvery-th put of a shard examines sampled entries for expiry,
 // like Redis's active expiry: a shard that stops growing still sheds its

@@ -100,10 +100,10 @@ func TestMemoryIsBounded(t *testing.T) {
 		}
 	}
 	// What stays: the late identities written within the last expiry grace
-	// (a second) or since sampled, up to 200, and the first entries of the
-	// shards that took few of the late writes (sampling is random). Over
-	// 400 runs this held 171 to 312 entries, half of them at most 220;
-	// without the sampling it would hold the cap's 1,000.
+	// (a second) or since sampled, up to 200, and first entries sampling
+	// has not reached yet (it is random; a store of 1,000 keys is one
+	// shard). Over 200 runs this held 146 to 176 entries; without the
+	// sampling it would hold the cap's 1,000.
 	if n := memstore.Len(store); n > 400 {
 		t.Errorf("%d entries held after expiry and a sweep, want the late ones and few of the first", n)
 	}
@@ -160,7 +160,7 @@ func TestExpiredEntriesKeptForASecond(t *testing.T) {
 func TestCapDropsExpiredBeforeLive(t *testing.T) {
 	t0 := time.Date(2245, 3, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
-	store := memstore.Must(memstore.WithMaxKeys(640)) // 10 a shard
+	store := memstore.Must(memstore.WithMaxKeys(640)) // one shard of 640
 	lim, err := limiter.New(store, []limiter.Rule{
 		{Name: "slow", Algorithm: algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 1}},              // live an hour
 		{Name: "fast", Algorithm: algorithms.GCRA{Rate: 1_000_000, Period: time.Second, Burst: 1000}}, // live 1 ms
@@ -192,6 +192,43 @@ func TestCapDropsExpiredBeforeLive(t *testing.T) {
 	for _, v := range victims {
 		if allow("slow", v) {
 			t.Errorf("%s admitted again within its hour: its live entry was dropped", v)
+		}
+	}
+}
+
+// TestSmallCapDropsNothingBelowIt: a store of a few hundred keys at most
+// (WithMaxKeys) drops no live entry while it holds fewer than that: 20
+// clients of three rules are 60 entries, and each rule admits each client
+// once an hour, however the clients' keys fall into the store's shards.
+func TestSmallCapDropsNothingBelowIt(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	for _, maxKeys := range []int{60, 100, 1000} {
+		var rules []limiter.Rule
+		for _, name := range []string{"a", "b", "c"} {
+			rules = append(rules, limiter.Rule{Name: name, Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Hour}})
+		}
+		lim, err := limiter.New(memstore.Must(memstore.WithMaxKeys(maxKeys)), rules, limiter.WithClock(func() time.Time { return now }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		admitted := 0
+		for round := range 3 {
+			for c := range 20 {
+				for _, r := range rules {
+					d, err := lim.Allow(ctx, r.Name, "client"+strconv.Itoa(c))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d.Allowed {
+						admitted++
+					}
+				}
+			}
+			now = now.Add(time.Second * time.Duration(round))
+		}
+		if admitted != 60 {
+			t.Errorf("WithMaxKeys(%d): %d admitted of 20 clients' 3 rules of 1 an hour, want 60", maxKeys, admitted)
 		}
 	}
 }

@@ -127,3 +127,37 @@ func queueString(st model.State) string {
 	}
 	return s
 }
+
+// TestLongQueuesStayExact: a queue's tail runs up to MaxDelay plus one
+// turn ahead of now. At the latest instant a decision can be made at
+// (exact.MaxTime), the longest queues a Limiter accepts keep it below 2^53
+// µs, so the Lua scripts, whose numbers are doubles, agree with the Go
+// model; a queue whose tail could run further is refused.
+func TestLongQueuesStayExact(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	year := 365 * 24 * time.Hour
+	for i, q := range []algorithms.Queue{
+		{Rate: 1, Period: 5 * year, MaxDelay: 5 * year},
+		{Rate: 1, Period: 10 * year, MaxDelay: 10 * year},
+		{Rate: 1, Period: time.Millisecond, MaxDelay: 10 * year},
+		{Rate: 3, Period: 9 * year, MaxDelay: 7 * year},
+	} {
+		now := exact.MaxTime
+		rules := []limiter.Rule{{Name: "q", Algorithm: q}}
+		if err := q.Validate(); err != nil {
+			continue // refused: no Limiter decides it
+		}
+		lua, mod, _, _ := luaAndModel(t, s.Client, &now, fmt.Sprintf("long%d", i), rules, "qu")
+		for n := range 3 {
+			got, err := lua.Decide(ctx, limiter.Check{Rule: "q", Identity: "x", Cost: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := mod.Decide(ctx, limiter.Check{Rule: "q", Identity: "x", Cost: 1})
+			if shown(got) != shown(want) {
+				t.Errorf("%v, request %d at %v:\nlua   %v\nmodel %v", q, n, now, shown(got), shown(want))
+			}
+		}
+	}
+}

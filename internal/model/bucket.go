@@ -25,9 +25,22 @@ func meter(s State, now time.Time, cost int, p Plan) Outcome {
 	}
 	need := c * p.Period
 	status, retry := verdict(c, p.Size, level+need <= capacity, func() int64 { return exact.CeilDiv(level+need-capacity, p.Rate) })
-	q := quantities{remaining: exact.FloorDiv(capacity-level, p.Period), retry: retry, reset: exact.CeilDiv(level, p.Rate),
-		next: nextUnit(level, p.Size, p.Rate, p.Period), after: exact.CeilDiv(level+need, p.Rate), nextAfter: nextUnit(level+need, p.Size, p.Rate, p.Period)}
+	gap := last - t
+	q := quantities{remaining: exact.FloorDiv(capacity-level, p.Period), retry: later(retry, gap), reset: later(exact.CeilDiv(level, p.Rate), gap),
+		next: later(nextUnit(level, p.Size, p.Rate, p.Period), gap), after: later(exact.CeilDiv(level+need, p.Rate), gap),
+		nextAfter: later(nextUnit(level+need, p.Size, p.Rate, p.Period), gap)}
 	return s.keep(outcome(status, q, State{Level: level + need, Updated: last, Plan: p}, cost), t, t+q.after)
+}
+
+// later is meter.lua's late: a wait w on a level that drains from its
+// last update, gap µs after now (0 unless the clock stepped back and
+// found it in the future: the level does not drain before it), counted
+// from now. Waits of 0 (none) stay 0.
+func later(w, gap int64) int64 {
+	if w > 0 {
+		return w + gap
+	}
+	return w
 }
 
 // nextUnit is the specification of verdict.lua's next_unit: the wait until

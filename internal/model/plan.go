@@ -41,8 +41,9 @@ func switchPlan(s State, t, c int64, p Plan) Outcome {
 	}
 	status, used, remaining, retry, next := carry(level, c, p.Size, o)
 	written := (used + c) * p.Period
-	q := quantities{remaining: remaining, retry: retry, reset: exact.CeilDiv(level, o.Rate), next: next,
-		after: exact.CeilDiv(written, p.Rate), nextAfter: nextUnit(written, p.Size, p.Rate, p.Period)}
+	gap := last - t
+	q := quantities{remaining: remaining, retry: later(retry, gap), reset: later(exact.CeilDiv(level, o.Rate), gap), next: later(next, gap),
+		after: later(exact.CeilDiv(written, p.Rate), gap), nextAfter: later(nextUnit(written, p.Size, p.Rate, p.Period), gap)}
 	l := s.Ledger.switched(t, last, level, o.Rate)
 	return l.keep(outcome(status, q, State{Level: written, Updated: last, Plan: p}, int(c)), t, t+q.after)
 }

@@ -1,0 +1,126 @@
+package memstore_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
+)
+
+// TestBucketOutlivesAClockStepBack: a bucket's level drains from its last
+// update, which a clock that stepped back finds in the future; the state
+// must live until the level has drained from there, not from now. Half a
+// bucket of 10 an hour spent, then the clock steps back an hour and one
+// more unit is admitted: 6 units in use until an hour ahead, then 36
+// minutes of draining. Twenty minutes later on the stepped clock, 4 are
+// left, on the Lua scripts (whose key must live 96 minutes) as in the Go
+// model, which forgot the state once 36 minutes had passed and admitted 10.
+func TestBucketOutlivesAClockStepBack(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	t0 := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC)
+	for _, b := range []struct {
+		alg    algorithms.Algorithm
+		suffix string
+	}{
+		{algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: time.Hour}, "tb"},
+		{algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: time.Hour}, "lb"},
+	} {
+		alg := b.alg
+		now := t0
+		clock := limiter.WithClock(func() time.Time { return now })
+		name := fmt.Sprintf("stepback%d", runs.Add(1))
+		rules := []limiter.Rule{{Name: "r", Algorithm: alg}}
+		lua, err := limiter.New(mwtest.RedisStore(t, s.Client), rules, clock, limiter.WithPrefix(name), limiter.WithDenyCache(0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, err := limiter.New(memstore.Must(), rules, clock, limiter.WithPrefix(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		admit := func(cost int) (int, int) {
+			t.Helper()
+			n := [2]int{}
+			for i, lim := range []*limiter.Limiter{lua, model} {
+				for range cost {
+					d, err := lim.Decide(ctx, limiter.Check{Rule: "r", Identity: "x", Cost: 1})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d.Allowed {
+						n[i]++
+					}
+				}
+			}
+			return n[0], n[1]
+		}
+		admit(5)
+		now = t0.Add(-time.Hour) // the clock steps back
+		admit(1)
+		if ttl := s.Client.PTTL(ctx, name+":{r:x}:"+b.suffix).Val(); ttl < 95*time.Minute {
+			t.Errorf("%v: the key lives %v, want 96m: 1h until its last update, 36m of draining", alg, ttl)
+		}
+		now = t0.Add(-20 * time.Minute)
+		if gotLua, gotModel := admit(10); gotLua != 4 || gotModel != 4 {
+			t.Errorf("%v: 20 minutes after a step back: %d admitted on Lua, %d on the model, want 4", alg, gotLua, gotModel)
+		}
+	}
+}
+
+// TestBucketWaitsAfterAClockStepBack: after the clock stepped back, a
+// full bucket's level drains only from its last update, ahead of now, so
+// the waits it reports count from there: a request that waits its
+// RetryAfter is admitted, and not a millisecond sooner, on the Lua scripts
+// as in the Go model; ResetAfter runs until the bucket is empty. A plan
+// of another capacity reads the level so too.
+func TestBucketWaitsAfterAClockStepBack(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	t0 := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC)
+	tb := algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: time.Hour}
+	lb := algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: time.Hour}
+	for _, c := range []struct {
+		rule, plan  algorithms.Algorithm
+		wait, reset time.Duration // from t0
+	}{
+		{tb, tb, 6 * time.Minute, time.Hour},
+		{lb, lb, 6 * time.Minute, time.Hour},
+		{tb, algorithms.TokenBucket{Capacity: 5, Rate: 10, Period: time.Hour}, 36 * time.Minute, time.Hour},
+	} {
+		for _, back := range []time.Duration{time.Second, time.Hour} {
+			now := t0
+			rules := []limiter.Rule{{Name: "r", Algorithm: c.rule}}
+			lua, model, _, _ := luaAndModel(t, s.Client, &now, "waits", rules, "")
+			for i, lim := range []*limiter.Limiter{lua, model} {
+				at := func(d time.Duration, plan algorithms.Algorithm, cost int) limiter.Decision {
+					t.Helper()
+					now = t0.Add(d)
+					dec, err := lim.Decide(ctx, limiter.Check{Rule: "r", Identity: "x", Cost: cost, Plan: plan})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return dec
+				}
+				store := []string{"lua", "model"}[i]
+				at(0, nil, 10) // filled at t0
+				d := at(-back, c.plan, 1)
+				if d.Allowed {
+					t.Fatalf("%v: admitted with the bucket full", c.plan)
+				}
+				wait, reset := d.RetryAfter(), d.Results[0].ResetAfter
+				if wait != back+c.wait || reset != back+c.reset {
+					t.Errorf("%v back %v (%s): RetryAfter %v, ResetAfter %v; want %v and %v", c.plan, back, store, wait, reset, back+c.wait, back+c.reset)
+				}
+				if at(-back+wait-time.Millisecond, c.plan, 1).Allowed || !at(-back+wait, c.plan, 1).Allowed {
+					t.Errorf("%v back %v (%s): not admitted exactly RetryAfter %v later", c.plan, back, store, wait)
+				}
+			}
+		}
+	}
+}
