@@ -16,8 +16,9 @@
 // wrongly. The cap is kept per shard (MaxKeys over the shards), so a
 // store of fewer than 65,536 keys has fewer shards, each of 1,024 entries
 // at least: one entry over a shard's share drops another, and shards of a
-// handful of entries would drop live ones long before MaxKeys. An entry is found by its store.Key as the limiter built it,
-// and keeps the strings it holds: the limiter bounds an identity to 64
+// handful of entries would drop live ones long before MaxKeys. An entry
+// is found by its store.Key as the limiter built it, and keeps the
+// strings it holds: the limiter bounds an identity to 64
 // bytes (longer ones are hashed), but one cut from a larger string keeps
 // that string's memory alive while the entry lives.
 package memstore
