@@ -21,7 +21,11 @@ type Rule[R any] struct {
 	// the client sent too little.
 	Identity func(R) (string, error)
 	// AltIdentity supplies the identity when Identity finds none (count
-	// requests without an API key by client IP, say).
+	// requests without an API key by client IP, say). The two share the
+	// rule's counts by value: when a client chooses Identity's value (a
+	// form field, a raw header) and it could equal an AltIdentity value
+	// (an IP), make them differ (keyfunc.Join with a constant, or a hashed
+	// key function), or a client could spend another's count.
 	AltIdentity func(R) (string, error)
 	// Optional makes a request for which Identity and AltIdentity find
 	// none sit this rule out. By default it is refused as NoIdentity.
