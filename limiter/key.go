@@ -12,13 +12,6 @@ import (
 // state keys (whose suffixes begin with an algorithm's code).
 const blockSuffix = "b"
 
-// wholeMicros is d rounded up to whole microseconds, the stores' unit:
-// a penalty or a block shorter than one lasts one, rather than nothing on
-// one store and an instant on another.
-func wholeMicros(d time.Duration) time.Duration {
-	return (d + time.Microsecond - 1).Truncate(time.Microsecond)
-}
-
 // resetSuffix begins the key of the mark a Reset leaves beside a state it
 // forgot, followed by the state key's suffix: until the mark expires,
 // refunds of decisions made before the Reset into that state are void

@@ -85,7 +85,7 @@ type Limiter struct {
 	rules   map[string]*rule
 	given   []Rule       // as New was given them
 	algos   sync.Map     // algorithms.Algorithm -> *algo, for plans
-	plans   atomic.Int64 // plans in algos, at most maxPlans
+	plans   atomic.Int64 // plans in algos
 	cfg     config
 	// releases sends failed slot releases again (see Settle).
 	releases release.Queue
@@ -122,7 +122,8 @@ func newAlgo(alg algorithms.Algorithm) *algo {
 		lease: lease.Algo{Facts: d.Facts, Refill: d.Refill, Quota: p.Quota, Window: p.Window}}
 }
 
-// maxPlans bounds the plans a Limiter keeps validated (see algoOf).
+// maxPlans bounds the plans a Limiter keeps validated (see algoOf), but
+// for those first kept by callers racing past it.
 const maxPlans = 4096
 
 // algoOf is a plan, validated once per value for the first maxPlans
@@ -133,16 +134,14 @@ func (l *Limiter) algoOf(alg algorithms.Algorithm) *algo {
 	if a, ok := l.algos.Load(alg); ok {
 		return a.(*algo)
 	}
-	a := newAlgo(alg)
-	if l.plans.Add(1) > maxPlans {
-		l.plans.Add(-1)
-		return a
+	if l.plans.Load() >= maxPlans {
+		return newAlgo(alg)
 	}
-	if kept, loaded := l.algos.LoadOrStore(alg, a); loaded {
-		l.plans.Add(-1)
-		return kept.(*algo)
+	a, loaded := l.algos.LoadOrStore(alg, newAlgo(alg))
+	if !loaded {
+		l.plans.Add(1)
 	}
-	return a
+	return a.(*algo)
 }
 
 // New returns a Limiter that decides rules on store: a Redis store
@@ -183,7 +182,7 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: wholeMicros(r.Penalty), shadow: r.Shadow}
+		l.rules[r.Name] = &rule{name: r.Name, algo: a, blockable: r.Blockable || r.Penalty > 0, penalty: exact.CeilMicros(r.Penalty), shadow: r.Shadow}
 		if r.Lease > 0 {
 			if l.leases == nil {
 				l.leases = lease.New[store.Check](l.cfg.clock)

@@ -103,7 +103,7 @@ func (l *Limiter) Block(ctx context.Context, rule, identity string, d time.Durat
 	if d <= 0 || d > exact.MaxDuration {
 		return fmt.Errorf("%w: rule %q: a block must last more than 0 and at most 10 years, not %v", ErrCheck, rule, d)
 	}
-	return changed(ctx, l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), wholeMicros(d)))
+	return changed(ctx, l.store.Block(ctx, now, r.key(l.cfg.prefix, identity, blockSuffix), exact.CeilMicros(d)))
 }
 
 // Unblock lifts identity's block on a rule, whether Block or a Penalty set

@@ -30,6 +30,11 @@ func CeilMillis(us int64) time.Duration {
 	return time.Duration(CeilDiv(max(0, us), 1000)) * time.Millisecond
 }
 
+// CeilMicros rounds d up to whole microseconds, the stores' unit.
+func CeilMicros(d time.Duration) time.Duration {
+	return (d + time.Microsecond - 1).Truncate(time.Microsecond)
+}
+
 // RetrySeconds is a wait in whole seconds, rounded up, at least 1: a client
 // that obeys it is never early.
 func RetrySeconds(wait time.Duration) int64 {
