@@ -85,7 +85,7 @@ type Limiter struct {
 	rules   map[string]*rule
 	given   []Rule       // as New was given them
 	algos   sync.Map     // algorithms.Algorithm -> *algo, for plans
-	plans   atomic.Int64 // plans in algos
+	plans   atomic.Int64 // plans not found in algos: at most maxPlans are kept
 	cfg     config
 	// releases sends failed slot releases again (see Settle).
 	releases release.Queue
@@ -122,8 +122,7 @@ func newAlgo(alg algorithms.Algorithm) *algo {
 		lease: lease.Algo{Facts: d.Facts, Refill: d.Refill, Quota: p.Quota, Window: p.Window}}
 }
 
-// maxPlans bounds the plans a Limiter keeps validated (see algoOf), but
-// for those first kept by callers racing past it.
+// maxPlans bounds the plans a Limiter keeps validated (see algoOf).
 const maxPlans = 4096
 
 // algoOf is a plan, validated once per value for the first maxPlans
@@ -134,13 +133,10 @@ func (l *Limiter) algoOf(alg algorithms.Algorithm) *algo {
 	if a, ok := l.algos.Load(alg); ok {
 		return a.(*algo)
 	}
-	if l.plans.Load() >= maxPlans {
+	if l.plans.Add(1) > maxPlans {
 		return newAlgo(alg)
 	}
-	a, loaded := l.algos.LoadOrStore(alg, newAlgo(alg))
-	if !loaded {
-		l.plans.Add(1)
-	}
+	a, _ := l.algos.LoadOrStore(alg, newAlgo(alg))
 	return a.(*algo)
 }
 
