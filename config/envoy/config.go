@@ -168,7 +168,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 					p.add(n, field, "found %s; required: a non-empty key", yamlnode.Describe(n))
 				}
 			},
-			"value":           func(n *yaml.Node, field string) { e.value, valueNode = str(p, n, field), n },
+			"value":           func(n *yaml.Node, field string) { e.value, valueNode = optStr(p, n, field), n },
 			"rate_limit":      func(n *yaml.Node, _ string) { rate = n },
 			"shadow_mode":     func(n *yaml.Node, _ string) { shadow = n },
 			"quota_mode":      func(n *yaml.Node, _ string) { quota = n },

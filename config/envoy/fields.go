@@ -73,6 +73,15 @@ func str(p *problems, n *yaml.Node, field string) string {
 	return n.Value
 }
 
+// optStr is n's string, "" for nothing (a key given no value, or null), as
+// the reference reads an empty string field; a problem when n is neither.
+func optStr(p *problems, n *yaml.Node, field string) string {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return ""
+	}
+	return str(p, n, field)
+}
+
 // boolean is n's boolean, or false with a problem when n is not one.
 func boolean(p *problems, n *yaml.Node, field string) bool {
 	var b bool

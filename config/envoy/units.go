@@ -72,8 +72,8 @@ func parseLimit(p *problems, n *yaml.Node, field string, shadow, quota bool) *li
 		"burst":     func(n *yaml.Node, f string) { at.burst, l.burst = n, count(p, n, f) },
 		"lease":     func(n *yaml.Node, f string) { at.lease, l.lease = n, duration(p, n, f) },
 		"unlimited": func(n *yaml.Node, f string) { l.unlimited = boolean(p, n, f) },
-		"name":      func(n *yaml.Node, f string) { l.name = str(p, n, f) },
-		"replaces":  func(n *yaml.Node, f string) { l.replaces = parseReplaces(p, n, f) },
+		"name":      func(n *yaml.Node, f string) { l.name = optStr(p, n, f) },
+		"replaces":  func(n *yaml.Node, f string) { l.replaces = parseReplaces(p, n, f) }, // nothing: none
 	})
 	l.replacesItself(p)
 	if n.Kind == yaml.MappingNode {
