@@ -168,7 +168,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 					p.add(n, field, "found %s; required: a non-empty key", yamlnode.Describe(n))
 				}
 			},
-			"value":           func(n *yaml.Node, field string) { e.value, valueNode = str(p, n, field), n },
+			"value":           func(n *yaml.Node, field string) { e.value, valueNode = optStr(p, n, field), n },
 			"rate_limit":      func(n *yaml.Node, _ string) { rate = n },
 			"shadow_mode":     func(n *yaml.Node, _ string) { shadow = n },
 			"quota_mode":      func(n *yaml.Node, _ string) { quota = n },
@@ -176,6 +176,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 			"descriptors":     func(n *yaml.Node, _ string) { nested = n },
 			"detailed_metric": func(n *yaml.Node, field string) { boolean(p, n, field) },
 			"value_to_metric": func(n *yaml.Node, field string) { boolean(p, n, field) },
+			"metadata":        func(n *yaml.Node, field string) { metadata(p, n, field) },
 		}, "key")
 		if strings.Contains(e.value, "*") {
 			e.prefix, e.parts = true, strings.Split(e.value, "*")
@@ -210,6 +211,16 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 			e.next = newLevel()
 			c.descriptors(p, nested, f+".descriptors", e.next, append(path[:len(path):len(path)], e))
 		}
+	}
+}
+
+// metadata checks a descriptor's metadata: a mapping of anything, or
+// nothing, as the reference reads it. The reference returns it in its
+// dynamic metadata only under RESPONSE_DYNAMIC_METADATA, which this
+// server does not honour; it is accepted, and has no effect.
+func metadata(p *problems, n *yaml.Node, field string) {
+	if n.Kind != yaml.MappingNode && !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+		p.add(n, field, "found %s; allowed: a mapping", yamlnode.Describe(n))
 	}
 }
 

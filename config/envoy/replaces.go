@@ -10,8 +10,12 @@ import (
 )
 
 // parseReplaces parses a rate_limit's replaces list: [{name: X}, ...],
-// each name non-empty.
+// each name non-empty; nothing ("replaces:" alone) is none, as the
+// reference reads it.
 func parseReplaces(p *problems, n *yaml.Node, field string) []replaced {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil
+	}
 	if n.Kind != yaml.SequenceNode {
 		p.add(n, field, "found %s; allowed: a list of {name: ...}", yamlnode.Describe(n))
 		return nil
@@ -22,7 +26,8 @@ func parseReplaces(p *problems, n *yaml.Node, field string) []replaced {
 		var name *yaml.Node
 		fields(p, r, f, map[string]func(*yaml.Node, string){
 			"name": func(n *yaml.Node, field string) {
-				if str(p, n, field) == "" {
+				before := len(p.list)
+				if optStr(p, n, field) == "" && len(p.list) == before {
 					p.add(n, field, "found %s; required: the name of the limit replaced", yamlnode.Describe(n))
 					return
 				}

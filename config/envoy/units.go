@@ -37,6 +37,9 @@ var units = map[string]unit{
 type limitNodes struct {
 	rate, unit, perUnit, multiplier, window, algorithm, burst, lease *yaml.Node
 	zero                                                             bool // requests_per_unit is a valid 0
+	// badUnit is a unit that is none of units: a problem, but beside
+	// unlimited: true, which ignores it as the reference does.
+	badUnit *yaml.Node
 }
 
 // parseLimit parses a rate_limit mapping, of a shadow_mode descriptor when
@@ -47,12 +50,13 @@ func parseLimit(p *problems, n *yaml.Node, field string, shadow, quota bool) *li
 	at := limitNodes{rate: n}
 	fields(p, n, field, map[string]func(*yaml.Node, string){
 		"unit": func(n *yaml.Node, f string) {
-			at.unit = n
-			u, ok := units[strings.ToLower(str(p, n, f))]
-			if !ok {
-				p.add(n, f, "found %s; allowed: second, minute, hour, day, week, month, year", yamlnode.Describe(n))
+			before := len(p.list)
+			u, ok := units[strings.ToLower(optStr(p, n, f))]
+			if ok {
+				at.unit, l.unit = n, u
+			} else if len(p.list) == before {
+				at.badUnit = n // a problem unless unlimited, which ignores it
 			}
-			l.unit = u
 		},
 		"requests_per_unit": func(n *yaml.Node, f string) {
 			var ok bool
@@ -72,10 +76,14 @@ func parseLimit(p *problems, n *yaml.Node, field string, shadow, quota bool) *li
 		"burst":     func(n *yaml.Node, f string) { at.burst, l.burst = n, count(p, n, f) },
 		"lease":     func(n *yaml.Node, f string) { at.lease, l.lease = n, duration(p, n, f) },
 		"unlimited": func(n *yaml.Node, f string) { l.unlimited = boolean(p, n, f) },
-		"name":      func(n *yaml.Node, f string) { l.name = str(p, n, f) },
-		"replaces":  func(n *yaml.Node, f string) { l.replaces = parseReplaces(p, n, f) },
+		"name":      func(n *yaml.Node, f string) { l.name = optStr(p, n, f) },
+		"replaces":  func(n *yaml.Node, f string) { l.replaces = parseReplaces(p, n, f) }, // nothing: none
 	})
 	l.replacesItself(p)
+	if at.badUnit != nil && !l.unlimited {
+		p.add(at.badUnit, field+".unit", "found %s; allowed: second, minute, hour, day, week, month, year", yamlnode.Describe(at.badUnit))
+		at.unit = at.badUnit // found, if not valid: no second problem for its absence
+	}
 	if n.Kind == yaml.MappingNode {
 		at.check(p, l, field)
 	}
