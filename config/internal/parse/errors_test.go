@@ -100,6 +100,8 @@ func TestErrorsNamePositions(t *testing.T) {
 			`f.yaml:11:13: stacks[0].match[0]: found "GET api":`, "allowed: an http.ServeMux pattern"},
 		{"conflicting patterns", "    match: [\"/api/\"]\n", "    match: [\"/api/\"]\n  - name: other\n    rules: [global]\n    match: [\"/api/\"]\n",
 			`f.yaml:14:13: stacks[1].match[0]: found "/api/": it conflicts with the pattern "/api/" of another stack`, ""},
+		{"a gRPC method in two stacks", "    match: [\"/api/\"]\n", "    methods: [\"/pkg.S/*\"]\n  - name: other\n    rules: [global]\n    methods: [\"/pkg.S/M\", \"/pkg.S/*\"]\n",
+			`f.yaml:14:27: stacks[1].methods[1]: found "/pkg.S/*": stack "api" names it too (line 11); allowed: a method or service no other stack names`, ""},
 		{"no stacks", "stacks:\n  - name: api\n    rules: [per-ip, global]\n    match: [\"/api/\"]\n", "stacks: []\n",
 			`f.yaml:8:9: stacks: found an empty list; required: one or more stacks`, ""},
 		{"a list expected", "[per-ip, global]", "per-ip",
