@@ -413,7 +413,26 @@ func (p *parser) doorsOf(s *Stack, names []string, rules map[string]*Rule) {
 			if k != nil && k.Doors()&d == 0 {
 				p.fail(k.node, k.field, "found %v, read on %v only, in rule %q of %v stack %q; allowed there: %s",
 					k, k.Doors(), name, d, s.Name, kindsOn(d))
+			} else if k != nil && d == GRPCDoor {
+				p.uncarried(k, name, s.Name)
 			}
+		}
+	}
+}
+
+// uncarried reports the headers and metadata of k (itself, or a join's
+// parts) that rule's gRPC stack named stack reads as metadata keys no
+// call can carry: a header name allows characters a gRPC key does not,
+// and a plan's attribute is not checked when it is read.
+func (p *parser) uncarried(k *Key, rule, stack string) {
+	switch k.Kind {
+	case "header", "metadata":
+		if !metadataKey(k.Arg) {
+			p.fail(k.node, k.field, "found %v, in rule %q of gRPC stack %q, a key no call can carry; allowed there: %s", k, rule, stack, metadataChars)
+		}
+	case "join":
+		for _, part := range k.Parts {
+			p.uncarried(part, rule, stack)
 		}
 	}
 }
