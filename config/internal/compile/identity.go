@@ -45,7 +45,11 @@ func (v *Version) identity(k *parse.Key, raw string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return res.KeyOf(raw)
+		id, err := res.KeyOf(raw)
+		if err != nil { // its error quotes raw, which may be any secret pasted against the wrong rule
+			return "", fmt.Errorf("not an IP address, keyed by %s; allowed: an address (192.0.2.7, 2001:db8::1)", k)
+		}
+		return id, nil
 	case "metadata":
 		if strings.HasSuffix(strings.ToLower(k.Arg), "-bin") {
 			b, ok := binaryValue(raw)
@@ -59,7 +63,7 @@ func (v *Version) identity(k *parse.Key, raw string) (string, error) {
 		return keyfunc.Hash(raw), nil
 	case "constant":
 		if raw != k.Arg {
-			return "", fmt.Errorf("found %q, keyed by %s: the identity is %q", raw, k, k.Arg)
+			return "", fmt.Errorf("found another value, keyed by %s: the identity is %q", k, k.Arg)
 		}
 		return raw, nil
 	case "join":
