@@ -12,6 +12,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/config"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
@@ -181,7 +182,7 @@ func TestOperatorErrors(t *testing.T) {
 		{"unused", "k", "", []string{`no rule "unused"`}},
 		{"per-key", "", "", []string{"no identity"}},
 		{"per-key", "k", "gold", []string{`no plan "gold"`, "its plans: pro"}},
-		{"per-ip", "k", "", []string{`not an IP address: "k"`}},
+		{"per-ip", "k", "", []string{"not an IP address"}},
 		{"login", "192.0.2.7", "", []string{"found 1 parts"}},
 	} {
 		_, err := limits.Status(ctx, tc.rule, tc.identity, tc.plan)
@@ -201,5 +202,41 @@ func TestOperatorErrors(t *testing.T) {
 	stop()
 	if err := limits.Reset(ctx, "per-key", "k"); !errors.Is(err, limiter.ErrBackend) {
 		t.Errorf("Reset with the store down: %v, want ErrBackend", err)
+	}
+}
+
+// TestOperatorErrorsQuoteNoIdentity: an identity a rule's key cannot read
+// is an invalid check that says what the key wanted, never the value
+// given: an operator who pastes an API key against the wrong rule (an
+// address's, a constant's, a join's part) must not find it in the
+// command's stderr or a log.
+func TestOperatorErrorsQuoteNoIdentity(t *testing.T) {
+	limits, _ := load(t, memstore.Must(), `rules:
+  - name: per-ip
+    key: ip
+    fixed_window: 10/1m
+  - name: global
+    key: {constant: all}
+    fixed_window: 10/1m
+  - name: login
+    key: {join: [ip, {form: username}]}
+    fixed_window: 5/1m
+stacks:
+  - name: api
+    rules: [per-ip, global, login]
+`)
+	const secret = "sk-live-5e6f7a8b"
+	for _, tc := range []struct{ rule, identity, says string }{
+		{"per-ip", secret, "not an IP address"},
+		{"global", secret, `the identity is "all"`},
+		{"login", secret + "|alice", "not an IP address"},
+	} {
+		_, err := limits.Status(context.Background(), tc.rule, tc.identity, "")
+		if !errors.Is(err, limiter.ErrCheck) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("Status(%s, %s): %v, want an ErrCheck saying %q", tc.rule, tc.identity, err, tc.says)
+		}
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("Status(%s): %v quotes the identity", tc.rule, err)
+		}
 	}
 }

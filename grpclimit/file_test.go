@@ -1,6 +1,8 @@
 package grpclimit_test
 
 import (
+	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +17,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/config"
 	"github.com/seed-bff0c9e1/ratelimit/grpclimit"
+	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
 
@@ -107,5 +110,48 @@ func TestFileRefusesAnHTTPIdentityOnAGRPCStack(t *testing.T) {
 func TestFromNilFile(t *testing.T) {
 	if _, err := grpclimit.FromFile(nil); !errors.Is(err, ratelimit.ErrConfig) {
 		t.Fatalf("FromFile(nil): %v, want ErrConfig", err)
+	}
+}
+
+// An operator names a client of a rule keyed by binary metadata by the
+// value as the client sends it, base64 (padded or not): the state its
+// calls consumed, whose identity is the hash of the value's bytes.
+func TestOperatorReachesBinaryMetadata(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	data := "rules:\n  - name: per-token\n    key: {metadata: X-Token-Bin}\n    fixed_window: 5/1h\nstacks:\n  - name: calls\n    rules: [per-token]\n    methods: [\"/grpc.testing.TestService/*\"]\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	limits, err := config.Load(path, memstore.Must())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = limits.Close() })
+	s, err := grpclimit.FromFile(limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, _ := serve(t, s, pipe)
+	token := "\x00\xfftoken" // 8 bytes: base64 pads them
+	for range 2 {
+		if callWith(t, cc, "x-token-bin", token) {
+			t.Fatal("refused")
+		}
+	}
+	ctx := context.Background()
+	for _, id := range []string{base64.StdEncoding.EncodeToString([]byte(token)), base64.RawStdEncoding.EncodeToString([]byte(token))} {
+		d, err := limits.Status(ctx, "per-token", id, "")
+		if err != nil {
+			t.Fatalf("Status(%q): %v", id, err)
+		}
+		if left := d.Results[0].Remaining; left != 3 {
+			t.Errorf("Status(%q): %d left, want 3 (two calls with the token)", id, left)
+		}
+	}
+	if _, err := limits.Status(ctx, "per-token", "not base64!", ""); !errors.Is(err, limiter.ErrCheck) {
+		t.Errorf("an identity that is not base64: %v, want ErrCheck", err)
+	}
+	if err := limits.Reset(ctx, "per-token", base64.StdEncoding.EncodeToString([]byte(token))); err != nil {
+		t.Fatalf("Reset: %v", err)
 	}
 }

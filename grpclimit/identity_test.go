@@ -120,3 +120,35 @@ func TestIdentities(t *testing.T) {
 		}
 	})
 }
+
+// A metadata key no call can carry (empty, or with a character gRPC
+// refuses in a key) is the server's misconfiguration, as keyfunc.Header's
+// unusable names are: every call fails Internal and the error handler
+// gets an ErrConfig, instead of every client being told Unauthenticated
+// that it lacks the key. A key in upper case is the lower-case key.
+func TestUnsatisfiableMetadataIsAConfigError(t *testing.T) {
+	one := algorithms.FixedWindow{Limit: 1, Window: time.Hour}
+	for _, name := range []string{"", "x api key", "x~api~key", "x-api-key\n"} {
+		var got error
+		s := newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: one}, Identity: grpclimit.Metadata(name)}},
+			grpclimit.WithErrorHandler(func(_ context.Context, _ string, err error) { got = err }))
+		cc, _ := serve(t, s, pipe)
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "x-api-key", "k")
+		_, err := testpb.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{})
+		if status.Code(err) != codes.Internal {
+			t.Errorf("Metadata(%q): the call got %v, want Internal", name, err)
+		}
+		if !errors.Is(got, ratelimit.ErrConfig) {
+			t.Errorf("Metadata(%q): the error handler got %v, want ErrConfig", name, got)
+		}
+	}
+	cc, _ := serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-key", Algorithm: one}, Identity: grpclimit.Metadata("X-API-Key")}}), pipe)
+	if callWith(t, cc, "x-api-key", "k") || !callWith(t, cc, "x-api-key", "k") {
+		t.Fatal("Metadata(\"X-API-Key\") does not read x-api-key")
+	}
+	// The authority, a pseudo-header, is metadata a server reads.
+	cc, _ = serve(t, newServer(t, onMemstore(), []grpclimit.Rule{{Rule: limiter.Rule{Name: "per-host", Algorithm: one}, Identity: grpclimit.Metadata(":authority")}}), pipe)
+	if callWith(t, cc) || !callWith(t, cc) {
+		t.Fatal("Metadata(\":authority\") does not read the call's authority")
+	}
+}

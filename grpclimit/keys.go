@@ -38,9 +38,18 @@ func ClientIP(cfg keyfunc.IPConfig) (KeyFunc, error) { return keyfunc.ClientIPOf
 // keyfunc.Header hashes a header's (keyfunc.Hash), so that an API key
 // sent as an HTTP header and as gRPC metadata is one identity. A binary
 // key ("x-token-bin") is hashed from its bytes. A call without the key
-// has no identity, and is told which key is missing.
+// has no identity, and is told which key is missing. A key no call can
+// carry (empty, or with a character other than the letters, digits and
+// "-", "_" and ".", which gRPC allows in keys; ":authority" is read too)
+// is the server's
+// misconfiguration: every call fails with an error wrapping
+// ratelimit.ErrConfig (codes.Internal), as with an empty Constant.
 func Metadata(key string) KeyFunc {
 	key = strings.ToLower(key)
+	if !metadataKey(key) {
+		err := fmt.Errorf("%w: grpclimit.Metadata: %q is not a metadata key", ratelimit.ErrConfig, key)
+		return func(*Call) (string, error) { return "", err }
+	}
 	return func(c *Call) (string, error) {
 		v := c.Metadata(key)
 		if len(v) == 0 || v[0] == "" {
@@ -48,6 +57,21 @@ func Metadata(key string) KeyFunc {
 		}
 		return keyfunc.Hash(v[0]), nil
 	}
+}
+
+// metadataKey reports whether key, in lower case, is a key gRPC lets a
+// call carry: one or more of a-z, 0-9, "-", "_" and ".", after a ":" for
+// a pseudo-header a server reads as metadata (":authority").
+func metadataKey(key string) bool {
+	key = strings.TrimPrefix(key, ":")
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return false
+		}
+	}
+	return key != ""
 }
 
 // Method keys calls by their full method: a limit per method.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -105,6 +106,10 @@ func (op *operation) missing(args []string) string {
 func (op *operation) do() (string, error) {
 	rdb, err := op.client()
 	if err != nil {
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			// Its text quotes the URL, and with it the password.
+			return "", fmt.Errorf("ratelimit: -redis: the URL does not parse: %w", ue.Err)
+		}
 		return "", fmt.Errorf("ratelimit: -redis: %w", err)
 	}
 	defer rdb.Close()

@@ -196,6 +196,28 @@ func TestOperatorUnreachableRedis(t *testing.T) {
 	}
 }
 
+// TestRedisURLErrorsQuoteNoPassword: a -redis URL that does not parse
+// fails with exit 1 and the reason, for each -redis-type, without
+// printing the URL, whose password would end up in a terminal's
+// scrollback or a CI log.
+func TestRedisURLErrorsQuoteNoPassword(t *testing.T) {
+	const password = "hunter2-s3cret"
+	for _, tc := range []struct{ redisType, url string }{
+		{"single", "redis://:" + password + "@localhost:port"},
+		{"cluster", "redis://:" + password + "@localhost:port"},
+		{"sentinel", "redis://:" + password + "@localhost:port?master_name=m"},
+		{"single", "redis://user:" + password + "@local%zzhost:6379"},
+	} {
+		code, out, errs := runIn("status", "-config", "../../examples/config/ratelimit.yaml", "-redis", tc.url, "-redis-type", tc.redisType, "per-key", "k")
+		if code != 1 || out != "" || !strings.Contains(errs, "-redis") {
+			t.Errorf("%s %s: exit %d, stdout %q, stderr %q; want exit 1 naming -redis", tc.redisType, tc.url, code, out, errs)
+		}
+		if strings.Contains(errs, password) {
+			t.Errorf("%s %s: stderr %q prints the password", tc.redisType, tc.url, errs)
+		}
+	}
+}
+
 // TestUsage: no command or an unknown one is a usage error; help is not.
 func TestUsage(t *testing.T) {
 	if code, _, errs := runIn(); code != 2 || !strings.Contains(errs, "ratelimit status -config FILE") {

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -16,7 +17,8 @@ const altKeyPrefix = "alt_key:"
 // Identity is the identity under which rule r keeps the client an
 // operator names by raw, the value the operator knows, read as r's key
 // reads a request: a header's, metadata's or descriptor's value is hashed
-// (keyfunc.Hash); an
+// (keyfunc.Hash), a binary ("-bin") metadata key's as the bytes of the
+// base64 the client sends; an
 // address ("2001:db8::1", "192.0.2.7") is masked to the file's client_ip
 // prefix lengths (an IPv6 address names its /64 by default); a join's
 // parts are separated by "|" ("192.0.2.7|alice"; a "|" or "\" inside a
@@ -43,12 +45,25 @@ func (v *Version) identity(k *parse.Key, raw string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return res.KeyOf(raw)
-	case "header", "metadata", "descriptor":
+		id, err := res.KeyOf(raw)
+		if err != nil { // its error quotes raw, which may be any secret pasted against the wrong rule
+			return "", fmt.Errorf("not an IP address, keyed by %s; allowed: an address (192.0.2.7, 2001:db8::1)", k)
+		}
+		return id, nil
+	case "metadata":
+		if strings.HasSuffix(strings.ToLower(k.Arg), "-bin") {
+			b, ok := binaryValue(raw)
+			if !ok {
+				return "", fmt.Errorf("found a value that is not base64, keyed by %s, a binary key: its value as the client sends it, in base64", k)
+			}
+			raw = string(b)
+		}
+		return keyfunc.Hash(raw), nil
+	case "header", "descriptor":
 		return keyfunc.Hash(raw), nil
 	case "constant":
 		if raw != k.Arg {
-			return "", fmt.Errorf("found %q, keyed by %s: the identity is %q", raw, k, k.Arg)
+			return "", fmt.Errorf("found another value, keyed by %s: the identity is %q", k, k.Arg)
 		}
 		return raw, nil
 	case "join":
@@ -67,6 +82,18 @@ func (v *Version) identity(k *parse.Key, raw string) (string, error) {
 		return keyfunc.Join(fns...)(nil) // joined and escaped as the rule's key joins them
 	}
 	return raw, nil
+}
+
+// binaryValue is the bytes of a binary ("-bin") metadata value as a
+// client sends it, base64 with or without padding, decoded as gRPC
+// decodes it before a call's key reads it.
+func binaryValue(s string) ([]byte, bool) {
+	enc := base64.RawStdEncoding
+	if len(s)%4 == 0 {
+		enc = base64.StdEncoding
+	}
+	b, err := enc.DecodeString(s)
+	return b, err == nil
 }
 
 // splitJoined splits s at each "|" that no "\" escapes, unescaping the

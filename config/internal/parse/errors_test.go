@@ -2,6 +2,7 @@ package parse
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -100,6 +101,8 @@ func TestErrorsNamePositions(t *testing.T) {
 			`f.yaml:11:13: stacks[0].match[0]: found "GET api":`, "allowed: an http.ServeMux pattern"},
 		{"conflicting patterns", "    match: [\"/api/\"]\n", "    match: [\"/api/\"]\n  - name: other\n    rules: [global]\n    match: [\"/api/\"]\n",
 			`f.yaml:14:13: stacks[1].match[0]: found "/api/": it conflicts with the pattern "/api/" of another stack`, ""},
+		{"a gRPC method in two stacks", "    match: [\"/api/\"]\n", "    methods: [\"/pkg.S/*\"]\n  - name: other\n    rules: [global]\n    methods: [\"/pkg.S/M\", \"/pkg.S/*\"]\n",
+			`f.yaml:14:27: stacks[1].methods[1]: found "/pkg.S/*": stack "api" names it too (line 11); allowed: a method or service no other stack names`, ""},
 		{"no stacks", "stacks:\n  - name: api\n    rules: [per-ip, global]\n    match: [\"/api/\"]\n", "stacks: []\n",
 			`f.yaml:8:9: stacks: found an empty list; required: one or more stacks`, ""},
 		{"a list expected", "[per-ip, global]", "per-ip",
@@ -192,5 +195,32 @@ func TestJSONSyntaxPosition(t *testing.T) {
 	_, err := Read("f.json", []byte(data), nil)
 	if want := "f.json:3:16: (syntax): invalid character ','"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("got %v, want %s...", err, want)
+	}
+}
+
+// TestGRPCKeysCallsCanCarry: a metadata key, or a header a gRPC stack
+// reads as metadata, with a character gRPC refuses in a key is a problem
+// at its position: no call can carry it, so every call would be refused
+// for lacking it. Upper case is the lower-case key.
+func TestGRPCKeysCallsCanCarry(t *testing.T) {
+	const file = "rules:\n  - name: r\n    key: %s\n    gcra: 1/s\nstacks:\n  - name: calls\n    rules: [r]\n    methods: [\"/pkg.S/*\"]\n"
+	for _, tc := range []struct{ key, want string }{
+		{"{metadata: x~tenant}", `f.yaml:3:21: rules[0].key.metadata: found "x~tenant"; allowed: a metadata key: letters, digits, "-", "_" and "."`},
+		{"{header: X~Tenant}", `f.yaml:3:19: rules[0].key.header: found header X~Tenant (hashed), in rule "r" of gRPC stack "calls", a key no call can carry; allowed there: letters, digits, "-", "_" and "."`},
+		{"{join: [ip, {header: \"X|Tenant\"}]}", `f.yaml:3:31: rules[0].key.join[1].header: found header X|Tenant (hashed), in rule "r" of gRPC stack "calls", a key no call can carry`},
+	} {
+		_, err := Read("f.yaml", []byte(fmt.Sprintf(file, tc.key)), funcs)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("key %s: got %v\nwant %s...", tc.key, err, tc.want)
+		}
+	}
+	plan := strings.Replace(fmt.Sprintf(file, "ip"), "    gcra: 1/s\n", "    gcra: 1/s\n    plans:\n      metadata: x~plan\n      values: {pro: {gcra: 2/s}}\n", 1)
+	if _, err := Read("f.yaml", []byte(plan), funcs); err == nil || !strings.HasPrefix(err.Error(), `f.yaml:6:17: rules[0].plans.metadata: found metadata x~plan (hashed), in rule "r" of gRPC stack "calls", a key no call can carry`) {
+		t.Errorf("a plan by metadata x~plan: got %v", err)
+	}
+	for _, key := range []string{"{metadata: X-Tenant.Id_2}", "{header: X-Tenant}", "{metadata: x-token-bin}"} {
+		if _, err := Read("f.yaml", []byte(fmt.Sprintf(file, key)), funcs); err != nil {
+			t.Errorf("key %s: %v", key, err)
+		}
 	}
 }

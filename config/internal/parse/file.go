@@ -67,10 +67,10 @@ type Stack struct {
 	Domain  string
 	Failure string   // "" for the file's
 	Exempt  []string // nil for the file's
-	// ruleAt and matchAt are where each of Rules and Match is, for
-	// problems of an entry.
-	ruleAt, matchAt         []entry
-	methodsNode, domainNode *yaml.Node
+	// ruleAt, matchAt and methodAt are where each of Rules, Match and
+	// Methods is, for problems of an entry.
+	ruleAt, matchAt, methodAt []entry
+	methodsNode, domainNode   *yaml.Node
 }
 
 // Top-level, rule and stack fields, in the order the documentation lists
@@ -271,15 +271,14 @@ func (p *parser) stack(n *yaml.Node, field string) *Stack {
 		s.Match, s.matchAt = p.strs(v, join(field, "match"), `http.ServeMux patterns (e.g. "POST /login", "/api/")`)
 	}
 	if v, ok := m["methods"]; ok {
-		var at []entry
-		s.Methods, at = p.strs(v, join(field, "methods"), `gRPC full methods or services (e.g. "/pkg.Service/Method", "/pkg.Service/*")`)
+		s.Methods, s.methodAt = p.strs(v, join(field, "methods"), `gRPC full methods or services (e.g. "/pkg.Service/Method", "/pkg.Service/*")`)
 		s.methodsNode = v
 		if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
 			p.bad(v, join(field, "methods"), "a list of one or more gRPC methods or services")
 		}
 		for i, pattern := range s.Methods {
 			if !validMethod(pattern) {
-				p.bad(at[i].node, at[i].field, `a gRPC full method ("/pkg.Service/Method") or service ("/pkg.Service/*")`)
+				p.bad(s.methodAt[i].node, s.methodAt[i].field, `a gRPC full method ("/pkg.Service/Method") or service ("/pkg.Service/*")`)
 			}
 		}
 		if m["match"] != nil {
@@ -343,6 +342,7 @@ func (p *parser) crossCheck(f *File) {
 	known := listed(slices.Sorted(maps.Keys(rules)))
 	stacks := map[string]*Stack{}
 	domains := map[string]*Stack{}
+	methods := map[string]*Stack{} // each gRPC method or service pattern, by the stack that names it first
 	mux := http.NewServeMux()
 	for _, s := range f.Stacks {
 		if first, dup := stacks[s.Name]; dup && s.Name != "" {
@@ -367,6 +367,15 @@ func (p *parser) crossCheck(f *File) {
 		for i, pattern := range s.Match {
 			if msg := register(mux, pattern); msg != "" {
 				p.fail(s.matchAt[i].node, s.matchAt[i].field, "found %q: %s; allowed: an http.ServeMux pattern that no other stack's pattern conflicts with", pattern, msg)
+			}
+		}
+		for i, pattern := range s.Methods {
+			// A call is decided by one stack: a pattern two stacks name
+			// would be decided by whichever was built last.
+			if first, dup := methods[pattern]; dup && first != s {
+				p.fail(s.methodAt[i].node, s.methodAt[i].field, "found %q: stack %q names it too (line %d); allowed: a method or service no other stack names", pattern, first.Name, first.methodsNode.Line)
+			} else if !dup {
+				methods[pattern] = s
 			}
 		}
 	}
@@ -404,7 +413,26 @@ func (p *parser) doorsOf(s *Stack, names []string, rules map[string]*Rule) {
 			if k != nil && k.Doors()&d == 0 {
 				p.fail(k.node, k.field, "found %v, read on %v only, in rule %q of %v stack %q; allowed there: %s",
 					k, k.Doors(), name, d, s.Name, kindsOn(d))
+			} else if k != nil && d == GRPCDoor {
+				p.uncarried(k, name, s.Name)
 			}
+		}
+	}
+}
+
+// uncarried reports the headers and metadata of k (itself, or a join's
+// parts) that rule's gRPC stack named stack reads as metadata keys no
+// call can carry: a header name allows characters a gRPC key does not,
+// and a plan's attribute is not checked when it is read.
+func (p *parser) uncarried(k *Key, rule, stack string) {
+	switch k.Kind {
+	case "header", "metadata":
+		if !metadataKey(k.Arg) {
+			p.fail(k.node, k.field, "found %v, in rule %q of gRPC stack %q, a key no call can carry; allowed there: %s", k, rule, stack, metadataChars)
+		}
+	case "join":
+		for _, part := range k.Parts {
+			p.uncarried(part, rule, stack)
 		}
 	}
 }

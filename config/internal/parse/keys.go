@@ -62,11 +62,16 @@ func (p *parser) key(n *yaml.Node, field string) *Key {
 				p.bad(v, field, "a list of two or more identities")
 			}
 			return k
-		case "header", "metadata":
-			if s, ok := p.str(v, field, "a "+kind+" name (e.g. X-API-Key)"); ok && validHeader(s) {
+		case "header":
+			if s, ok := p.str(v, field, "a header name (e.g. X-API-Key)"); ok && validHeader(s) {
 				return &Key{Kind: kind, Arg: s, node: v, field: field}
 			}
-			p.bad(v, field, "a "+kind+" name: letters, digits and !#$%&'*+-.^_`|~")
+			p.bad(v, field, "a header name: letters, digits and !#$%&'*+-.^_`|~")
+		case "metadata":
+			if s, ok := p.str(v, field, "a metadata key (e.g. x-api-key)"); ok && metadataKey(s) {
+				return &Key{Kind: kind, Arg: s, node: v, field: field}
+			}
+			p.bad(v, field, "a metadata key: "+metadataChars)
 		default:
 			if s, ok := p.str(v, field, "a name"); ok {
 				return &Key{Kind: kind, Arg: s, node: v, field: field}
@@ -80,6 +85,20 @@ func (p *parser) key(n *yaml.Node, field string) *Key {
 func validHeader(s string) bool {
 	for _, c := range []byte(s) {
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// metadataChars are the characters of a gRPC metadata key, for problems.
+const metadataChars = `letters, digits, "-", "_" and "."`
+
+// metadataKey reports whether s is a key a gRPC call can carry (in any
+// case: gRPC keys are lower case, and a call's are read so).
+func metadataKey(s string) bool {
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
 			return false
 		}
 	}
