@@ -137,19 +137,15 @@ func WithoutDefaultExemptions() Option {
 
 // WithMethods limits the rule named rule to the calls of patterns: full
 // method names ("/pkg.Service/Method") or a service's every method
-// ("/pkg.Service/*"). Without it, a rule limits every call.
+// ("/pkg.Service/*"). Without it, a rule limits every call. Give it once
+// per rule, with every pattern: a second is an error.
 func WithMethods(rule string, patterns ...string) Option {
 	return func(c *settings) error {
 		ms, err := compile(patterns)
 		if err != nil || len(patterns) == 0 {
 			return fmt.Errorf("%w: rule %q: methods: %v (allowed: one or more patterns)", ratelimit.ErrConfig, rule, err)
 		}
-		if c.methods == nil {
-			c.methods = map[string]methods{}
-		}
-		c.methods[rule] = ms
-		c.name(rule, "WithMethods")
-		return nil
+		return set(c, &c.methods, rule, "WithMethods", ms)
 	}
 }
 
@@ -159,25 +155,29 @@ func WithMethods(rule string, patterns ...string) Option {
 // at fn's weight for the message (0 charges nothing; negative refuses).
 // A refused message ends RecvMsg with the refusal (codes.ResourceExhausted
 // with its RetryInfo), which the handler returns. Not for a concurrency
-// limit.
+// limit; once per rule.
 func WithMessageCost(rule string, fn func(c *Call, msg any) int) Option {
 	return func(c *settings) error {
 		if fn == nil {
 			return fmt.Errorf("%w: rule %q: nil message cost", ratelimit.ErrConfig, rule)
 		}
-		if c.messageCost == nil {
-			c.messageCost = map[string]func(*Call, any) int{}
-		}
-		c.messageCost[rule] = fn
-		c.name(rule, "WithMessageCost")
-		return nil
+		return set(c, &c.messageCost, rule, "WithMessageCost", fn)
 	}
 }
 
-// name records that option names rule, which New checks.
-func (c *settings) name(rule, option string) {
+// set sets (*m)[rule] to v for option, and records that option names
+// rule, which New checks: an error when option was given for rule
+// already, since the second would replace the first without a word.
+func set[V any](c *settings, m *map[string]V, rule, option string, v V) error {
+	if _, ok := (*m)[rule]; ok {
+		return fmt.Errorf("%w: rule %q: %s given twice (give it once)", ratelimit.ErrConfig, rule, option)
+	}
+	if *m == nil {
+		*m = map[string]V{}
+	}
 	if c.named == nil {
 		c.named = map[string]string{}
 	}
-	c.named[rule] = option
+	(*m)[rule], c.named[rule] = v, option
+	return nil
 }

@@ -254,18 +254,24 @@ func TestIdentityAndCost(t *testing.T) {
 	}
 }
 
-// Invalid rules fail at construction, naming the rule.
+// Invalid rules fail at construction, naming the rule; so does an option
+// given twice for one rule, whose second would replace the first.
 func TestInvalidRules(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		rule grpclimit.Rule
-		opt  grpclimit.Option
+		opts []grpclimit.Option
 	}{
-		{"method", grpclimit.Rule{Rule: limiter.Rule{Name: "bad-method"}}, grpclimit.WithMethods("bad-method", "pkg.Service/M")},
-		{"wildcard", grpclimit.Rule{Rule: limiter.Rule{Name: "bad-wildcard"}}, grpclimit.WithMethods("bad-wildcard", "/pkg.Service/Get*")},
+		{"method", grpclimit.Rule{Rule: limiter.Rule{Name: "bad-method"}}, []grpclimit.Option{grpclimit.WithMethods("bad-method", "pkg.Service/M")}},
+		{"wildcard", grpclimit.Rule{Rule: limiter.Rule{Name: "bad-wildcard"}}, []grpclimit.Option{grpclimit.WithMethods("bad-wildcard", "/pkg.Service/Get*")}},
 		{"message cost on slots", grpclimit.Rule{Rule: limiter.Rule{Name: "slots", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Minute}}},
-			grpclimit.WithMessageCost("slots", func(*grpclimit.Call, any) int { return 1 })},
-		{"an option naming no rule", grpclimit.Rule{Rule: limiter.Rule{Name: "unnamed"}}, grpclimit.WithMethods("unnamed-too", unaryCall)},
+			[]grpclimit.Option{grpclimit.WithMessageCost("slots", func(*grpclimit.Call, any) int { return 1 })}},
+		{"an option naming no rule", grpclimit.Rule{Rule: limiter.Rule{Name: "unnamed"}}, []grpclimit.Option{grpclimit.WithMethods("unnamed-too", unaryCall)}},
+		{"methods given twice", grpclimit.Rule{Rule: limiter.Rule{Name: "twice"}},
+			[]grpclimit.Option{grpclimit.WithMethods("twice", unaryCall), grpclimit.WithMethods("twice", "/pkg.Other/*")}},
+		{"message cost given twice", grpclimit.Rule{Rule: limiter.Rule{Name: "twice"}}, []grpclimit.Option{
+			grpclimit.WithMessageCost("twice", func(*grpclimit.Call, any) int { return 1 }),
+			grpclimit.WithMessageCost("twice", func(*grpclimit.Call, any) int { return 2 })}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.rule.Identity = grpclimit.Constant("all")
@@ -277,7 +283,7 @@ func TestInvalidRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = grpclimit.NewWithLimiter(lim, rules, tc.opt)
+			_, err = grpclimit.NewWithLimiter(lim, rules, tc.opts...)
 			if !errors.Is(err, ratelimit.ErrConfig) || !strings.Contains(err.Error(), tc.rule.Name) {
 				t.Errorf("New: %v, want an ErrConfig naming %q", err, tc.rule.Name)
 			}
