@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,7 +30,8 @@ type redisStore struct {
 	honoursDeadline bool
 	coalesced       bool                 // rdb is a Coalescer (or Nodes): it bounds each call itself
 	caller          *script.Caller       // functions or scripts
-	params          sync.Map             // algorithms.Algorithm -> script.Params, boxed once
+	params          sync.Map             // algorithms.Algorithm -> script.Params, boxed once: maxParams of them
+	paramsKept      atomic.Int64         // entries of params
 	dials           *transport.DialWatch // nil unless the client is one server's *redis.Client
 }
 
@@ -127,18 +129,30 @@ func honoursDeadline(rdb redis.Scripter) bool {
 	return false
 }
 
+// maxParams bounds the algorithm values whose Params a store keeps (see
+// paramsOf), as the limiter bounds the plans it keeps validated.
+const maxParams = 4096
+
 // paramsOf is c's part of the scripts' arguments: its Params, as the
 // Limiter encoded them, boxed once per algorithm value for the command
-// lines.
+// lines, for the first maxParams values, and encoded on each use past
+// them, so that plans computed per request (a tenant's own quota, say)
+// cannot grow the store without bound.
 func (s *redisStore) paramsOf(c *store.Check) (script.Params, error) {
 	if p, ok := s.params.Load(c.Algorithm); ok {
 		return p.(script.Params), nil
 	}
 	p, err := script.Encode(c.Params)
-	if err == nil {
-		s.params.Store(c.Algorithm, p)
+	if err != nil {
+		return p, err
 	}
-	return p, err
+	if s.paramsKept.Add(1) <= maxParams {
+		if _, loaded := s.params.LoadOrStore(c.Algorithm, p); !loaded {
+			return p, nil
+		}
+	}
+	s.paramsKept.Add(-1) // not kept: another call kept it, or the store keeps maxParams
+	return p, nil
 }
 
 // outcome is a call's result, from the goroutine that made it (see within).
