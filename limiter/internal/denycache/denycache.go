@@ -134,7 +134,7 @@ func (c *Cache[V]) Put(t Ticket, wait time.Duration, denial V) {
 	if sh.entries == nil {
 		sh.entries = make(map[id]entry[V])
 	}
-	if len(sh.entries) >= c.max {
+	if _, again := sh.entries[t.id]; !again && len(sh.entries) >= c.max { // a stack cached again takes no room
 		for k, v := range sh.entries {
 			if !t.sent.Before(v.until) {
 				delete(sh.entries, k)
