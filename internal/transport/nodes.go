@@ -25,7 +25,9 @@ import (
 // TRYAGAIN, CLUSTERDOWN, CROSSSLOT: replies that say it did not run) is
 // sent once more through the cluster client, which follows the
 // redirection and refreshes its view of the slots; within the call's
-// deadline. A call that may have run is never sent again.
+// deadline (the store's timeout from when the call reached Nodes, or its
+// context's deadline if sooner), which finding the server, the call and
+// its redirection share. A call that may have run is never sent again.
 type Nodes struct {
 	redis.Scripter
 	process func(ctx context.Context, cmd redis.Cmder) error // the client's own
@@ -70,22 +72,31 @@ func RingNodes(r *redis.Ring, timeout time.Duration) *Nodes {
 // ring, concurrently, until the call's deadline (see within), and returns
 // the first error.
 func (n *Nodes) ForEachMaster(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error {
-	return n.within(ctx, func(ctx context.Context) error { return n.each(ctx, fn) })
+	return n.within(ctx, Deadline(ctx, n.timeout), func(ctx context.Context) error { return n.each(ctx, fn) })
 }
 
-// Process sends cmd through its server's Coalescer.
+// Process sends cmd through its server's Coalescer, and once more through
+// the client after a redirection, all within the call's deadline.
 func (n *Nodes) Process(ctx context.Context, cmd redis.Cmder) error {
+	deadline := Deadline(ctx, n.timeout)
 	key, ok := firstKey(cmd)
 	if !ok {
-		return n.redirect(ctx, cmd)
+		return n.redirect(ctx, deadline, cmd)
 	}
-	server, err := n.server(ctx, key)
+	if !n.routed.Load() {
+		// Finding the server may read the slots first: the call keeps
+		// what is left of the deadline (a context, until routes are known).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	server, err := n.server(ctx, deadline, key)
 	if err != nil {
 		cmd.SetErr(err)
 		return err
 	}
 	if err = n.coalescerOf(server).Process(ctx, cmd); n.slots && redirected(err) {
-		return n.redirect(ctx, cmd) // it did not run
+		return n.redirect(ctx, deadline, cmd) // it did not run
 	}
 	return err
 }
@@ -94,12 +105,12 @@ func (n *Nodes) Process(ctx context.Context, cmd redis.Cmder) error {
 // cluster client may first have to read the cluster's slots, which
 // happens within the call's deadline (see within); then it has them, and
 // finding a server reads nothing.
-func (n *Nodes) server(ctx context.Context, key string) (*redis.Client, error) {
+func (n *Nodes) server(ctx context.Context, deadline time.Time, key string) (*redis.Client, error) {
 	if n.routed.Load() {
 		return n.route(ctx, key)
 	}
 	var server *redis.Client
-	err := n.within(ctx, func(ctx context.Context) (err error) {
+	err := n.within(ctx, deadline, func(ctx context.Context) (err error) {
 		server, err = n.route(ctx, key)
 		return err
 	})
@@ -127,17 +138,17 @@ func (n *Nodes) coalescerOf(server *redis.Client) *Coalescer {
 }
 
 // redirect sends cmd through the client itself, which follows a
-// cluster's redirections, until the call's deadline (see within; cmd is
+// cluster's redirections, until deadline, the call's (see within; cmd is
 // not to be read after a timeout).
-func (n *Nodes) redirect(ctx context.Context, cmd redis.Cmder) error {
-	return n.within(ctx, func(ctx context.Context) error { return n.process(ctx, cmd) })
+func (n *Nodes) redirect(ctx context.Context, deadline time.Time, cmd redis.Cmder) error {
+	return n.within(ctx, deadline, func(ctx context.Context) error { return n.process(ctx, cmd) })
 }
 
-// within runs f until the call's deadline (see Deadline): on a client
+// within runs f until deadline, the call's (see Deadline): on a client
 // whose sockets ignore deadlines, it returns at the deadline while f ends
 // in the background.
-func (n *Nodes) within(ctx context.Context, f func(ctx context.Context) error) error {
-	ctx, cancel := context.WithDeadline(ctx, Deadline(ctx, n.timeout))
+func (n *Nodes) within(ctx context.Context, deadline time.Time, f func(ctx context.Context) error) error {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if n.bounded {
 		return f(ctx)
