@@ -102,7 +102,7 @@ func New(rdb redis.Scripter, opts ...Option) (store.Store, error) {
 			}
 		}
 	}
-	s.caller = script.NewCaller(s.rdb, cfg.functions)
+	s.caller = script.NewCaller(s.rdb, cfg.functions, cfg.timeout)
 	return s, nil
 }
 

@@ -48,18 +48,22 @@ const FunctionsRetry = time.Minute
 // FUNCTION: not one refusing keys, which scripts are refused as well), and
 // tries functions again after FunctionsRetry. A call that may have run is
 // never sent again: a call is retried only after an error that says it
-// did not run.
+// did not run, and what it sends then (a library load, the call again, the
+// script's source) stays within the first send's deadline: its context's,
+// or timeout from when it reached Run if sooner.
 type Caller struct {
 	rdb     redis.Scripter
 	forced  Mode
+	timeout time.Duration // bounds a call and what it sends again (0: its context alone)
 	state   atomic.Int32
 	retry   time.Duration // how long scripts run before functions are tried again: FunctionsRetry
 	retryAt atomic.Int64  // while on scripts: when to try functions again (Unix nanoseconds)
 }
 
-// NewCaller returns a Caller on rdb in mode.
-func NewCaller(rdb redis.Scripter, mode Mode) *Caller {
-	c := &Caller{rdb: rdb, forced: mode, retry: FunctionsRetry}
+// NewCaller returns a Caller on rdb in mode, whose calls, with what they
+// send again, last at most timeout (0: as long as their contexts allow).
+func NewCaller(rdb redis.Scripter, mode Mode, timeout time.Duration) *Caller {
+	c := &Caller{rdb: rdb, forced: mode, timeout: timeout, retry: FunctionsRetry}
 	switch mode {
 	case OnlyFunctions:
 		c.state.Store(useFunctions)
@@ -71,17 +75,23 @@ func NewCaller(rdb redis.Scripter, mode Mode) *Caller {
 
 // Run runs s with call's keys and arguments.
 func (c *Caller) Run(ctx context.Context, s *Script, call Call) (any, error) {
+	var deadline time.Time // of the first send, for the sends that follow
+	if c.timeout > 0 {
+		deadline = time.Now().Add(c.timeout)
+	}
 	if c.state.Load() == useScripts && !c.retrying() {
-		return s.Run(ctx, c.rdb, call)
+		return s.run(ctx, deadline, c.rdb, call)
 	}
 	lib := Library()
 	fn := lib.functions[s.driver]
 	v, err := run(ctx, c.rdb, "fcall", fn, call)
 	if err != nil && redis.HasErrorPrefix(err, "Function not found") {
 		// Nothing ran: load the library and call again.
+		ctx, cancel := within(ctx, deadline)
 		if err = c.load(ctx, lib, call); err == nil {
 			v, err = run(ctx, c.rdb, "fcall", fn, call)
 		}
+		cancel()
 	}
 	switch {
 	case err == nil:
@@ -94,9 +104,20 @@ func (c *Caller) Run(ctx context.Context, s *Script, call Call) (any, error) {
 		// retryAt.
 		c.retryAt.Store(time.Now().Add(c.retry).UnixNano())
 		c.state.Store(useScripts)
-		return s.Run(ctx, c.rdb, call)
+		ctx, cancel := within(ctx, deadline)
+		defer cancel()
+		return s.run(ctx, deadline, c.rdb, call)
 	}
 	return v, Clean(err)
+}
+
+// within is ctx for what a call sends after its first send: ended at
+// deadline, the first send's (none when zero), or ctx's own if sooner.
+func within(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	if deadline.IsZero() {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, deadline)
 }
 
 // retrying reports whether this call, on scripts, is the one that tries

@@ -71,7 +71,7 @@ func deleteOne() Call { return CallOf([]string{"rl:{x}:k"}, "", 1) }
 func TestFunctionsRefusedThenAllowed(t *testing.T) {
 	s := redistest.Start(t)
 	rdb, counted := userClient(t, s, "app", "+@all", "-fcall", "-function", "~*")
-	c := NewCaller(rdb, Auto)
+	c := NewCaller(rdb, Auto, 0)
 	run := func() {
 		t.Helper()
 		if _, err := c.Run(context.Background(), Delete(), deleteOne()); err != nil {
@@ -102,7 +102,7 @@ func TestFunctionsRefusedThenAllowed(t *testing.T) {
 func TestKeysRefusedKeepFunctions(t *testing.T) {
 	s := redistest.Start(t)
 	rdb, counted := userClient(t, s, "app", "+@all", "~other:*")
-	c := NewCaller(rdb, Auto)
+	c := NewCaller(rdb, Auto, 0)
 	_, err := c.Run(context.Background(), Delete(), deleteOne())
 	if err == nil || !strings.HasPrefix(err.Error(), "NOPERM") || c.state.Load() == useScripts {
 		t.Fatalf("keys refused: %v, state %d; want the NOPERM error, functions kept", err, c.state.Load())

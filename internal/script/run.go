@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -52,9 +53,17 @@ func (noRetry) NoRetry() bool { return true }
 // never re-sent by go-redis's own retries. Error replies are cleaned of
 // the arguments Redis quotes back (see Clean).
 func (s *Script) Run(ctx context.Context, rdb redis.Scripter, call Call) (any, error) {
+	return s.run(ctx, time.Time{}, rdb, call)
+}
+
+// run is Run with the EVAL after NOSCRIPT sent within deadline, the first
+// send's (none when zero; see Caller).
+func (s *Script) run(ctx context.Context, deadline time.Time, rdb redis.Scripter, call Call) (any, error) {
 	v, err := run(ctx, rdb, "evalsha", s.hashArg, call)
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		ctx, cancel := within(ctx, deadline)
 		v, err = run(ctx, rdb, "eval", s.srcArg, call)
+		cancel()
 	}
 	return v, Clean(err)
 }
