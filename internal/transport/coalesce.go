@@ -199,9 +199,30 @@ func (c *Coalescer) send() {
 			return
 		}
 		c.mu.Unlock()
-		c.pipeline(batch)
 		last = len(batch)
+		if batch = unsent(batch); len(batch) > 0 {
+			c.pipeline(batch)
+		}
 	}
+}
+
+// unsent answers, without sending them, the calls of batch whose callers
+// gave up while they were queued (their context ended or their deadline
+// passed, and their goroutines have not yet taken them off the queue),
+// and returns the others: a call is sent only while its caller waits.
+func unsent(batch []*call) []*call {
+	now := time.Now()
+	return slices.DeleteFunc(batch, func(k *call) bool {
+		err := k.ctx.Err()
+		if err == nil && !now.Before(k.deadline) {
+			err = context.DeadlineExceeded
+		}
+		if err != nil {
+			k.cmd.SetErr(err)
+			close(k.done)
+		}
+		return err != nil
+	})
 }
 
 // pipeline sends batch as one pipeline, until the latest deadline of its
