@@ -46,6 +46,8 @@
 package prommetrics
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
 )
@@ -68,6 +70,8 @@ type Collector struct {
 	state     *prometheus.GaugeVec
 	reloads   *prometheus.CounterVec
 	route     bool
+
+	stateMu sync.Mutex // one state set at a time: never two at 1, or none
 }
 
 // New registers the collector's series with reg.
@@ -148,6 +152,8 @@ func (c *Collector) labels(route string, values ...string) []string {
 var states = []string{"up", "down", "fallback"}
 
 func (c *Collector) setState(state string) {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
 	for _, s := range states {
 		v := 0.0
 		if s == state {
