@@ -42,11 +42,14 @@
 // route pattern (Request.Pattern) to the decision series, which is bounded
 // by the routes a service registers. The gRPC interceptors of module
 // grpclimit feed the same hook; their route is the call's full method
-// ("/pkg.Service/Method").
+// ("/pkg.Service/Method"), its bytes that are not UTF-8, if any, replaced
+// by U+FFFD.
 package prommetrics
 
 import (
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
@@ -115,6 +118,9 @@ func (c *Collector) Hook(e guard.Event) {
 	route := ""
 	if c.route {
 		route = e.Route
+		if !utf8.ValidString(route) { // a label value must be UTF-8: WithLabelValues panics on any other
+			route = strings.ToValidUTF8(route, "\uFFFD")
+		}
 	}
 	for i, rule := range e.Rules {
 		c.decisions.WithLabelValues(c.labels(route, rule, e.RuleOutcome(i))...).Inc()
