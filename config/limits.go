@@ -38,7 +38,8 @@ type Limits struct {
 	seen    fingerprint // the file as Watch last read it
 	unread  fingerprint // a version Watch could not read, reported once
 	failing bool        // the last reload reported failed
-	pending []error     // reloads to report to the hook once l.mu is released
+	pending []error     // reloads to report to the hook once l.mu is released, in order
+	hooking bool        // a goroutine is handing pending to the hook
 	closed  bool
 	done    chan struct{} // closed by Close: Watch returns
 }
@@ -98,7 +99,10 @@ func WithKeyFunc(name string, fn keyfunc.KeyFunc) Option {
 
 // WithReloadHook calls fn after every reload that read a changed file
 // (Reload, or Watch's): with nil when the new rules are in force, or the
-// error that left the old ones in force. For metrics: count both.
+// error that left the old ones in force. For metrics: count both. fn is
+// called for one reload at a time, in the order of the reloads: a reload
+// made while fn runs for another returns without waiting, and fn hears
+// it once the call under way has returned.
 func WithReloadHook(fn func(err error)) Option {
 	return func(s *settings) { s.onReload = fn }
 }
@@ -250,16 +254,39 @@ func (l *Limits) Reload() error {
 }
 
 // unlockAndReport releases l.mu, then passes the reloads made under it to
-// the reload hook, which may itself call Reload or Middleware.
+// the reload hook, which may itself call Reload or Middleware. The hook
+// hears one reload at a time, in order: while one goroutine calls it,
+// the reloads of others are queued in l.pending and that goroutine hands
+// them over too, so that no reload waits for another's hook.
 func (l *Limits) unlockAndReport() {
-	pending := l.pending
-	l.pending = nil
-	l.mu.Unlock()
-	if l.set.onReload != nil {
+	if l.set.onReload == nil {
+		l.pending = nil
+	}
+	if l.hooking || len(l.pending) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	l.hooking = true
+	handed := false
+	defer func() {
+		if !handed { // the hook panicked: the next reload hands over what is left
+			l.mu.Lock()
+			l.hooking = false
+			l.mu.Unlock()
+		}
+	}()
+	for len(l.pending) > 0 {
+		pending := l.pending
+		l.pending = nil
+		l.mu.Unlock()
 		for _, err := range pending {
 			l.set.onReload(err)
 		}
+		l.mu.Lock()
 	}
+	l.hooking = false
+	handed = true
+	l.mu.Unlock()
 }
 
 // reload puts data in force, unless err (reading it) or its problems say

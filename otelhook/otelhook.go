@@ -26,6 +26,7 @@ package otelhook
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -56,6 +57,8 @@ type Recorder struct {
 	errors    metric.Int64Counter
 	state     metric.Int64Gauge
 	reloads   metric.Int64Counter
+
+	stateMu sync.Mutex // one state recorded at a time: never two at 1, or none
 }
 
 // New creates the instruments.
@@ -139,6 +142,8 @@ var states = []string{"up", "down", "fallback"}
 
 // setState records 1 for state and 0 for the others.
 func (r *Recorder) setState(ctx context.Context, state string) {
+	r.stateMu.Lock()
+	defer r.stateMu.Unlock()
 	for _, st := range states {
 		v := int64(0)
 		if st == state {

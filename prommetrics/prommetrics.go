@@ -42,10 +42,15 @@
 // route pattern (Request.Pattern) to the decision series, which is bounded
 // by the routes a service registers. The gRPC interceptors of module
 // grpclimit feed the same hook; their route is the call's full method
-// ("/pkg.Service/Method").
+// ("/pkg.Service/Method"), its bytes that are not UTF-8, if any, replaced
+// by U+FFFD.
 package prommetrics
 
 import (
+	"strings"
+	"sync"
+	"unicode/utf8"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
 )
@@ -68,6 +73,8 @@ type Collector struct {
 	state     *prometheus.GaugeVec
 	reloads   *prometheus.CounterVec
 	route     bool
+
+	stateMu sync.Mutex // one state set at a time: never two at 1, or none
 }
 
 // New registers the collector's series with reg.
@@ -111,6 +118,9 @@ func (c *Collector) Hook(e guard.Event) {
 	route := ""
 	if c.route {
 		route = e.Route
+		if !utf8.ValidString(route) { // a label value must be UTF-8: WithLabelValues panics on any other
+			route = strings.ToValidUTF8(route, "\uFFFD")
+		}
 	}
 	for i, rule := range e.Rules {
 		c.decisions.WithLabelValues(c.labels(route, rule, e.RuleOutcome(i))...).Inc()
@@ -148,6 +158,8 @@ func (c *Collector) labels(route string, values ...string) []string {
 var states = []string{"up", "down", "fallback"}
 
 func (c *Collector) setState(state string) {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
 	for _, s := range states {
 		v := 0.0
 		if s == state {

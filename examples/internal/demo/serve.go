@@ -47,17 +47,27 @@ func Main(name string, newHandler func(redis.Scripter, ...limiter.Option) (http.
 }
 
 // Serve serves h on addr until ctx is done, then shuts the server down,
-// letting requests under way finish for up to 5 s.
+// letting requests under way finish for up to 5 s: it returns once they
+// have (what the caller closes next, its limits and Redis, is no longer
+// used), or with an error when some were still running then.
 func Serve(ctx context.Context, addr string, h http.Handler) error {
 	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	shut := make(chan error, 1)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(shutdown)
+		err := srv.Shutdown(shutdown)
+		if err != nil {
+			_ = srv.Close() // cut what still runs
+			err = fmt.Errorf("requests still under way after 5 s, cut short: %w", err)
+		}
+		shut <- err
 	}()
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	// ListenAndServe returns as soon as the shutdown begins, before the
+	// requests under way have finished: wait for the shutdown itself.
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	return <-shut
 }
