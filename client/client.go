@@ -85,6 +85,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		now := t.clock.Now()
 		turn, ok := t.pacer.Reserve(addr, "", now, deadline)
 		if !ok {
+			if res == nil {
+				// Never sent: a RoundTripper closes the body all the same.
+				closeBody(req)
+			}
 			switch {
 			case res != nil:
 				return res, nil
@@ -98,6 +102,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			res.Body.Close()
 		}
 		if err := t.clock.sleepUntil(ctx, turn.At); err != nil {
+			if attempt == 1 {
+				closeBody(req)
+			}
 			return nil, err
 		}
 		send := req
@@ -115,6 +122,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !t.observe(turn, res) || attempt >= attempts || !retryable(req, res.StatusCode) {
 			return res, nil
 		}
+	}
+}
+
+// closeBody closes the body of req, which was not sent.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
 	}
 }
 
