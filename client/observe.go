@@ -10,9 +10,10 @@ import "net/http"
 func (t *Transport) observe(turn Turn, res *http.Response) (refused bool) {
 	now := t.clock.Now()
 	l := read(res.Header, now)
+	retryAfter, says := parseRetryAfter(res.Header.Get("Retry-After"), now)
 	refused = res.StatusCode == http.StatusTooManyRequests ||
-		(res.StatusCode == http.StatusServiceUnavailable && res.Header.Get("Retry-After") != "")
-	if retryAfter, ok := parseRetryAfter(res.Header.Get("Retry-After"), now); ok && refused {
+		(res.StatusCode == http.StatusServiceUnavailable && says)
+	if says && refused {
 		l.wait = retryAfter
 	}
 	turn.learn(now, l, refused)
