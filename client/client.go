@@ -81,9 +81,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	attempts := orDefault(t.MaxAttempts, defaultMaxAttempts)
 	var res *http.Response
+	var retryAt time.Time // a refused request's retry goes no sooner
 	for attempt := 1; ; attempt++ {
 		now := t.clock.Now()
-		turn, ok := t.pacer.Reserve(addr, "", now, deadline)
+		// The host's pace may not hold the retry for its refusal's wait:
+		// a response to a later request, read first, said more recently
+		// that it had quota left.
+		turn, ok := t.pacer.Reserve(addr, "", later(now, retryAt), deadline)
 		if !ok {
 			if res == nil {
 				// Never sent: a RoundTripper closes the body all the same.
@@ -119,9 +123,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		res = answer
-		if !t.observe(turn, res) || attempt >= attempts || !retryable(req, res.StatusCode) {
+		refused, wait := t.observe(turn, res)
+		if !refused || attempt >= attempts || !retryable(req, res.StatusCode) {
 			return res, nil
 		}
+		retryAt = t.clock.Now().Add(wait)
 	}
 }
 
