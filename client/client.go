@@ -106,6 +106,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			res.Body.Close()
 		}
 		if err := t.clock.sleepUntil(ctx, turn.At); err != nil {
+			turn.unsent()
 			if attempt == 1 {
 				closeBody(req)
 			}
