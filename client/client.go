@@ -81,10 +81,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	attempts := orDefault(t.MaxAttempts, defaultMaxAttempts)
 	var res *http.Response
+	var retryAt time.Time // a refused request's retry goes no sooner
 	for attempt := 1; ; attempt++ {
 		now := t.clock.Now()
-		turn, ok := t.pacer.Reserve(addr, "", now, deadline)
+		// The host's pace may not hold the retry for its refusal's wait:
+		// a response to a later request, read first, said more recently
+		// that it had quota left.
+		turn, ok := t.pacer.Reserve(addr, "", later(now, retryAt), deadline)
 		if !ok {
+			if res == nil {
+				// Never sent: a RoundTripper closes the body all the same.
+				closeBody(req)
+			}
 			switch {
 			case res != nil:
 				return res, nil
@@ -98,6 +106,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			res.Body.Close()
 		}
 		if err := t.clock.sleepUntil(ctx, turn.At); err != nil {
+			turn.unsent()
+			if attempt == 1 {
+				closeBody(req)
+			}
 			return nil, err
 		}
 		send := req
@@ -112,9 +124,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		res = answer
-		if !t.observe(turn, res) || attempt >= attempts || !retryable(req, res.StatusCode) {
+		refused, wait := t.observe(turn, res)
+		if !refused || attempt >= attempts || !retryable(req, res.StatusCode) {
 			return res, nil
 		}
+		retryAt = t.clock.Now().Add(wait)
+	}
+}
+
+// closeBody closes the body of req, which was not sent.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
 	}
 }
 

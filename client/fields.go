@@ -1,6 +1,8 @@
 package client
 
 import (
+	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -44,7 +46,7 @@ func readRules(rateLimit, policy []string) map[string]limits {
 			q, okQ := intParam(m, "q")
 			w, okW := intParam(m, "w")
 			if okQ && okW && q > 0 {
-				l.gap = time.Duration(w) * time.Second / time.Duration(q)
+				l.gap = seconds(w) / time.Duration(q)
 			}
 			add(m, l)
 		}
@@ -55,7 +57,7 @@ func readRules(rateLimit, policy []string) map[string]limits {
 			if r, ok := intParam(m, "r"); ok {
 				l.left = int(r)
 				if s, ok := intParam(m, "t"); ok && r == 0 {
-					l.wait = time.Duration(s) * time.Second
+					l.wait = seconds(s)
 				}
 			}
 			add(m, l)
@@ -90,7 +92,17 @@ func resetWait(v int64, now time.Time) time.Duration {
 	if v > 1_000_000_000 {
 		return max(0, time.Unix(v, 0).Sub(now))
 	}
-	return time.Duration(max(0, v)) * time.Second
+	return seconds(v)
+}
+
+// seconds is n seconds, or the longest Duration when n seconds are
+// longer (about 292 years), and 0 when n is negative: a wait too long to
+// count is a long wait, not a negative one.
+func seconds(n int64) time.Duration {
+	if n > int64(math.MaxInt64/time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(max(0, n)) * time.Second
 }
 
 func intParam(member, key string) (int64, bool) {
@@ -98,7 +110,16 @@ func intParam(member, key string) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
+	return parseUint(v)
+}
+
+// parseUint reads a non-negative integer, math.MaxInt64 for one too large
+// for an int64.
+func parseUint(v string) (int64, bool) {
 	n, err := strconv.ParseInt(v, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && v != "" && v[0] != '-' {
+		return math.MaxInt64, true
+	}
 	return n, err == nil && n >= 0
 }
 
@@ -108,7 +129,9 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(max(0, s)) * time.Second, true
+		return seconds(s), true
+	} else if s, ok := parseUint(v); ok {
+		return seconds(s), true // more seconds than an int64 holds
 	}
 	if at, err := http.ParseTime(v); err == nil {
 		return max(0, at.Sub(now)), true

@@ -11,6 +11,7 @@ type pace struct {
 	left   int           // quota left, as reported less what was sent since; -1 unknown
 	sent   int64         // requests reserved so far
 	seen   int64         // the latest request whose response was read
+	learns int64         // responses learned from so far
 	scopes int           // a rule's: the scopes that name it
 }
 
@@ -48,6 +49,7 @@ func (p *pace) take(now time.Time) (seq int64) {
 // requests hold turns already. A response to an earlier request than one
 // already read tells nothing newer.
 func (p *pace) learn(seq int64, now time.Time, l limits, refused bool) {
+	p.learns++
 	if l.gap > 0 {
 		p.gap = l.gap
 	}
@@ -78,4 +80,24 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// placed is what a take changed of a pace, to give it back (see
+// untake).
+type placed struct {
+	left   int
+	turn   time.Time
+	learns int64
+}
+
+// untake gives back the place of request seq, which was not sent, as
+// before says it was before its take: only while no later request took a
+// place and no response was learned since, so that nothing counted
+// after it is undone.
+func (p *pace) untake(seq int64, before placed) {
+	if seq != p.sent || before.learns != p.learns {
+		return
+	}
+	p.sent--
+	p.left, p.turn = before.left, before.turn
 }

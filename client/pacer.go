@@ -43,6 +43,7 @@ type Turn struct {
 	server, scope string
 	seq           int64            // among the server's requests
 	seqs          map[string]int64 // among each rule's
+	before        placed           // the server's pace before the take
 }
 
 // Reserve returns the turn of a request of scope to server at now, the
@@ -63,7 +64,8 @@ func (p *Pacer) Reserve(server, scope string, now, deadline time.Time) (t Turn, 
 	if at.After(deadline) {
 		return Turn{At: at}, false
 	}
-	t = Turn{At: at, p: p, server: server, scope: scope, seq: s.take(now), seqs: make(map[string]int64, len(s.rules))}
+	before := placed{left: s.left, turn: s.turn, learns: s.learns}
+	t = Turn{At: at, p: p, server: server, scope: scope, seq: s.take(now), seqs: make(map[string]int64, len(s.rules)), before: before}
 	for name, r := range s.rules {
 		// A rule the request is not known to fall under: the quota a
 		// response reports for it was left after the requests reserved
@@ -118,6 +120,16 @@ func (t Turn) learn(now time.Time, l limits, refused bool) {
 	t.p.mu.Lock()
 	defer t.p.mu.Unlock()
 	t.p.server(t.server).learn(t.seq, now, l, refused)
+}
+
+// unsent gives back t's place among the requests to its server as a
+// whole, its request not sent (canceled while it waited): the next
+// request takes it, unless a later one took a place or a response was
+// read meanwhile. Transport's, whose requests no rule paces.
+func (t Turn) unsent() {
+	t.p.mu.Lock()
+	defer t.p.mu.Unlock()
+	t.p.server(t.server).untake(t.seq, t.before)
 }
 
 func (p *Pacer) server(addr string) *server {

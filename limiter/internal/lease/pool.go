@@ -26,6 +26,11 @@ type pool[C any] struct {
 	// none): requests that find the pool empty meanwhile wait for it
 	// rather than take too.
 	taking chan struct{}
+	// takes counts the takes in flight for the pool, the one taking
+	// marks and any other: a pool with one is not idle, or the lease it
+	// brings would land in a pool the pools no longer keep, neither spent
+	// nor refunded.
+	takes int
 }
 
 // Lease is a batch of units a decision took from the store.
@@ -99,15 +104,24 @@ func (p *pool[C]) held() int {
 	return n
 }
 
-// took ends the pool's take in flight: the requests waiting for it go
-// on.
-func (p *pool[C]) took() {
+// took ends a take in flight for the pool; marks is whether it is the
+// pool's marked take (taking), whose end lets the requests waiting for it
+// go on.
+func (p *pool[C]) took(marks bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.taking != nil {
+	p.takes--
+	if marks && p.taking != nil {
 		close(p.taking)
 		p.taking = nil
 	}
+}
+
+// idle reports whether the pools may forget p, asked last at p.used:
+// it holds no lease, no take is in flight for it, and it was not asked
+// for ttl at now. p.mu is held.
+func (p *pool[C]) idle(now time.Time, ttl time.Duration) bool {
+	return p.empty() && p.takes == 0 && now.Sub(p.used) >= ttl
 }
 
 // end ends l: it is spent from no more, and what it holds free is

@@ -93,12 +93,12 @@ func (ps *Pools[C]) pool(key store.Key, now time.Time, ttl time.Duration) *pool[
 	return p
 }
 
-// dropIdle forgets the pools that hold no lease and were not asked for
-// ttl. ps.mu is held.
+// dropIdle forgets the pools that hold no lease, wait for no take and
+// were not asked for ttl. ps.mu is held.
 func (ps *Pools[C]) dropIdle(now time.Time, ttl time.Duration) {
 	for key, p := range ps.pools {
 		p.mu.Lock()
-		idle := p.empty() && now.Sub(p.used) >= ttl
+		idle := p.idle(now, ttl)
 		p.mu.Unlock()
 		if idle {
 			delete(ps.pools, key)
@@ -140,7 +140,7 @@ func (ps *Pools[C]) expired(now time.Time, all bool) []Refund[C] {
 				out = p.end(l, out)
 			}
 		}
-		if p.empty() && now.Sub(p.used) >= MaxLease {
+		if p.idle(now, MaxLease) {
 			delete(ps.pools, key)
 		}
 		p.mu.Unlock()

@@ -24,6 +24,7 @@ type Stack[C any] struct {
 	deniedBy *pool[C]
 	denial   algorithms.Result // deniedBy's
 	taking   bool              // a take of this decision's is marked
+	ended    bool              // its takes are over (endTakes)
 }
 
 // spend is a check's part in a decision.
@@ -115,6 +116,7 @@ func (s *Stack[C]) Add(ctx context.Context, key store.Key, cost int, serves bool
 		s.deniedBy = p
 	default:
 		sp.n, sp.take, sp.rule, sp.algo = p.size(s.now, r.Interval, a.Quota), true, r, a
+		p.takes++
 		if p.taking == nil {
 			p.taking, s.taking, sp.marks = make(chan struct{}), true, true
 		}
@@ -234,11 +236,16 @@ func (s *Stack[C]) Finish() []Refund[C] {
 	return s.Refunds()
 }
 
-// endTakes ends the takes the stack marked.
+// endTakes ends the stack's takes, once: the pools may forget their
+// pools again, and the requests waiting for those it marked go on.
 func (s *Stack[C]) endTakes() {
+	if s.ended {
+		return
+	}
+	s.ended = true
 	for i := range s.n {
-		if sp := s.spend(i); sp.marks {
-			sp.pool.took()
+		if sp := s.spend(i); sp.take {
+			sp.pool.took(sp.marks)
 		}
 	}
 }
