@@ -18,8 +18,9 @@ import (
 )
 
 // sends records the deadline and the reply of every command a client
-// sends, in order.
+// sends (those keep accepts, when set), in order.
 type sends struct {
+	keep func(redis.Cmder) bool
 	mu   sync.Mutex
 	list []send
 }
@@ -53,6 +54,9 @@ func (s *sends) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 }
 
 func (s *sends) record(ctx context.Context, cmd redis.Cmder, err error) {
+	if s.keep != nil && !s.keep(cmd) {
+		return
+	}
 	d, _ := ctx.Deadline()
 	s.mu.Lock()
 	s.list = append(s.list, send{strings.ToLower(fmt.Sprint(cmd.Args()[0])), d, err})
