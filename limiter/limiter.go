@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
@@ -15,6 +13,7 @@ import (
 	algodesc "github.com/seed-bff0c9e1/ratelimit/internal/algo"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
+	"github.com/seed-bff0c9e1/ratelimit/internal/memo"
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/breaker"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/denycache"
@@ -83,9 +82,8 @@ type Limiter struct {
 	denied  *denycache.Cache[[]RuleResult] // nil when off
 	leases  *lease.Pools[store.Check]      // nil without leased rules
 	rules   map[string]*rule
-	given   []Rule       // as New was given them
-	algos   sync.Map     // algorithms.Algorithm -> *algo, for plans
-	plans   atomic.Int64 // plans not found in algos: at most maxPlans are kept
+	given   []Rule                                    // as New was given them
+	algos   memo.Bounded[algorithms.Algorithm, *algo] // plans, validated
 	cfg     config
 	// releases sends failed slot releases again (see Settle).
 	releases release.Queue
@@ -122,22 +120,14 @@ func newAlgo(alg algorithms.Algorithm) *algo {
 		lease: lease.Algo{Facts: d.Facts, Refill: d.Refill, Quota: p.Quota, Window: p.Window}}
 }
 
-// maxPlans bounds the plans a Limiter keeps validated (see algoOf).
+// maxPlans bounds the plans a Limiter keeps validated.
 const maxPlans = 4096
 
-// algoOf is a plan, validated once per value for the first maxPlans
-// values and on each use past them, so that plans computed per request
-// (a tenant's own quota from a database, say) cannot grow the limiter
-// without bound.
+// algoOf is a plan, validated once per value for the first 4,096 values
+// and on each use past them (see memo.Bounded).
 func (l *Limiter) algoOf(alg algorithms.Algorithm) *algo {
-	if a, ok := l.algos.Load(alg); ok {
-		return a.(*algo)
-	}
-	if l.plans.Add(1) > maxPlans {
-		return newAlgo(alg)
-	}
-	a, _ := l.algos.LoadOrStore(alg, newAlgo(alg))
-	return a.(*algo)
+	a, _ := l.algos.Get(alg, func(alg algorithms.Algorithm) (*algo, error) { return newAlgo(alg), nil })
+	return a
 }
 
 // New returns a Limiter that decides rules on store: a Redis store
@@ -152,7 +142,7 @@ func New(s store.Store, rules []Rule, opts ...Option) (*Limiter, error) {
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("%w: no rules", ratelimit.ErrConfig)
 	}
-	l := &Limiter{store: s, cfg: defaults(), rules: make(map[string]*rule, len(rules)), given: slices.Clone(rules)}
+	l := &Limiter{store: s, cfg: defaults(), algos: memo.Bounded[algorithms.Algorithm, *algo]{Max: maxPlans}, rules: make(map[string]*rule, len(rules)), given: slices.Clone(rules)}
 	l.releases.Log, l.releases.Describe, l.releases.Send = "rate limit slot releases failed", backendError, l.sendRefunds
 	if err := options.Apply(&l.cfg, opts); err != nil {
 		return nil, err

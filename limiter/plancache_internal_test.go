@@ -28,8 +28,7 @@ func TestPlansKeptAreBounded(t *testing.T) {
 			t.Fatalf("plan %d: %+v, %v", i, d, err)
 		}
 	}
-	kept := 0
-	lim.algos.Range(func(any, any) bool { kept++; return true })
+	kept := lim.algos.Kept()
 	if kept > maxPlans {
 		t.Errorf("%d plans kept, want at most %d", kept, maxPlans)
 	}

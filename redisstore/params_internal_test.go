@@ -38,8 +38,7 @@ func TestPlansPerRequestKeepParamsBounded(t *testing.T) {
 			t.Fatalf("plan %d: denied, want allowed (each plan allows more than the ones before)", i)
 		}
 	}
-	n := 0
-	st.(*redisStore).params.Range(func(any, any) bool { n++; return true })
+	n := st.(*redisStore).params.Kept()
 	if n > maxParams {
 		t.Fatalf("the store keeps the parameters of %d plans, want at most %d", n, maxParams)
 	}

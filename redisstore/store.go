@@ -6,13 +6,13 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit"
+	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/memo"
 	"github.com/seed-bff0c9e1/ratelimit/internal/options"
 	"github.com/seed-bff0c9e1/ratelimit/internal/script"
 	"github.com/seed-bff0c9e1/ratelimit/internal/transport"
@@ -28,11 +28,10 @@ type redisStore struct {
 	minTTL          any // script.MinTTL, boxed once for command lines
 	shards          sharding
 	honoursDeadline bool
-	coalesced       bool                 // rdb is a Coalescer (or Nodes): it bounds each call itself
-	caller          *script.Caller       // functions or scripts
-	params          sync.Map             // algorithms.Algorithm -> script.Params, boxed once: maxParams of them
-	paramsKept      atomic.Int64         // entries of params
-	dials           *transport.DialWatch // nil unless the client is one server's *redis.Client
+	coalesced       bool                                              // rdb is a Coalescer (or Nodes): it bounds each call itself
+	caller          *script.Caller                                    // functions or scripts
+	params          memo.Bounded[algorithms.Algorithm, script.Params] // boxed once, for maxParams values
+	dials           *transport.DialWatch                              // nil unless the client is one server's *redis.Client
 }
 
 var _ store.Remote = (*redisStore)(nil)
@@ -60,6 +59,7 @@ func New(rdb redis.Scripter, opts ...Option) (store.Store, error) {
 		return nil, err
 	}
 	s := &redisStore{rdb: rdb, client: rdb, timeout: cfg.timeout, minTTL: script.MinTTL(cfg.minTTL), honoursDeadline: honoursDeadline(rdb)}
+	s.params.Max = maxParams
 	switch rdb.(type) {
 	case *redis.ClusterClient:
 		s.shards = bySlot
@@ -139,20 +139,7 @@ const maxParams = 4096
 // them, so that plans computed per request (a tenant's own quota, say)
 // cannot grow the store without bound.
 func (s *redisStore) paramsOf(c *store.Check) (script.Params, error) {
-	if p, ok := s.params.Load(c.Algorithm); ok {
-		return p.(script.Params), nil
-	}
-	p, err := script.Encode(c.Params)
-	if err != nil {
-		return p, err
-	}
-	if s.paramsKept.Add(1) <= maxParams {
-		if _, loaded := s.params.LoadOrStore(c.Algorithm, p); !loaded {
-			return p, nil
-		}
-	}
-	s.paramsKept.Add(-1) // not kept: another call kept it, or the store keeps maxParams
-	return p, nil
+	return s.params.Get(c.Algorithm, func(algorithms.Algorithm) (script.Params, error) { return script.Encode(c.Params) })
 }
 
 // outcome is a call's result, from the goroutine that made it (see within).
