@@ -27,7 +27,8 @@
 // Cost, Skip and Settle, functions of the Call, which has the call's
 // context, full method, peer and incoming metadata. The keys read a call:
 // Peer keys by the TCP peer, as keyfunc.IP keys HTTP requests; ClientIP,
-// with a gateway's address among TrustedProxies, reads the forwarded,
+// with a gateway's address among TrustedProxies ("unix" for a sidecar on a
+// Unix socket), reads the forwarded,
 // x-forwarded-for or x-real-ip metadata such a gateway sets (grpc-gateway,
 // Envoy), from that peer only, as keyfunc.ClientIP reads the headers (name
 // the one the gateway sets in IPConfig.Header, or a client can choose its

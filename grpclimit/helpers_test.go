@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -171,8 +172,9 @@ func (s *redisServer) stop() {
 type transport string
 
 const (
-	tcp  transport = "tcp"
-	pipe transport = "bufconn"
+	tcp      transport = "tcp"
+	pipe     transport = "bufconn"
+	unixSock transport = "unix" // a socket file, as a gateway on the same host reaches its server
 )
 
 // serve runs the echo service behind s on tr and returns a connection to
@@ -207,6 +209,16 @@ func serveOpts(t testing.TB, sopts []grpc.ServerOption, tr transport, opts ...gr
 			t.Fatal(err)
 		}
 		target = l.Addr().String()
+	case unixSock:
+		dir, err := os.MkdirTemp("", "rl") // short: a socket's path has a small limit
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if l, err = net.Listen("unix", filepath.Join(dir, "s")); err != nil {
+			t.Fatal(err)
+		}
+		target = "unix://" + l.Addr().String()
 	case pipe:
 		bl := bufconn.Listen(1 << 20)
 		l = bl

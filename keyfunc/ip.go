@@ -21,8 +21,11 @@ import (
 // by sending one that comes earlier in that order.
 type IPConfig struct {
 	// TrustedProxies lists the peers whose forwarding headers are believed,
-	// as CIDRs ("10.0.0.0/8") or addresses ("127.0.0.1"). With none, all
-	// forwarding headers are ignored and the TCP peer is the client.
+	// as CIDRs ("10.0.0.0/8") or addresses ("127.0.0.1"), and "unix" (in
+	// any case) for every peer on a Unix domain socket: a proxy on the
+	// same host, which has no IP address. With none, all forwarding
+	// headers are ignored and the TCP peer is the client; a request over a
+	// Unix socket then has no identity.
 	TrustedProxies []string
 	// Header names the one forwarding field the trusted proxies set:
 	// "Forwarded" (RFC 7239, its for= parameters), "X-Forwarded-For" or

@@ -19,6 +19,15 @@ import (
 // ErrNoAddr is returned when RemoteAddr is not an IP address.
 var ErrNoAddr = errors.New("RemoteAddr is not an IP address")
 
+// Errors of a peer on a Unix domain socket, which has no IP address: one
+// whose forwarding fields are not believed (the error says what to list,
+// for the operator who reads it in the error handler or the log), and one
+// that is trusted but sent no usable field.
+var (
+	errUnixPeer      = errors.New(`the peer is on a Unix socket, which has no IP address: list "unix" among the trusted proxies to read the forwarding field its proxy sets`)
+	errUnixForwarded = errors.New("the peer, a trusted proxy on a Unix socket, sent no usable forwarding field")
+)
+
 // Resolver finds a request's client address. It is safe for concurrent use.
 //
 // The TCP peer (RemoteAddr) is the client unless it is a trusted proxy.
@@ -34,6 +43,7 @@ var ErrNoAddr = errors.New("RemoteAddr is not an IP address")
 // yields its left-most hop.
 type Resolver struct {
 	trusted []netip.Prefix
+	unix    bool // peers on a Unix socket are trusted proxies (netx.UnixPeers)
 	only    field
 	v4, v6  int
 }
@@ -70,8 +80,8 @@ func parseField(name string) (field, error) {
 		ratelimit.ErrConfig, name)
 }
 
-// New validates its arguments: trusted proxies as CIDRs or addresses, the
-// one forwarding field they set ("Forwarded", "X-Forwarded-For" or
+// New validates its arguments: trusted proxies as CIDRs or addresses (and
+// netx.UnixPeers for the peers on a Unix socket), the one forwarding field they set ("Forwarded", "X-Forwarded-For" or
 // "X-Real-IP", in any case; "" to read the first present of the three),
 // and the prefix lengths an identity keeps (0 for 32 and 64).
 func New(trusted []string, header string, v4, v6 int) (*Resolver, error) {
@@ -93,11 +103,15 @@ func New(trusted []string, header string, v4, v6 int) (*Resolver, error) {
 		return nil, fmt.Errorf("%w: IPv6PrefixLen must be 1 to 128, got %d", ratelimit.ErrConfig, v6)
 	}
 	for _, s := range trusted {
-		p, err := netx.ParsePrefix(s)
-		if err != nil {
+		p, unix, err := netx.ParseProxy(s)
+		switch {
+		case err != nil:
 			return nil, fmt.Errorf("%w: TrustedProxies: %w", ratelimit.ErrConfig, err)
+		case unix:
+			res.unix = true
+		default:
+			res.trusted = append(res.trusted, p)
 		}
-		res.trusted = append(res.trusted, p)
 	}
 	return res, nil
 }
@@ -212,26 +226,42 @@ func hostText(remoteAddr string, a netip.Addr) string {
 }
 
 // Addr returns the client's full address. It fails only when the peer is
-// not an IP address.
+// not an IP address, unless it is a trusted proxy on a Unix socket, which
+// fails only when its forwarding field gives no address.
 func (res *Resolver) Addr(src Source) (netip.Addr, error) {
-	peer, ok := parseHost(src.Peer())
-	if !ok {
-		return netip.Addr{}, ErrNoAddr // never the peer's text: it may be an identity
-	}
-	if !res.isTrusted(peer) {
+	text := src.Peer()
+	peer, ok := parseHost(text)
+	switch {
+	case ok && !res.isTrusted(peer):
 		return peer, nil
+	case ok:
+		return res.forwarded(src, peer), nil
+	case !netx.IsUnixPeer(text):
+		return netip.Addr{}, ErrNoAddr // never the peer's text: it may be an identity
+	case !res.unix:
+		return netip.Addr{}, errUnixPeer
 	}
+	if a := res.forwarded(src, netip.Addr{}); a.IsValid() {
+		return a, nil
+	}
+	return netip.Addr{}, errUnixForwarded
+}
+
+// forwarded is the client's address that the forwarding fields of src, a
+// request from a trusted proxy at peer, give: peer itself when they give
+// none (an invalid address for a peer on a Unix socket).
+func (res *Resolver) forwarded(src Source, peer netip.Addr) netip.Addr {
 	fwd, xff, xrip := res.fields(src)
 	if len(fwd) > 0 {
-		return res.walk(fwd, forwardedFor, peer), nil
+		return res.walk(fwd, forwardedFor, peer)
 	}
 	if len(xff) > 0 {
-		return res.walk(xff, parseHost, peer), nil
+		return res.walk(xff, parseHost, peer)
 	}
 	if v := xrip; len(v) > 0 {
-		return res.walk(v[len(v)-1:], parseHost, peer), nil
+		return res.walk(v[len(v)-1:], parseHost, peer)
 	}
-	return peer, nil
+	return peer
 }
 
 // fields are src's forwarding fields that res reads: the one it was told

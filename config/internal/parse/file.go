@@ -128,7 +128,7 @@ func (p *parser) top(n *yaml.Node) *File {
 		f.Failure = p.failure(v, "fail")
 	}
 	if v, ok := m["exempt"]; ok {
-		f.Exempt = p.networks(v, "exempt")
+		f.Exempt = p.networks(v, "exempt", false)
 	}
 	if v, ok := m["rules"]; ok {
 		p.list(v, "rules", "rules", func(e *yaml.Node, field string) {
@@ -158,7 +158,7 @@ func (p *parser) clientIP(n *yaml.Node, field string) keyfunc.IPConfig {
 	var cfg keyfunc.IPConfig
 	m := p.fields(n, field, "trusted_proxies", "header", "ipv4_prefix", "ipv6_prefix")
 	if v, ok := m["trusted_proxies"]; ok {
-		cfg.TrustedProxies = p.networks(v, join(field, "trusted_proxies"))
+		cfg.TrustedProxies = p.networks(v, join(field, "trusted_proxies"), true)
 	}
 	if v, ok := m["header"]; ok {
 		cfg.Header = p.forwardingHeader(v, join(field, "header"))
@@ -187,12 +187,16 @@ func (p *parser) forwardingHeader(n *yaml.Node, field string) string {
 	return s
 }
 
-// networks reads a list of CIDRs or addresses.
-func (p *parser) networks(n *yaml.Node, field string) []string {
-	const allowed = "a CIDR or an address (e.g. 10.0.0.0/8, 192.0.2.7, 2001:db8::/32)"
+// networks reads a list of CIDRs or addresses; of proxies, also
+// netx.UnixPeers ("unix", the peers on a Unix socket).
+func (p *parser) networks(n *yaml.Node, field string, proxies bool) []string {
+	allowed := "a CIDR or an address (e.g. 10.0.0.0/8, 192.0.2.7, 2001:db8::/32)"
+	if proxies {
+		allowed += ", or unix (the peers on a Unix socket)"
+	}
 	nets, at := p.strs(n, field, allowed)
 	for i, s := range nets {
-		if _, err := netx.ParsePrefix(s); err != nil {
+		if _, unix, err := netx.ParseProxy(s); err != nil || unix && !proxies {
 			p.bad(at[i].node, at[i].field, allowed)
 		}
 	}
@@ -292,7 +296,7 @@ func (p *parser) stack(n *yaml.Node, field string) *Stack {
 		s.Failure = p.failure(v, join(field, "fail"))
 	}
 	if v, ok := m["exempt"]; ok {
-		s.Exempt = p.networks(v, join(field, "exempt"))
+		s.Exempt = p.networks(v, join(field, "exempt"), false)
 		if m["methods"] != nil {
 			p.fail(v, join(field, "exempt"), "found exempt networks on a gRPC stack; allowed: exempt on HTTP stacks (gRPC exempts methods: grpclimit.WithExemptMethods)")
 		}
