@@ -86,7 +86,9 @@ var Both = Names{Limit: XRateLimit.Limit, Remaining: XRateLimit.Remaining, Reset
 // before calling this one) are merged, not overwritten: the IETF lists keep
 // the outer members and replace a member of the same name; the
 // X-RateLimit-* family describes the most restrictive rule (a denying
-// decision, else the least remaining); Retry-After is the longest wait.
+// decision, else the least remaining); Retry-After is the longest wait
+// (an outer one written as an HTTP date counts from d.At, and is written
+// back in seconds).
 func (n Names) Write(h http.Header, d limiter.Decision) {
 	if !n.Shadow {
 		d = enforced(d)
@@ -96,9 +98,7 @@ func (n Names) Write(h http.Header, d limiter.Decision) {
 		if wait := d.RetryAfter(); wait != algorithms.Never {
 			secs := exact.RetrySeconds(wait)
 			if v := get(h, n.RetryAfter); v != "" {
-				if prev, err := strconv.ParseInt(v, 10, 64); err == nil {
-					secs = max(secs, prev)
-				}
+				secs = max(secs, outerRetry(v, d.At))
 			}
 			v.set(h, n.RetryAfter, strconv.FormatInt(secs, 10))
 		}
@@ -222,6 +222,20 @@ func binds(c, cur *limiter.RuleResult, allowed bool) bool {
 		return c.Remaining < cur.Remaining
 	}
 	return c.RetryAfter > cur.RetryAfter
+}
+
+// outerRetry is the wait in whole seconds that an outer limiter's
+// Retry-After v says, counted from at: its delay-seconds, or the time to
+// its HTTP date (RFC 9110 allows either form), rounded up; 0 when it
+// cannot be read or the date has passed.
+func outerRetry(v string, at time.Time) int64 {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return secs
+	}
+	if date, err := http.ParseTime(v); err == nil {
+		return ceilSeconds(date.Sub(at))
+	}
+	return 0
 }
 
 func ceilSeconds(d time.Duration) int64 {
