@@ -17,7 +17,8 @@ import (
 // settings are the reference server's environment variables this
 // server honours; unhonoured.go lists those it accepts and does not.
 type settings struct {
-	grpcAddr       string // GRPC_HOST:GRPC_PORT
+	grpcAddr       string // GRPC_HOST:GRPC_PORT, or GRPC_UDS's path (grpcUnix)
+	grpcUnix       bool   // GRPC_UDS is set: gRPC is served on that Unix socket
 	httpAddr       string // HOST:PORT
 	debugAddr      string // DEBUG_HOST:DEBUG_PORT
 	redisNetwork   string // REDIS_SOCKET_TYPE: tcp or unix
@@ -86,6 +87,9 @@ func readEnv(getenv func(string) string) (settings, error) {
 	case s.rulesFile != "" && strings.EqualFold(getenv("CONFIG_TYPE"), "GRPC_XDS_SOTW"):
 		return s, fmt.Errorf("ratelimit: %s is set with CONFIG_TYPE=GRPC_XDS_SOTW: allowed: one of them (a rules file in the library's format, or the xDS server's configuration)", rulesFileVar)
 	}
+	if uds := getenv("GRPC_UDS"); uds != "" {
+		s.grpcAddr, s.grpcUnix = uds, true
+	}
 	s.configDir = runtimeDir(getenv, root, s.redisURL != "" && s.rulesFile == "")
 	if s.ignoreDotfiles, err = boolean(getenv, "RUNTIME_IGNOREDOTFILES"); err != nil {
 		return s, err
@@ -134,6 +138,9 @@ func readEnv(getenv func(string) string) (settings, error) {
 	}
 	if s.grpcTLS == nil {
 		s.unhonoured = append(s.unhonoured, notes(getenv, grpcTLSVars, "GRPC_SERVER_USE_TLS is not true: the gRPC port serves plain text")...)
+	}
+	if s.grpcUnix {
+		s.unhonoured = append(s.unhonoured, notes(getenv, []string{"GRPC_HOST", "GRPC_PORT"}, "GRPC_UDS is set: gRPC is served on its Unix socket")...)
 	}
 	s.unhonoured = append(s.unhonoured, s.redis.unused(getenv)...)
 	return s, nil

@@ -67,7 +67,7 @@ func TestLogLevel(t *testing.T) {
 }
 
 func TestEnvRefusals(t *testing.T) {
-	for _, kv := range []string{"GRPC_SERVER_USE_TLS=true", "GRPC_UDS=/tmp/rls.sock",
+	for _, kv := range []string{"GRPC_SERVER_USE_TLS=true",
 		"CONFIG_TYPE=GRPC_XDS_DELTA", "BACKEND_TYPE=memcache", "REDIS_TYPE=ring", "REDIS_SOCKET_TYPE=udp",
 		"LOG_LEVEL=loud", "LOG_FORMAT=xml", "SHADOW_MODE=maybe", "QUOTA_MODE=maybe", "RUNTIME_WATCH_ROOT=maybe", "RATELIMIT_RULES_FILE=rules.yaml"} {
 		name, _, _ := strings.Cut(kv, "=")

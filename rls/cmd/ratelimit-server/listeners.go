@@ -18,8 +18,9 @@ import (
 	"google.golang.org/grpc/reflection"
 )
 
-// listeners are the server's three ports: gRPC (GRPC_HOST, GRPC_PORT),
-// HTTP (HOST, PORT) and debug (DEBUG_HOST, DEBUG_PORT).
+// listeners are the server's three ports: gRPC (GRPC_HOST, GRPC_PORT, or
+// the Unix socket GRPC_UDS), HTTP (HOST, PORT) and debug (DEBUG_HOST,
+// DEBUG_PORT).
 type listeners struct {
 	grpc, http, debug net.Listener
 	tls               *tls.Config // the gRPC port's; nil serves plain text
@@ -36,8 +37,14 @@ func listen(s settings) (*listeners, error) {
 	for _, p := range []struct {
 		ln   *net.Listener
 		addr string
-	}{{&l.grpc, s.grpcAddr}, {&l.http, s.httpAddr}, {&l.debug, s.debugAddr}} {
-		if *p.ln, err = net.Listen("tcp", p.addr); err != nil {
+		unix bool
+	}{{&l.grpc, s.grpcAddr, s.grpcUnix}, {&l.http, s.httpAddr, false}, {&l.debug, s.debugAddr, false}} {
+		if p.unix {
+			*p.ln, err = listenUnix(p.addr)
+		} else {
+			*p.ln, err = net.Listen("tcp", p.addr)
+		}
+		if err != nil {
 			l.close()
 			return nil, fmt.Errorf("ratelimit: %w", err)
 		}

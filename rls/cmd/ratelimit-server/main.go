@@ -1,6 +1,6 @@
 // Command ratelimit-server is an Envoy rate limit service (RLS v3) on
 // Redis, configured as the reference server (envoyproxy/ratelimit) is:
-// its environment variables (GRPC_HOST, GRPC_PORT, HOST, PORT,
+// its environment variables (GRPC_HOST, GRPC_PORT or GRPC_UDS, HOST, PORT,
 // DEBUG_HOST, DEBUG_PORT, REDIS_SOCKET_TYPE, REDIS_URL, REDIS_TYPE
 // (single, sentinel, cluster) and the other Redis connection variables
 // (redis.go), RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY,
@@ -188,7 +188,10 @@ func configure(ctx context.Context, s settings, st store.Store, opts rls.Options
 
 // greet prints where the server listens, on what, and how to call it.
 func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
-	addr := ls.grpc.Addr().String()
+	addr, target := ls.grpc.Addr().String(), ls.grpc.Addr().String()
+	if s.grpcUnix {
+		addr, target = "unix:"+addr, "-unix "+addr // gRPC's target; grpcurl's flag and path
+	}
 	fmt.Fprintf(out, "ratelimit-server: serving envoy.service.ratelimit.v3.RateLimitService on %s\n", addr)
 	fmt.Fprintf(out, "ratelimit-server: serving /healthcheck and /json on %s\n", ls.http.Addr())
 	fmt.Fprintf(out, "ratelimit-server: serving /rlconfig and /debug/pprof/ on %s\n", ls.debug.Addr())
@@ -218,6 +221,6 @@ func greet(out io.Writer, ls *listeners, s settings, configs []*rls.Config) {
   grpcurl %s -d '%s' %s envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
   curl -i -d '%s' http://%s/json
   curl http://%s/rlconfig
-`, security, req, addr, req, ls.http.Addr(), ls.debug.Addr())
+`, security, req, target, req, ls.http.Addr(), ls.debug.Addr())
 	}
 }

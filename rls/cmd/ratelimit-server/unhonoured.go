@@ -59,8 +59,7 @@ func notes(getenv func(string) string, names []string, note string) []string {
 }
 
 // refuse is an error for a variable whose value this server cannot honour
-// and must not ignore: another backend or configuration source, or a
-// gRPC socket in place of GRPC_HOST and GRPC_PORT.
+// and must not ignore: another backend or configuration source.
 func refuse(getenv func(string) string) error {
 	is := func(name, want string) bool { v := getenv(name); return v == "" || strings.EqualFold(v, want) }
 	switch {
@@ -68,8 +67,6 @@ func refuse(getenv func(string) string) error {
 		return fmt.Errorf("ratelimit: CONFIG_TYPE %q is not supported (only FILE and GRPC_XDS_SOTW)", getenv("CONFIG_TYPE"))
 	case !is("BACKEND_TYPE", "redis"):
 		return fmt.Errorf("ratelimit: BACKEND_TYPE %q is not supported (only redis)", getenv("BACKEND_TYPE"))
-	case getenv("GRPC_UDS") != "":
-		return fmt.Errorf("ratelimit: GRPC_UDS is not supported yet: set GRPC_HOST and GRPC_PORT")
 	}
 	return nil
 }
