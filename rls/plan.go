@@ -18,6 +18,7 @@ import (
 // (nil: none) and the index of its check, and the checks, one per limit
 // and identity (descriptors that meet in one add their hits).
 type plan struct {
+	req    *rlsv3.RateLimitRequest // as asked, for Options.ResponseDynamicMetadata
 	limits []*envoy.Limit
 	check  []int // per descriptor; -1: no check
 	checks []limiter.Check
@@ -77,6 +78,7 @@ const maxHits = 1 << 53
 func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error) {
 	n := len(req.GetDescriptors())
 	p := newPlanOf(n)
+	p.req = req
 	var small [smallPlan]matched // m of a few descriptors, on the stack
 	m := small[:min(n, smallPlan)]
 	if n > smallPlan {

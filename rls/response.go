@@ -59,11 +59,15 @@ func (p *plan) response(d limiter.Decision, o Options) *rlsv3.RateLimitResponse 
 	if o.ResponseHeaders {
 		p.addHeaders(res, d, o, at)
 	}
+	if o.ResponseDynamicMetadata {
+		p.addRequest(res)
+	}
 	return res
 }
 
-// undecided is the fail-open answer: OK, each descriptor with its limit.
-func (p *plan) undecided() *rlsv3.RateLimitResponse {
+// undecided is the fail-open answer: OK, each descriptor with its limit
+// (and the request, under o.ResponseDynamicMetadata).
+func (p *plan) undecided(o Options) *rlsv3.RateLimitResponse {
 	res := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}
 	var parts []statusParts
 	res.Statuses, parts = newStatuses(len(p.limits))
@@ -75,6 +79,9 @@ func (p *plan) undecided() *rlsv3.RateLimitResponse {
 		default:
 			res.Statuses[i].CurrentLimit = parts[i].current(l)
 		}
+	}
+	if o.ResponseDynamicMetadata {
+		p.addRequest(res)
 	}
 	return res
 }

@@ -55,6 +55,17 @@ type Options struct {
 	// logs when it goes down and comes back). Errors name rules, never a
 	// descriptor's values.
 	OnError func(error)
+	// ResponseDynamicMetadata adds to every answer's dynamic_metadata
+	// what the reference's RESPONSE_DYNAMIC_METADATA does: the request's
+	// domain ("domain"), its descriptors ("descriptors": each one's
+	// entries as "key=value", its limit override as text, its
+	// hits_addend), the request's hits_addend when not 0 ("hitsAddend"),
+	// and the metadata of the limits of the descriptors answered OK
+	// ("metadata"; Limit.Metadata of package config/envoy, merged: the
+	// first descriptor's value of a key wins, and mappings under one key
+	// merge). The descriptors' values go back to Envoy as it sent them;
+	// RefusedKey and QuotaExceededKey are set beside them.
+	ResponseDynamicMetadata bool
 	// Metrics, when not nil, records every decision (see Metrics).
 	Metrics *Metrics
 }
@@ -161,7 +172,7 @@ func (s *Server) failed(p *plan, err error) (*rlsv3.RateLimitResponse, error) {
 	case errors.Is(err, limiter.ErrCheck):
 		return nil, status.Error(codes.Internal, "ratelimit: the limiter rejected the request's checks")
 	case s.opts.FailOpen:
-		return p.undecided(), nil
+		return p.undecided(s.opts), nil
 	}
 	return nil, status.Errorf(codes.Unavailable, "ratelimit: the limiter could not decide (%s)", limiter.CauseOf(err))
 }

@@ -78,7 +78,8 @@ type limit struct {
 	quota      bool   // quota_mode: decided as a shadow rule, answered OK over it
 	rule       string // the limiter rule's name; "" when unlimited
 	replaces   []replaced
-	view       *Limit // as Match gives it; set once the domain is whole
+	metadata   map[string]any // its descriptor's metadata; nil for none
+	view       *Limit         // as Match gives it; set once the domain is whole
 }
 
 // replaced is a rate_limit's replaces entry: the name of the limits it
@@ -160,7 +161,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 	for i, d := range n.Content {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		e := &entry{}
-		var rate, shadow, quota, shared, nested *yaml.Node
+		var rate, shadow, quota, shared, nested, meta *yaml.Node
 		var valueNode *yaml.Node
 		fields(p, d, f, map[string]func(*yaml.Node, string){
 			"key": func(n *yaml.Node, field string) {
@@ -176,7 +177,7 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 			"descriptors":     func(n *yaml.Node, _ string) { nested = n },
 			"detailed_metric": func(n *yaml.Node, field string) { boolean(p, n, field) },
 			"value_to_metric": func(n *yaml.Node, field string) { boolean(p, n, field) },
-			"metadata":        func(n *yaml.Node, field string) { metadata(p, n, field) },
+			"metadata":        func(n *yaml.Node, _ string) { meta = n },
 		}, "key")
 		if strings.Contains(e.value, "*") {
 			e.prefix, e.parts = true, strings.Split(e.value, "*")
@@ -199,6 +200,11 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 				c.limits = append(c.limits, e.limit)
 			}
 		}
+		if meta != nil {
+			if m := metadata(p, meta, f+".metadata"); e.limit != nil {
+				e.limit.metadata = m
+			}
+		}
 		at := d
 		if valueNode != nil {
 			at = valueNode
@@ -214,14 +220,58 @@ func (c *Config) descriptors(p *problems, n *yaml.Node, field string, lv *level,
 	}
 }
 
-// metadata checks a descriptor's metadata: a mapping of anything, or
-// nothing, as the reference reads it. The reference returns it in its
-// dynamic metadata only under RESPONSE_DYNAMIC_METADATA, which this
-// server does not honour; it is accepted, and has no effect.
-func metadata(p *problems, n *yaml.Node, field string) {
-	if n.Kind != yaml.MappingNode && !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
-		p.add(n, field, "found %s; allowed: a mapping", yamlnode.Describe(n))
+// metadata reads a descriptor's metadata: a mapping of anything, or
+// nothing (nil), as the reference reads it, which returns the metadata of
+// a descriptor's limit in its dynamic metadata under
+// RESPONSE_DYNAMIC_METADATA (Limit.Metadata).
+func metadata(p *problems, n *yaml.Node, field string) map[string]any {
+	n = yamlnode.Deref(n)
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil
 	}
+	if n.Kind != yaml.MappingNode {
+		p.add(n, field, "found %s; allowed: a mapping", yamlnode.Describe(n))
+		return nil
+	}
+	var m map[string]any
+	if err := n.Decode(&m); err != nil {
+		p.add(n, field, "found a mapping YAML cannot read (%v); allowed: a mapping of plain values", err)
+		return nil
+	}
+	return plainMap(m)
+}
+
+// plainMap is m with every value plain (see plain), for a reader that
+// knows only JSON's values (a protobuf Struct).
+func plainMap(m map[string]any) map[string]any {
+	for k, v := range m {
+		m[k] = plain(v)
+	}
+	return m
+}
+
+// plain is v, a value YAML decoded, as JSON's values: a mapping of other
+// keys than strings keyed by their text, a timestamp as RFC 3339 text, a
+// sequence's values plain; anything else as it is.
+func plain(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return plainMap(v)
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[fmt.Sprint(k)] = plain(e)
+		}
+		return m
+	case []any:
+		for i, e := range v {
+			v[i] = plain(e)
+		}
+		return v
+	case time.Time:
+		return v.Format(time.RFC3339Nano)
+	}
+	return v
 }
 
 // maxSharedDepth bounds the depth of a share_threshold: Match reports the

@@ -51,12 +51,18 @@ type Limit struct {
 	Quota bool
 	// Replaces are the names of the limits this one replaces.
 	Replaces []string
+	// Metadata is the metadata of the limit's descriptor, as YAML reads
+	// it with JSON's values (numbers, strings, booleans, null, lists and
+	// mappings keyed by text); nil for none. Shared by every request:
+	// read it, never change it.
+	Metadata map[string]any
 }
 
 // asView is l as Match gives it.
 func (l *limit) asView() *Limit {
 	v := &Limit{Name: l.name, Rule: l.rule, Unit: l.unit.name, PerUnit: l.perUnit, Multiplier: max(l.multiplier, 1),
-		Window: l.unit.length, AlgorithmName: string(orFixed(l.alg)), Lease: l.lease, Unlimited: l.unlimited, Shadow: l.shadow, Quota: l.quota}
+		Window: l.unit.length, AlgorithmName: string(orFixed(l.alg)), Lease: l.lease, Unlimited: l.unlimited, Shadow: l.shadow, Quota: l.quota,
+		Metadata: l.metadata}
 	if !l.unlimited {
 		v.Algorithm = l.limiterRule().Algorithm
 	}

@@ -29,6 +29,7 @@ type settings struct {
 	mergeDomains   bool   // MERGE_DOMAIN_CONFIG
 	shadowMode     bool   // SHADOW_MODE
 	quotaMode      bool   // QUOTA_MODE
+	dynMetadata    bool   // RESPONSE_DYNAMIC_METADATA
 	// xds is set by CONFIG_TYPE=GRPC_XDS_SOTW: the configuration comes
 	// from an xDS server, not configDir (nor rulesFile).
 	xds *xdsSettings
@@ -49,7 +50,7 @@ type settings struct {
 // options are the Server's options the settings choose, with metrics m.
 func (s settings) options(m *rls.Metrics) rls.Options {
 	return rls.Options{ShadowMode: s.shadowMode, QuotaMode: s.quotaMode, ResponseHeaders: s.headers, LimitHeader: s.limitHeader,
-		RemainingHeader: s.remainingHeader, ResetHeader: s.resetHeader, Metrics: m}
+		RemainingHeader: s.remainingHeader, ResetHeader: s.resetHeader, ResponseDynamicMetadata: s.dynMetadata, Metrics: m}
 }
 
 // readEnv reads the settings from getenv, with the reference's defaults.
@@ -109,6 +110,9 @@ func readEnv(getenv func(string) string) (settings, error) {
 		return s, err
 	}
 	if s.headers, err = boolean(getenv, "LIMIT_RESPONSE_HEADERS_ENABLED"); err != nil {
+		return s, err
+	}
+	if s.dynMetadata, err = boolean(getenv, "RESPONSE_DYNAMIC_METADATA"); err != nil {
 		return s, err
 	}
 	s.limitHeader, s.remainingHeader, s.resetHeader = getenv("LIMIT_LIMIT_HEADER"), getenv("LIMIT_REMAINING_HEADER"), getenv("LIMIT_RESET_HEADER")

@@ -27,7 +27,6 @@ var ignored = []struct {
 	{[]string{"EXPIRATION_JITTER_MAX_SECONDS"}, "keys expire with their window"},
 	{[]string{"NEAR_LIMIT_RATIO"}, "near_limit counts past 80% of the limit (rls.NearLimitRatio)"},
 	{[]string{"CACHE_KEY_PREFIX"}, "keys are the limiter's own, named by rule; counts start afresh at cutover"},
-	{[]string{"RESPONSE_DYNAMIC_METADATA"}, "an OVER_LIMIT answer always names the refusing rules in its dynamic_metadata"},
 	{[]string{"FORCE_START_WITHOUT_INITIAL_CONFIG", "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED"}, "the server starts only on a valid configuration (FORCE_START_WITHOUT_INITIAL_CONFIG is honoured with CONFIG_TYPE=GRPC_XDS_SOTW)"},
 	{[]string{"GRPC_MAX_CONNECTION_AGE", "GRPC_MAX_CONNECTION_AGE_GRACE"}, "connections are not aged"},
 	{[]string{"XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", "XDS_CLIENT_BACKOFF_RANDOM_FACTOR", "XDS_CLIENT_BACKOFF_JITTER"},
