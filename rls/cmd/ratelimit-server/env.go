@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/rls"
 )
@@ -17,19 +18,24 @@ import (
 // settings are the reference server's environment variables this
 // server honours; unhonoured.go lists those it accepts and does not.
 type settings struct {
-	grpcAddr       string // GRPC_HOST:GRPC_PORT, or GRPC_UDS's path (grpcUnix)
-	grpcUnix       bool   // GRPC_UDS is set: gRPC is served on that Unix socket
-	httpAddr       string // HOST:PORT
-	debugAddr      string // DEBUG_HOST:DEBUG_PORT
-	redisNetwork   string // REDIS_SOCKET_TYPE: tcp or unix
-	redisURL       string // REDIS_URL: host:port or a socket's path; "" runs on miniredis
-	configDir      string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY (runtimeDir); "": the example
-	rulesFile      string // RATELIMIT_RULES_FILE: a rules file of the library's format instead (rulesfile.go)
-	ignoreDotfiles bool   // RUNTIME_IGNOREDOTFILES
-	mergeDomains   bool   // MERGE_DOMAIN_CONFIG
-	shadowMode     bool   // SHADOW_MODE
-	quotaMode      bool   // QUOTA_MODE
-	dynMetadata    bool   // RESPONSE_DYNAMIC_METADATA
+	grpcAddr string // GRPC_HOST:GRPC_PORT, or GRPC_UDS's path (grpcUnix)
+	grpcUnix bool   // GRPC_UDS is set: gRPC is served on that Unix socket
+	// connAge and connGrace are GRPC_MAX_CONNECTION_AGE and
+	// GRPC_MAX_CONNECTION_AGE_GRACE (24 h and 1 h by default, as in the
+	// reference): a gRPC connection is sent a GOAWAY once it has lived
+	// connAge (give or take a tenth), and closed connGrace later.
+	connAge, connGrace time.Duration
+	httpAddr           string // HOST:PORT
+	debugAddr          string // DEBUG_HOST:DEBUG_PORT
+	redisNetwork       string // REDIS_SOCKET_TYPE: tcp or unix
+	redisURL           string // REDIS_URL: host:port or a socket's path; "" runs on miniredis
+	configDir          string // RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY (runtimeDir); "": the example
+	rulesFile          string // RATELIMIT_RULES_FILE: a rules file of the library's format instead (rulesfile.go)
+	ignoreDotfiles     bool   // RUNTIME_IGNOREDOTFILES
+	mergeDomains       bool   // MERGE_DOMAIN_CONFIG
+	shadowMode         bool   // SHADOW_MODE
+	quotaMode          bool   // QUOTA_MODE
+	dynMetadata        bool   // RESPONSE_DYNAMIC_METADATA
 	// xds is set by CONFIG_TYPE=GRPC_XDS_SOTW: the configuration comes
 	// from an xDS server, not configDir (nor rulesFile).
 	xds *xdsSettings
@@ -90,6 +96,12 @@ func readEnv(getenv func(string) string) (settings, error) {
 	}
 	if uds := getenv("GRPC_UDS"); uds != "" {
 		s.grpcAddr, s.grpcUnix = uds, true
+	}
+	if s.connAge, err = positive(or("GRPC_MAX_CONNECTION_AGE", "24h"), "GRPC_MAX_CONNECTION_AGE"); err != nil {
+		return s, err
+	}
+	if s.connGrace, err = positive(or("GRPC_MAX_CONNECTION_AGE_GRACE", "1h"), "GRPC_MAX_CONNECTION_AGE_GRACE"); err != nil {
+		return s, err
 	}
 	s.configDir = runtimeDir(getenv, root, s.redisURL != "" && s.rulesFile == "")
 	if s.ignoreDotfiles, err = boolean(getenv, "RUNTIME_IGNOREDOTFILES"); err != nil {

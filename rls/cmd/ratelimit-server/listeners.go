@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 )
 
@@ -23,7 +24,8 @@ import (
 // DEBUG_PORT).
 type listeners struct {
 	grpc, http, debug net.Listener
-	tls               *tls.Config // the gRPC port's; nil serves plain text
+	tls               *tls.Config                // the gRPC port's; nil serves plain text
+	age               keepalive.ServerParameters // the gRPC connections' ages (GRPC_MAX_CONNECTION_AGE)
 	gs                *grpc.Server
 	hs, ds            *http.Server
 	serving           atomic.Bool // /healthcheck answers 200 while set
@@ -32,7 +34,7 @@ type listeners struct {
 
 // listen opens the three ports, all or none.
 func listen(s settings) (*listeners, error) {
-	l := listeners{tls: s.grpcTLS}
+	l := listeners{tls: s.grpcTLS, age: keepalive.ServerParameters{MaxConnectionAge: s.connAge, MaxConnectionAgeGrace: s.connGrace}}
 	var err error
 	for _, p := range []struct {
 		ln   *net.Listener
@@ -65,7 +67,7 @@ func (l *listeners) close() {
 // service (health.go) beside it; the first failure to serve is sent on
 // the returned channel.
 func (l *listeners) serve(svc *service) <-chan error {
-	var opts []grpc.ServerOption
+	opts := []grpc.ServerOption{grpc.KeepaliveParams(l.age)}
 	if l.tls != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(l.tls)))
 	}

@@ -1,6 +1,7 @@
 // Command ratelimit-server is an Envoy rate limit service (RLS v3) on
 // Redis, configured as the reference server (envoyproxy/ratelimit) is:
-// its environment variables (GRPC_HOST, GRPC_PORT or GRPC_UDS, HOST, PORT,
+// its environment variables (GRPC_HOST, GRPC_PORT or GRPC_UDS,
+// GRPC_MAX_CONNECTION_AGE and its _GRACE, HOST, PORT,
 // DEBUG_HOST, DEBUG_PORT, REDIS_SOCKET_TYPE, REDIS_URL, REDIS_TYPE
 // (single, sentinel, cluster) and the other Redis connection variables
 // (redis.go), RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY,
