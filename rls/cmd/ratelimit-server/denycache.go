@@ -36,7 +36,11 @@ func denyEntries(getenv func(string) string) (int, error) {
 // limiterOptions are the options of every limiter the server builds: the
 // deny cache of LOCAL_CACHE_SIZE_IN_BYTES, each denial trusted for at
 // most the limiter's default of 1 s (the reference trusts one until its
-// window ends).
+// window ends), and the keys' prefix of CACHE_KEY_PREFIX.
 func (s settings) limiterOptions() []limiter.Option {
-	return []limiter.Option{limiter.WithDenyCache(s.denyEntries, 0)}
+	opts := []limiter.Option{limiter.WithDenyCache(s.denyEntries, 0)}
+	if s.keyPrefix != "" {
+		opts = append(opts, limiter.WithPrefix(s.keyPrefix))
+	}
+	return opts
 }

@@ -45,6 +45,10 @@ type settings struct {
 	redis redisConn
 	// denyEntries is the deny cache's size, of LOCAL_CACHE_SIZE_IN_BYTES (denycache.go).
 	denyEntries int
+	// keyPrefix is CACHE_KEY_PREFIX: the prefix of every key the
+	// limiters write in Redis (limiter.WithPrefix); "" for the limiter's
+	// default.
+	keyPrefix string
 	// headers are LIMIT_RESPONSE_HEADERS_ENABLED and its header names.
 	headers                                   bool
 	limitHeader, remainingHeader, resetHeader string
@@ -143,6 +147,9 @@ func readEnv(getenv func(string) string) (settings, error) {
 	}
 	if s.denyEntries, err = denyEntries(getenv); err != nil {
 		return s, err
+	}
+	if s.keyPrefix = getenv("CACHE_KEY_PREFIX"); strings.ContainsAny(s.keyPrefix, "{}") {
+		return s, fmt.Errorf("ratelimit: CACHE_KEY_PREFIX %q: allowed: a prefix without braces (a key's braces choose its Redis Cluster slot)", s.keyPrefix)
 	}
 	s.unhonoured = unhonoured(getenv)
 	if strings.EqualFold(getenv("CONFIG_TYPE"), "GRPC_XDS_SOTW") {
