@@ -1,8 +1,6 @@
 package main_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,18 +16,11 @@ import (
 // would choose Redis Cluster slots) fails the start, naming the variable.
 func TestCacheKeyPrefix(t *testing.T) {
 	redisAddr := testredis.Start(t)
-	root := t.TempDir()
-	dir := filepath.Join(root, "rl", "config")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	src := "domain: mine\ndescriptors:\n  - key: user\n    rate_limit: {unit: day, requests_per_unit: 1}\n"
-	if err := os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	_, env := runtimeDir(t, map[string]string{"mine.yaml": "domain: mine\ndescriptors:\n  - key: user\n    rate_limit: {unit: day, requests_per_unit: 1}\n"})
+	env = append(env, "REDIS_URL="+redisAddr)
 	bin := build(t)
 	server := func(prefix string) string {
-		cmd, p, rest := start(t, bin, "REDIS_URL="+redisAddr, "RUNTIME_ROOT="+root, "RUNTIME_SUBDIRECTORY=rl", "CACHE_KEY_PREFIX="+prefix)
+		cmd, p, rest := start(t, bin, append(env, "CACHE_KEY_PREFIX="+prefix)...)
 		t.Cleanup(func() { stop(t, cmd, rest) })
 		return p.grpc
 	}
@@ -46,7 +37,7 @@ func TestCacheKeyPrefix(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.addr, res.OverallCode, c.want)
 		}
 	}
-	out := startFails(t, bin, "REDIS_URL="+redisAddr, "RUNTIME_ROOT="+root, "RUNTIME_SUBDIRECTORY=rl", "CACHE_KEY_PREFIX={tag}")
+	out := startFails(t, bin, append(env, "CACHE_KEY_PREFIX={tag}")...)
 	if !strings.Contains(out, "CACHE_KEY_PREFIX") {
 		t.Errorf("a prefix with braces: %s, want an error naming CACHE_KEY_PREFIX", out)
 	}

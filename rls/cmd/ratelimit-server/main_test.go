@@ -198,19 +198,9 @@ func TestExampleOnMiniredis(t *testing.T) {
 
 func TestRuntimeDirOnRedis(t *testing.T) {
 	redisAddr := testredis.Start(t)
-	root := t.TempDir()
-	dir := filepath.Join(root, "rl", "config")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	src := "domain: mine\ndescriptors:\n  - key: user\n    rate_limit: {unit: day, requests_per_unit: 1}\n"
-	for _, name := range []string{"mine.yaml", ".mine.yaml"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd, p, rest := start(t, build(t), "REDIS_URL="+redisAddr, "REDIS_TYPE=single",
-		"RUNTIME_ROOT="+root, "RUNTIME_SUBDIRECTORY=rl", "RUNTIME_IGNOREDOTFILES=true")
+	_, env := runtimeDir(t, map[string]string{"mine.yaml": src, ".mine.yaml": src})
+	cmd, p, rest := start(t, build(t), append(env, "REDIS_URL="+redisAddr, "REDIS_TYPE=single", "RUNTIME_IGNOREDOTFILES=true")...)
 	if res := call(t, p.grpc, "mine", "user", "u1"); res.OverallCode != rlsv3.RateLimitResponse_OK {
 		t.Fatalf("first call: %v", res)
 	}

@@ -135,17 +135,8 @@ func TestRedisSentinelTLS(t *testing.T) {
 // any masters, on a 3-master cluster: all or nothing.
 func TestRedisCluster(t *testing.T) {
 	addrs := testredis.StartCluster(t, 3)
-	root := t.TempDir()
-	dir := filepath.Join(root, "rl", "config")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	src := "domain: edge\ndescriptors:\n  - key: a\n    rate_limit: {unit: hour, requests_per_unit: 2}\n  - key: b\n    rate_limit: {unit: hour, requests_per_unit: 5}\n"
-	if err := os.WriteFile(filepath.Join(dir, "edge.yaml"), []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd, p, rest := start(t, build(t), "REDIS_TYPE=cluster", "REDIS_URL="+strings.Join(addrs, ","),
-		"RUNTIME_ROOT="+root, "RUNTIME_SUBDIRECTORY=rl", "REDIS_POOL_SIZE=4", "REDIS_TIMEOUT=10s")
+	_, env := runtimeDir(t, map[string]string{"edge.yaml": "domain: edge\ndescriptors:\n  - key: a\n    rate_limit: {unit: hour, requests_per_unit: 2}\n  - key: b\n    rate_limit: {unit: hour, requests_per_unit: 5}\n"})
+	cmd, p, rest := start(t, build(t), append(env, "REDIS_TYPE=cluster", "REDIS_URL="+strings.Join(addrs, ","), "REDIS_POOL_SIZE=4", "REDIS_TIMEOUT=10s")...)
 	conn, err := grpc.NewClient(p.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
