@@ -36,6 +36,13 @@ type settings struct {
 	shadowMode         bool   // SHADOW_MODE
 	quotaMode          bool   // QUOTA_MODE
 	dynMetadata        bool   // RESPONSE_DYNAMIC_METADATA
+	// forceStart is FORCE_START_WITHOUT_INITIAL_CONFIG: the server starts
+	// without limits when its configuration does not load yet (the
+	// runtime directory's; with xDS, before the first version).
+	forceStart bool
+	// needConfig is HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: the server
+	// is healthy only while its configuration has a domain.
+	needConfig bool
 	// xds is set by CONFIG_TYPE=GRPC_XDS_SOTW: the configuration comes
 	// from an xDS server, not configDir (nor rulesFile).
 	xds *xdsSettings
@@ -131,6 +138,12 @@ func readEnv(getenv func(string) string) (settings, error) {
 	if s.dynMetadata, err = boolean(getenv, "RESPONSE_DYNAMIC_METADATA"); err != nil {
 		return s, err
 	}
+	if s.forceStart, err = boolean(getenv, "FORCE_START_WITHOUT_INITIAL_CONFIG"); err != nil {
+		return s, err
+	}
+	if s.needConfig, err = boolean(getenv, "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED"); err != nil {
+		return s, err
+	}
 	s.limitHeader, s.remainingHeader, s.resetHeader = getenv("LIMIT_LIMIT_HEADER"), getenv("LIMIT_REMAINING_HEADER"), getenv("LIMIT_RESET_HEADER")
 	if s.logLevel, err = logLevel(or("LOG_LEVEL", "warn")); err != nil {
 		return s, err
@@ -157,7 +170,11 @@ func readEnv(getenv func(string) string) (settings, error) {
 		if err != nil {
 			return s, err
 		}
-		s.xds, s.unhonoured = &x, withoutXDSHonoured(s.unhonoured)
+		x.forceStart = s.forceStart
+		s.xds = &x
+	}
+	if s.rulesFile != "" {
+		s.unhonoured = append(s.unhonoured, notes(getenv, []string{"FORCE_START_WITHOUT_INITIAL_CONFIG"}, "a rules file must load for the server to start")...)
 	}
 	if s.grpcTLS == nil {
 		s.unhonoured = append(s.unhonoured, notes(getenv, grpcTLSVars, "GRPC_SERVER_USE_TLS is not true: the gRPC port serves plain text")...)

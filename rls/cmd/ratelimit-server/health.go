@@ -14,48 +14,77 @@ const healthName = "ratelimit"
 
 // healthService is the gRPC port's grpc.health.v1.Health, as the
 // reference registers it: "" and "ratelimit" are SERVING while the
-// server serves and NOT_SERVING once it stops; any other name is
-// unknown (NOT_FOUND to Check).
+// server is healthy (see set) and NOT_SERVING otherwise, and for good
+// once it stops; any other name is unknown (NOT_FOUND to Check).
 type healthService struct {
 	*health.Server
-	stopped chan struct{} // closed once stopping
-	once    sync.Once
+	mu      sync.Mutex
+	changed chan struct{} // closed, and replaced, at each change of status
+	stopped bool
 }
 
 // newHealth is the health service of a server that serves.
 func newHealth() *healthService {
-	h := &healthService{Server: health.NewServer(), stopped: make(chan struct{})}
+	h := &healthService{Server: health.NewServer(), changed: make(chan struct{})}
 	h.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	h.SetServingStatus(healthName, healthpb.HealthCheckResponse_SERVING)
 	return h
 }
 
-// stop reports every service NOT_SERVING, for good.
-func (h *healthService) stop() {
-	h.once.Do(func() {
-		h.Shutdown()
-		close(h.stopped)
-	})
+// set reports the server SERVING or NOT_SERVING, as serving says, unless
+// it has stopped.
+func (h *healthService) set(serving bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if serving {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return
+	}
+	h.SetServingStatus("", st)
+	h.SetServingStatus(healthName, st)
+	close(h.changed)
+	h.changed = make(chan struct{})
 }
 
-// Watch sends the service's status, then, once the server stops, its
-// last status (NOT_SERVING for a known service) and ends the stream:
-// health.Server's Watch never ends, and a watcher would hold up the
-// drain until its timeout.
+// stop reports every service NOT_SERVING, for good.
+func (h *healthService) stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.stopped {
+		h.stopped = true
+		h.Shutdown()
+		close(h.changed)
+	}
+}
+
+// Watch sends the service's status, then each change of it, until the
+// server stops: then its last status (NOT_SERVING for a known service),
+// and the stream ends. health.Server's Watch never ends, and a watcher
+// would hold up the drain until its timeout.
 func (h *healthService) Watch(in *healthpb.HealthCheckRequest, stream healthpb.Health_WatchServer) error {
-	sent := h.status(in.GetService())
-	if err := stream.Send(&healthpb.HealthCheckResponse{Status: sent}); err != nil {
-		return err
+	sent := healthpb.HealthCheckResponse_ServingStatus(-1) // none yet
+	for {
+		h.mu.Lock()
+		changed, stopped := h.changed, h.stopped
+		h.mu.Unlock()
+		if st := h.status(in.GetService()); st != sent {
+			if err := stream.Send(&healthpb.HealthCheckResponse{Status: st}); err != nil {
+				return err
+			}
+			sent = st
+		}
+		if stopped {
+			return nil
+		}
+		select {
+		case <-stream.Context().Done():
+			return stream.Context().Err()
+		case <-changed:
+		}
 	}
-	select {
-	case <-stream.Context().Done():
-		return stream.Context().Err()
-	case <-h.stopped:
-	}
-	if last := h.status(in.GetService()); last != sent {
-		return stream.Send(&healthpb.HealthCheckResponse{Status: last})
-	}
-	return nil
 }
 
 // status is service's status, SERVICE_UNKNOWN for a name never set.

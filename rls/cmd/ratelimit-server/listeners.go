@@ -30,11 +30,14 @@ type listeners struct {
 	hs, ds            *http.Server
 	serving           atomic.Bool // /healthcheck answers 200 while set
 	health            *healthService
+	needConfig        bool       // healthy only while the configuration has a domain (HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED)
+	mu                sync.Mutex // serialises refresh and stop
+	stopping          bool
 }
 
 // listen opens the three ports, all or none.
 func listen(s settings) (*listeners, error) {
-	l := listeners{tls: s.grpcTLS, age: keepalive.ServerParameters{MaxConnectionAge: s.connAge, MaxConnectionAgeGrace: s.connGrace}}
+	l := listeners{tls: s.grpcTLS, needConfig: s.needConfig, age: keepalive.ServerParameters{MaxConnectionAge: s.connAge, MaxConnectionAgeGrace: s.connGrace}}
 	var err error
 	for _, p := range []struct {
 		ln   *net.Listener
@@ -78,7 +81,11 @@ func (l *listeners) serve(svc *service) <-chan error {
 	healthpb.RegisterHealthServer(l.gs, l.health)
 	l.hs = &http.Server{Handler: httpHandler(svc, &l.serving), ReadHeaderTimeout: 10 * time.Second}
 	l.ds = &http.Server{Handler: debugHandler(svc), ReadHeaderTimeout: 10 * time.Second}
-	l.serving.Store(true)
+	refresh := func() { l.refresh(svc) }
+	svc.mu.Lock()
+	svc.swapped = refresh // under svc.mu, which each swap holds
+	svc.mu.Unlock()
+	refresh()
 	failed := make(chan error, 3)
 	go func() { failed <- l.gs.Serve(l.grpc) }()
 	for _, p := range []struct {
@@ -94,12 +101,26 @@ func (l *listeners) serve(svc *service) <-chan error {
 	return failed
 }
 
+// refresh reports the server healthy (/healthcheck, the gRPC health)
+// unless it stops, or, with needConfig, svc's configuration in force has
+// no domain.
+func (l *listeners) refresh(svc *service) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	healthy := !l.stopping && (!l.needConfig || svc.hasDomains())
+	l.serving.Store(healthy)
+	l.health.set(healthy)
+}
+
 // stop reports the server NOT_SERVING, stops accepting calls and waits
 // for those in flight, for at most d in all; then it closes whatever is
 // still open.
 func (l *listeners) stop(d time.Duration) {
+	l.mu.Lock()
+	l.stopping = true
 	l.serving.Store(false)
 	l.health.stop()
+	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var wg sync.WaitGroup

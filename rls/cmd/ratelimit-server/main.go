@@ -177,7 +177,11 @@ func configure(ctx context.Context, s settings, st store.Store, opts rls.Options
 	case s.rulesFile != "":
 		svc, err = newFileService(st, opts, s.rulesFile, log, s.limiterOptions()...)
 	default:
-		svc, err = newService(st, opts, s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log, s.limiterOptions()...)
+		start := newService
+		if s.forceStart {
+			start = newServiceForced
+		}
+		svc, err = start(st, opts, s.configDir, func() ([]*rls.Config, error) { return loadConfigs(s) }, log, s.limiterOptions()...)
 	}
 	if err != nil {
 		return nil, nil, err

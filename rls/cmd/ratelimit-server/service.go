@@ -47,6 +47,9 @@ type service struct {
 	mu     sync.Mutex // serialises reloads; guards seen and failed
 	seen   dirState   // the directory's state when last loaded
 	failed error      // the last reload's error; nil once one succeeds
+	// swapped, when set, is called once a new configuration is in force
+	// (the listeners' health follows it); set before the service serves.
+	swapped func()
 }
 
 // generation is one configuration in force: its configs, the limiter
@@ -78,6 +81,32 @@ func newService(st store.Store, opts rls.Options, dir string, load func() ([]*rl
 	}
 	s.cur.Store(g)
 	return s, nil
+}
+
+// newServiceForced is newService for FORCE_START_WITHOUT_INITIAL_CONFIG:
+// a configuration that does not load (no directory yet, no file in it, a
+// problem in one) is logged and kept for /rlconfig, and the service
+// starts on none, answering every call OK, until a version of the
+// directory loads (poll).
+func newServiceForced(st store.Store, opts rls.Options, dir string, load func() ([]*rls.Config, error), log *slog.Logger, lopt ...limiter.Option) (*service, error) {
+	s, err := newService(st, opts, dir, load, log, lopt...)
+	if err == nil {
+		return s, nil
+	}
+	s, emptyErr := newService(st, opts, dir, func() ([]*rls.Config, error) { return nil, nil }, log, lopt...)
+	if emptyErr != nil {
+		return nil, emptyErr
+	}
+	s.load, s.failed = load, err
+	log.Error("ratelimit: the configuration does not load; serving without limits until it does (FORCE_START_WITHOUT_INITIAL_CONFIG)", "dir", dir, "error", err)
+	return s, nil
+}
+
+// hasDomains reports whether the configuration in force has a domain
+// (HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED); a rules file's, which must
+// load for the server to start, always has.
+func (s *service) hasDomains() bool {
+	return s.rules != nil || len(s.cur.Load().configs) > 0
 }
 
 // noLimits is the rule the limiter of a configuration without limits is
@@ -212,6 +241,9 @@ func (s *service) swap(configs []*rls.Config, err error, where ...any) error {
 	}
 	s.failed = nil
 	old := s.cur.Swap(g)
+	if s.swapped != nil {
+		s.swapped()
+	}
 	s.log.Info("ratelimit: reloaded", append(where, "domains", len(configs), "rules", len(rls.Limits(configs...)))...)
 	if err := old.retire(); err != nil {
 		s.log.Warn("ratelimit: closing the previous limiter", "error", err)

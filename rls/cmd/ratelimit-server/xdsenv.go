@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/tls"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,21 +26,8 @@ type xdsSettings struct {
 	maxMsgSize      int         // XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES; 0: gRPC's default
 	tls             *tls.Config // CONFIG_GRPC_XDS_SERVER_USE_TLS and its files; nil: plain text
 	// forceStart serves before the first version arrives, on no
-	// configuration (FORCE_START_WITHOUT_INITIAL_CONFIG).
+	// configuration (FORCE_START_WITHOUT_INITIAL_CONFIG, settings.forceStart).
 	forceStart bool
-}
-
-// xdsHonours are the variables of the ignored list that are honoured
-// with CONFIG_TYPE=GRPC_XDS_SOTW.
-var xdsHonours = []string{"FORCE_START_WITHOUT_INITIAL_CONFIG"}
-
-// withoutXDSHonoured is warnings, as unhonoured lists them, less those
-// of the variables xdsHonours names.
-func withoutXDSHonoured(warnings []string) []string {
-	return slices.DeleteFunc(warnings, func(w string) bool {
-		name, _, _ := strings.Cut(w, ":")
-		return slices.Contains(xdsHonours, name)
-	})
 }
 
 // readXDS reads the xDS client's variables, with the reference's defaults.
@@ -65,9 +51,6 @@ func readXDS(getenv func(string) string) (xdsSettings, error) {
 		if x.maxMsgSize, err = strconv.Atoi(v); err != nil || x.maxMsgSize <= 0 {
 			return x, fmt.Errorf("ratelimit: XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES %q: allowed: a positive number of bytes", v)
 		}
-	}
-	if x.forceStart, err = boolean(getenv, "FORCE_START_WITHOUT_INITIAL_CONFIG"); err != nil {
-		return x, err
 	}
 	useTLS, err := boolean(getenv, "CONFIG_GRPC_XDS_SERVER_USE_TLS")
 	if err != nil || !useTLS {

@@ -37,8 +37,12 @@ func TestXDSEnvDefaults(t *testing.T) {
 		x.retry != 3*time.Second || x.maxRetry != time.Minute || x.maxMsgSize != 0 || x.tls != nil || len(x.headers) != 0 {
 		t.Fatalf("defaults: %+v", x)
 	}
-	if s, err := readEnv(env("CONFIG_TYPE=FILE", "FORCE_START_WITHOUT_INITIAL_CONFIG=true")); err != nil || s.xds != nil || len(s.unhonoured) != 1 {
-		t.Fatalf("CONFIG_TYPE=FILE: %+v, %v, %q; want no xDS and FORCE_START_WITHOUT_INITIAL_CONFIG not honoured", s.xds, err, s.unhonoured)
+	if s, err := readEnv(env("CONFIG_TYPE=FILE", "FORCE_START_WITHOUT_INITIAL_CONFIG=true")); err != nil || s.xds != nil || !s.forceStart || len(s.unhonoured) != 0 {
+		t.Fatalf("CONFIG_TYPE=FILE: %+v, %v, %q; want no xDS and FORCE_START_WITHOUT_INITIAL_CONFIG honoured", s.xds, err, s.unhonoured)
+	}
+	if s, err := readEnv(env("RATELIMIT_RULES_FILE=rules.yaml", "FORCE_START_WITHOUT_INITIAL_CONFIG=true")); err != nil || len(s.unhonoured) != 1 ||
+		!strings.HasPrefix(s.unhonoured[0], "FORCE_START_WITHOUT_INITIAL_CONFIG:") {
+		t.Fatalf("a rules file: %v, %q; want FORCE_START_WITHOUT_INITIAL_CONFIG not honoured", err, s.unhonoured)
 	}
 	if s, err := readEnv(env("CONFIG_TYPE=GRPC_XDS_SOTW", "FORCE_START_WITHOUT_INITIAL_CONFIG=true", "USE_STATSD=false")); err != nil || !s.xds.forceStart ||
 		len(s.unhonoured) != 1 || !strings.HasPrefix(s.unhonoured[0], "USE_STATSD:") {
