@@ -102,7 +102,13 @@ func WithKeyFunc(name string, fn keyfunc.KeyFunc) Option {
 // error that left the old ones in force. For metrics: count both. fn is
 // called for one reload at a time, in the order of the reloads: a reload
 // made while fn runs for another returns without waiting, and fn hears
-// it once the call under way has returned.
+// it once the call under way has returned. Reload calls fn before it
+// returns (unless fn is under way for another reload); Watch calls it on
+// a goroutine of its own, so that an fn that blocks holds up neither
+// Watch, which goes on reloading and returns at Close, nor Close, which
+// does not wait for fn. A panic in fn is recovered and logged with
+// slog.Default() (the value's type and the stack, not the value), and fn
+// hears the next reloads.
 func WithReloadHook(fn func(err error)) Option {
 	return func(s *settings) { s.onReload = fn }
 }
@@ -245,48 +251,12 @@ func (l *Limits) Handler(next http.Handler) http.Handler {
 // returned, logged with slog.Default() and passed to the reload hook.
 func (l *Limits) Reload() error {
 	l.mu.Lock()
-	defer l.unlockAndReport()
+	defer l.unlockAndReport(true)
 	fp, data, err := readFile(l.path)
 	if err == nil {
 		l.seen = fp
 	}
 	return l.reload(data, err)
-}
-
-// unlockAndReport releases l.mu, then passes the reloads made under it to
-// the reload hook, which may itself call Reload or Middleware. The hook
-// hears one reload at a time, in order: while one goroutine calls it,
-// the reloads of others are queued in l.pending and that goroutine hands
-// them over too, so that no reload waits for another's hook.
-func (l *Limits) unlockAndReport() {
-	if l.set.onReload == nil {
-		l.pending = nil
-	}
-	if l.hooking || len(l.pending) == 0 {
-		l.mu.Unlock()
-		return
-	}
-	l.hooking = true
-	handed := false
-	defer func() {
-		if !handed { // the hook panicked: the next reload hands over what is left
-			l.mu.Lock()
-			l.hooking = false
-			l.mu.Unlock()
-		}
-	}()
-	for len(l.pending) > 0 {
-		pending := l.pending
-		l.pending = nil
-		l.mu.Unlock()
-		for _, err := range pending {
-			l.set.onReload(err)
-		}
-		l.mu.Lock()
-	}
-	l.hooking = false
-	handed = true
-	l.mu.Unlock()
 }
 
 // reload puts data in force, unless err (reading it) or its problems say
@@ -350,7 +320,8 @@ func (l *Limits) report(err error) {
 
 // Close gives back the units of the current rules' leases (see
 // limiter.Limiter.Close) and stops reloads: call it once the server has
-// stopped serving. It is safe to call more than once.
+// stopped serving. It does not wait for the reload hook, which may still
+// hear a reload made before. It is safe to call more than once.
 func (l *Limits) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
