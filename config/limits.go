@@ -3,8 +3,8 @@ package config
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -113,8 +113,10 @@ func WithReloadHook(fn func(err error)) Option {
 	return func(s *settings) { s.onReload = fn }
 }
 
-// errClosed is returned by Reload after Close.
-var errClosed = errors.New("ratelimit: limits closed")
+// errClosed is returned by Reload after Close. It wraps fs.ErrClosed, as
+// an operation on a closed file does, so that a caller tells it apart
+// with errors.Is and the root module exports no name for it.
+var errClosed = fmt.Errorf("ratelimit: Reload after Close: %w", fs.ErrClosed)
 
 // Load reads the rules file at path (YAML, or JSON, one schema: see
 // docs/config.md) and builds its rules on store (a redisstore.New, or
@@ -249,9 +251,14 @@ func (l *Limits) Handler(next http.Handler) http.Handler {
 // closed, which gives back its leased units. A file with problems, or one
 // that drops a stack the program uses, changes nothing: the error is
 // returned, logged with slog.Default() and passed to the reload hook.
+// After Close it reads nothing and returns an error wrapping fs.ErrClosed
+// (os.ErrClosed is the same error).
 func (l *Limits) Reload() error {
 	l.mu.Lock()
 	defer l.unlockAndReport(true)
+	if l.closed {
+		return errClosed
+	}
 	fp, data, err := readFile(l.path)
 	if err == nil {
 		l.seen = fp
@@ -260,11 +267,8 @@ func (l *Limits) Reload() error {
 }
 
 // reload puts data in force, unless err (reading it) or its problems say
-// otherwise; l.mu is held.
+// otherwise; l.mu is held, and the Limits are not closed.
 func (l *Limits) reload(data []byte, err error) error {
-	if l.closed {
-		return errClosed
-	}
 	old := l.cur.Load()
 	if err == nil && bytes.Equal(data, old.Data) {
 		if l.failing { // back to the rules in force after a failed version
