@@ -77,7 +77,10 @@ type Collector struct {
 	stateMu sync.Mutex // one state set at a time: never two at 1, or none
 }
 
-// New registers the collector's series with reg.
+// New registers the collector's series with reg. When one cannot be
+// registered (prometheus.AlreadyRegisteredError: another collector, or a
+// New on the same reg, has it), New returns that error and leaves reg as
+// it found it.
 func New(reg prometheus.Registerer, opts Options) (*Collector, error) {
 	ns := opts.Namespace
 	if ns == "" {
@@ -103,13 +106,26 @@ func New(reg prometheus.Registerer, opts Options) (*Collector, error) {
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "config_reloads_total",
 			Help: "Reloads of a rules file that read a changed file, by result (ok: the new rules are in force; error: the old ones stay)."}, []string{"result"}),
 	}
-	for _, col := range []prometheus.Collector{c.decisions, c.duration, c.errors, c.state, c.reloads} {
-		if err := reg.Register(col); err != nil {
-			return nil, err
-		}
+	if err := registerAll(reg, c.decisions, c.duration, c.errors, c.state, c.reloads); err != nil {
+		return nil, err
 	}
 	c.setState("up")
 	return c, nil
+}
+
+// registerAll registers cols with reg, all or none: when one fails, those
+// registered before it are unregistered, so that a New may be tried
+// again on the same registry.
+func registerAll(reg prometheus.Registerer, cols ...prometheus.Collector) error {
+	for i, col := range cols {
+		if err := reg.Register(col); err != nil {
+			for _, done := range cols[:i] {
+				reg.Unregister(done)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // Hook records one event; pass it to middleware.WithHook or
