@@ -3,8 +3,8 @@ package config
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -102,13 +102,21 @@ func WithKeyFunc(name string, fn keyfunc.KeyFunc) Option {
 // error that left the old ones in force. For metrics: count both. fn is
 // called for one reload at a time, in the order of the reloads: a reload
 // made while fn runs for another returns without waiting, and fn hears
-// it once the call under way has returned.
+// it once the call under way has returned. Reload calls fn before it
+// returns (unless fn is under way for another reload); Watch calls it on
+// a goroutine of its own, so that an fn that blocks holds up neither
+// Watch, which goes on reloading and returns at Close, nor Close, which
+// does not wait for fn. A panic in fn is recovered and logged with
+// slog.Default() (the value's type and the stack, not the value), and fn
+// hears the next reloads.
 func WithReloadHook(fn func(err error)) Option {
 	return func(s *settings) { s.onReload = fn }
 }
 
-// errClosed is returned by Reload after Close.
-var errClosed = errors.New("ratelimit: limits closed")
+// errClosed is returned by Reload after Close. It wraps fs.ErrClosed, as
+// an operation on a closed file does, so that a caller tells it apart
+// with errors.Is and the root module exports no name for it.
+var errClosed = fmt.Errorf("ratelimit: Reload after Close: %w", fs.ErrClosed)
 
 // Load reads the rules file at path (YAML, or JSON, one schema: see
 // docs/config.md) and builds its rules on store (a redisstore.New, or
@@ -243,9 +251,14 @@ func (l *Limits) Handler(next http.Handler) http.Handler {
 // closed, which gives back its leased units. A file with problems, or one
 // that drops a stack the program uses, changes nothing: the error is
 // returned, logged with slog.Default() and passed to the reload hook.
+// After Close it reads nothing and returns an error wrapping fs.ErrClosed
+// (os.ErrClosed is the same error).
 func (l *Limits) Reload() error {
 	l.mu.Lock()
-	defer l.unlockAndReport()
+	defer l.unlockAndReport(true)
+	if l.closed {
+		return errClosed
+	}
 	fp, data, err := readFile(l.path)
 	if err == nil {
 		l.seen = fp
@@ -253,48 +266,9 @@ func (l *Limits) Reload() error {
 	return l.reload(data, err)
 }
 
-// unlockAndReport releases l.mu, then passes the reloads made under it to
-// the reload hook, which may itself call Reload or Middleware. The hook
-// hears one reload at a time, in order: while one goroutine calls it,
-// the reloads of others are queued in l.pending and that goroutine hands
-// them over too, so that no reload waits for another's hook.
-func (l *Limits) unlockAndReport() {
-	if l.set.onReload == nil {
-		l.pending = nil
-	}
-	if l.hooking || len(l.pending) == 0 {
-		l.mu.Unlock()
-		return
-	}
-	l.hooking = true
-	handed := false
-	defer func() {
-		if !handed { // the hook panicked: the next reload hands over what is left
-			l.mu.Lock()
-			l.hooking = false
-			l.mu.Unlock()
-		}
-	}()
-	for len(l.pending) > 0 {
-		pending := l.pending
-		l.pending = nil
-		l.mu.Unlock()
-		for _, err := range pending {
-			l.set.onReload(err)
-		}
-		l.mu.Lock()
-	}
-	l.hooking = false
-	handed = true
-	l.mu.Unlock()
-}
-
 // reload puts data in force, unless err (reading it) or its problems say
-// otherwise; l.mu is held.
+// otherwise; l.mu is held, and the Limits are not closed.
 func (l *Limits) reload(data []byte, err error) error {
-	if l.closed {
-		return errClosed
-	}
 	old := l.cur.Load()
 	if err == nil && bytes.Equal(data, old.Data) {
 		if l.failing { // back to the rules in force after a failed version
@@ -350,7 +324,8 @@ func (l *Limits) report(err error) {
 
 // Close gives back the units of the current rules' leases (see
 // limiter.Limiter.Close) and stops reloads: call it once the server has
-// stopped serving. It is safe to call more than once.
+// stopped serving. It does not wait for the reload hook, which may still
+// hear a reload made before. It is safe to call more than once.
 func (l *Limits) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

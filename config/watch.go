@@ -40,8 +40,10 @@ func (fp fingerprint) same(other fingerprint) bool {
 // the old file, a write in place. A change that is
 // not valid is logged and reported to the reload hook once, and the old
 // rules stay in force until a valid version appears; a file that cannot
-// be read is read again at every tick, reported once. An interval under
-// a millisecond means a second. Run it in a goroutine of its own.
+// be read is read again at every tick, reported once. The hook is called
+// on another goroutine: one that blocks or panics does not stop Watch
+// (see WithReloadHook). An interval under a millisecond means a second.
+// Run it in a goroutine of its own.
 func (l *Limits) Watch(ctx context.Context, interval time.Duration) {
 	if interval < time.Millisecond {
 		interval = time.Second
@@ -66,7 +68,7 @@ func (l *Limits) Watch(ctx context.Context, interval time.Duration) {
 // whether watching goes on (the Limits are not closed).
 func (l *Limits) poll() bool {
 	l.mu.Lock()
-	defer l.unlockAndReport()
+	defer l.unlockAndReport(false)
 	if l.closed {
 		return false
 	}

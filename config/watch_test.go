@@ -2,6 +2,8 @@ package config_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -210,5 +212,24 @@ func TestWatchStopsOnClose(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Watch still runs 5s after Close")
+	}
+}
+
+// TestReloadAfterClose: Reload after Close changes nothing, reports
+// nothing to the hook, and returns an error a caller can tell apart with
+// errors.Is(err, fs.ErrClosed), as a closed file's read does.
+func TestReloadAfterClose(t *testing.T) {
+	var heard reports
+	limits, path := load(t, memstore.Must(), version("rc", 1), config.WithReloadHook(heard.hook))
+	if err := limits.Close(); err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, version("rc", 2))
+	err := limits.Reload()
+	if !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("Reload after Close: %v, want an error wrapping fs.ErrClosed", err)
+	}
+	if got := heard.list(); len(got) != 0 {
+		t.Errorf("the hook heard %v after Close, want nothing", got)
 	}
 }

@@ -71,7 +71,9 @@ func WithoutMetadata() Option {
 // WithHook calls fn after every decision and every failure, as
 // middleware.WithHook does for requests: prommetrics' Collector.Hook and
 // otelhook's Recorder.Hook count gRPC calls as they count requests. The
-// event's Route, prommetrics' route label, is the full method, and its
+// event's Route, prommetrics' route label, is the full method (with an
+// unknown-service handler, whatever method a client sends: prommetrics
+// bounds its label, and so must any other hook that keeps routes), and its
 // Context is the call's, which otelhook's span is a child of. fn runs on
 // the call's goroutine and must be fast.
 func WithHook(fn func(guard.Event)) Option {

@@ -16,7 +16,10 @@ type Event struct {
 	// Context is the request's.
 	Context context.Context
 	// Route is the request's route (Config.Route): an HTTP route pattern,
-	// a gRPC full method; "" when the door names none.
+	// a gRPC full method; "" when the door names none. A gRPC server with
+	// an unknown-service handler (a proxy) reports the method its client
+	// sent, any string: a hook that keeps routes (a label, a map) must
+	// bound how many, as prommetrics does.
 	Route string
 	// Decision is the outcome, one result per rule that took part (rules
 	// skipped for this request are absent); each result names its rule.

@@ -16,7 +16,11 @@
 //	ratelimit.backend.state     gauge, attribute state: 1 for the current one
 //	ratelimit.config.reloads    counter, attribute result: reloads of a rules file (Reload, for config.WithReloadHook), ok or error
 //
-// with the outcomes, causes and states of package prommetrics. The span,
+// with the outcomes, causes and states of package prommetrics. Their
+// attributes take bounded sets of values: rule names and those fixed
+// sets. No instrument or span carries the event's route, which a gRPC
+// server with an unknown-service handler (a proxy) takes from its
+// clients: any string, as many as they send. The span,
 // "ratelimit.decide", covers the decision (it is recorded when the
 // decision returns, with its start time) and carries ratelimit.rules,
 // ratelimit.outcome, ratelimit.cached and ratelimit.fallback; a Redis

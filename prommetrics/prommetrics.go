@@ -43,13 +43,18 @@
 // by the routes a service registers. The gRPC interceptors of module
 // grpclimit feed the same hook; their route is the call's full method
 // ("/pkg.Service/Method"), its bytes that are not UTF-8, if any, replaced
-// by U+FFFD.
+// by U+FFFD. A gRPC server with an unknown-service handler (a proxy)
+// reports whatever method its clients send, so the route label is bounded
+// here: it takes at most 1000 distinct values, the first routes the
+// Collector sees, each kept for its life (as its series are), and counts
+// any later route, or one longer than 256 bytes, as route "other" (no
+// route pattern or full method is "other": both have a "/"). A service's
+// own routes appear with its first requests; a flood of made-up methods
+// after that lands in "other" without displacing them.
 package prommetrics
 
 import (
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
@@ -60,7 +65,8 @@ type Options struct {
 	// Namespace prefixes every series name (default "ratelimit").
 	Namespace string
 	// RouteLabel adds a "route" label with the request's route pattern to
-	// the decision series.
+	// the decision series: at most 1000 distinct values, then "other"
+	// (see the package doc).
 	RouteLabel bool
 }
 
@@ -72,12 +78,15 @@ type Collector struct {
 	errors    *prometheus.CounterVec
 	state     *prometheus.GaugeVec
 	reloads   *prometheus.CounterVec
-	route     bool
+	routes    *routeSet // nil without Options.RouteLabel
 
 	stateMu sync.Mutex // one state set at a time: never two at 1, or none
 }
 
-// New registers the collector's series with reg.
+// New registers the collector's series with reg. When one cannot be
+// registered (prometheus.AlreadyRegisteredError: another collector, or a
+// New on the same reg, has it), New returns that error and leaves reg as
+// it found it.
 func New(reg prometheus.Registerer, opts Options) (*Collector, error) {
 	ns := opts.Namespace
 	if ns == "" {
@@ -90,7 +99,6 @@ func New(reg prometheus.Registerer, opts Options) (*Collector, error) {
 		durationLabels = append(durationLabels, "route")
 	}
 	c := &Collector{
-		route: opts.RouteLabel,
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "decisions_total",
 			Help: "Rate-limit decisions, per rule checked, by the rule's outcome."}, labels),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "decision_duration_seconds",
@@ -103,24 +111,37 @@ func New(reg prometheus.Registerer, opts Options) (*Collector, error) {
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "config_reloads_total",
 			Help: "Reloads of a rules file that read a changed file, by result (ok: the new rules are in force; error: the old ones stay)."}, []string{"result"}),
 	}
-	for _, col := range []prometheus.Collector{c.decisions, c.duration, c.errors, c.state, c.reloads} {
-		if err := reg.Register(col); err != nil {
-			return nil, err
-		}
+	if err := registerAll(reg, c.decisions, c.duration, c.errors, c.state, c.reloads); err != nil {
+		return nil, err
+	}
+	if opts.RouteLabel {
+		c.routes = &routeSet{seen: map[string]bool{}}
 	}
 	c.setState("up")
 	return c, nil
+}
+
+// registerAll registers cols with reg, all or none: when one fails, those
+// registered before it are unregistered, so that a New may be tried
+// again on the same registry.
+func registerAll(reg prometheus.Registerer, cols ...prometheus.Collector) error {
+	for i, col := range cols {
+		if err := reg.Register(col); err != nil {
+			for _, done := range cols[:i] {
+				reg.Unregister(done)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // Hook records one event; pass it to middleware.WithHook or
 // grpclimit.WithHook.
 func (c *Collector) Hook(e guard.Event) {
 	route := ""
-	if c.route {
-		route = e.Route
-		if !utf8.ValidString(route) { // a label value must be UTF-8: WithLabelValues panics on any other
-			route = strings.ToValidUTF8(route, "\uFFFD")
-		}
+	if c.routes != nil {
+		route = c.routes.label(e.Route)
 	}
 	for i, rule := range e.Rules {
 		c.decisions.WithLabelValues(c.labels(route, rule, e.RuleOutcome(i))...).Inc()
@@ -148,7 +169,7 @@ func (c *Collector) Reload(err error) {
 
 // labels are values, with the route last when the collector has it.
 func (c *Collector) labels(route string, values ...string) []string {
-	if c.route {
+	if c.routes != nil {
 		return append(values, route)
 	}
 	return values
