@@ -80,10 +80,11 @@ func parseField(name string) (field, error) {
 		ratelimit.ErrConfig, name)
 }
 
-// New validates its arguments: trusted proxies as CIDRs or addresses (and
-// netx.UnixPeers for the peers on a Unix socket), the one forwarding field they set ("Forwarded", "X-Forwarded-For" or
-// "X-Real-IP", in any case; "" to read the first present of the three),
-// and the prefix lengths an identity keeps (0 for 32 and 64).
+// New validates its arguments: trusted proxies as CIDRs or addresses
+// (and netx.UnixPeers for the peers on a Unix socket), the one forwarding
+// field they set ("Forwarded", "X-Forwarded-For" or "X-Real-IP", in any
+// case; "" to read the first present of the three), and the prefix
+// lengths an identity keeps (0 for 32 and 64).
 func New(trusted []string, header string, v4, v6 int) (*Resolver, error) {
 	only, err := parseField(header)
 	if err != nil {
