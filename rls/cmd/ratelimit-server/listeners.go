@@ -31,8 +31,10 @@ type listeners struct {
 	serving           atomic.Bool // /healthcheck answers 200 while set
 	health            *healthService
 	needConfig        bool       // healthy only while the configuration has a domain (HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED)
-	mu                sync.Mutex // serialises refresh and stop
+	mu                sync.Mutex // serialises refresh, setRedis and stop; guards what follows
 	stopping          bool
+	redisDown         bool     // Redis does not answer (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION)
+	svc               *service // served
 }
 
 // listen opens the three ports, all or none.
@@ -81,11 +83,13 @@ func (l *listeners) serve(svc *service) <-chan error {
 	healthpb.RegisterHealthServer(l.gs, l.health)
 	l.hs = &http.Server{Handler: httpHandler(svc, &l.serving), ReadHeaderTimeout: 10 * time.Second}
 	l.ds = &http.Server{Handler: debugHandler(svc), ReadHeaderTimeout: 10 * time.Second}
-	refresh := func() { l.refresh(svc) }
+	l.mu.Lock()
+	l.svc = svc
+	l.mu.Unlock()
 	svc.mu.Lock()
-	svc.swapped = refresh // under svc.mu, which each swap holds
+	svc.swapped = l.refresh // under svc.mu, which each swap holds
 	svc.mu.Unlock()
-	refresh()
+	l.refresh()
 	failed := make(chan error, 3)
 	go func() { failed <- l.gs.Serve(l.grpc) }()
 	for _, p := range []struct {
@@ -102,14 +106,23 @@ func (l *listeners) serve(svc *service) <-chan error {
 }
 
 // refresh reports the server healthy (/healthcheck, the gRPC health)
-// unless it stops, or, with needConfig, svc's configuration in force has
-// no domain.
-func (l *listeners) refresh(svc *service) {
+// unless it stops, Redis is down (setRedis) or, with needConfig, the
+// configuration in force has no domain.
+func (l *listeners) refresh() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	healthy := !l.stopping && (!l.needConfig || svc.hasDomains())
+	healthy := !l.stopping && !l.redisDown && (!l.needConfig || l.svc.hasDomains())
 	l.serving.Store(healthy)
 	l.health.set(healthy)
+}
+
+// setRedis records whether Redis answers (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION),
+// and reports the health it makes; call it once serving.
+func (l *listeners) setRedis(up bool) {
+	l.mu.Lock()
+	l.redisDown = !up
+	l.mu.Unlock()
+	l.refresh()
 }
 
 // stop reports the server NOT_SERVING, stops accepting calls and waits

@@ -133,6 +133,11 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 		return err
 	}
 	failed := ls.serve(svc)
+	if s.redis.health && s.redisURL != "" {
+		pinging, stopPinging := context.WithCancel(ctx)
+		defer stopPinging()
+		go watchRedis(pinging, rdb, redisPingEvery, ls.setRedis)
+	}
 	configs, _ := svc.state()
 	greet(out, ls, s, configs)
 

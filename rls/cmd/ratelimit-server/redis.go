@@ -30,6 +30,9 @@ type redisConn struct {
 	tls                *tls.Config
 	poolSize           int           // 0: go-redis's default
 	timeout            time.Duration // the store's; 0: its default
+	// health is REDIS_HEALTH_CHECK_ACTIVE_CONNECTION: the server is
+	// healthy only while Redis answers (redishealth.go).
+	health bool
 }
 
 // readRedis reads the Redis variables for REDIS_URL url ("" runs on
@@ -68,6 +71,9 @@ func readRedis(getenv func(string) string, url string) (redisConn, error) {
 		if c.poolSize, err = strconv.Atoi(v); err != nil || c.poolSize <= 0 {
 			return c, fmt.Errorf("ratelimit: REDIS_POOL_SIZE %q: want a positive number of connections", v)
 		}
+	}
+	if c.health, err = boolean(getenv, "REDIS_HEALTH_CHECK_ACTIVE_CONNECTION"); err != nil {
+		return c, err
 	}
 	if v := getenv("REDIS_TIMEOUT"); v != "" {
 		if c.timeout, err = time.ParseDuration(v); err != nil || c.timeout < 0 {

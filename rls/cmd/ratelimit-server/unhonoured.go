@@ -17,7 +17,7 @@ var ignored = []struct {
 		"no statsd: Prometheus series are served at /metrics on the debug port"},
 	{[]string{"USE_PROMETHEUS", "PROMETHEUS_ADDR", "PROMETHEUS_PATH", "PROMETHEUS_MAPPER_YAML", "PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS"},
 		"Prometheus series are always served, at /metrics on the debug port (DEBUG_HOST, DEBUG_PORT)"},
-	{[]string{"REDIS_PIPELINE_WINDOW", "REDIS_PIPELINE_LIMIT", "REDIS_CLUSTER_PIPELINE_PARALLELISM", "REDIS_POOL_ON_EMPTY_BEHAVIOR", "REDIS_HEALTH_CHECK_ACTIVE_CONNECTION"},
+	{[]string{"REDIS_PIPELINE_WINDOW", "REDIS_PIPELINE_LIMIT", "REDIS_CLUSTER_PIPELINE_PARALLELISM", "REDIS_POOL_ON_EMPTY_BEHAVIOR"},
 		"the Redis client's defaults apply; a request's descriptors are one round trip, never pipelined across requests"},
 	{[]string{"REDIS_STARTUP_INITIAL_INTERVAL", "REDIS_STARTUP_MAX_INTERVAL", "REDIS_STARTUP_MAX_ELAPSED_TIME"},
 		"the server starts without waiting for Redis (one ping at start stops it on refused credentials or a failed TLS handshake)"},
