@@ -134,8 +134,10 @@ func (c *Caller) retrying() bool {
 
 // unsupported reports an error that says the server cannot run or load
 // functions: an unknown command or subcommand, or an ACL that refuses
-// FCALL or FUNCTION (NOPERM naming the command). An ACL that refuses the
-// keys says nothing of functions: scripts would be refused them as well.
+// FCALL or FUNCTION (NOPERM naming the command it refuses to run, not a
+// key it refuses: Redis 7.2 quotes the key, which may hold any text). An
+// ACL that refuses the keys says nothing of functions: scripts would be
+// refused them as well.
 func unsupported(err error) bool {
 	var reply redis.Error
 	if !errors.As(err, &reply) {
@@ -143,7 +145,7 @@ func unsupported(err error) bool {
 	}
 	msg := strings.ToLower(reply.Error())
 	if strings.HasPrefix(msg, "noperm") {
-		return strings.Contains(msg, "'fcall") || strings.Contains(msg, "'function")
+		return strings.Contains(msg, "to run the 'fcall") || strings.Contains(msg, "to run the 'function")
 	}
 	return strings.HasPrefix(msg, "err unknown command") || strings.HasPrefix(msg, "err unknown subcommand")
 }
