@@ -58,6 +58,14 @@
 // client's ReadTimeout, but its calls return at their deadline); other
 // clients without ContextTimeoutEnabled get a guard goroutine per call.
 //
+// A decision that a replica refuses (READONLY: a Sentinel failover under
+// way) or a server loading its dataset refuses (LOADING) did not run, and
+// go-redis does not send a script call again: the store sends it again,
+// after pauses of 2 ms doubling up to 32 ms, within its deadline. go-redis
+// closes a connection that answered READONLY, so the call sent again dials
+// a new one, which a failover client makes to the master the Sentinel
+// names then.
+//
 // On a *redis.Client for one server, the store adds a dial hook to the
 // client (its connection pool dials with the client's own hooks): go-redis
 // redials a refused address in the background until the call's deadline,

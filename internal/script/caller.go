@@ -49,8 +49,9 @@ const FunctionsRetry = time.Minute
 // tries functions again after FunctionsRetry. A call that may have run is
 // never sent again: a call is retried only after an error that says it
 // did not run, and what it sends then (a library load, the call again, the
-// script's source) stays within the first send's deadline: its context's,
-// or timeout from when it reached Run if sooner.
+// script's source; the call again after pauses while the server refuses
+// it for now, with READONLY or LOADING) stays within the first send's
+// deadline: its context's, or timeout from when it reached Run if sooner.
 type Caller struct {
 	rdb     redis.Scripter
 	forced  Mode
@@ -73,12 +74,27 @@ func NewCaller(rdb redis.Scripter, mode Mode, timeout time.Duration) *Caller {
 	return c
 }
 
-// Run runs s with call's keys and arguments.
+// Run runs s with call's keys and arguments, and sends it again while the
+// server refuses it for now (see refusedForNow), within the first send's
+// deadline.
 func (c *Caller) Run(ctx context.Context, s *Script, call Call) (any, error) {
 	var deadline time.Time // of the first send, for the sends that follow
 	if c.timeout > 0 {
 		deadline = time.Now().Add(c.timeout)
 	}
+	v, err := c.run(ctx, deadline, s, call)
+	for pause := firstPause; refusedForNow(err) && wait(ctx, deadline, pause); pause = min(2*pause, maxPause) {
+		ctx, cancel := within(ctx, deadline)
+		v, err = c.run(ctx, deadline, s, call)
+		cancel()
+	}
+	return v, err
+}
+
+// run is one send of Run, with what it sends again at once: after
+// NOSCRIPT, "Function not found" or an answer that functions are
+// unavailable.
+func (c *Caller) run(ctx context.Context, deadline time.Time, s *Script, call Call) (any, error) {
 	if c.state.Load() == useScripts && !c.retrying() {
 		return s.run(ctx, deadline, c.rdb, call)
 	}
@@ -134,8 +150,10 @@ func (c *Caller) retrying() bool {
 
 // unsupported reports an error that says the server cannot run or load
 // functions: an unknown command or subcommand, or an ACL that refuses
-// FCALL or FUNCTION (NOPERM naming the command). An ACL that refuses the
-// keys says nothing of functions: scripts would be refused them as well.
+// FCALL or FUNCTION (NOPERM naming the command it refuses to run, not a
+// key it refuses: Redis 7.2 quotes the key, which may hold any text). An
+// ACL that refuses the keys says nothing of functions: scripts would be
+// refused them as well.
 func unsupported(err error) bool {
 	var reply redis.Error
 	if !errors.As(err, &reply) {
@@ -143,7 +161,7 @@ func unsupported(err error) bool {
 	}
 	msg := strings.ToLower(reply.Error())
 	if strings.HasPrefix(msg, "noperm") {
-		return strings.Contains(msg, "'fcall") || strings.Contains(msg, "'function")
+		return strings.Contains(msg, "to run the 'fcall") || strings.Contains(msg, "to run the 'function")
 	}
 	return strings.HasPrefix(msg, "err unknown command") || strings.HasPrefix(msg, "err unknown subcommand")
 }

@@ -136,10 +136,12 @@ func run(ctx context.Context, rdb redis.Scripter, verb, script any, call Call) (
 	return cmd.Result()
 }
 
-// Clean returns err without the arguments a Redis error reply may quote
-// ("unknown command 'evalsha', with args beginning with: ..." quotes the
-// keys, and with them client identities): an error that reaches a log
-// must not carry an identity.
+// Clean returns err without what a Redis error reply may quote of the
+// call: its arguments ("unknown command 'evalsha', with args beginning
+// with: ..." quotes the keys), or the key an ACL refused (Redis 7.2:
+// "NOPERM User app has no permissions to access the '<key>' key"), either
+// of which carries client identities: an error that reaches a log must
+// not carry an identity.
 func Clean(err error) error {
 	if err == nil {
 		return nil
@@ -152,8 +154,15 @@ func Clean(err error) error {
 	if i := strings.Index(msg, ", with args beginning with"); i >= 0 {
 		return cleaned{msg: msg[:i]}
 	}
+	if i := strings.Index(msg, refusedKey); i >= 0 && strings.HasPrefix(msg, "NOPERM") {
+		return cleaned{msg: msg[:i] + " to access a key"}
+	}
 	return err
 }
+
+// refusedKey is where an ACL's refusal of a key starts to quote it (Redis
+// 7.2; 7.0 quotes none).
+const refusedKey = " to access the '"
 
 // cleaned is a Redis error reply with its quoted arguments cut off.
 type cleaned struct{ msg string }

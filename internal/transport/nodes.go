@@ -28,6 +28,12 @@ import (
 // deadline (the store's timeout from when the call reached Nodes, or its
 // context's deadline if sooner), which finding the server, the call and
 // its redirection share. A call that may have run is never sent again.
+//
+// A server's Coalescer is kept while it serves keys: each new one (a new
+// master, a master replaced, a ring's shards set anew) has the servers
+// read in the background, and the Coalescers of addresses no longer among
+// them are dropped (see sweep), so that servers replaced over a long life
+// do not grow Nodes.
 type Nodes struct {
 	redis.Scripter
 	process func(ctx context.Context, cmd redis.Cmder) error // the client's own
@@ -35,9 +41,10 @@ type Nodes struct {
 	each    func(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error
 	slots   bool // a cluster: batches span slots (slots.lua), and slots move
 	timeout time.Duration
-	bounded bool        // the client's sockets stop at a context's deadline
-	routed  atomic.Bool // a call found its server: the cluster client holds the slots
-	nodes   sync.Map    // address -> *node
+	bounded bool         // the client's sockets stop at a context's deadline
+	routed  atomic.Bool  // a call found its server: the cluster client holds the slots
+	nodes   sync.Map     // address -> *node
+	sweeps  atomic.Int32 // sweeps asked for since the running one started (see sweepSoon)
 }
 
 // nodeInFlight is how many calls or pipelines may be in flight at once to
@@ -134,7 +141,55 @@ func (n *Nodes) coalescerOf(server *redis.Client) *Coalescer {
 	fresh := &node{client: server, Coalescer: NewCoalescer(Client{Client: c}, n.timeout, nil)}
 	fresh.slots, fresh.most = n.slots, nodeInFlight
 	n.nodes.Store(addr, fresh) // a racing call's Coalescer serves its own calls to the end
+	n.sweepSoon()              // the servers changed: some may have left
 	return fresh.Coalescer
+}
+
+// sweepSoon sweeps on a goroutine of its own, unless a sweep runs, which
+// then sweeps once more when it ends: a new server's Coalescer is the sign
+// that the servers changed (a master replaced, slots moved, a ring's shards
+// set anew), and over a long life the servers that left would otherwise
+// keep theirs.
+func (n *Nodes) sweepSoon() {
+	if n.sweeps.Add(1) > 1 {
+		return
+	}
+	go func() {
+		for {
+			asked := n.sweeps.Load()
+			n.sweep()
+			if n.sweeps.Add(-asked) == 0 {
+				return
+			}
+		}
+	}()
+}
+
+// sweep drops the Coalescers of the addresses that are not among the
+// servers now: a cluster's masters that serve slots (the cluster client
+// reads them again, within the store's timeout), a ring's shards that are
+// up (a shard down gets a new Coalescer when it is back). A call in flight
+// on a Coalescer dropped keeps it, and finishes there; the next call to its
+// address, if it serves again, makes a new one. Nothing is dropped when
+// the servers could not be read.
+func (n *Nodes) sweep() {
+	var mu sync.Mutex
+	serving := map[string]bool{}
+	err := n.ForEachMaster(context.Background(), func(_ context.Context, server *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		serving[server.Options().Addr] = true
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	n.nodes.Range(func(addr, v any) bool {
+		if !serving[addr.(string)] {
+			n.nodes.CompareAndDelete(addr, v)
+		}
+		return true
+	})
 }
 
 // redirect sends cmd through the client itself, which follows a

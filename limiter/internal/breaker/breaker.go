@@ -44,14 +44,15 @@ const tripAfter = 3
 // context cancelled or past its deadline) says nothing of Redis and is not
 // counted.
 type Breaker struct {
-	Store, Fallback Decider       // Fallback nil: fail fast while down
-	Retry           time.Duration // how long the store stays marked down before a probe
-	Timeout         time.Duration // how long timeouts and lost connections must go on to trip (the store's timeout)
-	downUntil       atomic.Int64  // Unix nanoseconds; 0 while up
-	probing         atomic.Bool   // one decision at a time probes a down store
-	skipped         atomic.Int64  // decisions answered without the store while down
-	failures        atomic.Int32  // round trips failed in a row while up
-	firstFailure    atomic.Int64  // Unix nanoseconds of the first of them
+	Store, Fallback Decider          // Fallback nil: fail fast while down
+	Retry           time.Duration    // how long the store stays marked down before a probe
+	Timeout         time.Duration    // how long timeouts and lost connections must go on to trip (the store's timeout)
+	downUntil       atomic.Int64     // Unix nanoseconds; 0 while up
+	probing         atomic.Bool      // one decision at a time probes a down store
+	skipped         atomic.Int64     // decisions answered without the store while down
+	failures        atomic.Int32     // round trips failed in a row while up
+	firstFailure    atomic.Int64     // Unix nanoseconds of the first of them
+	clock           func() time.Time // nil: time.Now (tests set it)
 
 	mu    sync.Mutex // guards the transition's facts
 	since time.Time
@@ -68,12 +69,12 @@ type Decider interface {
 // nil when the store was skipped), or an ErrUnavailable error; the store
 // that decided wrote results.
 func (b *Breaker) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (v store.Verdict, fallback bool, err error) {
-	until := b.downUntil.Load()
+	until, ok := b.admit()
+	if !ok {
+		b.skipped.Add(1)
+		return b.skip(ctx, now, checks, results)
+	}
 	if until != 0 {
-		if time.Now().UnixNano() < until || !b.probing.CompareAndSwap(false, true) {
-			b.skipped.Add(1)
-			return b.skip(ctx, now, checks, results)
-		}
 		defer b.probing.Store(false)
 	}
 	v, err = b.Store.Decide(ctx, now, checks, results)
@@ -86,7 +87,7 @@ func (b *Breaker) Decide(ctx context.Context, now time.Time, checks []store.Chec
 		return store.Verdict{}, false, err // the caller gave up: says nothing of Redis
 	}
 	switch {
-	case until != 0 && b.downUntil.CompareAndSwap(until, time.Now().Add(b.Retry).UnixNano()):
+	case until != 0 && b.downUntil.CompareAndSwap(until, b.clockNow().Add(b.Retry).UnixNano()):
 		b.mu.Lock() // the probe failed: still down, retry later
 		b.cause = err
 		b.mu.Unlock()
@@ -99,6 +100,36 @@ func (b *Breaker) Decide(ctx context.Context, now time.Time, checks []store.Chec
 	return b.fall(ctx, now, checks, results, err)
 }
 
+// admit says whether a decision goes to the store: while it is up (until
+// 0), or as the probe of a down store whose retry is due (until the state
+// it probes; the decision holds the probe slot). The state is read again
+// once the slot is held: a probe that ended in between (a failure that
+// put the retry off, a success) changed it, and a decision that read it
+// before must not probe on what it read.
+func (b *Breaker) admit() (until int64, ok bool) {
+	for {
+		until = b.downUntil.Load()
+		if until == 0 {
+			return 0, true
+		}
+		if b.clockNow().UnixNano() < until || !b.probing.CompareAndSwap(false, true) {
+			return until, false
+		}
+		if b.downUntil.Load() == until {
+			return until, true
+		}
+		b.probing.Store(false) // a probe ended since: read its outcome
+	}
+}
+
+// clockNow is the time on the breaker's clock.
+func (b *Breaker) clockNow() time.Time {
+	if b.clock == nil {
+		return time.Now()
+	}
+	return b.clock()
+}
+
 // fail counts a failure, once per round trip, and reports whether it is
 // the evidence that marks the store down: tripAfter failures in a row and,
 // when this one is weak (a timeout, a lost connection), the first of them
@@ -107,7 +138,7 @@ func (b *Breaker) fail(err error) bool {
 	if !fault.FirstOfRoundTrip(err) {
 		return false
 	}
-	now := time.Now().UnixNano()
+	now := b.clockNow().UnixNano()
 	n := b.failures.Add(1)
 	if n == 1 {
 		b.firstFailure.Store(now)
@@ -141,9 +172,9 @@ func (b *Breaker) fall(ctx context.Context, now time.Time, checks []store.Check,
 // before the store was marked down that fails afterwards does not put the
 // retry off.
 func (b *Breaker) trip(ctx context.Context, err error) {
-	if b.downUntil.CompareAndSwap(0, time.Now().Add(b.Retry).UnixNano()) {
+	if b.downUntil.CompareAndSwap(0, b.clockNow().Add(b.Retry).UnixNano()) {
 		b.mu.Lock()
-		b.cause, b.since = err, time.Now()
+		b.cause, b.since = err, b.clockNow()
 		b.mu.Unlock()
 		slog.Default().LogAttrs(ctx, slog.LevelError, "rate limit backend down",
 			slog.Any("error", err), slog.Duration("retry", b.Retry), slog.Bool("fallback", b.Fallback != nil))
@@ -156,7 +187,7 @@ func (b *Breaker) up(ctx context.Context) {
 		return
 	}
 	b.mu.Lock()
-	downFor := time.Since(b.since)
+	downFor := b.clockNow().Sub(b.since)
 	b.mu.Unlock()
 	slog.Default().LogAttrs(ctx, slog.LevelInfo, "rate limit backend up",
 		slog.Duration("down_for", downFor), slog.Int64("skipped", b.skipped.Swap(0)))

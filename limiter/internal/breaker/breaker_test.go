@@ -236,3 +236,39 @@ func TestBreakerIgnoresCallersGivingUp(t *testing.T) {
 		}
 	}
 }
+
+// A decision that read the breaker's state just before a probe failed
+// does not probe in its turn: the failed probe put the retry off, and one
+// probe at a time goes to the store. The decision is held between its
+// reading of the state and its claim of the probe (its reading of the
+// clock) while the probe runs and fails.
+func TestBreakerNoProbeOnAStaleRead(t *testing.T) {
+	s := &scripted{errs: map[int]error{1: refused, 2: refused}}
+	b := &Breaker{Store: s, Retry: time.Hour, Timeout: time.Hour}
+	b.downUntil.Store(1) // down, the retry due
+	read, resume := make(chan struct{}), make(chan struct{})
+	var reads atomic.Int32
+	b.clock = func() time.Time {
+		if reads.Add(1) == 1 { // the first decision, which has read the state
+			close(read)
+			<-resume
+		}
+		return time.Now()
+	}
+	done := make(chan error)
+	go func() {
+		_, _, err := b.Decide(context.Background(), time.Time{}, nil, nil)
+		done <- err
+	}()
+	<-read
+	if _, _, err := b.Decide(context.Background(), time.Time{}, nil, nil); !errors.Is(err, refused) {
+		t.Fatalf("the probe: %v, want its failure", err)
+	}
+	close(resume)
+	if err := <-done; !errors.Is(err, ErrUnavailable) {
+		t.Errorf("the decision that read the state before the probe failed: %v, want it skipped", err)
+	}
+	if s.n != 1 {
+		t.Errorf("%d calls reached the store, want the one probe", s.n)
+	}
+}
