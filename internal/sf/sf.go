@@ -45,17 +45,18 @@ func Name(member string) string {
 }
 
 // Param is the value of the member's parameter key, as written (ok false
-// when absent). Parameters follow the item: ;key=value.
+// when absent, or when the key has no value: a boolean true). Parameters
+// follow the item: ;key=value. A key given twice is its last, as RFC 9651
+// parses parameters.
 func Param(member, key string) (value string, ok bool) {
 	rest := member
 	if name := Name(member); name != "" {
 		rest = member[len(name)+2:]
 	}
 	for part := range strings.SplitSeq(rest, ";") {
-		k, v, found := strings.Cut(strings.TrimSpace(part), "=")
-		if found && k == key {
-			return v, true
+		if k, v, found := strings.Cut(strings.TrimSpace(part), "="); k == key {
+			value, ok = v, found
 		}
 	}
-	return "", false
+	return value, ok
 }

@@ -29,3 +29,22 @@ func TestMembersNamesParams(t *testing.T) {
 		}
 	}
 }
+
+// TestParamLastWins: a parameter given twice is the last one, as RFC 9651
+// (4.2.3.2) parses parameters, overwriting a key already seen; a key
+// without a value (true) overwrites too.
+func TestParamLastWins(t *testing.T) {
+	for _, tc := range []struct {
+		member, value string
+		ok            bool
+	}{
+		{`"p";r=5;r=3`, "3", true},
+		{`"p";r=5;t=1;r=0`, "0", true},
+		{`"p";r=5;r`, "", false},
+		{`"p";r;r=7`, "7", true},
+	} {
+		if v, ok := Param(tc.member, "r"); v != tc.value || ok != tc.ok {
+			t.Errorf("Param(%q, r) = %q, %v; want %q, %v", tc.member, v, ok, tc.value, tc.ok)
+		}
+	}
+}
