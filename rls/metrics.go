@@ -72,7 +72,9 @@ const (
 )
 
 // NewMetrics registers a Server's series with reg; registering twice with
-// one reg is an error.
+// one reg is an error. When one cannot be registered
+// (prometheus.AlreadyRegisteredError), NewMetrics returns that error and
+// leaves reg as it found it.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	perRule := func(name, help string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "ratelimit", Subsystem: "rls", Name: name, Help: help}, []string{"rule"})
@@ -92,8 +94,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	m.hitsOf, m.withinOf, m.nearOf = newSeries(m.hits.WithLabelValues), newSeries(m.within.WithLabelValues), newSeries(m.near.WithLabelValues)
 	m.overOf, m.shadowOf, m.durationOf = newSeries(m.over.WithLabelValues), newSeries(m.shadow.WithLabelValues), newSeries(m.duration.WithLabelValues)
-	for _, c := range []prometheus.Collector{m.hits, m.within, m.near, m.over, m.shadow, m.failures, m.reloads, m.duration} {
+	cols := []prometheus.Collector{m.hits, m.within, m.near, m.over, m.shadow, m.failures, m.reloads, m.duration}
+	for i, c := range cols {
 		if err := reg.Register(c); err != nil {
+			for _, done := range cols[:i] { // all or none: NewMetrics may be tried again on reg
+				reg.Unregister(done)
+			}
 			return nil, err
 		}
 	}
