@@ -12,7 +12,8 @@ import (
 )
 
 // NearLimitRatio is the share of a limit above which used units are near
-// it: the reference's default NEAR_LIMIT_RATIO. A limit of 10 per minute
+// it by default (Options.NearLimitRatio): the reference's default
+// NEAR_LIMIT_RATIO. A limit of 10 per minute
 // is near from its 9th unit (the threshold is 10 × 0.8 = 8, rounded
 // down).
 const NearLimitRatio = 0.8
@@ -37,7 +38,8 @@ const NearLimitRatio = 0.8
 // allowed, whether or not another limit refused the request) or to
 // over_limit (it refused: the hits beyond the limit, all of them when
 // the window was already full). near_limit counts the hits that took
-// the window's use past NearLimitRatio of the limit and up to the limit,
+// the window's use past Options.NearLimitRatio of the limit (0.8 by
+// default) and up to the limit,
 // on either verdict; shadow_mode, of a shadow_mode limit that would have
 // refused, the hits over_limit counts (beyond the limit), as the
 // reference's shadow_mode counts them. A descriptor that matched no
@@ -82,7 +84,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		hits:   perRule("hits_total", "Hits of descriptors matching the rule's limit (the reference's total_hits)."),
 		within: perRule("within_limit_total", "Hits the rule's limit allowed."),
-		near:   perRule("near_limit_total", "Hits that took the rule's window past 80% of its limit, up to the limit."),
+		near:   perRule("near_limit_total", "Hits that took the rule's window past the near-limit ratio of its limit (80% by default), up to the limit."),
 		over:   perRule("over_limit_total", "Hits beyond the rule's limit (refused, or would-be refused by a shadow_mode limit)."),
 		shadow: perRule("shadow_mode_total", "Hits a shadow_mode limit would have refused."),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "ratelimit", Subsystem: "rls", Name: "failures_total",
@@ -125,8 +127,9 @@ func (m *Metrics) Reload(err error) {
 }
 
 // decided records the limiter's decision d (or failure err) of p's
-// checks, which took took.
-func (m *Metrics) decided(p *plan, d limiter.Decision, err error, took time.Duration) {
+// checks, which took took; near is the share of a limit past which hits
+// are near it.
+func (m *Metrics) decided(p *plan, d limiter.Decision, err error, took time.Duration, near float64) {
 	if m == nil {
 		return
 	}
@@ -143,19 +146,20 @@ func (m *Metrics) decided(p *plan, d limiter.Decision, err error, took time.Dura
 	}
 	m.durationOf.of(outcome).Observe(took.Seconds())
 	for i := range p.checks {
-		m.count(p.checks[i].Rule, p.checks[i].Cost, &d.Results[i], d.Allowed)
+		m.count(p.checks[i].Rule, p.checks[i].Cost, &d.Results[i], d.Allowed, near)
 	}
 }
 
 // count records hits of rule, decided as r in a decision that consumed
-// when allowed is true (else nothing was consumed).
-func (m *Metrics) count(rule string, hits int, r *limiter.RuleResult, allowed bool) {
+// when allowed is true (else nothing was consumed); near is the share of
+// the limit past which hits are near it.
+func (m *Metrics) count(rule string, hits int, r *limiter.RuleResult, allowed bool, near float64) {
 	m.hitsOf.of(rule).Add(float64(hits))
 	if r.Undecided {
 		return // not asked: no verdict
 	}
 	quota := int64(r.Policy.Quota)
-	nearAt := int64(math.Floor(float64(quota) * NearLimitRatio))
+	nearAt := int64(math.Floor(float64(quota) * near))
 	before := quota - min(max(int64(r.Remaining), 0), quota)
 	if allowed && r.Allowed { // Remaining is after the hits
 		before -= int64(hits)

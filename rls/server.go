@@ -68,6 +68,10 @@ type Options struct {
 	ResponseDynamicMetadata bool
 	// Metrics, when not nil, records every decision (see Metrics).
 	Metrics *Metrics
+	// NearLimitRatio is the share of a limit past which Metrics counts
+	// hits as near_limit (the reference's NEAR_LIMIT_RATIO): above 0, at
+	// most 1; 0 is NearLimitRatio.
+	NearLimitRatio float64
 }
 
 // Server is an Envoy rate limit service (RLS v3) on a limiter.Limiter.
@@ -127,6 +131,12 @@ func newServer(inForce func() rules, opts Options) (*Server, error) {
 	if opts.MaxOverrides < 0 {
 		return nil, fmt.Errorf("%w: negative MaxOverrides %d", ratelimit.ErrConfig, opts.MaxOverrides)
 	}
+	if !(opts.NearLimitRatio >= 0 && opts.NearLimitRatio <= 1) {
+		return nil, fmt.Errorf("%w: NearLimitRatio %v: allowed: above 0, at most 1 (0 for %v)", ratelimit.ErrConfig, opts.NearLimitRatio, NearLimitRatio)
+	}
+	if opts.NearLimitRatio == 0 {
+		opts.NearLimitRatio = NearLimitRatio
+	}
 	return &Server{rules: inForce, overrides: newOverrides(opts.MaxOverrides), opts: withHeaderDefaults(opts), log: newFailureLog(time.Now)}, nil
 }
 
@@ -152,7 +162,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	if err != nil && !d.Fallback {
 		end = gaveUp(ctx)
 	}
-	s.opts.Metrics.decided(p, d, cmp.Or(end, err), time.Since(start))
+	s.opts.Metrics.decided(p, d, cmp.Or(end, err), time.Since(start), s.opts.NearLimitRatio)
 	switch {
 	case end != nil:
 		return nil, status.FromContextError(end).Err()

@@ -43,6 +43,9 @@ type settings struct {
 	// needConfig is HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: the server
 	// is healthy only while its configuration has a domain.
 	needConfig bool
+	// nearLimit is NEAR_LIMIT_RATIO (rls.Options.NearLimitRatio); 0 for
+	// the default.
+	nearLimit float64
 	// xds is set by CONFIG_TYPE=GRPC_XDS_SOTW: the configuration comes
 	// from an xDS server, not configDir (nor rulesFile).
 	xds *xdsSettings
@@ -67,7 +70,8 @@ type settings struct {
 // options are the Server's options the settings choose, with metrics m.
 func (s settings) options(m *rls.Metrics) rls.Options {
 	return rls.Options{ShadowMode: s.shadowMode, QuotaMode: s.quotaMode, ResponseHeaders: s.headers, LimitHeader: s.limitHeader,
-		RemainingHeader: s.remainingHeader, ResetHeader: s.resetHeader, ResponseDynamicMetadata: s.dynMetadata, Metrics: m}
+		RemainingHeader: s.remainingHeader, ResetHeader: s.resetHeader, ResponseDynamicMetadata: s.dynMetadata, Metrics: m,
+		NearLimitRatio: s.nearLimit}
 }
 
 // readEnv reads the settings from getenv, with the reference's defaults.
@@ -143,6 +147,11 @@ func readEnv(getenv func(string) string) (settings, error) {
 	}
 	if s.needConfig, err = boolean(getenv, "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED"); err != nil {
 		return s, err
+	}
+	if v := getenv("NEAR_LIMIT_RATIO"); v != "" {
+		if s.nearLimit, err = strconv.ParseFloat(v, 64); err != nil || !(s.nearLimit > 0 && s.nearLimit <= 1) {
+			return s, fmt.Errorf("ratelimit: NEAR_LIMIT_RATIO %q: allowed: a share of the limit above 0, at most 1, such as 0.8", v)
+		}
 	}
 	s.limitHeader, s.remainingHeader, s.resetHeader = getenv("LIMIT_LIMIT_HEADER"), getenv("LIMIT_REMAINING_HEADER"), getenv("LIMIT_RESET_HEADER")
 	if s.logLevel, err = logLevel(or("LOG_LEVEL", "warn")); err != nil {

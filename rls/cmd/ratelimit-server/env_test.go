@@ -33,8 +33,8 @@ func runStopped(t *testing.T, getenv func(string) string) string {
 }
 
 func TestUnhonouredWarnedOnceInJSON(t *testing.T) {
-	names := []string{"USE_STATSD", "REDIS_PIPELINE_LIMIT", "REDIS_PIPELINE_WINDOW", "NEAR_LIMIT_RATIO", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"}
-	vars := []string{"LOG_FORMAT=json", "LOG_LEVEL=info", "SHADOW_MODE=true", "QUOTA_MODE=true", "RUNTIME_WATCH_ROOT=false", "MERGE_DOMAIN_CONFIG=true", "RESPONSE_DYNAMIC_METADATA=true"}
+	names := []string{"USE_STATSD", "REDIS_PIPELINE_LIMIT", "REDIS_PIPELINE_WINDOW", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"}
+	vars := []string{"LOG_FORMAT=json", "LOG_LEVEL=info", "SHADOW_MODE=true", "QUOTA_MODE=true", "RUNTIME_WATCH_ROOT=false", "MERGE_DOMAIN_CONFIG=true", "RESPONSE_DYNAMIC_METADATA=true", "NEAR_LIMIT_RATIO=0.9"}
 	for _, n := range names {
 		vars = append(vars, n+"=1")
 	}
@@ -50,7 +50,7 @@ func TestUnhonouredWarnedOnceInJSON(t *testing.T) {
 			t.Errorf("%s warned about %d times, want once:\n%s", n, got, logs)
 		}
 	}
-	for _, n := range []string{"LOG_FORMAT", "LOG_LEVEL", "SHADOW_MODE", "QUOTA_MODE", "RUNTIME_WATCH_ROOT", "MERGE_DOMAIN_CONFIG", "RESPONSE_DYNAMIC_METADATA"} {
+	for _, n := range []string{"LOG_FORMAT", "LOG_LEVEL", "SHADOW_MODE", "QUOTA_MODE", "RUNTIME_WATCH_ROOT", "MERGE_DOMAIN_CONFIG", "RESPONSE_DYNAMIC_METADATA", "NEAR_LIMIT_RATIO"} {
 		if strings.Contains(logs, n) {
 			t.Errorf("%s is honoured, yet warned about:\n%s", n, logs)
 		}
@@ -69,7 +69,7 @@ func TestLogLevel(t *testing.T) {
 func TestEnvRefusals(t *testing.T) {
 	for _, kv := range []string{"GRPC_SERVER_USE_TLS=true",
 		"CONFIG_TYPE=GRPC_XDS_DELTA", "BACKEND_TYPE=memcache", "REDIS_TYPE=ring", "REDIS_SOCKET_TYPE=udp",
-		"LOG_LEVEL=loud", "LOG_FORMAT=xml", "SHADOW_MODE=maybe", "QUOTA_MODE=maybe", "RESPONSE_DYNAMIC_METADATA=maybe", "RUNTIME_WATCH_ROOT=maybe", "RATELIMIT_RULES_FILE=rules.yaml"} {
+		"LOG_LEVEL=loud", "LOG_FORMAT=xml", "SHADOW_MODE=maybe", "QUOTA_MODE=maybe", "RESPONSE_DYNAMIC_METADATA=maybe", "NEAR_LIMIT_RATIO=80%", "NEAR_LIMIT_RATIO=1.5", "RUNTIME_WATCH_ROOT=maybe", "RATELIMIT_RULES_FILE=rules.yaml"} {
 		name, _, _ := strings.Cut(kv, "=")
 		_, err := readEnv(env(kv, "RUNTIME_ROOT=/srv/runtime")) // a rules file is refused beside a runtime directory
 		if err == nil || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "secret") {

@@ -25,7 +25,6 @@ var ignored = []struct {
 		"per-second limits are counted on REDIS_URL with the others"},
 	{[]string{"STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"}, "always true here: a refused request consumes nothing on any descriptor, in the same round trip"},
 	{[]string{"EXPIRATION_JITTER_MAX_SECONDS"}, "keys expire with their window"},
-	{[]string{"NEAR_LIMIT_RATIO"}, "near_limit counts past 80% of the limit (rls.NearLimitRatio)"},
 	{[]string{"XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", "XDS_CLIENT_BACKOFF_RANDOM_FACTOR", "XDS_CLIENT_BACKOFF_JITTER"},
 		"the xDS client connects again after CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL, doubled at each failure up to XDS_CLIENT_BACKOFF_MAX_INTERVAL, give or take a half"},
 	{[]string{"MEMCACHE_HOST_PORT", "MEMCACHE_MAX_IDLE_CONNS", "MEMCACHE_SRV", "MEMCACHE_SRV_REFRESH", "MEMCACHE_TLS", "MEMCACHE_TLS_CLIENT_CERT", "MEMCACHE_TLS_CLIENT_KEY", "MEMCACHE_TLS_CACERT", "MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION"},
