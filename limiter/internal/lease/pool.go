@@ -31,6 +31,10 @@ type pool[C any] struct {
 	// brings would land in a pool the pools no longer keep, neither spent
 	// nor refunded.
 	takes int
+	// forgotten is set by a Reset of the pool's key (Pools.Forget): a take
+	// in flight then brings a lease that is void (see Stack.Taken), and a
+	// request that waited for it goes to the store unleased.
+	forgotten bool
 }
 
 // Lease is a batch of units a decision took from the store.

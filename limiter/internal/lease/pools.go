@@ -156,8 +156,10 @@ func (ps *Pools[C]) isClosed() bool {
 }
 
 // Forget drops the pools of keys (a Reset): their leases' units are not
-// refunded, since a Reset voids refunds of what was decided before it.
-// Nil pools hold nothing.
+// refunded, since a Reset voids refunds of what was decided before it,
+// and the lease of a take in flight for them is void too (it may have
+// taken its units before the Reset forgot them: spending them after it
+// could admit more than the rule allows). Nil pools hold nothing.
 func (ps *Pools[C]) Forget(keys ...store.Key) {
 	if ps == nil {
 		return
@@ -175,7 +177,7 @@ func (ps *Pools[C]) Forget(keys ...store.Key) {
 				l.ended, l.refunded = true, true
 			}
 		}
-		p.current, p.spare = nil, nil
+		p.current, p.spare, p.forgotten = nil, nil, true
 		p.mu.Unlock()
 		delete(ps.pools, key)
 	}

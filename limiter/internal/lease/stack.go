@@ -101,6 +101,11 @@ func (s *Stack[C]) Add(ctx context.Context, key store.Key, cost int, serves bool
 			return 0, false, ctx.Err()
 		}
 		p.mu.Lock()
+		if p.forgotten { // a Reset voided the take: the store decides, unleased
+			p.mu.Unlock()
+			s.add(spend[C]{})
+			return 0, true, nil
+		}
 		s.now = s.ps.now()
 		l, s.out = p.reserve(cost, s.now, s.out)
 	}
@@ -209,6 +214,11 @@ func (s *Stack[C]) Taken(i int, d Take[C], res *algorithms.Result) *Lease[C] {
 	}
 	l := &Lease[C]{pool: p, check: d.Check, size: cost + leased, token: token, at: d.At, fallback: d.Fallback,
 		expires: s.now.Add(expiry(sp.algo, token.Stamp, d.At, sp.rule.Lease)), free: leased}
+	if p.forgotten { // a Reset ran while the take was in flight: void, neither spent nor refunded
+		l.ended, l.refunded = true, true
+		p.mu.Unlock()
+		return l
+	}
 	if l.free > 0 {
 		s.out = p.install(l, s.now, s.out)
 	}
