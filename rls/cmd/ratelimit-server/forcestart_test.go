@@ -19,11 +19,7 @@ import (
 // the gRPC health of "ratelimit".
 func healthOf(t *testing.T, p ports) (int, healthpb.HealthCheckResponse_ServingStatus) {
 	t.Helper()
-	res, err := http.Get("http://" + p.http + "/healthcheck")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
+	code := healthStatus(t, p.http)
 	conn, err := grpc.NewClient(p.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +31,7 @@ func healthOf(t *testing.T, p ports) (int, healthpb.HealthCheckResponse_ServingS
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.StatusCode, h.GetStatus()
+	return code, h.GetStatus()
 }
 
 // TestForceStartOnFiles: with FORCE_START_WITHOUT_INITIAL_CONFIG, a
