@@ -1,6 +1,7 @@
 package keyfunc_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +41,9 @@ func unixServer(t *testing.T, key keyfunc.KeyFunc) *http.Client {
 	})}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
-	tr := &http.Transport{Dial: func(string, string) (net.Conn, error) { return net.Dial("unix", path) }}
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr}
 }

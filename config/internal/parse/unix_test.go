@@ -22,11 +22,11 @@ stacks:
   - name: s
     rules: [a]
 `
-	f, err := Read("f.yaml", []byte(data), nil)
+	_, err := Read("f.yaml", []byte(data), nil)
 	if err == nil || !strings.HasPrefix(err.Error(), `f.yaml:4:10: exempt[0]: found "unix"`) || strings.Contains(err.Error(), "trusted_proxies") {
 		t.Fatalf("got %v, want one problem, at exempt[0]", err)
 	}
-	f, err = Read("f.yaml", []byte(strings.Replace(data, "exempt: [unix]\n", "", 1)), nil)
+	f, err := Read("f.yaml", []byte(strings.Replace(data, "exempt: [unix]\n", "", 1)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
