@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
@@ -113,4 +114,40 @@ func waitFor(t *testing.T, c *redis.Client, section, line string) bool {
 	}
 	t.Errorf("INFO %s never showed %q", section, line)
 	return false
+}
+
+// TestReleaseRefusedForNowIsUnsent: a slot's release that a replica keeps
+// refusing past its deadline (READONLY) did not run: its error says so
+// (fault.Unsent), so that the limiter's queue of failed releases sends it
+// again, rather than leave the slot held until its TTL.
+func TestReleaseRefusedForNowIsUnsent(t *testing.T) {
+	s := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	st, err := redisstore.New(rdb, redisstore.WithTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := &lastRefund{Store: st}
+	lim, err := limiter.New(last, []limiter.Rule{{Name: "c", Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Minute}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lim.Close()
+	d, err := lim.Allow(ctx, "c", "u")
+	if err != nil || !d.Allowed {
+		t.Fatalf("the slot: %v, %v", d, err)
+	}
+	demoted(t, s)
+	defer func() {
+		if err := s.Client.Do(ctx, "replicaof", "no", "one").Err(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if _, err := lim.Settle(ctx, d, 0); err == nil {
+		t.Fatal("a release on a replica succeeded")
+	}
+	if !redis.HasErrorPrefix(last.err, "READONLY") || !fault.Unsent(last.err) {
+		t.Errorf("the release's error %v: READONLY %v, unsent %v; want a READONLY taken for unsent", last.err, redis.HasErrorPrefix(last.err, "READONLY"), fault.Unsent(last.err))
+	}
 }

@@ -117,9 +117,28 @@ func FirstOfRoundTrip(err error) bool {
 // cause is a failed dial (WithDialCause) proves nothing: the call may have
 // been written on a connection already open, whose reply was lost while
 // another connection's dial failed. Nor does an error of several round
-// trips (see Refunds): each may have run.
+// trips (see Refunds): each may have run. A refusal the server answered
+// that proves the call did not run (see NotRun) counts as unsent.
 func Unsent(err error) bool {
-	return DialFailed(err) && !IsTimeout(err) && !several(err)
+	var nr *notRun
+	return (DialFailed(err) && !IsTimeout(err) || errors.As(err, &nr)) && !several(err)
+}
+
+// notRun is a failure that the server answered with a refusal proving the
+// call did not run (see NotRun).
+type notRun struct{ error }
+
+func (e *notRun) Unwrap() error { return e.error }
+
+// NotRun marks err, the server's refusal of a call that proves it did not
+// run (READONLY from a replica, LOADING from a server loading its
+// dataset), as one that can be sent again without running twice (see
+// Unsent); nil stays nil. The error reads and unwraps as err.
+func NotRun(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &notRun{err}
 }
 
 // several reports whether err joins errors (as errors.Join and a

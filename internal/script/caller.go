@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 )
 
 // Mode says how a Caller runs the scripts.
@@ -76,7 +78,7 @@ func NewCaller(rdb redis.Scripter, mode Mode, timeout time.Duration) *Caller {
 
 // Run runs s with call's keys and arguments, and sends it again while the
 // server refuses it for now (see refusedForNow), within the first send's
-// deadline.
+// deadline; past it, such a refusal is returned marked fault.NotRun.
 func (c *Caller) Run(ctx context.Context, s *Script, call Call) (any, error) {
 	var deadline time.Time // of the first send, for the sends that follow
 	if c.timeout > 0 {
@@ -87,6 +89,9 @@ func (c *Caller) Run(ctx context.Context, s *Script, call Call) (any, error) {
 		ctx, cancel := within(ctx, deadline)
 		v, err = c.run(ctx, deadline, s, call)
 		cancel()
+	}
+	if refusedForNow(err) {
+		err = fault.NotRun(err) // for those who may send it again later (a slot's release)
 	}
 	return v, err
 }
