@@ -58,8 +58,10 @@
 // client's ReadTimeout, but its calls return at their deadline); other
 // clients without ContextTimeoutEnabled get a guard goroutine per call.
 //
-// A decision that a replica refuses (READONLY: a Sentinel failover under
-// way) or a server loading its dataset refuses (LOADING) did not run, and
+// A decision that a replica refuses (READONLY, MASTERDOWN: a Sentinel
+// failover under way), a server loading its dataset refuses (LOADING), a
+// Cluster that does not serve its slot for now (CLUSTERDOWN, TRYAGAIN) or
+// a master short of replicas in sync (NOREPLICAS) did not run, and
 // go-redis does not send a script call again: the store sends it again,
 // after pauses of 2 ms doubling up to 32 ms, within its deadline. go-redis
 // closes a connection that answered READONLY, so the call sent again dials

@@ -18,8 +18,10 @@ import (
 
 // A decision that the server refuses for now did not run: a replica
 // answers READONLY (a Sentinel failover under way, a demoted master the
-// client reached before it saw the new one), a server loading its dataset
-// answers LOADING. It is sent again within its deadline (the store's
+// client reached before it saw the new one), or MASTERDOWN when it serves
+// no stale data, a server loading its dataset answers LOADING, a master
+// short of replicas in sync NOREPLICAS, a Cluster's node that serves no
+// slot CLUSTERDOWN. It is sent again within its deadline (the store's
 // timeout, a long one here), and decided once the server takes it: once,
 // as the rule's count says. The server recovers once it has refused the
 // decision at least once (its error statistics say so).
@@ -39,10 +41,44 @@ func TestSentAgainWhileRefusedForNow(t *testing.T) {
 				t.Error(err)
 			}
 		}},
+		{"MASTERDOWN", func(t *testing.T, s *redistest.Server) {
+			if err := s.Client.ConfigSet(ctx, "replica-serve-stale-data", "no").Err(); err != nil {
+				t.Fatal(err)
+			}
+			demoted(t, s)
+		}, func(t *testing.T, s *redistest.Server) {
+			if err := s.Client.Do(ctx, "replicaof", "no", "one").Err(); err != nil {
+				t.Error(err)
+			}
+		}},
+		{"NOREPLICAS", func(t *testing.T, s *redistest.Server) {
+			if err := s.Client.ConfigSet(ctx, "min-replicas-to-write", "1").Err(); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, s *redistest.Server) {
+			if err := s.Client.ConfigSet(ctx, "min-replicas-to-write", "0").Err(); err != nil {
+				t.Error(err)
+			}
+		}},
+		{"CLUSTERDOWN", func(t *testing.T, s *redistest.Server) {
+			if err := s.Client.Do(ctx, "cluster", "delslotsrange", 0, 16383).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}, servesEverySlot},
 	} {
 		for _, functions := range []bool{true, false} {
+			if tc.reply == "MASTERDOWN" && functions {
+				continue // FCALL runs on a stale replica, and is refused at its first write: READONLY, above
+			}
 			t.Run(tc.reply+"/functions="+strconv.FormatBool(functions), func(t *testing.T) {
-				s := redistest.Start(t, "--enable-debug-command", "yes", "--loading-process-events-interval-bytes", "1024", "--rdbcompression", "no")
+				args := []string{"--enable-debug-command", "yes", "--loading-process-events-interval-bytes", "1024", "--rdbcompression", "no"}
+				if tc.reply == "CLUSTERDOWN" { // one node of a Cluster, serving every slot until refuse
+					args = append(args, "--cluster-enabled", "yes")
+				}
+				s := redistest.Start(t, args...)
+				if tc.reply == "CLUSTERDOWN" {
+					servesEverySlot(t, s)
+				}
 				rdb := redis.NewClient(&redis.Options{Addr: s.Addr}) // go-redis's defaults: it retries none of the store's calls
 				t.Cleanup(func() { _ = rdb.Close() })
 				rules := []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 3, Window: time.Hour}}}
@@ -83,6 +119,22 @@ func demoted(t *testing.T, s *redistest.Server) {
 	if err := s.Client.Do(ctx, "replicaof", "127.0.0.1", "1").Err(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// servesEverySlot has s, one node of a Cluster, serve every hash slot,
+// and waits until it does (cluster_state:ok).
+func servesEverySlot(t *testing.T, s *redistest.Server) {
+	if err := s.Client.Do(ctx, "cluster", "addslotsrange", 0, 16383).Err(); err != nil {
+		t.Error(err)
+		return
+	}
+	for range 2000 {
+		if info, err := s.Client.ClusterInfo(ctx).Result(); err == nil && strings.Contains(info, "cluster_state:ok") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Error("CLUSTER INFO never showed cluster_state:ok")
 }
 
 // loadingForLong makes s load its dataset again (DEBUG RELOAD), a key
