@@ -68,8 +68,8 @@ func readRedis(getenv func(string) string, url string) (redisConn, error) {
 		}
 	}
 	if v := getenv("REDIS_POOL_SIZE"); v != "" {
-		if c.poolSize, err = strconv.Atoi(v); err != nil || c.poolSize <= 0 {
-			return c, fmt.Errorf("ratelimit: REDIS_POOL_SIZE %q: want a positive number of connections", v)
+		if c.poolSize, err = strconv.Atoi(v); err != nil || c.poolSize < 0 {
+			return c, fmt.Errorf("ratelimit: REDIS_POOL_SIZE %q: want a number of connections (0: the client's default)", v)
 		}
 	}
 	if c.health, err = boolean(getenv, "REDIS_HEALTH_CHECK_ACTIVE_CONNECTION"); err != nil {

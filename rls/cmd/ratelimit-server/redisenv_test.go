@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestRedisEnvErrors(t *testing.T) {
 		{"REDIS_TLS_SKIP_HOSTNAME_VERIFICATION", []string{url, "REDIS_TLS=true", "REDIS_TLS_SKIP_HOSTNAME_VERIFICATION=maybe"}},
 		{"REDIS_TLS_CLIENT_KEY", []string{url, "REDIS_TLS=true", "REDIS_TLS_CLIENT_CERT=/nowhere/cert.pem"}},
 		{"REDIS_TLS_CACERT", []string{url, "REDIS_TLS=true", "REDIS_TLS_CACERT=/nowhere/ca.pem"}},
-		{"REDIS_POOL_SIZE", []string{url, "REDIS_POOL_SIZE=0"}},
+		{"REDIS_POOL_SIZE", []string{url, "REDIS_POOL_SIZE=-1"}},
 		{"REDIS_POOL_SIZE", []string{url, "REDIS_POOL_SIZE=many"}},
 		{"REDIS_TIMEOUT", []string{url, "REDIS_TIMEOUT=10"}},
 		{"REDIS_TIMEOUT", []string{url, "REDIS_TIMEOUT=-1s"}},
@@ -58,6 +59,12 @@ func TestRedisClients(t *testing.T) {
 	defer c.Close()
 	if o := c.Options(); o.Username != "alice" || o.Password != "pw:with:colons" || o.PoolSize != 7 || o.TLSConfig != nil {
 		t.Errorf("single: user %q password %q pool %d TLS %v", o.Username, o.Password, o.PoolSize, o.TLSConfig != nil)
+	}
+	// 0 is the client's default, as the reference's client reads it.
+	zero := read("REDIS_URL=127.0.0.1:1", "REDIS_POOL_SIZE=0").client("tcp", "127.0.0.1:1").(*redis.Client)
+	defer zero.Close()
+	if o := zero.Options(); o.PoolSize != 10*runtime.GOMAXPROCS(0) {
+		t.Errorf("REDIS_POOL_SIZE=0: pool %d, want go-redis's default, %d", o.PoolSize, 10*runtime.GOMAXPROCS(0))
 	}
 	cluster := read("REDIS_TYPE=CLUSTER", "REDIS_URL=127.0.0.1:1,127.0.0.1:2", "REDIS_AUTH=pw", "REDIS_TIMEOUT=250ms", "REDIS_TLS=true")
 	cc := cluster.client("tcp", "127.0.0.1:1,127.0.0.1:2").(*redis.ClusterClient)
