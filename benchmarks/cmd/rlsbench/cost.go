@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit/benchmarks/internal/procstat"
@@ -9,11 +10,12 @@ import (
 
 // cost is what a decision cost, averaged over a phase: Redis's CPU (INFO
 // cpu), the commands the server sent and their time (INFO
-// commandstats), and the server process's CPU (/proc/PID/stat).
+// commandstats), the server process's CPU (/proc/PID/stat), and this
+// process's, the load generator's, which shares the machine with them.
 type cost struct {
-	redisCPU, redisCommandTime, serverCPU time.Duration
-	redisCommands                         float64
-	perCommand                            map[string]float64 // every command's calls a decision, those scripts ran too
+	redisCPU, redisCommandTime, serverCPU, clientCPU time.Duration
+	redisCommands                                    float64
+	perCommand                                       map[string]float64 // every command's calls a decision, those scripts ran too
 }
 
 // measured runs phase with Redis's statistics reset, and sets its cost
@@ -30,7 +32,15 @@ func measured(ctx context.Context, s *server, r *redisServer, phase func() load)
 	if err != nil {
 		return load{}, err
 	}
+	client0, err := procstat.CPU(os.Getpid())
+	if err != nil {
+		return load{}, err
+	}
 	l := phase()
+	client1, err := procstat.CPU(os.Getpid())
+	if err != nil {
+		return load{}, err
+	}
 	server1, err := procstat.CPU(s.cmd.Process.Pid)
 	if err != nil {
 		return load{}, err
@@ -42,7 +52,7 @@ func measured(ctx context.Context, s *server, r *redisServer, phase func() load)
 	if n := time.Duration(l.decided); n > 0 {
 		sent := redis1.sent()
 		l.cost = cost{redisCPU: (redis1.cpu - redis0.cpu) / n, redisCommandTime: sent.time / n,
-			serverCPU: (server1 - server0) / n, redisCommands: float64(sent.calls) / float64(n), perCommand: map[string]float64{}}
+			serverCPU: (server1 - server0) / n, clientCPU: (client1 - client0) / n, redisCommands: float64(sent.calls) / float64(n), perCommand: map[string]float64{}}
 		for name, st := range redis1.commands {
 			l.cost.perCommand[name] = float64(st.calls) / float64(n)
 		}

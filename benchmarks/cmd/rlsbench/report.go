@@ -57,6 +57,7 @@ func report(w io.Writer, s settings, ours, ref result) {
 		add(label+": Redis commands sent/request", func(r result) float64 { return get(r).cost.redisCommands }, decimal)
 		add(label+": Redis command time/request (commandstats)", func(r result) float64 { return float64(get(r).cost.redisCommandTime) }, duration)
 		add(label+": server CPU/request", func(r result) float64 { return float64(get(r).cost.serverCPU) }, duration)
+		add(label+": load generator CPU/request", func(r result) float64 { return float64(get(r).cost.clientCPU) }, duration)
 	}
 	for _, p := range loadPhases(s) {
 		phase(p.label, p.get)
