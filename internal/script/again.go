@@ -9,7 +9,7 @@ import (
 
 // Pauses before a call refused for now is sent again: doubling from
 // firstPause to maxPause, so that a call sends a few times within a
-// store's timeout of 100 ms (at 0, 2, 6, 14, 30, 62 and 94 ms) and a server
+// store's timeout of 100 ms (at 0, 2, 6, 14, 30 and 62 ms) and a server
 // that takes long to recover is not flooded.
 const (
 	firstPause = 2 * time.Millisecond
@@ -50,13 +50,16 @@ func refusedForNow(err error) bool {
 var refusals = [...]string{"READONLY ", "MASTERDOWN ", "LOADING ", "CLUSTERDOWN ", "TRYAGAIN ", "NOREPLICAS "}
 
 // wait waits pause and reports whether a call may be sent again: there is
-// a deadline (deadline, the first send's, or ctx's if sooner), more than
-// pause away, and ctx did not end meanwhile.
+// a deadline (deadline, the first send's, or ctx's if sooner), and after
+// the pause at least as long again is left before it for the send (which
+// dials a connection after READONLY): a send cut short by the deadline
+// would leave the call's outcome unknown, where the refusal proves that
+// it did not run. ctx must not end meanwhile.
 func wait(ctx context.Context, deadline time.Time, pause time.Duration) bool {
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
 		deadline = d
 	}
-	if deadline.IsZero() || time.Until(deadline) <= pause {
+	if deadline.IsZero() || time.Until(deadline) < 2*pause {
 		return false
 	}
 	t := time.NewTimer(pause)

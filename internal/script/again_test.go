@@ -7,7 +7,7 @@ import (
 )
 
 // A call refused for now is sent again only within a deadline, and only
-// when the pause leaves room before it.
+// when the pause leaves as much room again for the send before it.
 func TestWaitNeedsRoom(t *testing.T) {
 	ctx := context.Background()
 	canceled, cancel := context.WithCancel(ctx)
@@ -25,6 +25,7 @@ func TestWaitNeedsRoom(t *testing.T) {
 		{"the first send's deadline, far", ctx, far, true},
 		{"the context's deadline sooner than the pause", soon, far, false},
 		{"the first send's deadline sooner than the pause", ctx, time.Now().Add(time.Millisecond), false},
+		{"no room for the send after the pause", ctx, time.Now().Add(firstPause + firstPause/2), false},
 		{"the context ended", canceled, far, false},
 	} {
 		if got := wait(tc.ctx, tc.deadline, firstPause); got != tc.want {
