@@ -10,7 +10,11 @@
 --   mark.lua's extend: the Reset's instant plus the mark's TTL).
 -- ARGV[1]: now in µs since the Unix epoch, or "" to read the server's TIME.
 -- ARGV[2]: the shortest TTL in ms a written key gets (as in stack.lua).
--- ARGV[3]: the instant of the decision, in µs, that stack.lua reported.
+-- ARGV[3]: the instant of the decision, in µs, that stack.lua reported;
+--   "" when it is unknown (the decision's reply was lost): then only a
+--   sliding log's or a concurrency limit's units that the decision's slot
+--   id names are given back, wherever they are, and no mark is read (a
+--   Reset deleted the units it forgot).
 -- ARGV[REFUND_ARGS_HEAD + 1 + REFUND_ARGS_PER_RULE*(i-1) ...]: rule i (as
 --   in stack.lua), the cost it was decided at, the units to give back, the
 --   token stack.lua returned for it (stamp, refunded), and the mark's TTL
@@ -32,10 +36,10 @@ for i = 1, #KEYS / 2 do
     return unknown(ARGV[a])
   end
   local mark_ttl, reset = ARGV[a + 5], nil
-  if mark_ttl ~= "" then
+  if at and mark_ttl ~= "" then
     reset = tonumber(call("GET", KEYS[2 * i]))
   end
-  if not reset or at > reset - tonumber(mark_ttl) then
+  if at and (not reset or at > reset - tonumber(mark_ttl)) or not at and (r[1] == "sl" or r[1] == "cc") then
     refund(KEYS[2 * i - 1], now, at, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), r[2], r[3], r[4])
     n = n + 1
   end

@@ -98,15 +98,28 @@ if refunds then
   -- expired) are not replaced by others, so sending a refund again
   -- changes nothing. Without an id, units of one time are
   -- interchangeable: removing the last `back` of them keeps the numbering
-  -- 1..n of the rest, so later adds stay distinct.
+  -- 1..n of the rest, so later adds stay distinct. A decision whose
+  -- instant is unknown (at is nil: its reply was lost) is found by its id
+  -- among all the units; without an id it gives nothing.
   refunds.sl = function(key, now, at, cost, back, slot)
-    at = int(at)
     local gone = {}
-    if slot and slot > 0 then
+    if not at then
+      if slot and slot > 0 then
+        local id, members = int(slot), call("ZRANGE", key, 0, -1)
+        for i = 1, #members do
+          local s, n = match(members[i], "^%d+:#(%d+):(%d+)$")
+          if s == id and tonumber(n) > cost - back then
+            gone[#gone + 1] = members[i]
+          end
+        end
+      end
+    elseif slot and slot > 0 then
+      at = int(at)
       for i = max(1, cost - back + 1), cost do
         gone[#gone + 1] = format("%d:#%d:%d", at, slot, i)
       end
     else
+      at = int(at)
       local members = call("ZRANGEBYSCORE", key, at, at)
       for i = max(1, #members - back + 1), #members do
         gone[#gone + 1] = members[i]

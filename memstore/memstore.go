@@ -213,7 +213,9 @@ func (s *memStore) Refund(_ context.Context, now, at time.Time, refunds []store.
 		}
 		locked := s.lock(held)
 		// A mark is kept as a block ending its TTL after the Reset's instant.
-		if left := s.blockLeft(j, r.Mark.Key, t); left > 0 && at.UnixMicro() <= t+left-r.Mark.TTL.Microseconds() {
+		// A decision of an unknown instant gives back its slot id's units
+		// alone, which are still there only if it came after the Reset.
+		if left := s.blockLeft(j, r.Mark.Key, t); left > 0 && !at.IsZero() && at.UnixMicro() <= t+left-r.Mark.TTL.Microseconds() {
 			s.unlock(locked) // a Reset forgot the state since the decision
 			continue
 		}

@@ -209,8 +209,12 @@ func (s *redisStore) Decide(ctx context.Context, now time.Time, checks []store.C
 // its reading of the error, in within) is only on one server's client,
 // where they go out in one.
 func (s *redisStore) Refund(ctx context.Context, now, at time.Time, refunds []store.Refund) error {
+	instant := "" // unknown: refund.lua gives back what slot ids name alone
+	if !at.IsZero() {
+		instant = strconv.FormatInt(at.UnixMicro(), 10)
+	}
 	_, err := within(s, ctx, func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, s.refund(ctx, script.Now(now), strconv.FormatInt(at.UnixMicro(), 10), refunds)
+		return struct{}{}, s.refund(ctx, script.Now(now), instant, refunds)
 	})
 	return err
 }

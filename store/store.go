@@ -25,7 +25,11 @@ type Store interface {
 	// decision of the smaller cost at the instant at would have left
 	// (exactly that when nothing else happened to the keys), and nothing
 	// while the refund's Mark says a Reset forgot the state since. Its
-	// refunds may span hash tags.
+	// refunds may span hash tags. A zero at is a decision whose instant is
+	// unknown, because its reply was lost: only a sliding log's or a
+	// concurrency limit's units named by the decision's slot id
+	// (Token.Stamp, the check's Slot) are given back, whatever their
+	// instant; every other refund gives nothing.
 	Refund(ctx context.Context, now, at time.Time, refunds []Refund) error
 	// Block writes a block of d, from now, at key (a Check's Blocks). A
 	// longer block in place is kept.
