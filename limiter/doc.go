@@ -125,7 +125,12 @@
 // lost in use) is sent again too, and sent twice it gives back once. A
 // release without an id (a store that returns none) gives back any slot
 // of the decision's instant, and is sent again only when it surely never
-// reached the store (a failed dial).
+// reached the store (a failed dial). A decision whose reply was lost (a
+// timeout, a connection lost in use, a caller gone while it was in
+// flight) may have taken slots that no request holds: the Limiter
+// releases them the same way, by the decision's id with its instant
+// unknown (see store.Store.Refund), so one that did not run removes
+// nothing.
 //
 // # Leases
 //

@@ -3,10 +3,15 @@ package limiter_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
@@ -138,4 +143,143 @@ func TestSlotReleaseTimedOutRetriedExactly(t *testing.T) {
 			t.Errorf("%s: a third slot held (%+v, %v): a's release, sent 3 times, released b's", name, d, err)
 		}
 	}
+}
+
+// lostReplies decides each stack on its store and then, for the first
+// lose calls, reports err in place of the verdict, as a reply lost after
+// the decision ran; with ran false, it reports err without deciding (a
+// failure that proves the decision did not run). It counts the refunds
+// that have run.
+type lostReplies struct {
+	store.Store
+	err     error
+	ran     bool
+	lose    atomic.Int32
+	refunds atomic.Int32
+}
+
+func (s *lostReplies) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
+	if s.lose.Add(-1) < 0 {
+		return s.Store.Decide(ctx, now, checks, results)
+	}
+	if s.ran {
+		if _, err := s.Store.Decide(ctx, now, checks, results); err != nil {
+			return store.Verdict{}, err
+		}
+		clear(results)
+	}
+	return store.Verdict{}, s.err
+}
+
+func (s *lostReplies) Refund(ctx context.Context, now, at time.Time, r []store.Refund) error {
+	err := s.Store.Refund(ctx, now, at, r)
+	s.refunds.Add(1) // once it has run
+	return err
+}
+
+// A decision whose reply was lost after it ran (a timeout, a connection
+// lost in use, a caller gone while it was in flight) took its concurrency
+// slots with no request to release them: they are released in the
+// background, by id, and the slots come back long before their TTL (an
+// hour), exactly: the other slot stays held. A failure that proves the
+// decision did not run (a failed dial, an error reply) releases nothing.
+func TestLostReplyReleasesItsSlots(t *testing.T) {
+	rules := []limiter.Rule{
+		{Name: "two", Algorithm: algorithms.Concurrency{Limit: 2, TTL: time.Hour}},
+		{Name: "fw", Algorithm: algorithms.FixedWindow{Limit: 1000, Window: time.Hour}},
+	}
+	for name, s := range slotStores(t) {
+		for _, lost := range []struct {
+			err error
+			ran bool
+		}{
+			{context.DeadlineExceeded, true},
+			{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, true},
+			{context.Canceled, true},
+			{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, false},
+			{errors.New("ERR ratelimit: something went wrong"), false},
+		} {
+			st := &lostReplies{Store: s, err: lost.err, ran: lost.ran}
+			lim := newLimiter(t, st, rules, limiter.WithPrefix(fmt.Sprintf("lost-%s-%v", name, lost.err)))
+			if a, err := lim.Allow(ctx, "two", "u"); err != nil || !a.Allowed {
+				t.Fatalf("%s: the slot that stays held: %+v, %v", name, a, err)
+			}
+			st.lose.Store(1)
+			d, err := lim.Decide(ctx, limiter.Check{Rule: "two", Identity: "u", Cost: 1}, limiter.Check{Rule: "fw", Identity: "u", Cost: 1})
+			if err == nil {
+				t.Fatalf("%s, %v: the lost decision: %+v, want its error", name, lost.err, d)
+			}
+			if lost.ran {
+				for deadline := time.Now().Add(5 * time.Second); st.refunds.Load() == 0; time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%s, %v: the lost decision's slot was never released", name, lost.err)
+					}
+				}
+				if b, err := lim.Allow(ctx, "two", "u"); err != nil || !b.Allowed {
+					t.Errorf("%s, %v: the lost decision's slot is still held: %+v, %v", name, lost.err, b, err)
+				}
+				if c, err := lim.Allow(ctx, "two", "u"); err != nil || c.Allowed {
+					t.Errorf("%s, %v: a third slot (%+v, %v): the release freed the other one", name, lost.err, c, err)
+				}
+			}
+			if err := lim.Close(); err != nil { // sends what is still queued once more
+				t.Fatal(err)
+			}
+			if n := st.refunds.Load(); !lost.ran && n != 0 {
+				t.Errorf("%s, %v: %d refunds of a decision that did not run", name, lost.err, n)
+			}
+		}
+	}
+}
+
+// The same on a real redis-server, its reply lost for real: the server
+// is busy (DEBUG SLEEP) for longer than the store's timeout, so the
+// decision times out and then runs once the server is back, taking the
+// slot; its release comes after it and frees the slot, an hour before
+// its TTL.
+func TestLostReplyOnARealServerReleasesItsSlot(t *testing.T) {
+	srv := redistest.Start(t, "--enable-debug-command", "yes")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	st := mustStore(redisstore.New(rdb, redisstore.WithTimeout(100*time.Millisecond)))
+	lim := newLimiter(t, st, []limiter.Rule{{Name: "one", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Hour}}})
+	if d, err := lim.Allow(ctx, "one", "another"); err != nil || !d.Allowed { // the functions loaded, a connection open
+		t.Fatal(d, err)
+	}
+	slept := make(chan error, 1)
+	go func() { slept <- srv.Client.Do(ctx, "debug", "sleep", "0.5").Err() }()
+	busy(t, srv.Addr)
+	if d, err := lim.Allow(ctx, "one", "u"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("during the pause: %+v, %v; want the store's timeout", d, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		d, err := lim.Allow(ctx, "one", "u")
+		if err == nil && d.Allowed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lost decision's slot is still held: %+v, %v", d, err)
+		}
+	}
+	if d, err := lim.Allow(ctx, "one", "u"); err != nil || d.Allowed {
+		t.Errorf("a second slot of one: %+v, %v", d, err)
+	}
+	if err := <-slept; err != nil {
+		t.Error(err)
+	}
+}
+
+// busy waits until the server at addr stops answering: a PING on a
+// connection of its own times out.
+func busy(t *testing.T, addr string) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 20 * time.Millisecond, MaxRetries: -1})
+	defer c.Close()
+	for range 500 {
+		if err := c.Ping(ctx).Err(); err != nil {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("the server never became busy")
 }

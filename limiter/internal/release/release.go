@@ -7,7 +7,8 @@
 // returns no id) only when it surely never ran (see Retryable): it gives
 // back any slot of its instant, so it runs once. Beyond retry.MaxPending
 // pending releases, a failed one is dropped (counted and logged) and its
-// slot comes back at its TTL.
+// slot comes back at its TTL. The slots of a decision whose reply was
+// lost are released here too (Lost), by id, their instant unknown.
 package release
 
 import (
@@ -34,11 +35,26 @@ type Queue struct {
 // Retryable), each until it succeeds or its slot's TTL has passed: hold
 // gives that TTL, and 0 for a refund that is not a slot release.
 func (q *Queue) Retry(s store.Store, at time.Time, refunds []store.Refund, err error, hold func(store.Refund) time.Duration) {
+	q.queue(s, at, refunds, err, hold, func(i int, rf store.Refund) bool { return Retryable(err, i, rf) })
+}
+
+// Lost queues the releases of the slots that a decision on s took if it
+// ran: its reply was lost (err), so no request would ever release them.
+// Each refund names its slot by id (Token.Stamp) and is sent with an
+// unknown instant (see store.Store.Refund), in the background, and again
+// while it fails at the network, until its slot's TTL (hold).
+func (q *Queue) Lost(s store.Store, refunds []store.Refund, err error, hold func(store.Refund) time.Duration) {
+	q.queue(s, time.Time{}, refunds, err, hold, func(int, store.Refund) bool { return true })
+}
+
+// queue queues the slot releases among refunds that send admits (by their
+// index), as Retry says.
+func (q *Queue) queue(s store.Store, at time.Time, refunds []store.Refund, err error, hold func(store.Refund) time.Duration, send func(int, store.Refund) bool) {
 	now, timeout := time.Now(), attemptTimeout(s)
 	var attempts []*retry.Attempt
 	for i, rf := range refunds {
 		ttl := hold(rf)
-		if ttl <= 0 || !Retryable(err, i, rf) {
+		if ttl <= 0 || !send(i, rf) {
 			continue
 		}
 		attempts = append(attempts, &retry.Attempt{
