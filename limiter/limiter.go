@@ -392,13 +392,14 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, r
 	var v store.Verdict
 	var fallback bool
 	var err error
+	sent := time.Now()
 	if l.breaker != nil {
 		v, fallback, err = l.breaker.Decide(ctx, now, sc, res)
 	} else {
 		v, err = l.store.Decide(ctx, now, sc, res)
 	}
 	if err != nil && mayHaveRun(err) {
-		l.releaseLost(sc, err)
+		l.releaseLost(sc, err, sent)
 	}
 	if err != nil && !fallback {
 		return err
@@ -420,11 +421,11 @@ func mayHaveRun(err error) bool {
 }
 
 // releaseLost gives back, in the background, the concurrency slots that
-// the checks sc took on the store if their decision ran, its reply lost:
-// no request holds them, and they would be held until their TTL. A
-// release names its slots by id (store.Check.Slot), so one whose decision
-// did not run removes nothing.
-func (l *Limiter) releaseLost(sc []store.Check, err error) {
+// the checks sc took on the store if their decision, sent at sent, ran,
+// its reply lost: no request holds them, and they would be held until
+// their TTL. A release names its slots by id (store.Check.Slot), so one
+// whose decision did not run removes nothing.
+func (l *Limiter) releaseLost(sc []store.Check, err error, sent time.Time) {
 	var refunds []store.Refund
 	for _, c := range sc {
 		if c.Slot != 0 {
@@ -432,7 +433,7 @@ func (l *Limiter) releaseLost(sc []store.Check, err error) {
 		}
 	}
 	if len(refunds) > 0 {
-		l.releases.Lost(l.store, refunds, err, l.slotHold)
+		l.releases.Lost(l.store, refunds, err, l.slotHold, sent)
 	}
 }
 

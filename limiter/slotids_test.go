@@ -17,6 +17,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
+	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/release"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 	"github.com/seed-bff0c9e1/ratelimit/store"
@@ -156,6 +157,7 @@ type lostReplies struct {
 	ran     bool
 	lose    atomic.Int32
 	refunds atomic.Int32
+	within  atomic.Int64 // the last refund's bound
 }
 
 func (s *lostReplies) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
@@ -173,6 +175,7 @@ func (s *lostReplies) Decide(ctx context.Context, now time.Time, checks []store.
 
 func (s *lostReplies) Refund(ctx context.Context, now, at time.Time, r []store.Refund) error {
 	err := s.Store.Refund(ctx, now, at, r)
+	s.within.Store(int64(r[0].Within))
 	s.refunds.Add(1) // once it has run
 	return err
 }
@@ -214,6 +217,9 @@ func TestLostReplyReleasesItsSlots(t *testing.T) {
 					if time.Now().After(deadline) {
 						t.Fatalf("%s, %v: the lost decision's slot was never released", name, lost.err)
 					}
+				}
+				if w := time.Duration(st.within.Load()); w < release.Slack {
+					t.Errorf("%s, %v: the release looked %v back, want at least the time since the decision was sent and %v", name, lost.err, w, release.Slack)
 				}
 				if b, err := lim.Allow(ctx, "two", "u"); err != nil || !b.Allowed {
 					t.Errorf("%s, %v: the lost decision's slot is still held: %+v, %v", name, lost.err, b, err)

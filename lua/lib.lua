@@ -114,8 +114,11 @@ local commits = {}
 -- windows and the log, within the ledger's bound for the buckets and GCRA
 -- (ledger.lua), exactly the turns still ahead for a queue (queue.lua),
 -- never more than a commit of cost - back at `at` would have left:
---   refund(key, now, at, cost, back, stamp, refunded, p1, p2, p3)
--- stamp and refunded are the commit's token (the window start of the fixed
+--   refund(key, now, at, cost, back, stamp, refunded, p1, p2, p3, earliest)
+-- at is nil when the commit's instant is unknown (its reply was lost),
+-- and earliest, when not nil, the earliest it can have been: only the
+-- sliding log's (and a concurrency limit's) refund gives back then, by
+-- its slot id. stamp and refunded are the commit's token (the window start of the fixed
 -- and sliding windows; the level, or the TAT, after the commit and the
 -- ledger's refunded count for the draining rules; else 0). refunds is nil
 -- in decision scripts; refund scripts set it to a table right after this

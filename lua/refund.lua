@@ -20,7 +20,9 @@
 --   token stack.lua returned for it (stamp, refunded), and the mark's TTL
 --   in µs ("" when there is no mark to read: KEYS[2i] is then unread): a
 --   mark whose end less that TTL, the Reset's instant, is at or after
---   the decision voids the refund.
+--   the decision voids the refund; and, for an unknown instant, how long
+--   in µs before now the decision ran at most ("" for no bound): older
+--   units are not looked at.
 -- Reply: the number of rules refunded.
 local now, err = clock()
 if not now then
@@ -40,7 +42,8 @@ for i = 1, #KEYS / 2 do
     reset = tonumber(call("GET", KEYS[2 * i]))
   end
   if at and (not reset or at > reset - tonumber(mark_ttl)) or not at and (r[1] == "sl" or r[1] == "cc") then
-    refund(KEYS[2 * i - 1], now, at, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), r[2], r[3], r[4])
+    local within = tonumber(ARGV[a + 6])
+    refund(KEYS[2 * i - 1], now, at, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), r[2], r[3], r[4], within and now - within)
     n = n + 1
   end
 end

@@ -100,12 +100,18 @@ if refunds then
   -- interchangeable: removing the last `back` of them keeps the numbering
   -- 1..n of the rest, so later adds stay distinct. A decision whose
   -- instant is unknown (at is nil: its reply was lost) is found by its id
-  -- among all the units; without an id it gives nothing.
-  refunds.sl = function(key, now, at, cost, back, slot)
+  -- among the units since earliest (all of them when nil); without an id
+  -- it gives nothing.
+  refunds.sl = function(key, now, at, cost, back, slot, _, _, _, _, earliest)
     local gone = {}
     if not at then
       if slot and slot > 0 then
-        local id, members = int(slot), call("ZRANGE", key, 0, -1)
+        local id, members = int(slot), nil
+        if earliest then
+          members = call("ZRANGEBYSCORE", key, int(earliest), "+inf")
+        else
+          members = call("ZRANGE", key, 0, -1)
+        end
         for i = 1, #members do
           local s, n = match(members[i], "^%d+:#(%d+):(%d+)$")
           if s == id and tonumber(n) > cost - back then

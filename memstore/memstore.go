@@ -220,7 +220,7 @@ func (s *memStore) Refund(_ context.Context, now, at time.Time, refunds []store.
 			continue
 		}
 		sh := &s.shards[i]
-		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), now, at, r.Check.Cost, r.Back, r.Token)
+		next, ttl := model.Refund(r.Check.Algorithm, s.state(i, r.Check.Key, t), now, at, r.Within, r.Check.Cost, r.Back, r.Token)
 		switch e := sh.entries[r.Check.Key]; {
 		case !next.Exists:
 			sh.drop(r.Check.Key)

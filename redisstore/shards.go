@@ -161,11 +161,14 @@ func (s *redisStore) refund(ctx context.Context, now, at string, refunds []store
 			if err != nil {
 				return err
 			}
-			markTTL := any(r.Mark.TTL.Microseconds())
+			markTTL, within := any(r.Mark.TTL.Microseconds()), any(r.Within.Microseconds())
 			if r.Mark.Key == (store.Key{}) {
 				markTTL = ""
 			}
-			calls[g].Arg(p.Arg, r.Check.Cost, r.Back, r.Token.Stamp, r.Token.Refunded, markTTL)
+			if r.Within <= 0 {
+				within = ""
+			}
+			calls[g].Arg(p.Arg, r.Check.Cost, r.Back, r.Token.Stamp, r.Token.Refunded, markTTL, within)
 		}
 	}
 	errs := make([]error, len(groups))

@@ -92,8 +92,9 @@ func TestSlotReleaseSentTwiceGivesBackOnce(t *testing.T) {
 }
 
 // A decision whose reply was lost is released by its slot id alone, its
-// instant unknown (a zero at): the units its id names, wherever they are,
-// and nothing for a decision without an id. The scripts give back exactly
+// instant unknown (a zero at): the units its id names, wherever they are
+// within the bound given (Within), and nothing for a decision without an
+// id. The scripts give back exactly
 // what the model (the memstore) gives, on miniredis and a real
 // redis-server, under random interleavings of decisions, releases of
 // either kind (sent twice, in part, of decisions long expired), Resets
@@ -139,6 +140,10 @@ func TestLostReplyReleaseMatchesModel(t *testing.T) {
 				d = past[rng.IntN(len(past))]
 			}
 			back := 1 + rng.IntN(max(1, d.check.Cost))
+			var within time.Duration // no bound, or one that may leave the decision out
+			if rng.IntN(2) == 0 {
+				within = time.Duration(rng.Int64N(int64(2 * span)))
+			}
 			c := store.Check{Key: key, Algorithm: alg, Params: params, Cost: rng.IntN(3)}
 			if rng.IntN(4) > 0 { // with an id, three times in four
 				slot++
@@ -157,7 +162,7 @@ func TestLostReplyReleaseMatchesModel(t *testing.T) {
 						past = append(past, decided{c, res[0].Token, now})
 					}
 				case op < 6 && len(past) > 0: // its reply lost: released by id, the instant unknown
-					err = s.Refund(ctx, now, time.Time{}, []store.Refund{{Check: d.check, Back: back, Token: d.token, Mark: mark}})
+					err = s.Refund(ctx, now, time.Time{}, []store.Refund{{Check: d.check, Back: back, Token: d.token, Mark: mark, Within: within}})
 				case op == 6 && len(past) > 0: // a release of a known instant
 					err = s.Refund(ctx, now, d.at, []store.Refund{{Check: d.check, Back: back, Token: d.token, Mark: mark}})
 				case reset:

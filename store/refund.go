@@ -15,6 +15,11 @@ type Refund struct {
 	// lasts, a refund of a decision made at or before the Reset's instant
 	// gives nothing.
 	Mark Mark
+	// Within bounds a refund of an unknown instant (see Store.Refund): its
+	// decision ran no longer than this before now, so units older than
+	// that are not looked at (a concurrency limit may hold many). Zero is
+	// no bound.
+	Within time.Duration
 }
 
 // Token is what a store needs to give a check's consumption back: the

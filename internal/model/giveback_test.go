@@ -37,7 +37,7 @@ func (s *keyState) decide(alg algorithms.Algorithm, now time.Time, cost int) (mo
 
 func (s *keyState) refund(alg algorithms.Algorithm, now, at time.Time, cost, back int, tok store.Token) {
 	t := now.UnixMicro()
-	next, ttl := model.Refund(alg, s.state(t), now, at, cost, back, tok)
+	next, ttl := model.Refund(alg, s.state(t), now, at, 0, cost, back, tok)
 	switch {
 	case !next.Exists:
 		s.st = model.State{}

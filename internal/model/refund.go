@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -150,14 +151,19 @@ func gcraIncrement(a algorithms.GCRA, cost int) int64 {
 // the buckets and GCRA give back what their Ledger's bound allows; a queue
 // exactly the part of the decision's turns still ahead of now.
 //
-// A zero at is a decision whose instant is unknown (its reply was lost):
-// only a slot id's units are given back (see unknownInstant).
-func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int, tok store.Token) (next State, ttl time.Duration) {
+// A zero at is a decision whose instant is unknown (its reply was lost),
+// made no longer than within before now (0: no bound): only a slot id's
+// units are given back (see unknownInstant).
+func Refund(alg algorithms.Algorithm, s State, now, at time.Time, within time.Duration, cost, back int, tok store.Token) (next State, ttl time.Duration) {
 	if !s.Exists {
 		return s, 0
 	}
 	if at.IsZero() {
-		return unknownInstant(alg, s, cost, back, tok), 0
+		earliest := int64(math.MinInt64)
+		if within > 0 {
+			earliest = now.UnixMicro() - within.Microseconds()
+		}
+		return unknownInstant(alg, s, earliest, cost, back, tok), 0
 	}
 	t, a, b := now.UnixMicro(), at.UnixMicro(), int64(back)
 	switch alg := alg.(type) {
@@ -208,17 +214,18 @@ func Refund(alg algorithms.Algorithm, s State, now, at time.Time, cost, back int
 }
 
 // unknownInstant is the specification of sliding_log.lua's refund of a
-// decision whose instant is unknown: a sliding log's or a concurrency
-// limit's units cost-back+1..cost of the slot id tok.Stamp, whatever
-// their instant (an id names one decision's units alone), if still there;
-// nothing for a decision without an id, or of another algorithm, whose
-// units are known only by their instant.
-func unknownInstant(alg algorithms.Algorithm, s State, cost, back int, tok store.Token) State {
+// decision whose instant is unknown, but not before earliest (µs): a
+// sliding log's or a concurrency limit's units cost-back+1..cost of the
+// slot id tok.Stamp, whatever their instant since earliest (an id names
+// one decision's units alone), if still there; nothing for a decision
+// without an id, or of another algorithm, whose units are known only by
+// their instant.
+func unknownInstant(alg algorithms.Algorithm, s State, earliest int64, cost, back int, tok store.Token) State {
 	switch alg.(type) {
 	case algorithms.SlidingLog, algorithms.Concurrency:
 		if tok.Stamp != 0 {
 			s.Log = slices.DeleteFunc(slices.Clone(s.Log), func(u Unit) bool {
-				return u.Slot == tok.Stamp && u.I > int64(cost-back)
+				return u.Slot == tok.Stamp && u.I > int64(cost-back) && u.At >= earliest
 			})
 		}
 	}

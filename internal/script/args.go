@@ -25,9 +25,10 @@ const (
 	RefundArgsHead = 3
 	// RefundArgsPerRule is how many ARGV entries each rule takes in
 	// refund.lua: the rule (Params.Arg), the cost decided, the units to give
-	// back, the token (stamp, refunded) and the TTL (µs) of the Reset's mark
-	// that voids the refund.
-	RefundArgsPerRule = 6
+	// back, the token (stamp, refunded), the TTL (µs) of the Reset's mark
+	// that voids the refund, and for an unknown instant how long (µs)
+	// before now the decision ran at most.
+	RefundArgsPerRule = 7
 	// ReplyHead is how many reply values come before the rules: allowed and
 	// now.
 	ReplyHead = 2

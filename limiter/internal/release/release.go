@@ -35,21 +35,35 @@ type Queue struct {
 // Retryable), each until it succeeds or its slot's TTL has passed: hold
 // gives that TTL, and 0 for a refund that is not a slot release.
 func (q *Queue) Retry(s store.Store, at time.Time, refunds []store.Refund, err error, hold func(store.Refund) time.Duration) {
-	q.queue(s, at, refunds, err, hold, func(i int, rf store.Refund) bool { return Retryable(err, i, rf) })
+	q.queue(s, at, refunds, err, hold, func(i int, rf store.Refund) bool { return Retryable(err, i, rf) }, nil)
 }
 
-// Lost queues the releases of the slots that a decision on s took if it
-// ran: its reply was lost (err), so no request would ever release them.
-// Each refund names its slot by id (Token.Stamp) and is sent with an
-// unknown instant (see store.Store.Refund), in the background, and again
-// while it fails at the network, until its slot's TTL (hold).
-func (q *Queue) Lost(s store.Store, refunds []store.Refund, err error, hold func(store.Refund) time.Duration) {
-	q.queue(s, time.Time{}, refunds, err, hold, func(int, store.Refund) bool { return true })
+// Lost queues the releases of the slots that a decision on s, sent at
+// sent, took if it ran: its reply was lost (err), so no request would
+// ever release them. Each refund names its slot by id (Token.Stamp) and
+// is sent with an unknown instant (see store.Store.Refund), in the
+// background, and again while it fails at the network, until its slot's
+// TTL (hold). Each try looks only at the units of the time since the
+// decision was sent, and Slack more (Within): the clocks of the server
+// and this process may step, but run at one rate.
+func (q *Queue) Lost(s store.Store, refunds []store.Refund, err error, hold func(store.Refund) time.Duration, sent time.Time) {
+	within := func(rf store.Refund) store.Refund {
+		rf.Within = time.Since(sent) + Slack
+		return rf
+	}
+	q.queue(s, time.Time{}, refunds, err, hold, func(int, store.Refund) bool { return true }, within)
 }
+
+// Slack is what the bound of a lost decision's release (see Lost) adds to
+// the time since the decision was sent: for the transit of the release
+// and for the server's clock, read at a later moment than this
+// process's.
+const Slack = time.Second
 
 // queue queues the slot releases among refunds that send admits (by their
-// index), as Retry says.
-func (q *Queue) queue(s store.Store, at time.Time, refunds []store.Refund, err error, hold func(store.Refund) time.Duration, send func(int, store.Refund) bool) {
+// index), as Retry says; each try sends its refund as tried makes it
+// (nil: as it is).
+func (q *Queue) queue(s store.Store, at time.Time, refunds []store.Refund, err error, hold func(store.Refund) time.Duration, send func(int, store.Refund) bool, tried func(store.Refund) store.Refund) {
 	now, timeout := time.Now(), attemptTimeout(s)
 	var attempts []*retry.Attempt
 	for i, rf := range refunds {
@@ -58,7 +72,12 @@ func (q *Queue) queue(s store.Store, at time.Time, refunds []store.Refund, err e
 			continue
 		}
 		attempts = append(attempts, &retry.Attempt{
-			Send:    func(ctx context.Context) error { return q.Send(ctx, s, at, []store.Refund{rf}) },
+			Send: func(ctx context.Context) error {
+				if tried != nil {
+					rf = tried(rf)
+				}
+				return q.Send(ctx, s, at, []store.Refund{rf})
+			},
 			Again:   func(err error) bool { return Retryable(err, 0, rf) },
 			Timeout: timeout,
 			Until:   now.Add(ttl),
