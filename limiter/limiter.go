@@ -392,14 +392,13 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, r
 	var v store.Verdict
 	var fallback bool
 	var err error
-	sent := time.Now()
 	if l.breaker != nil {
 		v, fallback, err = l.breaker.Decide(ctx, now, sc, res)
 	} else {
 		v, err = l.store.Decide(ctx, now, sc, res)
 	}
 	if err != nil && mayHaveRun(err) {
-		l.releaseLost(sc, err, sent)
+		l.releaseLost(sc, err)
 	}
 	if err != nil && !fallback {
 		return err
@@ -421,11 +420,16 @@ func mayHaveRun(err error) bool {
 }
 
 // releaseLost gives back, in the background, the concurrency slots that
-// the checks sc took on the store if their decision, sent at sent, ran,
-// its reply lost: no request holds them, and they would be held until
-// their TTL. A release names its slots by id (store.Check.Slot), so one
-// whose decision did not run removes nothing.
-func (l *Limiter) releaseLost(sc []store.Check, err error, sent time.Time) {
+// the checks sc took on the store if their decision ran, its reply lost:
+// no request holds them, and they would be held until their TTL. A
+// release names its slots by id (store.Check.Slot), so one whose decision
+// did not run removes nothing. A Remote store's call lasts its timeout at
+// most, so the decision was sent no earlier than that before now.
+func (l *Limiter) releaseLost(sc []store.Check, err error) {
+	var sent time.Time // unknown: the release looks at every unit
+	if r, ok := l.store.(store.Remote); ok {
+		sent = time.Now().Add(-r.Remote())
+	}
 	var refunds []store.Refund
 	for _, c := range sc {
 		if c.Slot != 0 {

@@ -39,17 +39,20 @@ func (q *Queue) Retry(s store.Store, at time.Time, refunds []store.Refund, err e
 }
 
 // Lost queues the releases of the slots that a decision on s, sent at
-// sent, took if it ran: its reply was lost (err), so no request would
-// ever release them. Each refund names its slot by id (Token.Stamp) and
-// is sent with an unknown instant (see store.Store.Refund), in the
+// sent or later, took if it ran: its reply was lost (err), so no request
+// would ever release them. Each refund names its slot by id (Token.Stamp)
+// and is sent with an unknown instant (see store.Store.Refund), in the
 // background, and again while it fails at the network, until its slot's
-// TTL (hold). Each try looks only at the units of the time since the
-// decision was sent, and Slack more (Within): the clocks of the server
-// and this process may step, but run at one rate.
+// TTL (hold). Each try looks only at the units of the time since sent,
+// and Slack more (Within; every unit for a zero sent): the clocks of the
+// server and this process may step, but run at one rate.
 func (q *Queue) Lost(s store.Store, refunds []store.Refund, err error, hold func(store.Refund) time.Duration, sent time.Time) {
-	within := func(rf store.Refund) store.Refund {
-		rf.Within = time.Since(sent) + Slack
-		return rf
+	var within func(store.Refund) store.Refund
+	if !sent.IsZero() {
+		within = func(rf store.Refund) store.Refund {
+			rf.Within = time.Since(sent) + Slack
+			return rf
+		}
 	}
 	q.queue(s, time.Time{}, refunds, err, hold, func(int, store.Refund) bool { return true }, within)
 }
