@@ -118,12 +118,12 @@ local commits = {}
 -- at is nil when the commit's instant is unknown (its reply was lost),
 -- and earliest, when not nil, the earliest it can have been: only the
 -- sliding log's (and a concurrency limit's) refund gives back then, by
--- its slot id. stamp and refunded are the commit's token (the window start of the fixed
--- and sliding windows; the level, or the TAT, after the commit and the
--- ledger's refunded count for the draining rules; else 0). refunds is nil
--- in decision scripts; refund scripts set it to a table right after this
--- file (refund_mode.lua), and the algorithm files define their refunds
--- only then.
+-- its slot id. stamp and refunded are the commit's token (the window
+-- start of the fixed and sliding windows; the level, or the TAT, after
+-- the commit and the ledger's refunded count for the draining rules;
+-- else 0). refunds is nil in decision scripts; refund scripts set it to a
+-- table right after this file (refund_mode.lua), and the algorithm files
+-- define their refunds only then.
 local refunds
 
 -- unknown is the error reply for an algorithm code no file registered.
