@@ -3,6 +3,7 @@ package grpclimit
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
@@ -43,7 +44,35 @@ func ClientIP(cfg keyfunc.IPConfig) (KeyFunc, error) { return keyfunc.ClientIPOf
 // is the server's
 // misconfiguration: every call fails with an error wrapping
 // ratelimit.ErrConfig (codes.Internal), as with an empty Constant.
-func Metadata(key string) KeyFunc { return keyfunc.MetadataOf[*Call](key) }
+func Metadata(key string) KeyFunc {
+	key = strings.ToLower(key)
+	if !metadataKey(key) {
+		err := fmt.Errorf("%w: grpclimit.Metadata: %q is not a metadata key", ratelimit.ErrConfig, key)
+		return func(*Call) (string, error) { return "", err }
+	}
+	return func(c *Call) (string, error) {
+		v := c.Metadata(key)
+		if len(v) == 0 || v[0] == "" {
+			return "", &missing{"metadata " + key}
+		}
+		return keyfunc.Hash(v[0]), nil
+	}
+}
+
+// metadataKey reports whether key, in lower case, is a key gRPC lets a
+// call carry: one or more of a-z, 0-9, "-", "_" and ".", after a ":" for
+// a pseudo-header a server reads as metadata (":authority").
+func metadataKey(key string) bool {
+	key = strings.TrimPrefix(key, ":")
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return false
+		}
+	}
+	return key != ""
+}
 
 // Method keys calls by their full method: a limit per method.
 func Method() KeyFunc {
@@ -66,3 +95,11 @@ func Constant(id string) KeyFunc {
 func Key(fn func(ctx context.Context, method string) (string, error)) KeyFunc {
 	return func(c *Call) (string, error) { return fn(c.ctx, c.method) }
 }
+
+// missing is the error of a call without the metadata a rule reads: it
+// wraps keyfunc.ErrNoKey and names the key, never a value.
+type missing struct{ what string }
+
+func (e *missing) Error() string   { return keyfunc.ErrNoKey.Error() + ": " + e.what }
+func (e *missing) Unwrap() error   { return keyfunc.ErrNoKey }
+func (e *missing) Missing() string { return e.what }

@@ -83,8 +83,23 @@ func (k callKeys[C]) key(spec *parse.Key) func(C) (string, error) {
 		id := spec.Arg
 		return func(C) (string, error) { return id, nil }
 	}
-	return keyfunc.MetadataOf[C](spec.Arg) // header or metadata: a call's header is its metadata
+	name := strings.ToLower(spec.Arg) // header or metadata: a call's header is its metadata
+	return func(c C) (string, error) {
+		if v := c.Metadata(name); len(v) > 0 && v[0] != "" {
+			return keyfunc.Hash(v[0]), nil
+		}
+		return "", &missing{"metadata " + name}
+	}
 }
+
+// missing is the error of a call without the metadata a rule reads: it
+// wraps ratelimit.ErrNoKey and names the key, never a value, which doors
+// tell the client.
+type missing struct{ what string }
+
+func (e *missing) Error() string   { return ratelimit.ErrNoKey.Error() + ": " + e.what }
+func (e *missing) Unwrap() error   { return ratelimit.ErrNoKey }
+func (e *missing) Missing() string { return e.what }
 
 func (k callKeys[C]) attr(spec *parse.Key) func(C) string {
 	name := strings.ToLower(spec.Arg) // header or metadata: the parser allows no other on gRPC

@@ -1,7 +1,6 @@
 package compile
 
 import (
-	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/config/internal/parse"
 	"github.com/seed-bff0c9e1/ratelimit/guard"
 	"github.com/seed-bff0c9e1/ratelimit/internal/clientip"
@@ -120,12 +119,3 @@ func (k envoyKeys) key(spec *parse.Key) func(entries) (string, error) {
 func (k envoyKeys) attr(spec *parse.Key) func(entries) string {
 	return func(d entries) string { return d.value(spec.Arg) }
 }
-
-// missing is the error of a descriptor without the entry a rule reads:
-// it wraps ratelimit.ErrNoKey and names the entry, never a value, which
-// the door tells its client.
-type missing struct{ what string }
-
-func (e *missing) Error() string   { return ratelimit.ErrNoKey.Error() + ": " + e.what }
-func (e *missing) Unwrap() error   { return ratelimit.ErrNoKey }
-func (e *missing) Missing() string { return e.what }
