@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/netx"
+	"github.com/seed-bff0c9e1/ratelimit/internal/token"
 	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 )
@@ -431,7 +432,7 @@ func (p *parser) doorsOf(s *Stack, names []string, rules map[string]*Rule) {
 func (p *parser) uncarried(k *Key, rule, stack string) {
 	switch k.Kind {
 	case "header", "metadata":
-		if !metadataKey(k.Arg) {
+		if !token.MetadataKey(k.Arg) {
 			p.fail(k.node, k.field, "found %v, in rule %q of gRPC stack %q, a key no call can carry; allowed there: %s", k, rule, stack, metadataChars)
 		}
 	case "join":

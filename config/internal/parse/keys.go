@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/token"
 	"github.com/seed-bff0c9e1/ratelimit/internal/yamlnode"
 )
 
@@ -63,12 +64,12 @@ func (p *parser) key(n *yaml.Node, field string) *Key {
 			}
 			return k
 		case "header":
-			if s, ok := p.str(v, field, "a header name (e.g. X-API-Key)"); ok && validHeader(s) {
+			if s, ok := p.str(v, field, "a header name (e.g. X-API-Key)"); ok && token.Valid(s) {
 				return &Key{Kind: kind, Arg: s, node: v, field: field}
 			}
 			p.bad(v, field, "a header name: letters, digits and !#$%&'*+-.^_`|~")
 		case "metadata":
-			if s, ok := p.str(v, field, "a metadata key (e.g. x-api-key)"); ok && metadataKey(s) {
+			if s, ok := p.str(v, field, "a metadata key (e.g. x-api-key)"); ok && token.MetadataKey(s) {
 				return &Key{Kind: kind, Arg: s, node: v, field: field}
 			}
 			p.bad(v, field, "a metadata key: "+metadataChars)
@@ -81,29 +82,8 @@ func (p *parser) key(n *yaml.Node, field string) *Key {
 	return nil
 }
 
-// validHeader reports whether s is a header name (an RFC 9110 token).
-func validHeader(s string) bool {
-	for _, c := range []byte(s) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return s != ""
-}
-
 // metadataChars are the characters of a gRPC metadata key, for problems.
 const metadataChars = `letters, digits, "-", "_" and "."`
-
-// metadataKey reports whether s is a key a gRPC call can carry (in any
-// case: gRPC keys are lower case, and a call's are read so).
-func metadataKey(s string) bool {
-	for _, c := range []byte(s) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return s != ""
-}
 
 // String is the identity as config.Check prints it (a join's first
 // parts, when it has many: see listed).
