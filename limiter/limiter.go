@@ -424,11 +424,12 @@ func mayHaveRun(err error) bool {
 // no request holds them, and they would be held until their TTL. A
 // release names its slots by id (store.Check.Slot), so one whose decision
 // did not run removes nothing. A Remote store's call lasts its timeout at
-// most, so the decision was sent no earlier than that before now.
+// most (the breaker's Timeout, which New read from it), so the decision
+// was sent no earlier than that before now.
 func (l *Limiter) releaseLost(sc []store.Check, err error) {
 	var sent time.Time // unknown: the release looks at every unit
-	if r, ok := l.store.(store.Remote); ok {
-		sent = time.Now().Add(-r.Remote())
+	if l.breaker != nil && l.breaker.Timeout > 0 {
+		sent = time.Now().Add(-l.breaker.Timeout)
 	}
 	var refunds []store.Refund
 	for _, c := range sc {

@@ -132,8 +132,9 @@ func (e *notRun) Unwrap() error { return e.error }
 
 // NotRun marks err, the server's refusal of a call that proves it did not
 // run (READONLY from a replica, LOADING from a server loading its
-// dataset, and the others internal/script sends again), as one that can be sent again without running twice (see
-// Unsent); nil stays nil. The error reads and unwraps as err.
+// dataset, and the others internal/script sends again), as one that can
+// be sent again without running twice (see Unsent); nil stays nil. The
+// error reads and unwraps as err.
 func NotRun(err error) error {
 	if err == nil {
 		return nil
