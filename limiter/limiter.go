@@ -397,8 +397,12 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, r
 	} else {
 		v, err = l.store.Decide(ctx, now, sc, res)
 	}
-	if err != nil && mayHaveRun(err) {
-		l.releaseLost(sc, err)
+	if err != nil {
+		var timeout time.Duration // a Remote store's, the breaker's
+		if l.breaker != nil {
+			timeout = l.breaker.Timeout
+		}
+		l.releases.Lost(l.store, sc, err, l.slotHold, timeout)
 	}
 	if err != nil && !fallback {
 		return err
@@ -408,38 +412,6 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, sc []store.Check, r
 		d.Results[i].found(&res[i])
 	}
 	return err
-}
-
-// mayHaveRun reports whether err, a store's failure to decide, leaves
-// unknown whether the decision ran: its reply was lost (a timeout, a
-// connection lost in use, a caller gone while it was in flight). A failed
-// dial, a refusal proving that it did not run, an error reply and a
-// breaker that did not send it say that it did not.
-func mayHaveRun(err error) bool {
-	return !fault.Unsent(err) && (fault.IsTimeout(err) || fault.Weak(err) || errors.Is(err, context.Canceled))
-}
-
-// releaseLost gives back, in the background, the concurrency slots that
-// the checks sc took on the store if their decision ran, its reply lost:
-// no request holds them, and they would be held until their TTL. A
-// release names its slots by id (store.Check.Slot), so one whose decision
-// did not run removes nothing. A Remote store's call lasts its timeout at
-// most (the breaker's Timeout, which New read from it), so the decision
-// was sent no earlier than that before now.
-func (l *Limiter) releaseLost(sc []store.Check, err error) {
-	var sent time.Time // unknown: the release looks at every unit
-	if l.breaker != nil && l.breaker.Timeout > 0 {
-		sent = time.Now().Add(-l.breaker.Timeout)
-	}
-	var refunds []store.Refund
-	for _, c := range sc {
-		if c.Slot != 0 {
-			refunds = append(refunds, store.Refund{Check: c, Back: c.Cost, Token: store.Token{Stamp: c.Slot}})
-		}
-	}
-	if len(refunds) > 0 {
-		l.releases.Lost(l.store, refunds, err, l.slotHold, sent)
-	}
 }
 
 // callerError is err, a store's failure in a call for ctx, as the

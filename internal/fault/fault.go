@@ -124,6 +124,15 @@ func Unsent(err error) bool {
 	return (DialFailed(err) && !IsTimeout(err) || errors.As(err, &nr)) && !several(err)
 }
 
+// MayHaveRun reports whether err, a store's failure to decide, leaves
+// unknown whether the decision ran: its reply was lost (a timeout, a
+// connection lost in use, a caller gone while it was in flight). A failed
+// dial, a refusal proving that it did not run, an error reply and a
+// breaker that did not send it say that it did not.
+func MayHaveRun(err error) bool {
+	return err != nil && !Unsent(err) && (IsTimeout(err) || Weak(err) || errors.Is(err, context.Canceled))
+}
+
 // notRun is a failure that the server answered with a refusal proving the
 // call did not run (see NotRun).
 type notRun struct{ error }

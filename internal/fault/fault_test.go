@@ -88,3 +88,31 @@ type timeoutError struct{}
 func (timeoutError) Error() string   { return "i/o timeout" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
+
+// A decision's failure leaves unknown whether it ran when its reply may
+// have been lost: a timeout, a connection lost in use, a caller gone
+// while it was in flight; not a failed dial, a refusal that proves it did
+// not run, or an error reply.
+func TestMayHaveRun(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"none", nil, false},
+		{"timeout", context.DeadlineExceeded, true},
+		{"network timeout", &net.OpError{Op: "read", Err: &timeoutError{}}, true},
+		{"lost", io.ErrUnexpectedEOF, true},
+		{"reset", &net.OpError{Op: "read", Err: syscall.ECONNRESET}, true},
+		{"canceled", fmt.Errorf("redis: %w", context.Canceled), true},
+		{"timeout caused by a dial", fault.WithDialCause(&fault.DialError{Err: refused}, context.DeadlineExceeded), true},
+		{"dial", refused, false},
+		{"refused, not run", fault.NotRun(errors.New("READONLY You can't write against a read only replica.")), false},
+		{"error reply", errors.New("ERR unknown command"), false},
+	} {
+		if got := fault.MayHaveRun(c.err); got != c.want {
+			t.Errorf("%s: MayHaveRun(%v) = %v, want %v", c.name, c.err, got, c.want)
+		}
+	}
+}

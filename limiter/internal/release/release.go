@@ -38,23 +38,38 @@ func (q *Queue) Retry(s store.Store, at time.Time, refunds []store.Refund, err e
 	q.queue(s, at, refunds, err, hold, func(i int, rf store.Refund) bool { return Retryable(err, i, rf) }, nil)
 }
 
-// Lost queues the releases of the slots that a decision on s, sent at
-// sent or later, took if it ran: its reply was lost (err), so no request
-// would ever release them. Each refund names its slot by id (Token.Stamp)
-// and is sent with an unknown instant (see store.Store.Refund), in the
-// background, and again while it fails at the network, until its slot's
-// TTL (hold). Each try looks only at the units of the time since sent,
-// and Slack more (Within; every unit for a zero sent): the clocks of the
-// server and this process may step, but run at one rate.
-func (q *Queue) Lost(s store.Store, refunds []store.Refund, err error, hold func(store.Refund) time.Duration, sent time.Time) {
+// Lost queues the releases of the slots that checks, a decision on s
+// that failed with err, took if it ran (fault.MayHaveRun): its reply was
+// lost, so no request would ever release them. A Remote store's call
+// lasts timeout at most, so the decision was sent no earlier than that
+// before now (a zero timeout: unknown). Each release names its slot by id
+// (store.Check.Slot; a check without one takes no slot) and is sent with
+// an unknown instant (see store.Store.Refund), so one whose decision did
+// not run removes nothing; in the background, and again while it fails at
+// the network, until its slot's TTL (hold). Each try looks only at the
+// units of the time since the decision was sent, and Slack more (Within):
+// the clocks of the server and this process may step, but run at one rate.
+func (q *Queue) Lost(s store.Store, checks []store.Check, err error, hold func(store.Refund) time.Duration, timeout time.Duration) {
+	if !fault.MayHaveRun(err) {
+		return
+	}
+	var refunds []store.Refund
+	for _, c := range checks {
+		if c.Slot != 0 {
+			refunds = append(refunds, store.Refund{Check: c, Back: c.Cost, Token: store.Token{Stamp: c.Slot}})
+		}
+	}
 	var within func(store.Refund) store.Refund
-	if !sent.IsZero() {
+	if timeout > 0 {
+		sent := time.Now().Add(-timeout)
 		within = func(rf store.Refund) store.Refund {
 			rf.Within = time.Since(sent) + Slack
 			return rf
 		}
 	}
-	q.queue(s, time.Time{}, refunds, err, hold, func(int, store.Refund) bool { return true }, within)
+	if len(refunds) > 0 {
+		q.queue(s, time.Time{}, refunds, err, hold, func(int, store.Refund) bool { return true }, within)
+	}
 }
 
 // Slack is what the bound of a lost decision's release (see Lost) adds to
