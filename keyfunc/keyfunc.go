@@ -127,23 +127,6 @@ func unusable(v any) string {
 	return fmt.Sprintf("a value of type %T, not a string or fmt.Stringer", v)
 }
 
-// FormValue returns the named form field (query or body, through
-// Request.FormValue, which parses and keeps the form so the handler can
-// still read it). Meant for login forms: key by username. An empty name
-// is the server's misconfiguration: an error wrapping ratelimit.ErrConfig.
-func FormValue(name string) KeyFunc {
-	if name == "" {
-		return misconfigured(fmt.Errorf("%w: keyfunc.FormValue: empty field name", ratelimit.ErrConfig))
-	}
-	return func(r *http.Request) (string, error) {
-		v := r.FormValue(name)
-		if v == "" {
-			return "", &missing{"form field " + name}
-		}
-		return v, nil
-	}
-}
-
 // Constant returns the same identity for every request: a global limit.
 // An empty id is the server's misconfiguration, not a client's missing
 // identity: an error wrapping ratelimit.ErrConfig (500), as grpclimit's
