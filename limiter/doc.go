@@ -130,7 +130,8 @@
 // flight) may have taken slots that no request holds: the Limiter
 // releases them the same way, by the decision's id with its instant
 // unknown (see store.Store.Refund), so one that did not run removes
-// nothing.
+// nothing, each try twice: the second once the first is answered, by
+// when a decision that waited in a busy server with the first has run.
 //
 // # Leases
 //

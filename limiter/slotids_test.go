@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -238,6 +239,71 @@ func TestLostReplyReleasesItsSlots(t *testing.T) {
 			if n := st.refunds.Load(); !lost.ran && n != 0 {
 				t.Errorf("%s, %v: %d refunds of a decision that did not run", name, lost.err, n)
 			}
+		}
+	}
+}
+
+// overtaken loses the reply of its first decision, which it runs only
+// once the first refund after it has run: as Redis, busy, serves a
+// decision that waited in one connection after a release sent on another
+// (it serves the connections ready at once in any order).
+type overtaken struct {
+	store.Store
+	mu      sync.Mutex
+	pending func() // the decision not run yet
+	refunds atomic.Int32
+}
+
+func (s *overtaken) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == nil && s.refunds.Load() == 0 {
+		checks, results := slices.Clone(checks), slices.Clone(results)
+		s.pending = func() { _, _ = s.Store.Decide(context.Background(), now, checks, results) }
+		return store.Verdict{}, context.DeadlineExceeded
+	}
+	return s.Store.Decide(ctx, now, checks, results)
+}
+
+func (s *overtaken) Remote() time.Duration { return 100 * time.Millisecond }
+
+func (s *overtaken) Refund(ctx context.Context, now, at time.Time, r []store.Refund) error {
+	err := s.Store.Refund(ctx, now, at, r)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refunds.Add(1) == 1 && s.pending != nil {
+		s.pending()
+	}
+	return err
+}
+
+// A lost decision that runs after its release (the release overtook it)
+// takes its slot all the same: the release is sent once more after its
+// reply, by when a decision that was waiting in Redis with it has run, and
+// the slot comes back long before its TTL (an hour).
+func TestLostReplyOvertakenByItsRelease(t *testing.T) {
+	rules := []limiter.Rule{{Name: "inflight", Algorithm: algorithms.Concurrency{Limit: 1, TTL: time.Hour}}}
+	for name, s := range slotStores(t) {
+		st := &overtaken{Store: s}
+		lim := newLimiter(t, st, rules, limiter.WithPrefix("overtaken-"+name))
+		if d, err := lim.Allow(ctx, "inflight", "u"); err == nil {
+			t.Fatalf("%s: the lost decision: %+v, want its error", name, d)
+		}
+		for deadline := time.Now().Add(3 * time.Second); st.refunds.Load() == 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the lost decision's slot was never released", name)
+			}
+		}
+		free := false // a peek (cost 0) takes no slot, and says how many are free
+		for deadline := time.Now().Add(3 * time.Second); !free && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			d, err := lim.Decide(ctx, limiter.Check{Rule: "inflight", Identity: "u"})
+			free = err == nil && len(d.Results) == 1 && d.Results[0].Remaining == 1
+		}
+		if !free {
+			t.Errorf("%s: the slot of a decision that ran after its release is still held (%d releases)", name, st.refunds.Load())
+		}
+		if err := lim.Close(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

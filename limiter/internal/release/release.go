@@ -35,7 +35,15 @@ type Queue struct {
 // Retryable), each until it succeeds or its slot's TTL has passed: hold
 // gives that TTL, and 0 for a refund that is not a slot release.
 func (q *Queue) Retry(s store.Store, at time.Time, refunds []store.Refund, err error, hold func(store.Refund) time.Duration) {
-	q.queue(s, at, refunds, err, hold, func(i int, rf store.Refund) bool { return Retryable(err, i, rf) }, nil)
+	var again []store.Refund
+	for i, rf := range refunds {
+		if Retryable(err, i, rf) {
+			again = append(again, rf)
+		}
+	}
+	q.queue(s, again, err, hold, func(ctx context.Context, rf store.Refund) error {
+		return q.Send(ctx, s, at, []store.Refund{rf})
+	})
 }
 
 // Lost queues the releases of the slots that checks, a decision on s
@@ -49,6 +57,12 @@ func (q *Queue) Retry(s store.Store, at time.Time, refunds []store.Refund, err e
 // the network, until its slot's TTL (hold). Each try looks only at the
 // units of the time since the decision was sent, and Slack more (Within):
 // the clocks of the server and this process may step, but run at one rate.
+//
+// Each try is sent twice, the second once the first has been answered: a
+// server that was busy serves the connections ready when it comes back in
+// any order, so the first may run before a decision that waited there
+// with it, and remove nothing; by the first's reply, that decision has
+// run, and the second removes its slots.
 func (q *Queue) Lost(s store.Store, checks []store.Check, err error, hold func(store.Refund) time.Duration, timeout time.Duration) {
 	if !fault.MayHaveRun(err) {
 		return
@@ -59,17 +73,18 @@ func (q *Queue) Lost(s store.Store, checks []store.Check, err error, hold func(s
 			refunds = append(refunds, store.Refund{Check: c, Back: c.Cost, Token: store.Token{Stamp: c.Slot}})
 		}
 	}
-	var within func(store.Refund) store.Refund
-	if timeout > 0 {
-		sent := time.Now().Add(-timeout)
-		within = func(rf store.Refund) store.Refund {
-			rf.Within = time.Since(sent) + Slack
-			return rf
+	sent := time.Now().Add(-timeout)
+	q.queue(s, refunds, err, hold, func(ctx context.Context, rf store.Refund) error {
+		for range 2 {
+			if timeout > 0 {
+				rf.Within = time.Since(sent) + Slack
+			}
+			if err := q.Send(ctx, s, time.Time{}, []store.Refund{rf}); err != nil {
+				return err
+			}
 		}
-	}
-	if len(refunds) > 0 {
-		q.queue(s, time.Time{}, refunds, err, hold, func(int, store.Refund) bool { return true }, within)
-	}
+		return nil
+	})
 }
 
 // Slack is what the bound of a lost decision's release (see Lost) adds to
@@ -78,24 +93,20 @@ func (q *Queue) Lost(s store.Store, checks []store.Check, err error, hold func(s
 // process's.
 const Slack = time.Second
 
-// queue queues the slot releases among refunds that send admits (by their
-// index), as Retry says; each try sends its refund as tried makes it
-// (nil: as it is).
-func (q *Queue) queue(s store.Store, at time.Time, refunds []store.Refund, err error, hold func(store.Refund) time.Duration, send func(int, store.Refund) bool, tried func(store.Refund) store.Refund) {
+// queue queues refunds, slot releases on s that failed with err, each sent
+// by send in the background until it succeeds, fails in a way that
+// forbids another try (see Retryable), or its slot's TTL (hold) has
+// passed.
+func (q *Queue) queue(s store.Store, refunds []store.Refund, err error, hold func(store.Refund) time.Duration, send func(context.Context, store.Refund) error) {
 	now, timeout := time.Now(), attemptTimeout(s)
 	var attempts []*retry.Attempt
-	for i, rf := range refunds {
+	for _, rf := range refunds {
 		ttl := hold(rf)
-		if ttl <= 0 || !send(i, rf) {
+		if ttl <= 0 {
 			continue
 		}
 		attempts = append(attempts, &retry.Attempt{
-			Send: func(ctx context.Context) error {
-				if tried != nil {
-					rf = tried(rf)
-				}
-				return q.Send(ctx, s, at, []store.Refund{rf})
-			},
+			Send:    func(ctx context.Context) error { return send(ctx, rf) },
 			Again:   func(err error) bool { return Retryable(err, 0, rf) },
 			Timeout: timeout,
 			Until:   now.Add(ttl),
