@@ -103,3 +103,71 @@ func TestFormValueLeavesLargeBodies(t *testing.T) {
 		}
 	}
 }
+
+// A body over 64 KiB under an http.MaxBytesReader (http.MaxBytesHandler)
+// stays under its limit, and stays one: Request.ParseForm lifts its own
+// 10 MB cap on such a body only, so the handler parses a 12 MiB form it
+// allows, whether or not the body's length was known; and a body over the
+// handler's limit still fails it.
+func TestFormValueKeepsMaxBytesReader(t *testing.T) {
+	body := url.Values{"pad": {strings.Repeat("x", 12<<20)}, "username": {"bob"}}.Encode()
+	for _, tc := range []struct {
+		name  string
+		limit int64
+		size  int64 // Content-Length, -1 unknown
+		ok    bool
+	}{
+		{"length known", 64 << 20, int64(len(body)), true},
+		{"length unknown", 64 << 20, -1, true},
+		{"over the handler's limit", 1 << 20, -1, false},
+	} {
+		var perr error
+		var user string
+		h := http.MaxBytesHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, err := keyfunc.FormValue("username")(r); !errors.Is(err, keyfunc.ErrNoKey) {
+				t.Errorf("%s: keyed %v, want ErrNoKey", tc.name, err)
+			}
+			perr = r.ParseForm()
+			user = r.PostForm.Get("username")
+		}), tc.limit)
+		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(body))
+		r.ContentLength = tc.size
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		if ok := perr == nil && user == "bob"; ok != tc.ok {
+			t.Errorf("%s: the handler's ParseForm: %v, username %q", tc.name, perr, user)
+		}
+	}
+}
+
+// A body whose Content-Length is over 64 KiB is not read at all.
+func TestFormValueReadsNoBodyOfKnownLargeLength(t *testing.T) {
+	src := &counting{r: strings.NewReader(strings.Repeat("x", 100<<10))}
+	r := httptest.NewRequest(http.MethodPost, "/login", src)
+	r.ContentLength = 100 << 10
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if _, err := keyfunc.FormValue("username")(r); !errors.Is(err, keyfunc.ErrNoKey) || src.read != 0 {
+		t.Errorf("got %v, %d bytes read, want ErrNoKey and none", err, src.read)
+	}
+}
+
+// failing is a body that fails once its bytes are read.
+type failing struct{ r io.Reader }
+
+func (f failing) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		err = errors.New("connection reset")
+	}
+	return n, err
+}
+
+// A small body that cannot be read is said to be so, not too large.
+func TestFormValueUnreadableBody(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/login", failing{strings.NewReader("username=bob")})
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	_, err := keyfunc.FormValue("username")(r)
+	if !errors.Is(err, keyfunc.ErrNoKey) || !strings.Contains(err.Error(), "could not be read") {
+		t.Errorf("got %v, want ErrNoKey saying the body could not be read", err)
+	}
+}

@@ -41,7 +41,7 @@ func (q *Queue) Retry(s store.Store, at time.Time, refunds []store.Refund, err e
 			again = append(again, rf)
 		}
 	}
-	q.queue(s, again, err, hold, func(ctx context.Context, rf store.Refund) error {
+	q.queue(s, again, err, hold, 1, func(ctx context.Context, rf store.Refund) error {
 		return q.Send(ctx, s, at, []store.Refund{rf})
 	})
 }
@@ -62,7 +62,7 @@ func (q *Queue) Retry(s store.Store, at time.Time, refunds []store.Refund, err e
 // server that was busy serves the connections ready when it comes back in
 // any order, so the first may run before a decision that waited there
 // with it, and remove nothing; by the first's reply, that decision has
-// run, and the second removes its slots.
+// run, and the second removes its slots. A try has the time of both.
 func (q *Queue) Lost(s store.Store, checks []store.Check, err error, hold func(store.Refund) time.Duration, timeout time.Duration) {
 	if !fault.MayHaveRun(err) {
 		return
@@ -74,7 +74,7 @@ func (q *Queue) Lost(s store.Store, checks []store.Check, err error, hold func(s
 		}
 	}
 	sent := time.Now().Add(-timeout)
-	q.queue(s, refunds, err, hold, func(ctx context.Context, rf store.Refund) error {
+	q.queue(s, refunds, err, hold, 2, func(ctx context.Context, rf store.Refund) error {
 		for range 2 {
 			if timeout > 0 {
 				rf.Within = time.Since(sent) + Slack
@@ -96,9 +96,9 @@ const Slack = time.Second
 // queue queues refunds, slot releases on s that failed with err, each sent
 // by send in the background until it succeeds, fails in a way that
 // forbids another try (see Retryable), or its slot's TTL (hold) has
-// passed.
-func (q *Queue) queue(s store.Store, refunds []store.Refund, err error, hold func(store.Refund) time.Duration, send func(context.Context, store.Refund) error) {
-	now, timeout := time.Now(), attemptTimeout(s)
+// passed. Each try makes sends calls of s, and has the time of as many.
+func (q *Queue) queue(s store.Store, refunds []store.Refund, err error, hold func(store.Refund) time.Duration, sends int, send func(context.Context, store.Refund) error) {
+	now, timeout := time.Now(), time.Duration(sends)*attemptTimeout(s)
 	var attempts []*retry.Attempt
 	for _, rf := range refunds {
 		ttl := hold(rf)
