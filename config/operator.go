@@ -20,7 +20,8 @@ import (
 // the client sends it, an address, a user. With plan, the name of one
 // of the rule's plans values, it reports against that plan's algorithm
 // instead of the rule's. It reaches the state of the rules in force, as
-// the file built them.
+// the file built them: what the store keeps, in which a leased rule's
+// units that instances hold count as used.
 func (l *Limits) Status(ctx context.Context, rule, identity, plan string) (limiter.Decision, error) {
 	g, r, id, err := l.operand(rule, identity)
 	if err != nil {

@@ -61,7 +61,7 @@ func operate(cmd string, args []string, stdout, stderr io.Writer) int {
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
-	if problem := op.missing(flags.Args()); problem != "" {
+	if problem := op.missing(flags, flags.Args()); problem != "" {
 		fmt.Fprintf(stderr, "ratelimit %s: %s\n", cmd, problem)
 		flags.Usage()
 		return 2
@@ -77,8 +77,13 @@ func operate(cmd string, args []string, stdout, stderr io.Writer) int {
 }
 
 // missing says what the command lacks, "" when nothing: it takes the
-// rule and the identity from args.
-func (op *operation) missing(args []string) string {
+// rule and the identity from args, the operands left after flags.
+func (op *operation) missing(flags *flag.FlagSet, args []string) string {
+	for _, a := range args {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && flags.Lookup(name) != nil {
+			return fmt.Sprintf("flag %q after RULE IDENTITY: flags go first", a)
+		}
+	}
 	switch {
 	case op.config == "":
 		return "-config is required"
@@ -96,6 +101,8 @@ func (op *operation) missing(args []string) string {
 		return "missing IDENTITY"
 	case len(args) > 2:
 		return fmt.Sprintf("found %d arguments after the flags; want RULE IDENTITY (flags go first)", len(args))
+	case args[1] == "":
+		return "empty IDENTITY"
 	}
 	op.rule, op.identity = args[0], args[1]
 	return ""

@@ -131,6 +131,8 @@ func operatorCommands(t *testing.T, rdb redis.Scripter, url, redisType string) {
 		{with("reset", "per-key", "k"), 1, "ratelimit reset: ratelimit: no state"},
 		{with("status", "nope", "k"), 1, `ratelimit status: ratelimit: invalid check: no rule "nope" in force in ` + path + " (the rules its stacks use: per-key, per-user)"},
 		{with("status", "per-key"), 2, "ratelimit status: missing IDENTITY"},
+		{with("status", "per-key", ""), 2, "ratelimit status: empty IDENTITY"},
+		{[]string{"status", "per-key", "k", "-config", path, "-redis", url}, 2, `ratelimit status: flag "-config" after RULE IDENTITY: flags go first`},
 		{with("block", "per-key", "k"), 2, "ratelimit block: -for is required"},
 		{with("status", "-plan", "gold", "per-key", "k"), 1, `ratelimit status: ratelimit: invalid check: rule "per-key" has no plan "gold" (its plans: pro)`},
 	} {
