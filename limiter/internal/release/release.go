@@ -74,8 +74,8 @@ func (q *Queue) Lost(s store.Store, checks []store.Check, err error, hold func(s
 		}
 	}
 	sent := time.Now().Add(-timeout)
-	q.queue(s, refunds, err, hold, 2, func(ctx context.Context, rf store.Refund) error {
-		for range 2 {
+	q.queue(s, refunds, err, hold, lostSends, func(ctx context.Context, rf store.Refund) error {
+		for range lostSends {
 			if timeout > 0 {
 				rf.Within = time.Since(sent) + Slack
 			}
@@ -86,6 +86,9 @@ func (q *Queue) Lost(s store.Store, checks []store.Check, err error, hold func(s
 		return nil
 	})
 }
+
+// lostSends is how many times each try of Lost sends its release.
+const lostSends = 2
 
 // Slack is what the bound of a lost decision's release (see Lost) adds to
 // the time since the decision was sent: for the transit of the release
