@@ -65,27 +65,22 @@ func unparsedForm(r *http.Request) string {
 		return tooLarge
 	}
 	head, err := io.ReadAll(io.LimitReader(r.Body, maxFormBody+1))
+	putBack(r, head)
 	switch {
 	case err != nil:
-		putBack(r, head, true)
 		return "the form body could not be read"
 	case len(head) > maxFormBody:
-		putBack(r, head, true)
 		return tooLarge
 	}
-	putBack(r, head, false)
 	return ""
 }
 
-// putBack makes r's body read head again, then, with rest, the rest of
-// the body. A body under an http.MaxBytesReader stays one, its limit kept
-// beneath: Request.ParseForm lifts its own 10 MB cap on such a body only.
-func putBack(r *http.Request, head []byte, rest bool) {
-	body := io.Reader(bytes.NewReader(head))
-	if rest {
-		body = io.MultiReader(body, r.Body)
-	}
-	put := io.ReadCloser(readCloser{body, r.Body})
+// putBack makes r's body read head, what was read of it, again, then the
+// rest of it (none when head ended with the body). A body under an
+// http.MaxBytesReader stays one, its limit kept beneath:
+// Request.ParseForm lifts its own 10 MB cap on such a body only.
+func putBack(r *http.Request, head []byte) {
+	put := io.ReadCloser(readCloser{io.MultiReader(bytes.NewReader(head), r.Body), r.Body})
 	if reflect.TypeOf(r.Body) == maxBytesReader {
 		put = http.MaxBytesReader(nil, put, math.MaxInt64)
 	}
