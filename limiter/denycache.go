@@ -60,11 +60,11 @@ func (l *Limiter) cachedDenial(checks []store.Check, rules []checked, now time.T
 	return t
 }
 
-// cacheDenial remembers d, the store's denial of t's stack.
-func (l *Limiter) cacheDenial(t denycache.Ticket, d Decision) {
+// cacheDenial remembers d, the store's denial of t's stack, checks.
+func (l *Limiter) cacheDenial(t denycache.Ticket, checks []store.Check, d Decision) {
 	if wait := d.RetryAfter(); wait != algorithms.Never {
 		// A copy: the caller owns d.Results and may change it.
-		l.denied.Put(t, wait, slices.Clone(d.Results))
+		l.denied.Put(t, checks, wait, slices.Clone(d.Results))
 	}
 }
 

@@ -258,7 +258,7 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []stor
 		r.name(&d.Results[i], &sc[i])
 	}
 	if t.OK && !d.Allowed && !d.Fallback {
-		l.cacheDenial(t, d)
+		l.cacheDenial(t, sc, d)
 	}
 	return d, err
 }

@@ -38,6 +38,9 @@ const (
 // so the call sent again dials a new one, and a failover client asks the
 // Sentinel for the master.
 func refusedForNow(err error) bool {
+	if err == nil { // the common case, without a type search per prefix
+		return false
+	}
 	for _, prefix := range refusals {
 		if redis.HasErrorPrefix(err, prefix) {
 			return true

@@ -25,6 +25,10 @@ type Cache[V any] struct {
 	shards [16]shard[V]
 	max    int // entries per shard
 	maxAge time.Duration
+	// live counts the entries of every shard: while it is 0, a Lookup
+	// finds nothing without identifying its stack, which only a Put then
+	// needs (most stacks are never denied).
+	live atomic.Int64
 }
 
 type shard[V any] struct {
@@ -57,11 +61,12 @@ func New[V any](size int, maxAge time.Duration) *Cache[V] {
 	return &Cache[V]{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, max: max(1, size/16), maxAge: maxAge}
 }
 
-// Ticket is what caching a stack's denial needs: the stack, when its
-// request was sent, and the operator's calls then. OK is false for a
-// stack that is not cached.
+// Ticket is what caching a stack's denial needs: the stack (identified
+// once a Lookup or Put needs it), when its request was sent, and the
+// operator's calls then. OK is false for a stack that is not cached.
 type Ticket struct {
 	id      id
+	hashed  bool // id is set
 	sent    time.Time
 	changes uint64
 	OK      bool
@@ -74,33 +79,44 @@ type Ticket struct {
 // check whose units are held in flight: they come back when requests end,
 // long before the wait a denial reports).
 func (c *Cache[V]) Lookup(checks []store.Check, skip func(i int) bool, now time.Time) (t Ticket, denial V, at time.Time, found bool) {
-	stack, ok := c.stackOf(checks, skip)
-	if !ok {
+	if !cacheable(checks, skip) {
 		return Ticket{}, denial, at, false
 	}
-	t = Ticket{id: stack, sent: now, changes: changes.Load(), OK: true}
-	sh := c.shard(stack)
+	t = Ticket{sent: now, changes: changes.Load(), OK: true}
+	if c.live.Load() == 0 {
+		return t, denial, at, false
+	}
+	t.id, t.hashed = c.stackOf(checks), true
+	sh := c.shard(t.id)
 	sh.mu.Lock()
-	e, found := sh.entries[stack]
+	e, found := sh.entries[t.id]
 	if found && (!t.sent.Before(e.until) || e.changes != changes.Load()) {
-		delete(sh.entries, stack)
+		sh.delete(t.id, &c.live)
 		found = false
 	}
 	sh.mu.Unlock()
 	return t, e.denial, e.at, found
 }
 
+// cacheable reports whether a stack's denial may be cached: no check
+// costs 0 or is skipped.
+func cacheable(checks []store.Check, skip func(i int) bool) bool {
+	for j := range checks {
+		if checks[j].Cost == 0 || skip(j) {
+			return false
+		}
+	}
+	return true
+}
+
 // stackOf identifies a stack by its keys, parameters and costs.
-func (c *Cache[V]) stackOf(checks []store.Check, skip func(i int) bool) (id, bool) {
+func (c *Cache[V]) stackOf(checks []store.Check) id {
 	var stack id
 	for i, seed := range c.seeds {
 		var h maphash.Hash
 		h.SetSeed(seed)
 		for j := range checks {
 			ch := &checks[j]
-			if ch.Cost == 0 || skip(j) {
-				return id{}, false
-			}
 			k := &ch.Key // the bytes of its String, without building it
 			for _, part := range [...]string{k.Prefix, ":{", k.Rule, ":", k.Identity, "}:", k.Suffix, "\x00", ch.Params} {
 				h.WriteString(part)
@@ -113,20 +129,23 @@ func (c *Cache[V]) stackOf(checks []store.Check, skip func(i int) bool) (id, boo
 		}
 		stack[i] = h.Sum64()
 	}
-	return stack, true
+	return stack
 }
 
 func (c *Cache[V]) shard(stack id) *shard[V] {
 	return &c.shards[stack[0]%uint64(len(c.shards))]
 }
 
-// Put remembers denial, the store's answer to t's stack, for wait (minus
-// 1 ms: waits are rounded up) counted from when its request was sent, and
-// at most the cache's maximum age. The cache keeps denial as given: the
-// caller must not change it afterwards.
-func (c *Cache[V]) Put(t Ticket, wait time.Duration, denial V) {
+// Put remembers denial, the store's answer to t's stack (checks, as
+// looked up), for wait (minus 1 ms: waits are rounded up) counted from
+// when its request was sent, and at most the cache's maximum age. The
+// cache keeps denial as given: the caller must not change it afterwards.
+func (c *Cache[V]) Put(t Ticket, checks []store.Check, wait time.Duration, denial V) {
 	if !t.OK || wait <= time.Millisecond {
 		return
+	}
+	if !t.hashed {
+		t.id = c.stackOf(checks)
 	}
 	sh := c.shard(t.id)
 	sh.mu.Lock()
@@ -134,18 +153,29 @@ func (c *Cache[V]) Put(t Ticket, wait time.Duration, denial V) {
 	if sh.entries == nil {
 		sh.entries = make(map[id]entry[V])
 	}
-	if _, again := sh.entries[t.id]; !again && len(sh.entries) >= c.max { // a stack cached again takes no room
+	_, again := sh.entries[t.id] // a stack cached again takes no room
+	if !again && len(sh.entries) >= c.max {
 		for k, v := range sh.entries {
 			if !t.sent.Before(v.until) {
-				delete(sh.entries, k)
+				sh.delete(k, &c.live)
 			}
 		}
 		for k := range sh.entries { // map order is random: an arbitrary victim
 			if len(sh.entries) < c.max {
 				break
 			}
-			delete(sh.entries, k)
+			sh.delete(k, &c.live)
 		}
 	}
+	if !again {
+		c.live.Add(1)
+	}
 	sh.entries[t.id] = entry[V]{at: t.sent, until: t.sent.Add(min(wait-time.Millisecond, c.maxAge)), denial: denial, changes: t.changes}
+}
+
+// delete drops the entry of stack, which is there, counting it out of
+// live. The shard is locked.
+func (sh *shard[V]) delete(stack id, live *atomic.Int64) {
+	delete(sh.entries, stack)
+	live.Add(-1)
 }

@@ -27,7 +27,7 @@ func TestPutAgainKeepsOthers(t *testing.T) {
 		var a, b []store.Check
 		for i := 0; i < 17 && a == nil; i++ {
 			checks := stackOf(strconv.Itoa(i))
-			id, _ := c.stackOf(checks, never)
+			id := c.stackOf(checks)
 			sh := c.shard(id)
 			if prev := seen[sh]; len(prev) > 0 {
 				a, b = prev[0], checks
@@ -36,14 +36,54 @@ func TestPutAgainKeepsOthers(t *testing.T) {
 		}
 		ta, _, _, _ := c.Lookup(a, never, now)
 		tb, _, _, _ := c.Lookup(b, never, now)
-		c.Put(ta, time.Minute, 1)
-		c.Put(tb, time.Minute, 2)
-		c.Put(ta, time.Minute, 1) // the same client's second request
+		c.Put(ta, a, time.Minute, 1)
+		c.Put(tb, b, time.Minute, 2)
+		c.Put(ta, a, time.Minute, 1) // the same client's second request
 		if _, v, _, found := c.Lookup(b, never, now); !found || v != 2 {
 			t.Fatalf("round %d: the other denial is gone from a shard holding two (found %v, %d)", round, found, v)
 		}
 		if _, v, _, found := c.Lookup(a, never, now); !found || v != 1 {
 			t.Fatalf("round %d: the denial cached again is gone (found %v, %d)", round, found, v)
 		}
+	}
+}
+
+// TestLiveCountsEntries: a Lookup in an empty cache does not identify its
+// stack, which the Put of its denial then does; the count of entries that
+// lets a Lookup skip that work follows puts, puts again, expiries and
+// evictions, so a denial is never missed for a count of 0.
+func TestLiveCountsEntries(t *testing.T) {
+	now := time.Now()
+	c := New[int](16, time.Hour) // one entry a shard
+	a := stackOf("a")
+	ta, _, _, found := c.Lookup(a, never, now)
+	if found || ta.hashed || !ta.OK {
+		t.Fatalf("an empty cache: found %v, hashed %v, ok %v", found, ta.hashed, ta.OK)
+	}
+	c.Put(ta, a, time.Second, 1)
+	c.Put(ta, a, time.Second, 1)
+	if n := c.live.Load(); n != 1 {
+		t.Fatalf("one stack put twice: %d entries counted", n)
+	}
+	if _, v, _, found := c.Lookup(a, never, now); !found || v != 1 {
+		t.Fatalf("the denial put after a Lookup that did not identify it: found %v, %d", found, v)
+	}
+	if _, _, _, found := c.Lookup(a, never, now.Add(time.Second)); found {
+		t.Fatal("a denial found past its wait")
+	}
+	if n := c.live.Load(); n != 0 {
+		t.Fatalf("an expired denial dropped: %d entries counted", n)
+	}
+	for i := range 100 { // evictions in full shards
+		checks := stackOf(strconv.Itoa(i))
+		tk, _, _, _ := c.Lookup(checks, never, now)
+		c.Put(tk, checks, time.Minute, i)
+	}
+	n := 0
+	for i := range c.shards {
+		n += len(c.shards[i].entries)
+	}
+	if got := c.live.Load(); got != int64(n) {
+		t.Fatalf("after evictions: %d entries counted, %d held", got, n)
 	}
 }
