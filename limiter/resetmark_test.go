@@ -25,6 +25,7 @@ func TestResetVoidsGiveBacksIntoWhatItForgot(t *testing.T) {
 	short := algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}
 	second := algorithms.FixedWindow{Limit: 10, Window: time.Second}
 	hour := algorithms.FixedWindow{Limit: 10, Window: time.Hour}
+	bucket := algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Hour}
 	for _, tc := range []struct {
 		name              string
 		decider, resetter algorithms.Algorithm // rule "api" of two limiters, or of one when resetter is nil
@@ -40,6 +41,11 @@ func TestResetVoidsGiveBacksIntoWhatItForgot(t *testing.T) {
 		{"a plan of an hour, named, settled after 3 s", second, nil, hour, true, 10, 3 * time.Second, true, 0},
 		{"a GCRA plan of 10 h, settled after 3 s", short, nil, long, false, 10, 3 * time.Second, true, 0},
 		{"a fixed window, GCRA reset", hour, long, nil, false, 5, 0, false, 10},
+		// Past the forgotten state's life its mark is gone (store.Mark.EndsWithState),
+		// and the decisions before it can give nothing back anyway.
+		{"GCRA of 10 h, reset by one of 1 s, settled once its state would have expired", long, short, nil, false, 10, 10 * time.Hour, true, 0},
+		{"a GCRA plan of 10 h, settled once its state would have expired", short, nil, long, false, 10, 10 * time.Hour, true, 0},
+		{"a token bucket of 10 h, settled once its state would have expired", bucket, nil, nil, false, 10, 10 * time.Hour, true, 0},
 	} {
 		for name, store := range everyStore(t) {
 			now := bases[1]

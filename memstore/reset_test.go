@@ -104,3 +104,58 @@ func TestResetOfExpiredStateFindsNothing(t *testing.T) {
 		t.Errorf("after the reset of expired state: %d entries, want 0", got)
 	}
 }
+
+// A Reset's mark beside a GCRA's state (a key every parameter set shares)
+// lasts as long as the state it forgot had left, not the 10 years its
+// value counts from: a client reset at each login leaves no key behind
+// for longer than its state would have lived. On Redis the mark's PTTL is
+// at most the state's; on the memstore it is gone once the state would
+// have expired. A fixed window's mark keeps its two windows.
+func TestResetMarkEndsWithItsState(t *testing.T) {
+	base := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	gcra := algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10} // 10 units: a state of 1 s
+	window := algorithms.FixedWindow{Limit: 10, Window: time.Minute}
+	forget := func(t *testing.T, s store.Store, prefix string, alg algorithms.Algorithm) {
+		t.Helper()
+		lim, err := limiter.New(s, []limiter.Rule{{Name: "api", Algorithm: alg}}, limiter.WithClock(func() time.Time { return base }), limiter.WithPrefix(prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, err := lim.Decide(ctx, limiter.Check{Rule: "api", Identity: "alice", Cost: 10}); err != nil || !d.Allowed {
+			t.Fatalf("%+v, %v", d, err)
+		}
+		if err := lim.Reset(ctx, "api", "alice"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("memstore", func(t *testing.T) {
+		mem := memstore.Must()
+		forget(t, mem, "gcra", gcra)
+		if got := memstore.LiveAt(mem, base); got != 1 {
+			t.Fatalf("after the Reset: %d live entries, want the mark", got)
+		}
+		if got := memstore.LiveAt(mem, base.Add(time.Second)); got != 0 {
+			t.Errorf("once the forgotten state would have expired: %d live entries, want none", got)
+		}
+		forget(t, mem, "window", window)
+		if got := memstore.LiveAt(mem, base.Add(119*time.Second)); got != 1 {
+			t.Errorf("a fixed window's mark, two windows less a second on: %d live entries, want 1", got)
+		}
+	})
+	for _, b := range redistest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			s, err := redisstore.New(b.Client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			forget(t, s, "gcra", gcra)
+			marks, err := b.Client.Keys(ctx, "gcra:*:r*").Result()
+			if err != nil || len(marks) != 1 {
+				t.Fatalf("marks %q, %v: want one", marks, err)
+			}
+			if life, err := b.Client.PTTL(ctx, marks[0]).Result(); err != nil || life <= 0 || life > time.Second {
+				t.Errorf("the mark of a GCRA's state of 1 s lasts %v (%v), want at most 1 s", life, err)
+			}
+		})
+	}
+}
