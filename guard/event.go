@@ -2,9 +2,11 @@ package guard
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
-	"hash/fnv"
-	"strconv"
 	"time"
 
 	"github.com/seed-bff0c9e1/ratelimit"
@@ -24,8 +26,13 @@ type Event struct {
 	// Decision is the outcome, one result per rule that took part (rules
 	// skipped for this request are absent); each result names its rule.
 	Decision limiter.Decision
-	// KeyHashes[i] is a short hash (FNV-1a 64, hex) of the identity of
-	// Decision.Results[i]: stable, and not the identity itself.
+	// KeyHashes[i] is a short hash (16 hex digits) of the identity of
+	// Decision.Results[i], the same for one identity throughout the
+	// process: keyed with a secret the process draws when it starts
+	// (HMAC-SHA-256), so that a log of hashes does not give the
+	// identities back, even ones as few as the IPv4 addresses (an
+	// unkeyed hash of each can be computed in minutes). Hashes from two
+	// processes do not match.
 	KeyHashes []string
 	// Shadow is true when shadow mode let a denied request through.
 	Shadow bool
@@ -157,9 +164,15 @@ func (e Event) RuleOutcome(i int) string {
 func keyHashes(checks []limiter.Check) []string {
 	out := make([]string, len(checks))
 	for i, c := range checks {
-		h := fnv.New64a()
-		_, _ = h.Write([]byte(c.Identity))
-		out[i] = strconv.FormatUint(h.Sum64(), 16)
+		h := hmac.New(sha256.New, hashKey[:])
+		h.Write([]byte(c.Identity))
+		out[i] = hex.EncodeToString(h.Sum(nil)[:8])
 	}
 	return out
 }
+
+// hashKey is the process's secret for KeyHashes.
+var hashKey = func() (key [32]byte) {
+	rand.Read(key[:]) // never fails (crypto/rand)
+	return key
+}()

@@ -2,9 +2,14 @@ package guard
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
+	"strconv"
 	"testing"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
@@ -67,3 +72,30 @@ type proto string
 
 func (p proto) Error() string { return string(p) }
 func (proto) RedisError()     {}
+
+// KeyHashes are the same for one identity within the process and differ
+// between identities, and an unkeyed hash of the identities a dictionary
+// would hold (an IPv4 address, here) does not find them: neither FNV-1a
+// 64, which they were, nor SHA-256 or an HMAC under a key of zeros.
+func TestKeyHashesAreKeyed(t *testing.T) {
+	checks := []limiter.Check{{Identity: "203.0.113.9"}, {Identity: "203.0.113.10"}, {Identity: "203.0.113.9"}}
+	h := keyHashes(checks)
+	if len(h) != 3 || len(h[0]) != 16 || h[0] != h[2] || h[0] == h[1] {
+		t.Fatalf("hashes %q: want 16 hex digits, one per identity", h)
+	}
+	id := []byte(checks[0].Identity)
+	fnv1a := fnv.New64a()
+	fnv1a.Write(id)
+	plain := sha256.Sum256(id)
+	zeros := hmac.New(sha256.New, make([]byte, 32))
+	zeros.Write(id)
+	for name, unkeyed := range map[string]string{
+		"FNV-1a 64":        strconv.FormatUint(fnv1a.Sum64(), 16),
+		"SHA-256":          hex.EncodeToString(plain[:8]),
+		"HMAC under zeros": hex.EncodeToString(zeros.Sum(nil)[:8]),
+	} {
+		if h[0] == unkeyed {
+			t.Errorf("the hash of %q is its %s", id, name)
+		}
+	}
+}
