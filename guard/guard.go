@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-bff0c9e1/ratelimit"
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/fault"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 )
@@ -63,6 +64,9 @@ func New[R any](lim *limiter.Limiter, rules []Rule[R], c Config[R]) (*Guard[R], 
 	}
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("%w: no rules", ratelimit.ErrConfig)
+	}
+	if len(rules) > exact.MaxChecks {
+		return nil, fmt.Errorf("%w: rule %q: %d rules, where a request is decided against at most %d", ratelimit.ErrConfig, rules[exact.MaxChecks].Name, len(rules), exact.MaxChecks)
 	}
 	if c.SlotRetry < 0 {
 		return nil, fmt.Errorf("%w: concurrency retry %v is negative", ratelimit.ErrConfig, c.SlotRetry)

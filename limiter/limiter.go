@@ -192,7 +192,9 @@ func (l *Limiter) Allow(ctx context.Context, rule, identity string) (Decision, e
 
 // Decide runs the checks as one all-or-nothing decision in one store call
 // (one script run on Redis). Being limited is not an error: err is non-nil
-// for an invalid check (ErrCheck) or a store failure (ErrBackend). A ctx
+// for an invalid check (ErrCheck; also a stack of more than 256 checks,
+// which one script run would decide while Redis served nobody else) or a
+// store failure (ErrBackend). A ctx
 // that is already done decides nothing, on every store: Decide returns
 // ctx's error, not an ErrBackend. So does a ctx whose deadline passes
 // while the store decides: the decision may still have run on Redis, and
@@ -213,6 +215,9 @@ func (l *Limiter) Decide(ctx context.Context, checks ...Check) (Decision, error)
 	}
 	if err := ctx.Err(); err != nil {
 		return Decision{}, err
+	}
+	if len(checks) > exact.MaxChecks {
+		return Decision{}, fmt.Errorf("%w: %d checks: at most %d are decided together", ErrCheck, len(checks), exact.MaxChecks)
 	}
 	var buf [4]checked
 	sc := scratch.Get(len(checks))

@@ -141,8 +141,15 @@ func newPlan(c domain, req *rlsv3.RateLimitRequest, ov *overrides) (*plan, error
 			p.decided = len(p.checks)
 		}
 	}
+	if p.decided > maxChecks {
+		return nil, fmt.Errorf("ratelimit: the request's descriptors make %d checks (distinct limits and values): at most %d are decided together", p.decided, maxChecks)
+	}
 	return p, nil
 }
+
+// maxChecks is the most checks limiter.Decide takes in one decision (one
+// script run, during which Redis serves nobody else).
+const maxChecks = 256
 
 // checkDescriptor adds descriptor i's hits under its limit l to the check
 // of l's rule and its identity, a new one if none.

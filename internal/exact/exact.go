@@ -1,6 +1,6 @@
 // Package exact holds the bounds that keep rate-limit arithmetic exact in
-// both Go and Lua (whose numbers are float64), and the integer divisions
-// every store uses.
+// both Go and Lua (whose numbers are float64) and a decision's work
+// bounded, and the integer divisions every store uses.
 package exact
 
 import "time"
@@ -18,6 +18,14 @@ const MaxDuration = 10 * 365 * 24 * time.Hour
 // MaxTime is the latest instant a decision can be made at (in 2245): with
 // MaxDuration added it is still exact in microseconds.
 var MaxTime = time.UnixMicro(Max - MaxDuration.Microseconds())
+
+// MaxChecks is the most checks one decision takes together. One script
+// run decides them while Redis serves nobody else: 1,000 GCRA checks take
+// about 10 ms, and 20,000 outlast the store's timeout of 100 ms, which
+// counts as Redis failing (three such calls mark it down for every
+// request). Real stacks have a few rules; an Envoy request, a few
+// descriptors.
+const MaxChecks = 256
 
 // FloorDiv is floor(a/b) for a >= 0, b > 0.
 func FloorDiv(a, b int64) int64 { return a / b }
