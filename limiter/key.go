@@ -25,24 +25,18 @@ const resetSuffix = "r"
 func resetMark(stateKey store.Key, a *algo) store.Mark {
 	mark := stateKey
 	mark.Suffix = resetSuffix + stateKey.Suffix
-	return store.Mark{Key: mark, TTL: resetTTL(a), EndsWithState: a.facts.SharedKey}
+	return store.Mark{Key: mark, TTL: resetTTL(a)}
 }
 
-// resetTTL is what a Reset's mark on a key of a's state counts its
-// Reset's instant from: its value is that instant plus resetTTL, which a
-// refund reading the mark subtracts. It is also how long the mark lasts,
-// at most, which must be as long after a decision as a refund into that
-// key can still return anything, for every algorithm whose state shares
-// the key. The windows, the log and a concurrency limit have in their key
-// what their window depends on: twice that window (a sliding window
-// refunds into the previous one), at most exact.MaxDuration. The buckets,
-// GCRA and a queue keep one key whatever their parameters
-// (Facts.SharedKey), so a Reset cannot know how long another parameter
-// set's decisions last: exact.MaxDuration, the longest window of any. But
-// their state lives as long as any of its decisions could give anything
-// back (see internal/model's Ledger), so their mark ends with the state
-// it forgot (store.Mark.EndsWithState): past that, the refund of a
-// decision made before the Reset returns nothing anyway.
+// resetTTL is how long a Reset's mark on a key of a's state lasts: how
+// long after a decision a refund into that key can still return
+// anything, for every algorithm whose state shares the key. The windows,
+// the log and a concurrency limit have in their key what their window
+// depends on: twice that window (a sliding window refunds into the
+// previous one), at most exact.MaxDuration. The buckets, GCRA and a queue
+// keep one key whatever their parameters (Facts.SharedKey), so a Reset
+// cannot know how long another parameter set's decisions last:
+// exact.MaxDuration, the longest window of any.
 func resetTTL(a *algo) time.Duration {
 	if a.facts.SharedKey {
 		return exact.MaxDuration

@@ -60,9 +60,8 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // the Reset and settled after it give nothing back, whichever limiter made
 // them: in the store call that forgets, Reset leaves a mark beside each
 // state it forgets (one more key each, for twice the window in the state's
-// key, or, for the buckets, GCRA and a queue, whose one key serves all
-// their parameters, for as long as the state it forgot had left) that
-// voids their refunds.
+// key, or 10 years for the buckets, GCRA and a queue, whose one key serves
+// all their parameters) that voids their refunds.
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, now, err := l.operand(rule, identity)
 	if err != nil {

@@ -271,42 +271,21 @@ func (s *memStore) Reset(_ context.Context, now time.Time, keys []store.Key, mar
 	}
 	defer s.unlock(s.lock(slices.Clone(shards)))
 	n := 0
-	lives := make([]int64, len(marks)) // µs each marked state had left, 0 for none
 	for j, k := range keys {
 		sh := &s.shards[shards[j]]
 		if e := sh.entries[k]; e != nil {
 			if e.expires > t {
 				n++
-				if j < len(lives) {
-					lives[j] = e.expires - t
-				}
 			}
 			sh.drop(k)
 		}
 	}
 	if n > 0 {
 		for i, m := range marks {
-			switch j := shards[len(keys)+i]; {
-			case !m.EndsWithState:
-				s.extend(j, m.Key, t, m.TTL)
-			case lives[i] > 0 && m.TTL > 0:
-				s.mark(j, m.Key, t, m.TTL, lives[i])
-			}
+			s.extend(shards[len(keys)+i], m.Key, t, m.TTL)
 		}
 	}
 	return n, nil
-}
-
-// mark leaves at key, in shard i, at t (µs), a Reset's mark that ends
-// with the state it marks: its value (kept in TAT, as a block's end) is t
-// + d, or a later one in place, and it lasts life µs, or as long as the
-// one in place. Shard i is locked.
-func (s *memStore) mark(i int, key store.Key, t int64, d time.Duration, life int64) {
-	until, expires := t+d.Microseconds(), t+life
-	if e := s.shards[i].entries[key]; e != nil && e.expires > t {
-		until, expires = max(until, e.state.TAT), max(expires, e.expires)
-	}
-	s.shards[i].put(key, entry{state: model.State{Exists: true, TAT: until}, expires: expires}, t, s.maxPerShard())
 }
 
 // shardOf is the shard of key: of its identity, so that the rules of one

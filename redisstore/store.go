@@ -235,12 +235,10 @@ func (s *redisStore) Reset(ctx context.Context, now time.Time, keys []store.Key,
 	}
 	args := []any{script.Now(now), s.minTTL}
 	for _, m := range marks {
-		withState := ""
-		if m.EndsWithState {
-			withState = "s"
+		if us := m.TTL.Microseconds(); us > 0 {
+			names = append(names, m.Key.String())
+			args = append(args, us)
 		}
-		names = append(names, m.Key.String())
-		args = append(args, max(0, m.TTL.Microseconds()), withState)
 	}
 	v, err := within(s, ctx, func(ctx context.Context) (any, error) {
 		return s.caller.Run(ctx, script.Delete(), script.CallOf(names, args...))

@@ -39,13 +39,4 @@ type Token struct {
 type Mark struct {
 	Key Key
 	TTL time.Duration
-	// EndsWithState lets the mark end when the state it marks would have
-	// expired, if that is sooner than TTL (its value stays the Reset's
-	// instant plus TTL), and leaves no mark for a state that was not
-	// there: for an algorithm whose decisions can give nothing back once
-	// their state has expired (the buckets, GCRA and a queue, whose state
-	// lives as long as any decision's give-back could return anything:
-	// see internal/model's Ledger), so that a Reset costs no key beyond
-	// the life of what it forgot.
-	EndsWithState bool
 }

@@ -37,8 +37,7 @@ type Store interface {
 	// Reset forgets keys, which share one hash tag with marks, and returns
 	// how many held state. When one did, it writes each of marks, in the
 	// same atomic step, lasting its TTL from now (a longer mark in place
-	// is kept; a TTL under 1 µs writes none), where marks[i] marks the
-	// state at keys[i] (see Mark.EndsWithState); when none did, it writes
+	// is kept; a TTL under 1 µs writes none); when none did, it writes
 	// nothing.
 	Reset(ctx context.Context, now time.Time, keys []Key, marks []Mark) (int, error)
 }
