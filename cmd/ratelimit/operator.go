@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed-bff0c9e1/ratelimit/config"
+	"github.com/seed-bff0c9e1/ratelimit/internal/duration"
 	"github.com/seed-bff0c9e1/ratelimit/keyfunc"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
@@ -51,7 +52,10 @@ func operate(cmd string, args []string, stdout, stderr io.Writer) int {
 		flags.StringVar(&op.plan, "plan", "", "report against this plan of the rule (a value of its plans)")
 		operands = "[-plan NAME] " + operands
 	case "block":
-		flags.DurationVar(&op.block, "for", 0, "how long the block lasts, e.g. 1h (required)")
+		flags.Func("for", "how long the block lasts, e.g. 1h or 7d, as in a rules file (required)", func(s string) (err error) {
+			op.block, err = duration.Parse(s)
+			return err
+		})
 		operands = "-for DURATION " + operands
 	}
 	flags.Usage = func() {

@@ -123,6 +123,7 @@ func operatorCommands(t *testing.T, rdb redis.Scripter, url, redisType string) {
 		{with("status", "-plan", "pro", "per-key", "k"), 0, "per-key (plan pro): 0 of 100 used, 100 left\n"},
 		{with("status", "per-user", "alice"), 0, "per-user: 0 of 5 used, 5 left\n"},
 		{with("block", "-for", "1h", "per-key", "k"), 0, "per-key: blocked for 1h0m0s\n"},
+		{with("block", "-for", "7d", "per-key", "k7"), 0, "per-key: blocked for 168h0m0s\n"},
 		{with("status", "per-key", "k"), 0, "per-key: blocked for 1h0m0s\n"},
 		{with("unblock", "per-key", "k"), 0, "per-key: unblocked\n"},
 		{with("unblock", "per-key", "k"), 1, "ratelimit unblock: ratelimit: no state for this rule and identity"},

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
+	"github.com/seed-bff0c9e1/ratelimit/internal/duration"
 )
 
 // kind is one algorithm as a file writes it: its field, the words its value
@@ -182,7 +183,7 @@ func parseKind(k kind, s string) (algorithms.Algorithm, error) {
 		if word == "burst" {
 			w.counts[word], err = parseCount(toks[i])
 		} else {
-			w.durations[word], err = parseDuration(toks[i])
+			w.durations[word], err = duration.Parse(toks[i])
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", word, err)
@@ -215,7 +216,7 @@ func parseRate(s string) (int, time.Duration, error) {
 	if d, ok := units[per]; ok {
 		return n, d, nil
 	}
-	d, err := parseDuration(per)
+	d, err := duration.Parse(per)
 	if err != nil {
 		return 0, 0, fmt.Errorf("period: %w", err)
 	}
@@ -240,21 +241,6 @@ func parseCount(s string) (int, error) {
 	return n, nil
 }
 
-// parseDuration reads a Go duration ("1m", "1h30m", "250ms") or whole
-// days ("7d").
-func parseDuration(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		if n, err := strconv.Atoi(days); err == nil && n >= 0 && n <= 3650 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (e.g. 1m, 1h30m, 250ms, 7d)", s)
-	}
-	return d, nil
-}
-
 // duration reads a duration field.
 func (p *parser) duration(n *yaml.Node, field string) time.Duration {
 	const allowed = "a duration (e.g. 1m, 1h30m, 250ms, 7d)"
@@ -262,7 +248,7 @@ func (p *parser) duration(n *yaml.Node, field string) time.Duration {
 	if !ok {
 		return 0
 	}
-	d, err := parseDuration(s)
+	d, err := duration.Parse(s)
 	if err != nil || d < 0 {
 		p.bad(n, field, allowed)
 		return 0
