@@ -61,10 +61,12 @@ end
 if refunds then
   -- A give-back moves the TAT back by what the ledger allows of the
   -- cost's increment less the rest's (model.tatRefund), and keeps the
-  -- state's plan: nothing when the plan changed since the decision.
+  -- state's plan: nothing when the plan changed since the decision, nor
+  -- into a state written under another plan (model.underPlan; an older
+  -- release's state has none, and reads as any).
   refunds.gc = function(key, now, at, cost, back, stamp, refunded, rate, period)
     local tat, tail, rate0, period0 = gcra_load(key)
-    if not tat then
+    if not tat or rate0 and (rate0 ~= rate or period0 ~= period) then
       return
     end
     local own = cdiv(cost * period, rate)

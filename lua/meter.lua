@@ -84,12 +84,13 @@ end
 -- meter_refund lowers the level, drained to now, by what the ledger allows
 -- of back units, for a decision at `at` with token (stamp, refunded) under
 -- a plan (size, rate, period): nothing when the state's plan changed since
--- (ledger_switch).
+-- (ledger_switch), nor into a state written under another plan
+-- (model.underPlan).
 local meter_refund
 if refunds then
   meter_refund = function(key, now, at, cost, back, stamp, refunded, size, rate, period)
-    local level, last, _, _, _, tail = meter_load(key)
-    if not level then
+    local level, last, size0, rate0, period0, tail = meter_load(key)
+    if not level or size0 ~= size or rate0 ~= rate or period0 ~= period then
       return
     end
     level = min(size * period, level)

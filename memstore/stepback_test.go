@@ -1,6 +1,7 @@
 package memstore_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -120,6 +121,65 @@ func TestBucketWaitsAfterAClockStepBack(t *testing.T) {
 				if at(-back+wait-time.Millisecond, c.plan, 1).Allowed || !at(-back+wait, c.plan, 1).Allowed {
 					t.Errorf("%v back %v (%s): not admitted exactly RetryAfter %v later", c.plan, back, store, wait)
 				}
+			}
+		}
+	}
+}
+
+// TestNoGiveBackIntoAnotherPlansState: a bucket's or GCRA's give-back
+// returns nothing into a state written under another plan, on the Lua
+// scripts as in the Go model, also where no Ledger says that the plan
+// changed: a decision under a plan of 1 an hour takes 5 units; its state
+// is gone (expired, then dropped); the clock steps back 2 hours; the
+// rule's own plan (10 a second) takes 1 unit, then, a second later, all
+// 10; the first decision is settled at 0. The fresh state's 10 units are
+// all in use, and none may come back.
+func TestNoGiveBackIntoAnotherPlansState(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	t0 := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		rule, slow algorithms.Algorithm
+		suffix     string
+	}{
+		{algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 10}, "gc"},
+		{algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: time.Second}, algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Hour}, "tb"},
+		{algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: time.Second}, algorithms.LeakyBucket{Capacity: 10, Rate: 1, Period: time.Hour}, "lb"},
+	} {
+		now := t0
+		lua, model, _, key := luaAndModel(t, s.Client, &now, "plans", []limiter.Rule{{Name: "r", Algorithm: c.rule}}, c.suffix)
+		for i, lim := range []*limiter.Limiter{lua, model} {
+			store := []string{"lua", "model"}[i]
+			now = t0
+			take := func(cost int, plan algorithms.Algorithm) limiter.Decision {
+				t.Helper()
+				d, err := lim.Decide(ctx, limiter.Check{Rule: "r", Identity: "x", Cost: cost, Plan: plan})
+				if err != nil || !d.Allowed {
+					t.Fatalf("%v (%s): cost %d: %+v %v", c.rule, store, cost, d, err)
+				}
+				return d
+			}
+			first := take(5, c.slow)
+			now = t0.Add(6 * time.Hour) // the state has expired: the memstore drops it, the key goes
+			if err := s.Client.Del(ctx, key).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := model.Reset(ctx, "r", "x"); !errors.Is(err, limiter.ErrNotFound) {
+				t.Fatalf("%v: the model's expired state reset: %v", c.rule, err)
+			}
+			now = t0.Add(4 * time.Hour) // the clock steps back
+			take(1, nil)
+			now = now.Add(time.Second)
+			take(10, nil)
+			if _, err := lim.Settle(ctx, first, 0); err != nil {
+				t.Fatal(err)
+			}
+			d, err := lim.Status(ctx, "r", "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Results[0].Remaining; got != 0 {
+				t.Errorf("%v (%s): %d left after the fresh state was used up and a decision under another plan was settled, want 0", c.rule, store, got)
 			}
 		}
 	}

@@ -206,6 +206,9 @@ func Refund(alg algorithms.Algorithm, s State, now, at time.Time, within time.Du
 	case algorithms.LeakyBucket:
 		return meterRefund(s, t, a, int64(cost), b, tok, bucketPlan(alg.Capacity, alg.Rate, alg.Period)), 0
 	case algorithms.GCRA:
+		if !underPlan(s, gcraPlan(alg)) {
+			return s, 0
+		}
 		return tatRefund(s, t, a, gcraIncrement(alg, cost), gcraIncrement(alg, cost)-gcraIncrement(alg, cost-back), tok), 0
 	case algorithms.Queue:
 		return queueRefund(s, t, a, int64(cost)*queueTurn(alg), b*queueTurn(alg), tok), 0
@@ -236,6 +239,9 @@ func unknownInstant(alg algorithms.Algorithm, s State, earliest int64, cost, bac
 // level drained to t, lowered by what the Ledger allows (nothing when the
 // state's Plan changed since the decision: see Ledger.switched).
 func meterRefund(s State, t, at, cost, back int64, tok store.Token, p Plan) State {
+	if !underPlan(s, p) {
+		return s
+	}
 	level, last := min(p.Size*p.Period, s.Level), s.Updated
 	if t > last {
 		level, last = drain(level, t-last, p.Rate), t
@@ -260,4 +266,14 @@ func tatRefund(s State, t, at, own, want int64, tok store.Token) State {
 	s.Ledger.record(t, g, s.TAT)
 	s.TAT -= g
 	return s
+}
+
+// underPlan reports whether a bucket's or GCRA's state s counts its level
+// in p's units, as a give-back under p must: it was written under p, or
+// under no Plan (an older release's GCRA state, read as any plan's). A
+// state under another Plan gives nothing back to p's decisions, even
+// where its Ledger does not say that the plan changed since (a state
+// gone and written afresh, then a clock that stepped back).
+func underPlan(s State, p Plan) bool {
+	return s.Plan == (Plan{}) || s.Plan == p
 }
