@@ -99,7 +99,7 @@ func run(ctx context.Context, getenv func(string) string, out, logs io.Writer) e
 	}
 	rdb := s.redis.client(network, addr)
 	defer rdb.Close()
-	if err := s.redis.check(ctx, rdb, log); err != nil {
+	if err := s.redis.check(ctx, rdb, network, addr, log); err != nil {
 		return err
 	}
 	st, err := redisstore.New(rdb, s.redis.storeOptions()...)

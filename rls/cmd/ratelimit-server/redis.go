@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -179,14 +180,18 @@ func (c redisConn) storeOptions() []redisstore.Option {
 // pingFor bounds the ping at start.
 const pingFor = 5 * time.Second
 
-// check pings rdb once at start. A refused password or a TLS handshake
-// that fails is a setting to fix, and an error; Redis unreachable is
-// logged, and the server starts all the same (its calls fail until
-// Redis answers).
-func (c redisConn) check(ctx context.Context, rdb redis.UniversalClient, log *slog.Logger) error {
+// check pings rdb, a client of the Redis at addr over network as client
+// made it, once at start. A refused password or a TLS handshake that
+// fails is a setting to fix, and an error; Redis unreachable is logged,
+// and the server starts all the same (its calls fail until Redis
+// answers).
+func (c redisConn) check(ctx context.Context, rdb redis.UniversalClient, network, addr string, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pingFor) // a stop at start waits for it
 	defer cancel()
 	err := rdb.Ping(ctx).Err()
+	if err != nil && c.tls != nil && !isTLSFailure(err) {
+		err = cmp.Or(c.tlsRefusal(ctx, network, addr), err)
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -202,6 +207,44 @@ func (c redisConn) check(ctx context.Context, rdb redis.UniversalClient, log *sl
 	log.Warn("ratelimit: redis does not answer yet; calls fail until it does", "err", err)
 	return nil
 }
+
+// tlsRefusal is the TLS alert with which the Redis at addr (a cluster's
+// first node; none is looked for behind sentinels) refuses c's TLS, or
+// nil. Under
+// TLS 1.3 a server that refuses the client's certificate says so after
+// the handshake is over for the client: a client that writes first, as
+// go-redis does, can meet the connection reset instead of the alert, a
+// failure that looks like Redis unreachable. Redis says nothing unasked,
+// so a connection of its own that only reads, for a moment, meets the
+// alert when there is one.
+func (c redisConn) tlsRefusal(ctx context.Context, network, addr string) error {
+	switch c.typ {
+	case "sentinel":
+		return nil
+	case "cluster":
+		addr, _, _ = strings.Cut(addr, ",")
+	}
+	cfg := c.tls.Clone()
+	if host, _, err := net.SplitHostPort(addr); err == nil && cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	conn, err := (&tls.Dialer{Config: cfg}).DialContext(ctx, network, addr)
+	if err != nil {
+		if isTLSFailure(err) {
+			return err
+		}
+		return nil
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(tlsListen))
+	if _, err := conn.Read(make([]byte, 1)); isTLSFailure(err) {
+		return err
+	}
+	return nil
+}
+
+// tlsListen is how long tlsRefusal waits for an alert.
+const tlsListen = 250 * time.Millisecond
 
 // isTLSFailure says whether err is a TLS handshake's failure: a
 // certificate that does not verify, an alert from the peer, or a peer
