@@ -9,15 +9,15 @@ import (
 	"time"
 )
 
-// MaxDays is the most whole days Parse reads ("3650d": 10 years, the
+// maxDays is the most whole days Parse reads ("3650d": 10 years, the
 // longest any duration may be).
-const MaxDays = 3650
+const maxDays = 3650
 
 // Parse reads a Go duration ("1m", "1h30m", "250ms") or whole days ("7d",
-// at most MaxDays).
+// at most maxDays).
 func Parse(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
-		if n, err := strconv.Atoi(days); err == nil && n >= 0 && n <= MaxDays {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 && n <= maxDays {
 			return time.Duration(n) * 24 * time.Hour, nil
 		}
 	}
