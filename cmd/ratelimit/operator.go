@@ -115,6 +115,7 @@ func (op *operation) missing(flags *flag.FlagSet, args []string) string {
 // do loads the rules file on Redis as the service does and runs the
 // operation, returning its outcome in words.
 func (op *operation) do() (string, error) {
+	redis.SetLogger(quiet{}) // a failure is reported once, with its cause, by the command
 	rdb, err := op.client()
 	if err != nil {
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {
@@ -235,3 +236,10 @@ func roundUp(d time.Duration) time.Duration {
 	}
 	return (d + unit - 1).Truncate(unit)
 }
+
+// quiet is a go-redis logger that drops what go-redis would print on its
+// own (a dial that failed, a sentinel's choice of master): on a terminal
+// it repeated the command's own message about the same failure.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
