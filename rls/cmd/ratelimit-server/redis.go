@@ -210,13 +210,12 @@ func (c redisConn) check(ctx context.Context, rdb redis.UniversalClient, network
 
 // tlsRefusal is the TLS alert with which the Redis at addr (a cluster's
 // first node; none is looked for behind sentinels) refuses c's TLS, or
-// nil. Under
-// TLS 1.3 a server that refuses the client's certificate says so after
-// the handshake is over for the client: a client that writes first, as
-// go-redis does, can meet the connection reset instead of the alert, a
-// failure that looks like Redis unreachable. Redis says nothing unasked,
-// so a connection of its own that only reads, for a moment, meets the
-// alert when there is one.
+// nil. Under TLS 1.3 a server that refuses the client's certificate says
+// so after the handshake is over for the client: a client that writes
+// first, as go-redis does, can meet the connection reset instead of the
+// alert, a failure that looks like Redis unreachable. Redis says nothing
+// unasked, so a connection of its own that only reads, for a moment,
+// meets the alert when there is one.
 func (c redisConn) tlsRefusal(ctx context.Context, network, addr string) error {
 	switch c.typ {
 	case "sentinel":
@@ -229,15 +228,12 @@ func (c redisConn) tlsRefusal(ctx context.Context, network, addr string) error {
 		cfg.ServerName = host
 	}
 	conn, err := (&tls.Dialer{Config: cfg}).DialContext(ctx, network, addr)
-	if err != nil {
-		if isTLSFailure(err) {
-			return err
-		}
-		return nil
+	if err == nil {
+		defer conn.Close()
+		_ = conn.SetReadDeadline(time.Now().Add(tlsListen))
+		_, err = conn.Read(make([]byte, 1))
 	}
-	defer conn.Close()
-	_ = conn.SetReadDeadline(time.Now().Add(tlsListen))
-	if _, err := conn.Read(make([]byte, 1)); isTLSFailure(err) {
+	if isTLSFailure(err) {
 		return err
 	}
 	return nil
