@@ -269,10 +269,12 @@ func (l *Limiter) decideChecks(ctx context.Context, sc []store.Check, res []stor
 }
 
 // nameSlots gives each check of sc that takes slots (its algorithm,
-// rules[i]'s, holds units in flight) an id (see package slotid).
+// rules[i]'s, holds units in flight) or may write a state fresh (a
+// bucket, GCRA, a queue: the id names the state's epoch) an id (see
+// package slotid).
 func nameSlots(sc []store.Check, rules []checked) {
 	for i := range sc {
-		if rules[i].algo.facts.InFlight && sc[i].Cost > 0 {
+		if f := rules[i].algo.facts; (f.InFlight || f.Epochs) && sc[i].Cost > 0 {
 			sc[i].Slot = slotid.Next()
 		}
 	}

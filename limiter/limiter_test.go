@@ -190,7 +190,8 @@ func TestRealRedisTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, _, _ := strings.Cut(v, ":") // the TAT, then its ledger and plan
+	head, _, _ := strings.Cut(v, ":") // the TAT and its epoch, then its ledger and plan
+	head, _, _ = strings.Cut(head, "#")
 	tat, err := strconv.ParseInt(head, 10, 64)
 	if err != nil {
 		t.Fatal(err)

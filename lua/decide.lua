@@ -111,10 +111,10 @@ local function decide_stack(now, k0, a0, n)
       return nil, remaining
     end
     if status == 1 and cost > 0 then
-      local after, next_after, stamp, refunded = commits[code](KEYS[k0 + 1], now, cost, p1, p2, p3, s1, s2, s3, slot)
-      return {1, now, 1, remaining - cost, retry, after, next_after, stamp, refunded, lease}
+      local after, next_after, stamp, refunded, epoch = commits[code](KEYS[k0 + 1], now, cost, p1, p2, p3, s1, s2, s3, slot)
+      return {1, now, 1, remaining - cost, retry, after, next_after, stamp, refunded, lease, epoch or 0}
     end
-    return {(status == 1 or shadow) and 1 or 0, now, status, remaining, retry, reset, next, 0, 0, 0}
+    return {(status == 1 or shadow) and 1 or 0, now, status, remaining, retry, reset, next, 0, 0, 0, 0}
   end
 
   -- A stack: decide every rule, keeping what its commit needs, then commit
@@ -142,7 +142,7 @@ local function decide_stack(now, k0, a0, n)
       end
     end
     local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
-    reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7] = status, remaining, retry, reset, next, 0, 0, 0
+    reply[r], reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7], reply[r + 8] = status, remaining, retry, reset, next, 0, 0, 0, 0
     pending[i] = {code, cost, p1, p2, p3, s1, s2, s3, lease, slot}
   end
 
@@ -152,8 +152,8 @@ local function decide_stack(now, k0, a0, n)
       local cost = p[2]
       if cost > 0 then
         local r = REPLY_HEAD + 1 + REPLY_PER_RULE * (i - 1)
-        local after, next_after, stamp, refunded = commits[p[1]](KEYS[k0 + i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8], p[10])
-        reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7] = reply[r + 1] - cost, after, next_after, stamp, refunded, p[9]
+        local after, next_after, stamp, refunded, epoch = commits[p[1]](KEYS[k0 + i], now, cost, p[3], p[4], p[5], p[6], p[7], p[8], p[10])
+        reply[r + 1], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7], reply[r + 8] = reply[r + 1] - cost, after, next_after, stamp, refunded, p[9], epoch or 0
       end
     end
   end

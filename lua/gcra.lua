@@ -1,8 +1,9 @@
 -- GCRA (algorithms.GCRA), registered as algorithms.gc.
--- KEYS: the rule's key, a string "<tat>:<refunded>:<until>:<since>:<rate>:
---   <period>": the theoretical arrival time (TAT) in µs, its ledger's
---   three integers ("0:0:0" for none; ledger.lua) and the rate and period
---   in µs it was written under (its plan). Every plan of a rule shares the
+-- KEYS: the rule's key, a string "<tat>#<epoch>:<refunded>:<until>:<since>:
+--   <rate>:<period>": the theoretical arrival time (TAT) in µs, its
+--   epoch ("#<epoch>" absent for none) and its ledger's three integers
+--   ("0:0:0" for none; ledger.lua) and the rate and period in µs it was
+--   written under (its plan). Every plan of a rule shares the
 --   key. An older release's string, a bare TAT or a TAT and its ledger,
 --   reads as written under the plan that reads it (a release older than
 --   this one cannot read this string: see "Upgrading" in docs/guide.md).
@@ -20,7 +21,7 @@
 -- for an older release's state.
 local function gcra_load(key)
   local v = get(key)
-  local tat, ledger, rate, period = match(v or "", "^(%d+)(:%d+:%d+:%d+):(%d+):(%d+)$")
+  local tat, ledger, rate, period = match(v or "", "^(%d+)(#?%d*:%d+:%d+:%d+):(%d+):(%d+)$")
   if tat then -- this release's state, in one match
     return tonumber(tat), ledger, tonumber(rate), tonumber(period)
   end
@@ -52,10 +53,14 @@ end
 
 -- The new TAT is max(tat, now) plus the cost's share, rounded up to 1 µs,
 -- stored under the plan it was decided under.
-commits.gc = function(key, now, cost, rate, period, burst, debt, tail)
+commits.gc = function(key, now, cost, rate, period, burst, debt, tail, _, slot)
   local after = cdiv(debt + cost * period, rate)
-  local stamp, refunded = tat_commit(key, now, after, tail, format(":%d:%d", rate, period))
-  return after, next_unit(after * rate, burst, rate, period), stamp, refunded
+  local fresh
+  if debt == 0 then
+    fresh = slot
+  end
+  local stamp, refunded, epoch = tat_commit(key, now, after, tail, fresh, format(":%d:%d", rate, period))
+  return after, next_unit(after * rate, burst, rate, period), stamp, refunded, epoch
 end
 
 if refunds then
@@ -63,15 +68,15 @@ if refunds then
   -- cost's increment less the rest's (model.tatRefund), and keeps the
   -- state's plan: nothing when the plan changed since the decision, nor
   -- into a state written under another plan (model.underPlan; an older
-  -- release's state has none, and reads as any).
-  refunds.gc = function(key, now, at, cost, back, stamp, refunded, rate, period)
+  -- release's state has none, and reads as any) or of another epoch.
+  refunds.gc = function(key, now, at, cost, back, stamp, refunded, epoch, rate, period)
     local tat, tail, rate0, period0 = gcra_load(key)
     if not tat or rate0 and (rate0 ~= rate or period0 ~= period) then
       return
     end
     local own = cdiv(cost * period, rate)
     local want = own - cdiv((cost - back) * period, rate)
-    local give, kept = ledger_refund(tail, now, at, stamp - at, own, refunded, want, tat - now, 1, tat)
+    local give, kept = ledger_refund(tail, now, at, stamp - at, own, refunded, epoch, want, tat - now, 1, tat)
     if give > 0 then
       if rate0 then
         kept = kept .. format(":%d:%d", rate0, period0)

@@ -1,47 +1,76 @@
 -- The ledger of give-backs kept by the rules whose state drains (token and
--- leaky buckets, GCRA, a queue), and the TAT state GCRA and the queue
--- share; included only in scripts whose stacks use one of them. The bound
--- it enforces is model.Ledger's: a give-back returns at most what the
--- decision's own level (its token's stamp), drained since and less what
--- earlier decisions gave back since, still holds, and at most the level
--- now, so it never returns more than a smaller decision at the original
--- instant would have left. A queue's give-backs, exact, are queue.lua's.
+-- leaky buckets, GCRA, a queue), the epoch of their state, and the
+-- TAT state GCRA and the queue share; included only in scripts whose
+-- stacks use one of them. The bound it enforces is model.Ledger's: a
+-- give-back returns at most what the decision's own level (its token's
+-- stamp), drained since and less what earlier decisions gave back since,
+-- still holds, and at most the level now, so it never returns more than a
+-- smaller decision at the original instant would have left. A queue's
+-- give-backs, exact, are queue.lua's.
 -- KEYS: none of its own; the helpers take the key. ARGV: none. Reply: none.
--- A state with a ledger ends in ":<refunded>:<until>:<since>" (points or
--- µs): what was given back, an instant no token outlives (past it the
--- ledger is forgotten) and when refunded last started again from 0 (it
--- reached MAX_REFUNDED, or a bucket's or GCRA's plan changed:
--- ledger_switch); a queue's then lists its holes (queue.lua). A state
--- without one (nothing given back since it was fresh) has no tail; GCRA's
--- stores ":0:0:0" in its place, then its plan (gcra.lua).
+-- A state's tail, after its own integers, is "#<epoch>", the epoch
+-- (model.State.Epoch: the slot id of the decision that wrote the state
+-- empty; absent for none), then, with a ledger, ":<refunded>:<until>:
+-- <since>" (points or µs): what was given back, an instant no token
+-- outlives (past it the ledger is forgotten) and when refunded last
+-- started again from 0 (it reached MAX_REFUNDED, or a bucket's or GCRA's
+-- plan changed: ledger_switch); a queue's then lists its holes
+-- (queue.lua). A state without a ledger (nothing given back since it was
+-- fresh) has none of it; GCRA's stores ":0:0:0" in its place, then its
+-- plan (gcra.lua). A give-back goes only into the epoch its token
+-- names: a state emptied and written afresh holds none of its units,
+-- whatever the clock did since.
 
 -- MAX_REFUNDED is model.MaxRefunded, 2^52.
 local MAX_REFUNDED = 4503599627370496
 
--- ledger_read decodes a tail as of now: refunded, until, since and the
--- rest (a queue's holes), 0, 0, 0 and "" for no tail or one past its
--- until.
+-- ledger_read decodes a tail as of now: refunded, until, since, the rest
+-- (a queue's holes) and the epoch; 0, 0, 0 and "" for no ledger or
+-- one past its until, and an epoch of 0 for none.
 local function ledger_read(tail, now)
-  if tail and tail ~= "" then
-    local r, u, s, rest = match(tail, "^:(%d+):(%d+):(%d+)(.*)$")
-    u = tonumber(u)
-    if u > now then
-      return tonumber(r), u, tonumber(s), rest
-    end
+  if not tail or tail == "" then
+    return 0, 0, 0, "", 0
   end
-  return 0, 0, 0, ""
+  local e, r, u, s, rest = match(tail, "^#?(%d*):?(%d*):?(%d*):?(%d*)(.*)$")
+  e, u = tonumber(e) or 0, tonumber(u)
+  if u and u > now then
+    return tonumber(r), u, tonumber(s), rest, e
+  end
+  return 0, 0, 0, "", e
+end
+
+-- epoch_tail is the tail of epoch e without a ledger.
+local function epoch_tail(e)
+  if e > 0 then
+    return format("#%d", e)
+  end
+  return ""
+end
+
+-- ledger_tail is the tail of epoch e with the ledger (refunded,
+-- until, since) and the rest.
+local function ledger_tail(e, r, u, s, rest)
+  return epoch_tail(e) .. format(":%d:%d:%d", r, u, s) .. rest
 end
 
 -- ledger_keep is a commit's part: the tail to store, the TTL (µs) the state
--- needs (the ledger keeps it alive until its until) and the refunded count
--- for the token, for a state that drains after µs from now.
-local function ledger_keep(tail, now, after)
-  local r, u, s, rest = ledger_read(tail, now)
+-- needs (the ledger keeps it alive until its until), and the refunded count
+-- and epoch for the token, for a state that drains after µs from
+-- now. fresh, when not nil, is the epoch of a state written empty (a
+-- missing one, a level drained to 0, a TAT not ahead of now): the
+-- deciding decision's slot id (0: none); a state that holds units keeps
+-- its own (model.State.Epoch). none is what stands for no ledger ("" when
+-- nil).
+local function ledger_keep(tail, now, after, fresh, none)
+  local r, u, s, rest, e = ledger_read(tail, now)
+  if fresh then
+    e = fresh
+  end
   if u == 0 then
-    return "", after, 0
+    return epoch_tail(e) .. (none or ""), after, 0, e
   end
   u = max(u, now + after)
-  return format(":%d:%d:%d", r, u, s) .. rest, u - now, r
+  return ledger_tail(e, r, u, s, rest), u - now, r, e
 end
 
 -- drain is a level x after dt µs of draining rate points per µs, never
@@ -71,15 +100,16 @@ local function ledger_record(r, u, s, now, give, horizon)
 end
 
 -- ledger_refund is how much of want a give-back for a decision at `at` with
--- token (stamp, refunded) may return at now, given the level now: stamp is
--- the decision's level in points (or its TAT's lead over at), draining
--- rate per µs, of which the decision added own. What was given back since
--- counts only up to what the earlier decisions held, stamp - own (see
--- model.Ledger.refund). It returns that amount and the tail to store with
--- it.
-local function ledger_refund(tail, now, at, stamp, own, refunded, want, level, rate, horizon)
-  local r, u, s = ledger_read(tail, now)
-  if at <= s or r < refunded then
+-- token (stamp, refunded, epoch) may return at now, given the level now:
+-- stamp is the decision's level in points (or its TAT's lead over at),
+-- draining rate per µs, of which the decision added own. Nothing when the
+-- state is of another epoch than the token's. What was given back
+-- since counts only up to what the earlier decisions held, stamp - own
+-- (see model.Ledger.refund). It returns that amount and the tail to store
+-- with it.
+local function ledger_refund(tail, now, at, stamp, own, refunded, epoch, want, level, rate, horizon)
+  local r, u, s, _, e = ledger_read(tail, now)
+  if e ~= epoch or at <= s or r < refunded then
     return 0
   end
   local earlier = min(r - refunded, max(0, stamp - own))
@@ -88,7 +118,7 @@ local function ledger_refund(tail, now, at, stamp, own, refunded, want, level, r
     return 0
   end
   r, u, s = ledger_record(r, u, s, now, give, horizon)
-  return give, format(":%d:%d:%d", r, u, s)
+  return give, ledger_tail(e, r, u, s, "")
 end
 
 -- ledger_switch is the tail a state written under a new plan at now starts
@@ -98,24 +128,26 @@ end
 -- has given nothing back, lasts until then and voids the give-backs of
 -- every decision made at or before last.
 local function ledger_switch(tail, now, last, level, rate)
-  local _, u = ledger_read(tail, now)
+  local _, u, _, _, e = ledger_read(tail, now)
   if level > 0 then
     u = max(u, last + cdiv(level, rate))
   end
   if u > now then
-    return format(":0:%d:%d", u, last)
+    return ledger_tail(e, 0, u, last, "")
   end
-  return ""
+  return epoch_tail(e)
 end
 
--- tat_parse reads a TAT state's value v (GET's reply): the TAT in µs (nil
--- for a missing key) and its ledger's tail.
+-- tat_parse reads a TAT state's value v (GET's reply): the TAT in µs and
+-- its tail ("" for none), or nil for a missing key.
 local function tat_parse(v)
   local tat = tonumber(v)
-  if tat or not v then
-    return tat
+  if tat then
+    return tat, ""
+  elseif not v then
+    return nil
   end
-  local t, tail = match(v, "^(%d+)(:.*)$")
+  local t, tail = match(v, "^(%d+)([#:].*)$")
   return tonumber(t), tail
 end
 
@@ -124,17 +156,16 @@ local function tat_load(key)
   return tat_parse(get(key))
 end
 
--- tat_commit stores the TAT now + after, with the ledger carried, and
--- returns the token's stamp and refunded count. plan, when not nil, ends
+-- tat_commit stores the TAT now + after, with the epoch (fresh, when
+-- not nil: see ledger_keep) and the ledger carried, and returns the
+-- token's stamp, refunded count and epoch. plan, when not nil, ends
 -- the string, after the ledger's three integers (GCRA's, gcra.lua).
-local function tat_commit(key, now, after, tail, plan)
-  local kept, ttl, refunded = ledger_keep(tail, now, after)
+local function tat_commit(key, now, after, tail, fresh, plan)
+  local none
   if plan then
-    if kept == "" then
-      kept = ":0:0:0"
-    end
-    kept = kept .. plan
+    none = ":0:0:0"
   end
-  put(key, int(now + after) .. kept, ttl_ms(ttl))
-  return now + after, refunded
+  local kept, ttl, refunded, epoch = ledger_keep(tail, now, after, fresh, none)
+  put(key, int(now + after) .. kept .. (plan or ""), ttl_ms(ttl))
+  return now + after, refunded, epoch
 end

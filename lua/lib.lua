@@ -102,10 +102,13 @@ local algorithms = {}
 
 -- commits maps an algorithm code to its commit function, which writes the
 -- state of an admitted request and returns the reset after it, the next
--- after it and the decision's token, two integers (stamp, refunded; see
--- refunds). Plain functions given the state, not closures: Lua would build
--- a closure and its captured locals on every decision.
---   commit(key, now, cost, p1, p2, p3, s1, s2, s3) -> after, next, stamp, refunded
+-- after it and the decision's token (stamp, refunded and, for the
+-- draining rules, epoch; see refunds). slot is the decision's id (0: none):
+-- it names a sliding log's units, and a draining rule's state written
+-- fresh (its epoch, ledger.lua). Plain functions given the state,
+-- not closures: Lua would build a closure and its captured locals on
+-- every decision.
+--   commit(key, now, cost, p1, p2, p3, s1, s2, s3, slot) -> after, next, stamp, refunded[, epoch]
 local commits = {}
 
 -- refunds maps an algorithm code to its refund function, which gives back,
@@ -114,14 +117,14 @@ local commits = {}
 -- windows and the log, within the ledger's bound for the buckets and GCRA
 -- (ledger.lua), exactly the turns still ahead for a queue (queue.lua),
 -- never more than a commit of cost - back at `at` would have left:
---   refund(key, now, at, cost, back, stamp, refunded, p1, p2, p3, earliest)
+--   refund(key, now, at, cost, back, stamp, refunded, epoch, p1, p2, p3, earliest)
 -- at is nil when the commit's instant is unknown (its reply was lost),
 -- and earliest, when not nil, the earliest it can have been: only the
 -- sliding log's (and a concurrency limit's) refund gives back then, by
 -- its slot id. stamp and refunded are the commit's token (the window
 -- start of the fixed and sliding windows; the level, or the TAT, after
--- the commit and the ledger's refunded count for the draining rules;
--- else 0). refunds is nil in decision scripts; refund scripts set it to a
+-- the commit, the ledger's refunded count and the state's epoch for
+-- the draining rules; else 0). refunds is nil in decision scripts; refund scripts set it to a
 -- table right after this file (refund_mode.lua), and the algorithm files
 -- define their refunds only then.
 local refunds

@@ -10,7 +10,8 @@
 -- points per microsecond. The key holds
 -- "<level>:<last>:<capacity>:<rate>:<period>": the level, the last update
 -- in microseconds and the parameters (the plan) they were written under,
--- then its ledger's tail, if any. Every plan of a bucket shares the key.
+-- then its tail (epoch and ledger; ledger.lua), if any. Every plan of
+-- a bucket shares the key.
 
 -- meter_load returns the level (before draining), last update and plan
 -- (capacity, rate, period) at key and the ledger's tail, or nothing for a
@@ -73,22 +74,26 @@ end
 -- was decided under; its token's stamp is that level. The key lives until
 -- the level has drained from its last update, which is after now when the
 -- clock stepped back (state stamped in the future).
-local function meter_commit(key, now, cost, size, rate, period, level, last, tail)
+local function meter_commit(key, now, cost, size, rate, period, level, last, tail, slot)
+  local fresh
+  if level == 0 then
+    fresh = slot
+  end
   level = level + cost * period
   local after = late(cdiv(level, rate), last - now)
-  local kept, ttl, refunded = ledger_keep(tail, now, after)
+  local kept, ttl, refunded, epoch = ledger_keep(tail, now, after, fresh)
   put(key, format("%d:%d:%d:%d:%d", level, last, size, rate, period) .. kept, ttl_ms(ttl))
-  return after, late(next_unit(level, size, rate, period), last - now), level, refunded
+  return after, late(next_unit(level, size, rate, period), last - now), level, refunded, epoch
 end
 
 -- meter_refund lowers the level, drained to now, by what the ledger allows
--- of back units, for a decision at `at` with token (stamp, refunded) under
--- a plan (size, rate, period): nothing when the state's plan changed since
--- (ledger_switch), nor into a state written under another plan
--- (model.underPlan).
+-- of back units, for a decision at `at` with token (stamp, refunded, epoch)
+-- under a plan (size, rate, period): nothing when the state's plan changed
+-- since (ledger_switch), nor into a state written under another plan
+-- (model.underPlan) or of another epoch.
 local meter_refund
 if refunds then
-  meter_refund = function(key, now, at, cost, back, stamp, refunded, size, rate, period)
+  meter_refund = function(key, now, at, cost, back, stamp, refunded, epoch, size, rate, period)
     local level, last, size0, rate0, period0, tail = meter_load(key)
     if not level or size0 ~= size or rate0 ~= rate or period0 ~= period then
       return
@@ -97,7 +102,7 @@ if refunds then
     if now > last then
       level, last = drain(level, now - last, rate), now
     end
-    local give, kept = ledger_refund(tail, now, at, stamp, cost * period, refunded, back * period, level, rate, now + cdiv(level, rate))
+    local give, kept = ledger_refund(tail, now, at, stamp, cost * period, refunded, epoch, back * period, level, rate, now + cdiv(level, rate))
     if give > 0 then
       call("SET", key, format("%d:%d:%d:%d:%d", level - give, last, size, rate, period) .. kept, "KEEPTTL")
     end

@@ -1,8 +1,8 @@
 -- Leaky bucket as a queue (algorithms.Queue), registered as algorithms.qu.
 -- KEYS: the rule's key, a string: the queue's tail (when the last admitted
---   request's turns end) in µs, as a TAT, then its ledger's tail, if any,
---   holes included (ledger.lua, and the refund below). A missing key is an
---   empty queue.
+--   request's turns end) in µs, as a TAT, then its tail (epoch and
+--   ledger, holes included; ledger.lua and the refund below), if any. A
+--   missing key is an empty queue.
 -- ARGV: rate, period in µs, max delay in µs; cost and now come from
 --   stack.lua.
 -- Reply: status, remaining, retry µs (for an allowed request, its delay:
@@ -45,11 +45,15 @@ algorithms.qu = function(key, now, cost, rate, period, max_delay)
   return 1, remaining, wait, wait, next, wait, tail
 end
 
-commits.qu = function(key, now, cost, rate, period, max_delay, wait, tail)
+commits.qu = function(key, now, cost, rate, period, max_delay, wait, tail, _, slot)
   local turn = cdiv(period, rate)
   local after = wait + cost * turn
-  local stamp, refunded = tat_commit(key, now, after, tail)
-  return after, queue_next(after, max_delay, turn), stamp, refunded
+  local fresh
+  if wait == 0 then
+    fresh = slot
+  end
+  local stamp, refunded, epoch = tat_commit(key, now, after, tail, fresh)
+  return after, queue_next(after, max_delay, turn), stamp, refunded, epoch
 end
 
 if refunds then
@@ -120,13 +124,13 @@ if refunds then
   -- since the decision, the holes after its place came from later
   -- decisions; the rest moved its turns forward (at least 0: a token older
   -- than the ledger has turns that ended before now, and gets nothing).
-  refunds.qu = function(key, now, at, cost, back, stamp, refunded, rate, period)
+  refunds.qu = function(key, now, at, cost, back, stamp, refunded, epoch, rate, period)
     local tat, tail = tat_load(key)
     if not tat then
       return
     end
-    local r, u, s, rest = ledger_read(tail, now)
-    if at <= s or r < refunded then
+    local r, u, s, rest, e = ledger_read(tail, now)
+    if e ~= epoch or at <= s or r < refunded then
       return
     end
     local holes, later = queue_holes(rest), 0
@@ -146,6 +150,6 @@ if refunds then
     if not restarted then
       rest = queue_rest(queue_with(holes, stamp, refunded, cost * turn, give), now, r)
     end
-    call("SET", key, int(tat - give) .. format(":%d:%d:%d", r, u, s) .. rest, "KEEPTTL")
+    call("SET", key, int(tat - give) .. ledger_tail(e, r, u, s, rest), "KEEPTTL")
   end
 end

@@ -17,7 +17,7 @@
 --   Reset deleted the units it forgot).
 -- ARGV[REFUND_ARGS_HEAD + 1 + REFUND_ARGS_PER_RULE*(i-1) ...]: rule i (as
 --   in stack.lua), the cost it was decided at, the units to give back, the
---   token stack.lua returned for it (stamp, refunded), and the mark's TTL
+--   token stack.lua returned for it (stamp, refunded, epoch), and the mark's TTL
 --   in µs ("" when there is no mark to read: KEYS[2i] is then unread): a
 --   mark whose end less that TTL, the Reset's instant, is at or after
 --   the decision voids the refund; and, for an unknown instant, how long
@@ -37,13 +37,13 @@ for i = 1, #KEYS / 2 do
   if refund == nil then
     return unknown(ARGV[a])
   end
-  local mark_ttl, reset = ARGV[a + 5], nil
+  local mark_ttl, reset = ARGV[a + 6], nil
   if at and mark_ttl ~= "" then
     reset = tonumber(call("GET", KEYS[2 * i]))
   end
   if at and (not reset or at > reset - tonumber(mark_ttl)) or not at and (r[1] == "sl" or r[1] == "cc") then
-    local within = tonumber(ARGV[a + 6])
-    refund(KEYS[2 * i - 1], now, at, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), r[2], r[3], r[4], within and now - within)
+    local within = tonumber(ARGV[a + 7])
+    refund(KEYS[2 * i - 1], now, at, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]), r[2], r[3], r[4], within and now - within)
     n = n + 1
   end
 end

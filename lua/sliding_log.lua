@@ -102,7 +102,7 @@ if refunds then
   -- instant is unknown (at is nil: its reply was lost) is found by its id
   -- among the units since earliest (all of them when nil); without an id
   -- it gives nothing.
-  refunds.sl = function(key, now, at, cost, back, slot, _, _, _, _, earliest)
+  refunds.sl = function(key, now, at, cost, back, slot, _, _, _, _, _, earliest)
     local gone = {}
     if not at then
       if slot and slot > 0 then

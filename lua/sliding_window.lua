@@ -84,7 +84,7 @@ end
 
 if refunds then
   -- The count sits in c while the window lasts, in p once the next began.
-  refunds.sw = function(key, now, at, cost, back, stamp, _, limit, window)
+  refunds.sw = function(key, now, at, cost, back, stamp, _, _, limit, window)
     local s, c, p = load_state(key)
     if s == stamp then
       rewrite(key, "%d:%d:%d", s, max(0, c - back), p)

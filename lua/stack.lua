@@ -16,10 +16,12 @@
 --   blocks, else the µs a denial of this rule blocks the client for (0:
 --   none), and its slot: the decision's id, a positive integer below 2^53
 --   that names the units a sliding log or a concurrency limit writes, so
---   that refunding them twice gives back once ("" or 0: none; the other
---   algorithms ignore it).
+--   that refunding them twice gives back once, and the state a bucket,
+--   GCRA or a queue writes fresh, its epoch (ledger.lua) ("" or 0:
+--   none; the windows ignore it).
 -- Reply: {allowed, now (REPLY_HEAD values), then per rule (REPLY_PER_RULE
---   values): status, remaining, retry, reset, next, stamp, refunded, lease}. The
+--   values): status, remaining, retry, reset, next, stamp, refunded, lease,
+--   epoch}. The
 --   layout constants come from the Go package that assembles the script.
 --   allowed is 1 when every rule allowed (and their state was written),
 --   else 0 (and nothing was written); a shadow rule is left out of it, and
@@ -31,9 +33,10 @@
 --   for the request's turn; 0 for the other algorithms). remaining counts
 --   after this request. retry, reset and next (until one more unit is
 --   available, 0 when none is used) are in µs (Go rounds them up to whole
---   milliseconds). stamp and refunded are the rule's token, what refund.lua
---   needs to give its commit back (0 when not written; a sliding log's or
---   a concurrency limit's stamp is its slot); lease is the
+--   milliseconds). stamp, refunded and epoch are the rule's token, what
+--   refund.lua needs to give its commit back (0 when not written; a
+--   sliding log's or a concurrency limit's stamp is its slot; epoch is a
+--   draining rule's state's epoch, ledger.lua); lease is the
 --   units taken beyond the cost (0 unless the rule is leased), which
 --   remaining and the token count in.
 -- The stack's code is decide_stack (decide.lua).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -120,13 +121,13 @@ func luaAndModel(t *testing.T, rdb *redis.Client, now *time.Time, name string, r
 	clock := limiter.WithClock(func() time.Time { return *now })
 	name = fmt.Sprintf("%s%d", name, runs.Add(1))
 	prefix := limiter.WithPrefix(name)
-	lua, err := limiter.New(mwtest.RedisStore(t, rdb, redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(5*time.Second)),
+	lua, err := limiter.New(counted(mwtest.RedisStore(t, rdb, redisstore.WithMinTTL(time.Hour), redisstore.WithTimeout(5*time.Second))),
 		rules, clock, prefix, limiter.WithDenyCache(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	mem = memstore.Must()
-	if model, err = limiter.New(mem, rules, clock, prefix); err != nil {
+	if model, err = limiter.New(counted(mem), rules, clock, prefix); err != nil {
 		t.Fatal(err)
 	}
 	return lua, model, mem, name + ":{" + rules[0].Name + ":x}:" + suffix
@@ -429,19 +430,38 @@ func (p drainPlans) replanned(checks []limiter.Check) bool {
 	return false
 }
 
-// slotIDs gives the checks of a sliding log or a concurrency limit the
-// same slot ids (store.Check.Slot) on the Lua side and on the model's,
-// whatever the limiters chose: near 2^52, and none for some of them at
-// random, so that units with ids and without share instants.
+// slotIDs gives the checks that take ids (a sliding log's, a concurrency
+// limit's, and a bucket's, GCRA's or a queue's, whose ids name the
+// epochs of the states they write fresh) the same slot ids
+// (store.Check.Slot) on the Lua side and on the model's, whatever the
+// limiters chose: near 2^52, and none for some of them at random, so that
+// units with ids and without share instants, and states of epoch 0
+// (an older release's) are written too.
 type slotIDs struct {
-	rng  *rand.Rand
+	rng  *rand.Rand // nil: every check gets an id
 	base int64
 	none uint32 // bit i: check i gets no id
+	// counted: each Decide starts the ids of the next step, counting its
+	// calls (see counted).
+	counted bool
+	n       int64
 }
 
 // next sets the ids of the decisions of the next step, n.
 func (s *slotIDs) next(n int64) {
-	s.base, s.none = 1<<52-1<<40+n<<6, s.rng.Uint32()&s.rng.Uint32()
+	s.base, s.none = 1<<52-1<<40+n<<6, 0
+	if s.rng != nil {
+		s.none = s.rng.Uint32() & s.rng.Uint32()
+	}
+}
+
+// counted is st deciding with ids of its own, which count its decisions
+// that take ids: two stores asked the same decisions in the same order
+// decide them with the same ids, as the Lua side and the model must to
+// write the same epochs (a status, which neither makes nor counts,
+// may reach each store its own way).
+func counted(st store.Store) store.Store {
+	return (&slotIDs{counted: true}).wrap(st)
 }
 
 // wrap is st deciding with s's ids.
@@ -459,9 +479,12 @@ type slotted struct {
 }
 
 func (s slotted) Decide(ctx context.Context, now time.Time, checks []store.Check, results []store.Result) (store.Verdict, error) {
+	if s.ids.counted && slices.ContainsFunc(checks, takesID) {
+		s.ids.n++
+		s.ids.next(s.ids.n)
+	}
 	for i := range checks {
-		switch checks[i].Algorithm.(type) {
-		case algorithms.Concurrency, algorithms.SlidingLog:
+		if takesID(checks[i]) {
 			checks[i].Slot = s.ids.base + int64(i)
 			if s.ids.none&(1<<(i%32)) != 0 {
 				checks[i].Slot = 0
@@ -469,6 +492,16 @@ func (s slotted) Decide(ctx context.Context, now time.Time, checks []store.Check
 		}
 	}
 	return s.Store.Decide(ctx, now, checks, results)
+}
+
+// takesID reports whether c takes a slot id: a check that consumes, of
+// an algorithm whose units or state an id names.
+func takesID(c store.Check) bool {
+	switch c.Algorithm.(type) {
+	case algorithms.Concurrency, algorithms.SlidingLog, algorithms.TokenBucket, algorithms.LeakyBucket, algorithms.GCRA, algorithms.Queue:
+		return c.Cost > 0
+	}
+	return false
 }
 
 type slottedRemote struct{ slotted }
@@ -542,11 +575,11 @@ func TestClockStepBack(t *testing.T) {
 				now := boundary.Add(time.Millisecond)
 				clock := limiter.WithClock(func() time.Time { return now })
 				prefix := limiter.WithPrefix(fmt.Sprintf("back%d", runs.Add(1)))
-				lua, err := limiter.New(mwtest.RedisStore(t, rdb, redisstore.WithMinTTL(time.Hour)), []limiter.Rule{r}, clock, prefix, limiter.WithDenyCache(0, 0))
+				lua, err := limiter.New(counted(mwtest.RedisStore(t, rdb, redisstore.WithMinTTL(time.Hour))), []limiter.Rule{r}, clock, prefix, limiter.WithDenyCache(0, 0))
 				if err != nil {
 					t.Fatal(err)
 				}
-				model, err := limiter.New(memstore.Must(), []limiter.Rule{r}, clock, prefix)
+				model, err := limiter.New(counted(memstore.Must()), []limiter.Rule{r}, clock, prefix)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -150,11 +150,21 @@ func gcraDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) (
 	return switches
 }
 
-// gcraString is how gcra.lua stores st: the TAT, its ledger's three
-// integers (0:0:0 for none) and the rate and period it was written under.
+// gcraString is how gcra.lua stores st: the TAT, its epoch (none
+// for 0), its ledger's three integers (0:0:0 for none) and the rate and
+// period it was written under.
 func gcraString(st model.State) string {
 	l := st.Ledger
-	return fmt.Sprintf("%d:%d:%d:%d:%d:%d", st.TAT, l.Refunded, l.Until, l.Since, st.Plan.Rate, st.Plan.Period)
+	return fmt.Sprintf("%d%s:%d:%d:%d:%d:%d", st.TAT, epochString(st), l.Refunded, l.Until, l.Since, st.Plan.Rate, st.Plan.Period)
+}
+
+// epochString is how ledger.lua stores st's epoch: "#<epoch>", nothing
+// for 0.
+func epochString(st model.State) string {
+	if st.Epoch == 0 {
+		return ""
+	}
+	return fmt.Sprintf("#%d", st.Epoch)
 }
 
 // TestGCRAReadsOlderState: a GCRA state an older release wrote (a bare

@@ -115,10 +115,10 @@ func queueDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) 
 	return outOfOrder
 }
 
-// queueString is how queue.lua stores st: the tail, then, when it has a
-// ledger, its three integers and its holes.
+// queueString is how queue.lua stores st: the tail, its epoch, then,
+// when it has a ledger, its three integers and its holes.
 func queueString(st model.State) string {
-	s := fmt.Sprint(st.TAT)
+	s := fmt.Sprint(st.TAT) + epochString(st)
 	if l := st.Ledger; l.Until != 0 {
 		s += fmt.Sprintf(":%d:%d:%d", l.Refunded, l.Until, l.Since)
 		for _, h := range l.Holes {

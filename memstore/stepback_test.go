@@ -184,3 +184,75 @@ func TestNoGiveBackIntoAnotherPlansState(t *testing.T) {
 		}
 	}
 }
+
+// TestNoGiveBackIntoAFreshState: a give-back returns nothing into a state
+// written afresh after the decision's state was emptied, under the same
+// plan too, on the Lua scripts as in the Go model: a decision takes 5
+// units of a bucket, GCRA or queue of 10 an hour; its state is gone
+// (expired, then dropped), or drained and written again by a decision of
+// 1 unit; the clock steps back to a second after the first decision; what
+// is left is taken; the first decision is settled at 0. Its units were
+// never in the state written afresh, and none may come back (before
+// states had epochs, 4 did: what the first decision would still have held
+// a second after it, on a clock that had not seen it drain).
+func TestNoGiveBackIntoAFreshState(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	t0 := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC)
+	h := time.Hour
+	for _, c := range []struct {
+		rule   algorithms.Algorithm
+		suffix string
+	}{
+		{algorithms.GCRA{Rate: 10, Period: h, Burst: 10}, "gc"},
+		{algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: h}, "tb"},
+		{algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: h}, "lb"},
+		{algorithms.Queue{Rate: 10, Period: h, MaxDelay: h}, "qu"},
+	} {
+		for _, gone := range []bool{true, false} {
+			now := t0
+			lua, model, _, key := luaAndModel(t, s.Client, &now, "fresh", []limiter.Rule{{Name: "r", Algorithm: c.rule}}, c.suffix)
+			for i, lim := range []*limiter.Limiter{lua, model} {
+				store := []string{"lua", "model"}[i]
+				now = t0
+				take := func(cost int) limiter.Decision {
+					t.Helper()
+					d, err := lim.Decide(ctx, limiter.Check{Rule: "r", Identity: "x", Cost: cost})
+					if err != nil || !d.Allowed {
+						t.Fatalf("%v (%s): cost %d: %+v %v", c.rule, store, cost, d, err)
+					}
+					return d
+				}
+				left := func() int {
+					t.Helper()
+					d, err := lim.Status(ctx, "r", "x")
+					if err != nil {
+						t.Fatal(err)
+					}
+					return d.Results[0].Remaining
+				}
+				first := take(5)
+				if gone {
+					now = t0.Add(2 * h) // the state has expired: the memstore drops it, the key goes
+					if err := s.Client.Del(ctx, key).Err(); err != nil {
+						t.Fatal(err)
+					}
+					if err := model.Reset(ctx, "r", "x"); !errors.Is(err, limiter.ErrNotFound) {
+						t.Fatalf("%v: the model's expired state reset: %v", c.rule, err)
+					}
+				} else {
+					now = t0.Add(31 * time.Minute) // drained: the state holds nothing
+					take(1)
+				}
+				now = t0.Add(time.Second) // the clock steps back
+				take(left())
+				if _, err := lim.Settle(ctx, first, 0); err != nil {
+					t.Fatal(err)
+				}
+				if got := left(); got != 0 {
+					t.Errorf("%v gone %v (%s): %d left after the state written afresh was used up and a decision of the state before was settled, want 0", c.rule, gone, store, got)
+				}
+			}
+		}
+	}
+}

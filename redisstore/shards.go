@@ -168,7 +168,7 @@ func (s *redisStore) refund(ctx context.Context, now, at string, refunds []store
 			if r.Within <= 0 {
 				within = ""
 			}
-			calls[g].Arg(p.Arg, r.Check.Cost, r.Back, r.Token.Stamp, r.Token.Refunded, markTTL, within)
+			calls[g].Arg(p.Arg, r.Check.Cost, r.Back, r.Token.Stamp, r.Token.Refunded, r.Token.Epoch, markTTL, within)
 		}
 	}
 	errs := make([]error, len(groups))

@@ -42,15 +42,20 @@ type Check struct {
 	// block: its Penalty is not applied (a block in place still denies
 	// it, in its Result).
 	Shadow bool
-	// Slot, when not 0, is the decision's id for a sliding log or a
-	// concurrency limit (the others ignore it): a positive integer below
+	// Slot, when not 0, is the decision's id, a positive integer below
 	// 2^52 (exact in a Lua number), unique among the decisions that may
-	// write the key at the same microsecond. The units the check takes
-	// are named after it, and its Token (Token.Stamp) carries it, so that
-	// a Refund gives back exactly those units and a Refund sent again
-	// (after a reply was lost) gives back nothing more. A check without
-	// one is refunded by its instant: any units of that instant, and
-	// twice if sent twice. The limiter gives every concurrency check one.
+	// write the key. For a sliding log or a concurrency limit it names the
+	// units the check takes, and its Token (Token.Stamp) carries it, so
+	// that a Refund gives back exactly those units and a Refund sent again
+	// (after a reply was lost) gives back nothing more; a check without
+	// one is refunded by its instant: any units of that instant, and twice
+	// if sent twice. For a bucket, GCRA or a queue it names the state the
+	// check writes where there is none or it holds no units (a level drained
+	// to 0, a TAT not ahead of now), its epoch (Token.Epoch), so that a
+	// Refund never gives into a state its decision did not write to; a
+	// state so written by a check without one is of epoch 0, as an older
+	// release's state is. The windows ignore it. The limiter gives
+	// every check with a positive cost of those algorithms one.
 	Slot int64
 }
 

@@ -27,10 +27,13 @@ type Refund struct {
 // the Lua scripts and the memstore, Stamp is the window start written
 // (fixed and sliding windows), or the level or the TAT just after the
 // decision (buckets, GCRA, queue), or the decision's Check.Slot (sliding
-// log, concurrency; 0 for none), and Refunded what had been given back on
-// the key by then.
+// log, concurrency; 0 for none), Refunded what had been given back on the
+// key by then, and Epoch, for the buckets, GCRA and a queue, the epoch
+// of the state the decision wrote: the Check.Slot of the decision that
+// wrote it empty (0 for none; see Check.Slot). A refund gives nothing back
+// into a state of another epoch, whatever the clock did since.
 type Token struct {
-	Stamp, Refunded int64
+	Stamp, Refunded, Epoch int64
 }
 
 // Mark is what a Reset leaves beside a state it forgets, so that refunds

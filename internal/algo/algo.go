@@ -76,7 +76,7 @@ var window = []int{1}
 var bucketHelpers = []string{"state.lua", "verdict.lua", "ledger.lua", "meter.lua"}
 
 // The facts of the buckets and GCRA.
-var refilling = Facts{Leasable: true, Units: true}
+var refilling = Facts{Leasable: true, Units: true, Epochs: true}
 
 // Table lists the algorithms; a script's Mask has bit i for Table[i].
 // Helper files are concatenated in the order they first appear here.
@@ -103,7 +103,7 @@ var Table = []Row{
 	row("gc", "gcra.lua", []string{"verdict.lua", "ledger.lua"}, nil, refilling, func(a algorithms.GCRA) value {
 		return value{params: [3]int64{int64(a.Rate), us(a.Period), int64(a.Burst)}, refill: Refill{Size: a.Burst, Rate: a.Rate, Period: a.Period}}
 	}),
-	row("qu", "queue.lua", []string{"ledger.lua"}, nil, Facts{Delays: true}, func(a algorithms.Queue) value {
+	row("qu", "queue.lua", []string{"ledger.lua"}, nil, Facts{Delays: true, Epochs: true}, func(a algorithms.Queue) value {
 		return value{params: [3]int64{int64(a.Rate), us(a.Period), us(a.MaxDelay)}}
 	}),
 	// A concurrency limit runs the sliding log's code under its own key.

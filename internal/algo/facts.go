@@ -35,6 +35,11 @@ type Facts struct {
 	// Delays: it admits a request by delaying it to its turn (a queue),
 	// which a caller must wait for.
 	Delays bool
+	// Epochs: its state keeps a Ledger of give-backs (the buckets,
+	// GCRA, a queue), and is named, when written fresh, by the id of the
+	// decision that wrote it (store.Check.Slot), which its give-backs must
+	// match (store.Token.Epoch).
+	Epochs bool
 	// SharedKey: every parameter set of the algorithm keeps its state under
 	// one key, the code alone (the buckets, GCRA, a queue); the others'
 	// keys carry the parameters their state depends on.

@@ -24,10 +24,10 @@ func TestFacts(t *testing.T) {
 		{algorithms.FixedWindow{Limit: 5, Window: h}, algo.Facts{Leasable: true, WindowBound: true, Units: true}, algo.Refill{}},
 		{algorithms.SlidingLog{Limit: 5, Window: h}, algo.Facts{Units: true}, algo.Refill{}},
 		{algorithms.SlidingWindow{Limit: 5, Window: h}, algo.Facts{Leasable: true, WindowBound: true, Weighted: true, Units: true}, algo.Refill{}},
-		{algorithms.TokenBucket{Capacity: 10, Rate: 2, Period: h}, algo.Facts{Leasable: true, Units: true, SharedKey: true}, algo.Refill{Size: 10, Rate: 2, Period: h}},
-		{algorithms.LeakyBucket{Capacity: 7, Rate: 3, Period: time.Second}, algo.Facts{Leasable: true, Units: true, SharedKey: true}, algo.Refill{Size: 7, Rate: 3, Period: time.Second}},
-		{algorithms.GCRA{Rate: 4, Period: time.Minute, Burst: 9}, algo.Facts{Leasable: true, Units: true, SharedKey: true}, algo.Refill{Size: 9, Rate: 4, Period: time.Minute}},
-		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: h}, algo.Facts{Delays: true, SharedKey: true}, algo.Refill{}},
+		{algorithms.TokenBucket{Capacity: 10, Rate: 2, Period: h}, algo.Facts{Leasable: true, Units: true, Epochs: true, SharedKey: true}, algo.Refill{Size: 10, Rate: 2, Period: h}},
+		{algorithms.LeakyBucket{Capacity: 7, Rate: 3, Period: time.Second}, algo.Facts{Leasable: true, Units: true, Epochs: true, SharedKey: true}, algo.Refill{Size: 7, Rate: 3, Period: time.Second}},
+		{algorithms.GCRA{Rate: 4, Period: time.Minute, Burst: 9}, algo.Facts{Leasable: true, Units: true, Epochs: true, SharedKey: true}, algo.Refill{Size: 9, Rate: 4, Period: time.Minute}},
+		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: h}, algo.Facts{Delays: true, Epochs: true, SharedKey: true}, algo.Refill{}},
 		{algorithms.Concurrency{Limit: 4, TTL: h}, algo.Facts{InFlight: true, Units: true}, algo.Refill{}},
 	} {
 		d, err := algo.Describe(tc.alg)

@@ -33,6 +33,15 @@ type State struct {
 	Log []Unit
 	// Ledger is the draining rules' account of give-backs.
 	Ledger
+	// Epoch is a bucket's, GCRA's or a queue's epoch: the slot id
+	// (store.Check.Slot) of the decision that wrote it empty (missing, a
+	// level drained to 0, a TAT not ahead of now), kept by every later
+	// write while it holds units; 0 when that decision had none, or an
+	// older release wrote it. A give-back goes only into the epoch
+	// its token names (see Refund): a state emptied and written afresh
+	// holds none of an earlier decision's units, whatever the clock did
+	// since.
+	Epoch int64
 }
 
 // Status is a rule's verdict on a request.
@@ -104,8 +113,34 @@ func Step(alg algorithms.Algorithm, s State, now time.Time, cost int) Outcome {
 
 // StepSlot is Step for a decision whose slot id (store.Check.Slot) is
 // slot, which names the units a sliding log or a concurrency limit
-// writes (0: none).
+// writes, and the epoch of the state a bucket, GCRA or a queue
+// writes empty (0: none; see State.Epoch).
 func StepSlot(alg algorithms.Algorithm, s State, now time.Time, cost int, slot int64) Outcome {
+	o := step(alg, s, now, cost, slot)
+	if !o.Next.Exists {
+		return o
+	}
+	t := now.UnixMicro()
+	switch alg.(type) {
+	case algorithms.TokenBucket, algorithms.LeakyBucket:
+		o.Next.Epoch = epoch(s, s.Exists && drain(min(s.Plan.Size*s.Plan.Period, s.Level), t-s.Updated, s.Plan.Rate) > 0, slot)
+	case algorithms.GCRA, algorithms.Queue:
+		o.Next.Epoch = epoch(s, s.Exists && s.TAT > t, slot)
+	}
+	return o
+}
+
+// epoch is the epoch of the state a decision with slot id slot
+// writes over s: s's while s holds units, else slot's.
+func epoch(s State, holds bool, slot int64) int64 {
+	if holds {
+		return s.Epoch
+	}
+	return slot
+}
+
+// step is StepSlot without the epoch.
+func step(alg algorithms.Algorithm, s State, now time.Time, cost int, slot int64) Outcome {
 	switch a := alg.(type) {
 	case algorithms.FixedWindow:
 		return fixedWindow(a, s, now, cost)

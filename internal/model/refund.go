@@ -16,7 +16,8 @@ import (
 // for the buckets; the TAT just after it (µs), for GCRA and a queue; the
 // decision's slot id (slot, 0 for none), for the sliding log and
 // Concurrency; 0 for the others. Its Refunded is the state's
-// Ledger.Refunded just after the decision.
+// Ledger.Refunded just after the decision, and its Epoch the state's, for
+// the buckets, GCRA and a queue.
 func TokenOf(alg algorithms.Algorithm, s State, slot int64) store.Token {
 	switch alg.(type) {
 	case algorithms.SlidingLog, algorithms.Concurrency:
@@ -24,9 +25,9 @@ func TokenOf(alg algorithms.Algorithm, s State, slot int64) store.Token {
 	case algorithms.FixedWindow, algorithms.SlidingWindow:
 		return store.Token{Stamp: s.Start}
 	case algorithms.TokenBucket, algorithms.LeakyBucket:
-		return store.Token{Stamp: s.Level, Refunded: s.Refunded}
+		return store.Token{Stamp: s.Level, Refunded: s.Refunded, Epoch: s.Epoch}
 	case algorithms.GCRA, algorithms.Queue:
-		return store.Token{Stamp: s.TAT, Refunded: s.Refunded}
+		return store.Token{Stamp: s.TAT, Refunded: s.Refunded, Epoch: s.Epoch}
 	}
 	return store.Token{}
 }
@@ -149,7 +150,9 @@ func gcraIncrement(a algorithms.GCRA, cost int) int64 {
 //
 // The windows and the log give back exactly (their counts do not clamp);
 // the buckets and GCRA give back what their Ledger's bound allows; a queue
-// exactly the part of the decision's turns still ahead of now.
+// exactly the part of the decision's turns still ahead of now. The
+// buckets, GCRA and a queue give nothing into a state of another
+// epoch than the token's (State.Epoch).
 //
 // A zero at is a decision whose instant is unknown (its reply was lost),
 // made no longer than within before now (0: no bound): only a slot id's
@@ -166,6 +169,12 @@ func Refund(alg algorithms.Algorithm, s State, now, at time.Time, within time.Du
 		return unknownInstant(alg, s, earliest, cost, back, tok), 0
 	}
 	t, a, b := now.UnixMicro(), at.UnixMicro(), int64(back)
+	switch alg.(type) {
+	case algorithms.TokenBucket, algorithms.LeakyBucket, algorithms.GCRA, algorithms.Queue:
+		if s.Epoch != tok.Epoch {
+			return s, 0
+		}
+	}
 	switch alg := alg.(type) {
 	case algorithms.FixedWindow:
 		if s.Start == tok.Stamp {

@@ -25,17 +25,17 @@ const (
 	RefundArgsHead = 3
 	// RefundArgsPerRule is how many ARGV entries each rule takes in
 	// refund.lua: the rule (Params.Arg), the cost decided, the units to give
-	// back, the token (stamp, refunded), the TTL (µs) of the Reset's mark
-	// that voids the refund, and for an unknown instant how long (µs)
+	// back, the token (stamp, refunded, epoch), the TTL (µs) of the Reset's
+	// mark that voids the refund, and for an unknown instant how long (µs)
 	// before now the decision ran at most.
-	RefundArgsPerRule = 7
+	RefundArgsPerRule = 8
 	// ReplyHead is how many reply values come before the rules: allowed and
 	// now.
 	ReplyHead = 2
 	// ReplyPerRule is how many reply values each rule has: status,
-	// remaining, retry, reset, next, the token (stamp, refunded) and the
-	// lease taken.
-	ReplyPerRule = 8
+	// remaining, retry, reset, next, the token's stamp and refunded, the
+	// lease taken and the token's epoch.
+	ReplyPerRule = 9
 )
 
 // Params is a rule's fixed part of ARGV, encoded once per algorithm value

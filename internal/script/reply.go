@@ -64,7 +64,7 @@ func Parse(v any, n int, set func(i int, r Rule)) (Reply, error) {
 				NextAfter:  ms(ints[4]),
 			},
 			Blocked: ints[0] == blocked,
-			Token:   store.Token{Stamp: ints[5], Refunded: ints[6]},
+			Token:   store.Token{Stamp: ints[5], Refunded: ints[6], Epoch: ints[8]},
 			Lease:   int(ints[7]),
 		}
 		// An allowed rule's retry is its delay.
