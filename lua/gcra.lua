@@ -1,7 +1,8 @@
 -- GCRA (algorithms.GCRA), registered as algorithms.gc.
--- KEYS: the rule's key, a string "<tat>#<epoch>:<refunded>:<until>:<since>:
---   <rate>:<period>": the theoretical arrival time (TAT) in µs, its
---   epoch ("#<epoch>" absent for none) and its ledger's three integers
+-- KEYS: the rule's key, a string "<tat>#<epoch>@<seen>:<refunded>:<until>:
+--   <since>:<rate>:<period>": the theoretical arrival time (TAT) in µs,
+--   its epoch and seen (ledger.lua; absent in an older release's) and its
+--   ledger's three integers
 --   ("0:0:0" for none; ledger.lua) and the rate and period in µs it was
 --   written under (its plan). Every plan of a rule shares the
 --   key. An older release's string, a bare TAT or a TAT and its ledger,
@@ -21,7 +22,7 @@
 -- for an older release's state.
 local function gcra_load(key)
   local v = get(key)
-  local tat, ledger, rate, period = match(v or "", "^(%d+)(#?%d*:%d+:%d+:%d+):(%d+):(%d+)$")
+  local tat, ledger, rate, period = match(v or "", "^(%d+)(#?%d*@?%d*:%d+:%d+:%d+):(%d+):(%d+)$")
   if tat then -- this release's state, in one match
     return tonumber(tat), ledger, tonumber(rate), tonumber(period)
   end
@@ -76,7 +77,7 @@ if refunds then
     end
     local own = cdiv(cost * period, rate)
     local want = own - cdiv((cost - back) * period, rate)
-    local give, kept = ledger_refund(tail, now, at, stamp - at, own, refunded, epoch, want, tat - now, 1, tat)
+    local give, kept = ledger_refund(tail, now, nil, at, stamp - at, own, refunded, epoch, want, tat - now, 1, tat)
     if give > 0 then
       if rate0 then
         kept = kept .. format(":%d:%d", rate0, period0)

@@ -10,7 +10,9 @@
 -- KEYS: none of its own; the helpers take the key. ARGV: none. Reply: none.
 -- A state's tail, after its own integers, is "#<epoch>", the epoch
 -- (model.State.Epoch: the slot id of the decision that wrote the state
--- empty; absent for none), then, with a ledger, ":<refunded>:<until>:
+-- empty; absent for none), then, for GCRA and a queue, "@<seen>", the
+-- latest instant the state was decided at in its epoch
+-- (model.State.Seen), then, with a ledger, ":<refunded>:<until>:
 -- <since>" (points or µs): what was given back, an instant no token
 -- outlives (past it the ledger is forgotten) and when refunded last
 -- started again from 0 (it reached MAX_REFUNDED, or a bucket's or GCRA's
@@ -25,32 +27,38 @@
 local MAX_REFUNDED = 4503599627370496
 
 -- ledger_read decodes a tail as of now: refunded, until, since, the rest
--- (a queue's holes) and the epoch; 0, 0, 0 and "" for no ledger or
--- one past its until, and an epoch of 0 for none.
+-- (a queue's holes), the epoch and seen; 0, 0, 0 and "" for no ledger or
+-- one past its until, an epoch of 0 for none and a seen of nil for none.
 local function ledger_read(tail, now)
   if not tail or tail == "" then
     return 0, 0, 0, "", 0
   end
-  local e, r, u, s, rest = match(tail, "^#?(%d*):?(%d*):?(%d*):?(%d*)(.*)$")
-  e, u = tonumber(e) or 0, tonumber(u)
+  local e, w, r, u, s, rest = match(tail, "^#?(%d*)@?(%d*):?(%d*):?(%d*):?(%d*)(.*)$")
+  e, w, u = tonumber(e) or 0, tonumber(w), tonumber(u)
   if u and u > now then
-    return tonumber(r), u, tonumber(s), rest, e
+    return tonumber(r), u, tonumber(s), rest, e, w
   end
-  return 0, 0, 0, "", e
+  return 0, 0, 0, "", e, w
 end
 
--- epoch_tail is the tail of epoch e without a ledger.
-local function epoch_tail(e)
+-- epoch_tail is the tail of epoch e and seen w (nil for none) without a
+-- ledger.
+local function epoch_tail(e, w)
   if e > 0 then
+    if w then
+      return format("#%d@%d", e, w)
+    end
     return format("#%d", e)
+  elseif w then
+    return format("@%d", w)
   end
   return ""
 end
 
--- ledger_tail is the tail of epoch e with the ledger (refunded,
--- until, since) and the rest.
-local function ledger_tail(e, r, u, s, rest)
-  return epoch_tail(e) .. format(":%d:%d:%d", r, u, s) .. rest
+-- ledger_tail is the tail of epoch e and seen w with the ledger
+-- (refunded, until, since) and the rest.
+local function ledger_tail(e, w, r, u, s, rest)
+  return epoch_tail(e, w) .. format(":%d:%d:%d", r, u, s) .. rest
 end
 
 -- ledger_keep is a commit's part: the tail to store, the TTL (µs) the state
@@ -59,18 +67,22 @@ end
 -- now. fresh, when not nil, is the epoch of a state written empty (a
 -- missing one, a level drained to 0, a TAT not ahead of now): the
 -- deciding decision's slot id (0: none); a state that holds units keeps
--- its own (model.State.Epoch). none is what stands for no ledger ("" when
--- nil).
-local function ledger_keep(tail, now, after, fresh, none)
-  local r, u, s, rest, e = ledger_read(tail, now)
+-- its own (model.State.Epoch). A TAT state (tat true) keeps seen too:
+-- now in a fresh epoch, else the later of its own and now. none is what
+-- stands for no ledger ("" when nil).
+local function ledger_keep(tail, now, after, fresh, tat, none)
+  local r, u, s, rest, e, w = ledger_read(tail, now)
   if fresh then
-    e = fresh
+    e, w = fresh, nil
+  end
+  if tat then
+    w = max(w or now, now)
   end
   if u == 0 then
-    return epoch_tail(e) .. (none or ""), after, 0, e
+    return epoch_tail(e, w) .. (none or ""), after, 0, e
   end
   u = max(u, now + after)
-  return ledger_tail(e, r, u, s, rest), u - now, r, e
+  return ledger_tail(e, w, r, u, s, rest), u - now, r, e
 end
 
 -- drain is a level x after dt µs of draining rate points per µs, never
@@ -102,23 +114,25 @@ end
 -- ledger_refund is how much of want a give-back for a decision at `at` with
 -- token (stamp, refunded, epoch) may return at now, given the level now:
 -- stamp is the decision's level in points (or its TAT's lead over at),
--- draining rate per µs, of which the decision added own. Nothing when the
+-- draining rate per µs, of which the decision added own, from at to the
+-- latest instant the state has drained to: now, or last (a bucket's last
+-- update) or the tail's seen (a TAT state's) when later. Nothing when the
 -- state is of another epoch than the token's. What was given back
 -- since counts only up to what the earlier decisions held, stamp - own
 -- (see model.Ledger.refund). It returns that amount and the tail to store
 -- with it.
-local function ledger_refund(tail, now, at, stamp, own, refunded, epoch, want, level, rate, horizon)
-  local r, u, s, _, e = ledger_read(tail, now)
+local function ledger_refund(tail, now, last, at, stamp, own, refunded, epoch, want, level, rate, horizon)
+  local r, u, s, _, e, w = ledger_read(tail, now)
   if e ~= epoch or at <= s or r < refunded then
     return 0
   end
   local earlier = min(r - refunded, max(0, stamp - own))
-  local give = min(want, level, drain(stamp - earlier, now - at, rate))
+  local give = min(want, level, drain(stamp - earlier, max(now, last or w or now) - at, rate))
   if give <= 0 then
     return 0
   end
   r, u, s = ledger_record(r, u, s, now, give, horizon)
-  return give, ledger_tail(e, r, u, s, "")
+  return give, ledger_tail(e, w, r, u, s, "")
 end
 
 -- ledger_switch is the tail a state written under a new plan at now starts
@@ -128,14 +142,14 @@ end
 -- has given nothing back, lasts until then and voids the give-backs of
 -- every decision made at or before last.
 local function ledger_switch(tail, now, last, level, rate)
-  local _, u, _, _, e = ledger_read(tail, now)
+  local _, u, _, _, e, w = ledger_read(tail, now)
   if level > 0 then
     u = max(u, last + cdiv(level, rate))
   end
   if u > now then
-    return ledger_tail(e, 0, u, last, "")
+    return ledger_tail(e, w, 0, u, last, "")
   end
-  return epoch_tail(e)
+  return epoch_tail(e, w)
 end
 
 -- tat_parse reads a TAT state's value v (GET's reply): the TAT in µs and
@@ -147,7 +161,7 @@ local function tat_parse(v)
   elseif not v then
     return nil
   end
-  local t, tail = match(v, "^(%d+)([#:].*)$")
+  local t, tail = match(v, "^(%d+)([#@:].*)$")
   return tonumber(t), tail
 end
 
@@ -165,7 +179,7 @@ local function tat_commit(key, now, after, tail, fresh, plan)
   if plan then
     none = ":0:0:0"
   end
-  local kept, ttl, refunded, epoch = ledger_keep(tail, now, after, fresh, none)
+  local kept, ttl, refunded, epoch = ledger_keep(tail, now, after, fresh, true, none)
   put(key, int(now + after) .. kept .. (plan or ""), ttl_ms(ttl))
   return now + after, refunded, epoch
 end

@@ -1,6 +1,6 @@
 -- Leaky bucket as a queue (algorithms.Queue), registered as algorithms.qu.
 -- KEYS: the rule's key, a string: the queue's tail (when the last admitted
---   request's turns end) in µs, as a TAT, then its tail (epoch and
+--   request's turns end) in µs, as a TAT, then its tail (epoch, seen and
 --   ledger, holes included; ledger.lua and the refund below), if any. A
 --   missing key is an empty queue.
 -- ARGV: rate, period in µs, max delay in µs; cost and now come from
@@ -129,7 +129,7 @@ if refunds then
     if not tat then
       return
     end
-    local r, u, s, rest, e = ledger_read(tail, now)
+    local r, u, s, rest, e, w = ledger_read(tail, now)
     if e ~= epoch or at <= s or r < refunded then
       return
     end
@@ -140,7 +140,7 @@ if refunds then
       end
     end
     local turn = cdiv(period, rate)
-    local give = min(back * turn, tat - now, drain(stamp - at - max(0, r - refunded - later), now - at, 1))
+    local give = min(back * turn, tat - now, drain(stamp - at - max(0, r - refunded - later), max(now, w or now) - at, 1))
     if give <= 0 then
       return
     end
@@ -150,6 +150,6 @@ if refunds then
     if not restarted then
       rest = queue_rest(queue_with(holes, stamp, refunded, cost * turn, give), now, r)
     end
-    call("SET", key, int(tat - give) .. ledger_tail(e, r, u, s, rest), "KEEPTTL")
+    call("SET", key, int(tat - give) .. ledger_tail(e, w, r, u, s, rest), "KEEPTTL")
   end
 end

@@ -158,13 +158,17 @@ func gcraString(st model.State) string {
 	return fmt.Sprintf("%d%s:%d:%d:%d:%d:%d", st.TAT, epochString(st), l.Refunded, l.Until, l.Since, st.Plan.Rate, st.Plan.Period)
 }
 
-// epochString is how ledger.lua stores st's epoch: "#<epoch>", nothing
-// for 0.
+// epochString is how ledger.lua stores st's epoch, "#<epoch>" (nothing
+// for 0), and its seen, "@<seen>" (nothing for 0: a bucket's).
 func epochString(st model.State) string {
-	if st.Epoch == 0 {
-		return ""
+	s := ""
+	if st.Epoch != 0 {
+		s = fmt.Sprintf("#%d", st.Epoch)
 	}
-	return fmt.Sprintf("#%d", st.Epoch)
+	if st.Seen != 0 {
+		s += fmt.Sprintf("@%d", st.Seen)
+	}
+	return s
 }
 
 // TestGCRAReadsOlderState: a GCRA state an older release wrote (a bare
@@ -188,11 +192,11 @@ func TestGCRAReadsOlderState(t *testing.T) {
 			remaining int
 			want      string // stored after an admission of 1
 		}{
-			{fmt.Sprint(tat), model.Ledger{}, paid, 2, fmt.Sprintf("%d:0:0:0:5:3600000000", tat+12*m)},
-			{fmt.Sprint(tat), model.Ledger{}, free, 0, fmt.Sprintf("%d:0:0:0:1:3600000000", tat+60*m)},
+			{fmt.Sprint(tat), model.Ledger{}, paid, 2, fmt.Sprintf("%d@%d:0:0:0:5:3600000000", tat+12*m, t0)},
+			{fmt.Sprint(tat), model.Ledger{}, free, 0, fmt.Sprintf("%d@%d:0:0:0:1:3600000000", tat+60*m, t0)},
 			{fmt.Sprintf("%d:7:%d:%d", tat, t0+120*m, t0-m), model.Ledger{Refunded: 7, Until: t0 + 120*m, Since: t0 - m}, paid, 2,
-				fmt.Sprintf("%d:7:%d:%d:5:3600000000", tat+12*m, t0+120*m, t0-m)},
-			{fmt.Sprintf("%d:7:%d:0", tat, t0-m), model.Ledger{Refunded: 7, Until: t0 - m}, paid, 2, fmt.Sprintf("%d:0:0:0:5:3600000000", tat+12*m)},
+				fmt.Sprintf("%d@%d:7:%d:%d:5:3600000000", tat+12*m, t0, t0+120*m, t0-m)},
+			{fmt.Sprintf("%d:7:%d:0", tat, t0-m), model.Ledger{Refunded: 7, Until: t0 - m}, paid, 2, fmt.Sprintf("%d@%d:0:0:0:5:3600000000", tat+12*m, t0)},
 		} {
 			name := fmt.Sprintf("old%d", runs.Add(1))
 			key := name + ":{g:x}:gc"
@@ -218,7 +222,7 @@ func TestGCRAReadsOlderState(t *testing.T) {
 			if _, err := lim.Settle(ctx, d, 0); err != nil {
 				t.Fatal(err)
 			}
-			if got := b.Client.Get(ctx, key).Val(); !strings.HasPrefix(got, fmt.Sprint(tat, ":")) {
+			if got := b.Client.Get(ctx, key).Val(); !strings.HasPrefix(got, fmt.Sprint(tat, "@")) {
 				t.Errorf("%s case %d: settled at 0: stored %q, want the TAT back at %d", b.Name, i, got, tat)
 			}
 		}

@@ -256,3 +256,59 @@ func TestNoGiveBackIntoAFreshState(t *testing.T) {
 		}
 	}
 }
+
+// TestNoGiveBackOfALaterDecisionsUnits: a give-back counts the draining
+// its state has seen, not only the clock's: a decision takes 5 units of a
+// bucket, GCRA or queue of 10 an hour; 27 minutes later, when half a unit
+// of it is left, another takes 1; the clock steps back to a second after
+// the first, which is settled at 0. What is left is then exactly what is
+// left to a client that made only the second decision, on the Lua scripts
+// as in the Go model. Before, the give-back counted a second of draining
+// and took back the second decision's units too (GCRA and the queue left
+// 9 and 10 where 4 and 5 are left without the first decision; the
+// buckets 10 for 9).
+func TestNoGiveBackOfALaterDecisionsUnits(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	t0 := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC)
+	h := time.Hour
+	for _, alg := range []algorithms.Algorithm{
+		algorithms.GCRA{Rate: 10, Period: h, Burst: 10},
+		algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: h},
+		algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: h},
+		algorithms.Queue{Rate: 10, Period: h, MaxDelay: h},
+	} {
+		now := t0
+		lua, model, _, _ := luaAndModel(t, s.Client, &now, "later", []limiter.Rule{{Name: "r", Algorithm: alg}}, "")
+		for i, lim := range []*limiter.Limiter{lua, model} {
+			store := []string{"lua", "model"}[i]
+			take := func(id string, at time.Duration, cost int) limiter.Decision {
+				t.Helper()
+				now = t0.Add(at)
+				d, err := lim.Decide(ctx, limiter.Check{Rule: "r", Identity: id, Cost: cost})
+				if err != nil || !d.Allowed {
+					t.Fatalf("%v (%s): %s cost %d: %+v %v", alg, store, id, cost, d, err)
+				}
+				return d
+			}
+			left := func(id string) int {
+				t.Helper()
+				d, err := lim.Status(ctx, "r", id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return d.Results[0].Remaining
+			}
+			first := take("x", 0, 5)
+			take("x", 27*time.Minute, 1)
+			take("y", 27*time.Minute, 1) // the second decision alone
+			now = t0.Add(time.Second)    // the clock steps back
+			if _, err := lim.Settle(ctx, first, 0); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := left("x"), left("y"); got != want {
+				t.Errorf("%v (%s): %d left after the first decision was settled at 0, want %d, as without it", alg, store, got, want)
+			}
+		}
+	}
+}

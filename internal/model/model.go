@@ -42,6 +42,11 @@ type State struct {
 	// holds none of an earlier decision's units, whatever the clock did
 	// since.
 	Epoch int64
+	// Seen is the latest instant (µs) GCRA's or a queue's state was
+	// decided at in its epoch (a bucket's is Updated): what its TAT has
+	// drained to, which a give-back counts from (see Ledger.refund) when
+	// the clock has stepped back since.
+	Seen int64
 }
 
 // Status is a rule's verdict on a request.
@@ -125,7 +130,11 @@ func StepSlot(alg algorithms.Algorithm, s State, now time.Time, cost int, slot i
 	case algorithms.TokenBucket, algorithms.LeakyBucket:
 		o.Next.Epoch = epoch(s, s.Exists && drain(min(s.Plan.Size*s.Plan.Period, s.Level), t-s.Updated, s.Plan.Rate) > 0, slot)
 	case algorithms.GCRA, algorithms.Queue:
-		o.Next.Epoch = epoch(s, s.Exists && s.TAT > t, slot)
+		holds := s.Exists && s.TAT > t
+		o.Next.Epoch, o.Next.Seen = epoch(s, holds, slot), t
+		if holds {
+			o.Next.Seen = max(s.Seen, t)
+		}
 	}
 	return o
 }

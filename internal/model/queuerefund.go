@@ -36,7 +36,8 @@ func (a Hole) after(b Hole) bool {
 
 // queueRefund gives back, at t, up to want µs of the own µs of turns that
 // a queue decision at the instant at took with tok: all the part of them
-// still ahead of now, and never more. A token older than the Ledger (it
+// still ahead of now (of the latest instant the queue was decided at, when
+// the clock stepped back since: State.Seen), and never more. A token older than the Ledger (it
 // was forgotten since, past its Until) has turns that ended before now:
 // its earlier part is taken as at least 0, and it gets nothing.
 func queueRefund(s State, t, at, own, want int64, tok store.Token) State {
@@ -55,7 +56,7 @@ func queueRefund(s State, t, at, own, want int64, tok store.Token) State {
 		}
 	}
 	earlier := max(0, l.Refunded-tok.Refunded-later)
-	g := max(0, min(want, s.TAT-t, drain(tok.Stamp-at-earlier, t-at, 1)))
+	g := max(0, min(want, s.TAT-t, drain(tok.Stamp-at-earlier, max(t, s.Seen)-at, 1)))
 	if g == 0 {
 		return s
 	}

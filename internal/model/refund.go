@@ -77,13 +77,19 @@ const MaxRefunded = 1 << 52
 // draining rate per µs; own is what the decision itself added to it. A
 // Ledger past its Until counts as fresh.
 //
+// The decision's level drains from at to seen, the latest instant the
+// state has drained to (a bucket's last update, GCRA's or a queue's last
+// write; t when later): on a clock that stepped back since a later
+// decision, t would count less draining than the state has seen, and
+// give back units that decision holds.
+//
 // Of what was given back on the key since the decision, only the part
 // that came from decisions made before it can take the level below the
 // decision's own: a later decision's give-back follows its own addition.
 // That part is at most the level the earlier decisions held then, mark
 // less own (each of their give-backs kept to this same bound), so the
 // bound subtracts the smaller of the two.
-func (l Ledger) refund(t, at int64, tok store.Token, mark, own, want, level, rate int64) int64 {
+func (l Ledger) refund(t, seen, at int64, tok store.Token, mark, own, want, level, rate int64) int64 {
 	if l.Until <= t {
 		l = Ledger{}
 	}
@@ -91,7 +97,7 @@ func (l Ledger) refund(t, at int64, tok store.Token, mark, own, want, level, rat
 		return 0
 	}
 	earlier := min(l.Refunded-tok.Refunded, max(0, mark-own))
-	return max(0, min(want, level, drain(mark-earlier, t-at, rate)))
+	return max(0, min(want, level, drain(mark-earlier, max(t, seen)-at, rate)))
 }
 
 // record accounts for a give-back of g at t from a state whose level would
@@ -255,7 +261,7 @@ func meterRefund(s State, t, at, cost, back int64, tok store.Token, p Plan) Stat
 	if t > last {
 		level, last = drain(level, t-last, p.Rate), t
 	}
-	g := s.Ledger.refund(t, at, tok, tok.Stamp, cost*p.Period, back*p.Period, level, p.Rate)
+	g := s.Ledger.refund(t, last, at, tok, tok.Stamp, cost*p.Period, back*p.Period, level, p.Rate)
 	if g == 0 {
 		return s
 	}
@@ -268,7 +274,7 @@ func meterRefund(s State, t, at, cost, back int64, tok store.Token, p Plan) Stat
 // t, for a decision that moved it on by own µs (nothing when the state's
 // Plan changed since the decision: see Ledger.switched).
 func tatRefund(s State, t, at, own, want int64, tok store.Token) State {
-	g := s.Ledger.refund(t, at, tok, tok.Stamp-at, own, want, s.TAT-t, 1)
+	g := s.Ledger.refund(t, s.Seen, at, tok, tok.Stamp-at, own, want, s.TAT-t, 1)
 	if g == 0 {
 		return s
 	}
