@@ -1,8 +1,6 @@
 package limiter
 
 import (
-	"time"
-
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/limiter/internal/keypart"
 	"github.com/seed-bff0c9e1/ratelimit/store"
@@ -19,29 +17,23 @@ const blockSuffix = "b"
 const resetSuffix = "r"
 
 // resetMark is the key and the TTL of the Reset mark beside stateKey, a
-// key of a's state: <prefix>:{<rule>:<identity>}:r<suffix>. Every
-// algorithm whose state shares the key shares its mark and its TTL,
-// whichever limiter or plan decided.
+// key of a's state: <prefix>:{<rule>:<identity>}:r<suffix>, lasting as
+// long after a decision as a refund into that key can still return
+// anything: twice the window (a sliding window refunds into the previous
+// one), at most exact.MaxDuration. The windows, the log and a
+// concurrency limit have in their key what their window depends on, so
+// every algorithm whose state shares the key shares its mark and its TTL,
+// whichever limiter or plan decided. The buckets, GCRA and a queue need
+// none (the zero Mark): the state a Reset forgot is of an epoch of its
+// own (Facts.Epochs), which no later state has, since the limiter gives
+// each of their decisions an id.
 func resetMark(stateKey store.Key, a *algo) store.Mark {
+	if a.facts.Epochs {
+		return store.Mark{}
+	}
 	mark := stateKey
 	mark.Suffix = resetSuffix + stateKey.Suffix
-	return store.Mark{Key: mark, TTL: resetTTL(a)}
-}
-
-// resetTTL is how long a Reset's mark on a key of a's state lasts: how
-// long after a decision a refund into that key can still return
-// anything, for every algorithm whose state shares the key. The windows,
-// the log and a concurrency limit have in their key what their window
-// depends on: twice that window (a sliding window refunds into the
-// previous one), at most exact.MaxDuration. The buckets, GCRA and a queue
-// keep one key whatever their parameters (Facts.SharedKey), so a Reset
-// cannot know how long another parameter set's decisions last:
-// exact.MaxDuration, the longest window of any.
-func resetTTL(a *algo) time.Duration {
-	if a.facts.SharedKey {
-		return exact.MaxDuration
-	}
-	return min(exact.MaxDuration, 2*a.policy.Window)
+	return store.Mark{Key: mark, TTL: min(exact.MaxDuration, 2*a.policy.Window)}
 }
 
 // key is the key of one rule's state for one identity, under an

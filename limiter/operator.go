@@ -59,9 +59,10 @@ func (l *Limiter) Status(ctx context.Context, rule, identity string) (Decision, 
 // forget it returns ErrNotFound and writes nothing. Decisions made before
 // the Reset and settled after it give nothing back, whichever limiter made
 // them: in the store call that forgets, Reset leaves a mark beside each
-// state it forgets (one more key each, for twice the window in the state's
-// key, or 10 years for the buckets, GCRA and a queue, whose one key serves
-// all their parameters) that voids their refunds.
+// window's, log's or concurrency limit's state it forgets (one more key
+// each, for twice the window in the state's key) that voids their
+// refunds; a bucket's, GCRA's or a queue's decisions name the epoch of
+// the state they wrote, which no state written after the Reset has.
 func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...algorithms.Algorithm) error {
 	r, now, err := l.operand(rule, identity)
 	if err != nil {
@@ -76,10 +77,12 @@ func (l *Limiter) Reset(ctx context.Context, rule, identity string, plans ...alg
 		states = append(states, a)
 	}
 	keys := make([]store.Key, len(states), len(states)+1)
-	marks := make([]store.Mark, len(states))
+	var marks []store.Mark
 	for i, a := range states {
 		keys[i] = r.key(l.cfg.prefix, identity, a.suffix)
-		marks[i] = resetMark(keys[i], a)
+		if m := resetMark(keys[i], a); m != (store.Mark{}) {
+			marks = append(marks, m)
+		}
 	}
 	l.leases.Forget(keys...) // the states' pools
 	keys = append(keys, r.key(l.cfg.prefix, identity, blockSuffix))
