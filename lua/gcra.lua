@@ -34,11 +34,14 @@ end
 -- over now, in the writer's points, is a level that carry carries over,
 -- rounded up. What the commit needs: the debt carried over in the new
 -- plan's points and a ledger's tail that voids the give-backs of every
--- decision made at or before now (ledger_switch).
+-- decision made at or before now, or the tail's seen when later (a clock
+-- that stepped back; ledger_switch).
 local function gcra_switch(now, cost, period, burst, tat, tail, rate0, period0)
   local lead = max(0, tat - now)
   local status, remaining, retry, next, used = carry(lead * rate0, cost, burst, rate0, period0)
-  return status, remaining, retry, lead, next, used * period, ledger_switch(tail, now, now, lead, 1)
+  local _, _, _, _, _, w = ledger_read(tail, now)
+  local last = max(now, w or now)
+  return status, remaining, retry, lead, next, used * period, ledger_switch(tail, now, last, max(0, tat - last), 1)
 end
 
 algorithms.gc = function(key, now, cost, rate, period, burst)

@@ -102,7 +102,7 @@ if refunds then
     if now > last then
       level, last = drain(level, now - last, rate), now
     end
-    local give, kept = ledger_refund(tail, now, last, at, stamp, cost * period, refunded, epoch, back * period, level, rate, now + cdiv(level, rate))
+    local give, kept = ledger_refund(tail, now, last, at, stamp, cost * period, refunded, epoch, back * period, level, rate, last + cdiv(level, rate))
     if give > 0 then
       call("SET", key, format("%d:%d:%d:%d:%d", level - give, last, size, rate, period) .. kept, "KEEPTTL")
     end

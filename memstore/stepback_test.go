@@ -312,3 +312,129 @@ func TestNoGiveBackOfALaterDecisionsUnits(t *testing.T) {
 		}
 	}
 }
+
+// stepped drives one limiter on *now, at instants from t0.
+type stepped struct {
+	t   *testing.T
+	lim *limiter.Limiter
+	now *time.Time
+	t0  time.Time
+	tag string
+}
+
+// take decides cost for id at t0+at under plan (nil: the rule's); it must
+// be admitted.
+func (r stepped) take(id string, at time.Duration, cost int, plan algorithms.Algorithm) limiter.Decision {
+	r.t.Helper()
+	*r.now = r.t0.Add(at)
+	d, err := r.lim.Decide(ctx, limiter.Check{Rule: "r", Identity: id, Cost: cost, Plan: plan})
+	if err != nil || !d.Allowed {
+		r.t.Fatalf("%s: %s cost %d at %v: %+v %v", r.tag, id, cost, at, d, err)
+	}
+	return d
+}
+
+// settle settles d at final at t0+at.
+func (r stepped) settle(at time.Duration, d limiter.Decision, final int) {
+	r.t.Helper()
+	*r.now = r.t0.Add(at)
+	if _, err := r.lim.Settle(ctx, d, final); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// left is what id has left now.
+func (r stepped) left(id string) int {
+	r.t.Helper()
+	d, err := r.lim.Status(ctx, "r", id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return d.Results[0].Remaining
+}
+
+// TestBucketLedgerOutlivesAClockStepBack: a bucket's give-back made on a
+// clock that stepped back keeps its account of what was given back until
+// the level has drained from its last update, ahead of now, not from now.
+// Two decisions of 5 units of a bucket of 10 an hour; the clock steps back
+// an hour and the first is settled at 0; 20 minutes after the two, 8 more
+// are taken and the second is settled at 0. A client that made only the
+// first has as many left, on the Lua scripts as in the model. Before, the
+// account ended an hour early, the second decision's give-back no longer
+// counted the first's, and 3 units too many came back (5 left for 2).
+func TestBucketLedgerOutlivesAClockStepBack(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	t0, h := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC), time.Hour
+	for _, alg := range []algorithms.Algorithm{
+		algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: h},
+		algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: h},
+	} {
+		now := t0
+		lua, model, _, _ := luaAndModel(t, s.Client, &now, "horizon", []limiter.Rule{{Name: "r", Algorithm: alg}}, "")
+		for i, lim := range []*limiter.Limiter{lua, model} {
+			r := stepped{t, lim, &now, t0, alg.String() + " " + []string{"lua", "model"}[i]}
+			var got [2]int
+			for j, id := range []string{"x", "y"} {
+				d0 := r.take(id, 0, 5, nil)
+				var d1 limiter.Decision
+				if id == "x" {
+					d1 = r.take(id, 0, 5, nil)
+				}
+				r.settle(-h, d0, 0) // the clock stepped back an hour
+				r.take(id, 20*time.Minute, 8, nil)
+				if id == "x" {
+					r.settle(20*time.Minute, d1, 0)
+				}
+				got[j] = r.left(id)
+			}
+			if got[0] != got[1] {
+				t.Errorf("%s: %d left with the second decision settled at 0, %d without it", r.tag, got[0], got[1])
+			}
+		}
+	}
+}
+
+// TestGCRAPlanSwitchAfterAClockStepBack: GCRA's switch to another plan
+// voids the give-backs of every decision the state has seen, also those
+// made later than the switch on a clock that stepped back. Two decisions
+// of 5 units (a unit an hour); the first is settled at 0; the clock steps
+// back 8 s, a unit is taken under another plan of the same unit, then
+// one under the rule's; 5 hours on, 17 are taken and the second decision
+// is settled at 0. A client that made only the first has no fewer left,
+// on the Lua scripts as in the model (it has more: each switch carries
+// the other's units in use rounded up, and the second decision gives
+// nothing back). Before, the switch voided decisions up to its own
+// instant only and forgot the first give-back, and the second gave back
+// units that had drained 5 hours before (5 left for 3).
+func TestGCRAPlanSwitchAfterAClockStepBack(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	t0, h := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC), time.Hour
+	a := algorithms.GCRA{Rate: 10, Period: 10 * h, Burst: 20}
+	b := algorithms.GCRA{Rate: 1, Period: h, Burst: 20}
+	now := t0
+	lua, model, _, _ := luaAndModel(t, s.Client, &now, "gswitch", []limiter.Rule{{Name: "r", Algorithm: a}}, "gc")
+	for i, lim := range []*limiter.Limiter{lua, model} {
+		r := stepped{t, lim, &now, t0, []string{"lua", "model"}[i]}
+		var got [2]int
+		for j, id := range []string{"x", "y"} {
+			d0 := r.take(id, 0, 5, nil)
+			var d1 limiter.Decision
+			if id == "x" {
+				d1 = r.take(id, 0, 5, nil)
+			}
+			r.settle(0, d0, 0)
+			r.take(id, -8*time.Second, 1, b) // the clock steps back: plan b
+			r.take(id, -7*time.Second, 1, a) // and the rule's again
+			r.take(id, 5*h, 17, nil)
+			if id == "x" {
+				r.settle(5*h, d1, 0)
+			}
+			got[j] = r.left(id)
+		}
+		if got[0] > got[1] {
+			t.Errorf("%s: %d left with the second decision settled at 0, %d without it", r.tag, got[0], got[1])
+		}
+	}
+}

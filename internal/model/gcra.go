@@ -58,6 +58,9 @@ func gcraSwitch(s State, t, c, burst int64, p Plan) Outcome {
 	after := exact.CeilDiv((used+c)*p.Period, p.Rate)
 	q := quantities{remaining: remaining, retry: retry, reset: lead, next: next,
 		after: after, nextAfter: nextUnit(after*p.Rate, burst, p.Rate, p.Period)}
-	l := s.Ledger.switched(t, t, lead, 1)
+	// The Ledger voids every decision made by the latest instant the state
+	// has seen, which a clock that stepped back puts after t.
+	last := max(t, s.Seen)
+	l := s.Ledger.switched(t, last, max(0, s.TAT-last), 1)
 	return l.keep(outcome(status, q, State{TAT: t + after, Plan: p}, int(c)), t, t+after)
 }

@@ -265,7 +265,7 @@ func meterRefund(s State, t, at, cost, back int64, tok store.Token, p Plan) Stat
 	if g == 0 {
 		return s
 	}
-	s.Ledger.record(t, g, t+exact.CeilDiv(level, p.Rate))
+	s.Ledger.record(t, g, last+exact.CeilDiv(level, p.Rate))
 	s.Level, s.Updated = level-g, last
 	return s
 }
