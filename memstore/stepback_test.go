@@ -343,6 +343,27 @@ func (r stepped) settle(at time.Duration, d limiter.Decision, final int) {
 	}
 }
 
+// twice runs steps for a client x that made a second decision of 5
+// units at t0, settled at 0 at t0+at once steps are done, and for a
+// client y that did not; both made a first decision of 5 units at t0,
+// which steps receives. It returns what each has left then.
+func (r stepped) twice(at time.Duration, steps func(id string, first limiter.Decision)) (x, y int) {
+	var left [2]int
+	for j, id := range []string{"x", "y"} {
+		first := r.take(id, 0, 5, nil)
+		var second limiter.Decision
+		if id == "x" {
+			second = r.take(id, 0, 5, nil)
+		}
+		steps(id, first)
+		if id == "x" {
+			r.settle(at, second, 0)
+		}
+		left[j] = r.left(id)
+	}
+	return left[0], left[1]
+}
+
 // left is what id has left now.
 func (r stepped) left(id string) int {
 	r.t.Helper()
@@ -374,22 +395,12 @@ func TestBucketLedgerOutlivesAClockStepBack(t *testing.T) {
 		lua, model, _, _ := luaAndModel(t, s.Client, &now, "horizon", []limiter.Rule{{Name: "r", Algorithm: alg}}, "")
 		for i, lim := range []*limiter.Limiter{lua, model} {
 			r := stepped{t, lim, &now, t0, alg.String() + " " + []string{"lua", "model"}[i]}
-			var got [2]int
-			for j, id := range []string{"x", "y"} {
-				d0 := r.take(id, 0, 5, nil)
-				var d1 limiter.Decision
-				if id == "x" {
-					d1 = r.take(id, 0, 5, nil)
-				}
-				r.settle(-h, d0, 0) // the clock stepped back an hour
+			x, y := r.twice(20*time.Minute, func(id string, first limiter.Decision) {
+				r.settle(-h, first, 0) // the clock stepped back an hour
 				r.take(id, 20*time.Minute, 8, nil)
-				if id == "x" {
-					r.settle(20*time.Minute, d1, 0)
-				}
-				got[j] = r.left(id)
-			}
-			if got[0] != got[1] {
-				t.Errorf("%s: %d left with the second decision settled at 0, %d without it", r.tag, got[0], got[1])
+			})
+			if x != y {
+				t.Errorf("%s: %d left with the second decision settled at 0, %d without it", r.tag, x, y)
 			}
 		}
 	}
@@ -417,24 +428,14 @@ func TestGCRAPlanSwitchAfterAClockStepBack(t *testing.T) {
 	lua, model, _, _ := luaAndModel(t, s.Client, &now, "gswitch", []limiter.Rule{{Name: "r", Algorithm: a}}, "gc")
 	for i, lim := range []*limiter.Limiter{lua, model} {
 		r := stepped{t, lim, &now, t0, []string{"lua", "model"}[i]}
-		var got [2]int
-		for j, id := range []string{"x", "y"} {
-			d0 := r.take(id, 0, 5, nil)
-			var d1 limiter.Decision
-			if id == "x" {
-				d1 = r.take(id, 0, 5, nil)
-			}
-			r.settle(0, d0, 0)
+		x, y := r.twice(5*h, func(id string, first limiter.Decision) {
+			r.settle(0, first, 0)
 			r.take(id, -8*time.Second, 1, b) // the clock steps back: plan b
 			r.take(id, -7*time.Second, 1, a) // and the rule's again
 			r.take(id, 5*h, 17, nil)
-			if id == "x" {
-				r.settle(5*h, d1, 0)
-			}
-			got[j] = r.left(id)
-		}
-		if got[0] > got[1] {
-			t.Errorf("%s: %d left with the second decision settled at 0, %d without it", r.tag, got[0], got[1])
+		})
+		if x > y {
+			t.Errorf("%s: %d left with the second decision settled at 0, %d without it", r.tag, x, y)
 		}
 	}
 }
