@@ -84,7 +84,7 @@ func TestDenyCacheStalenessIsBounded(t *testing.T) {
 			t.Fatalf("instance %d: %+v, want Redis's denial for about a day", i, d)
 		}
 	}
-	if err := s.Client.Del(ctx, "ratelimit:{daily:a}:gc").Err(); err != nil { // the operator's reset
+	if err := s.Client.Del(ctx, "ratelimit:{daily:a}:gce").Err(); err != nil { // the operator's reset
 		t.Fatal(err)
 	}
 	now = now.Add(499 * time.Millisecond)

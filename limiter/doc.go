@@ -25,7 +25,8 @@
 // (the windows and the log add their window in µs, a concurrency limit its
 // TTL: the parameters their stored state depends on,
 // ratelimit:{per-ip:203.0.113.9}:sw60000000; the buckets, GCRA and a queue
-// have their code alone, ratelimit:{per-key:…}:tb). The
+// have their code and "e", whose state carries an epoch,
+// ratelimit:{per-key:…}:tbe). The
 // braces are a Redis Cluster hash tag, so one rule and identity always
 // map to one slot. Identities are untrusted: one that is empty is an error,
 // and one longer than 64 bytes or with a byte outside [A-Za-z0-9._:@/+=-] is

@@ -186,7 +186,7 @@ func TestRealRedisTime(t *testing.T) {
 	if r.Allowed || r.RetryAfter <= 0 || r.RetryAfter > time.Hour || r.ResetAfter <= 2*time.Hour || r.ResetAfter > 3*time.Hour {
 		t.Fatalf("4th request of burst 3: %+v", r)
 	}
-	v, err := s.Client.Get(ctx, "ratelimit:{g:a}:gc").Result()
+	v, err := s.Client.Get(ctx, "ratelimit:{g:a}:gce").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

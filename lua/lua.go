@@ -23,7 +23,7 @@
 // the script for a set:
 //
 //	go run ./internal/cmd/luascript gc fw > /tmp/stack.lua
-//	redis-cli --eval /tmp/stack.lua ratelimit:{demo:me}:gc , '' 1 gc:5:1000000:10 1 '' ''
+//	redis-cli --eval /tmp/stack.lua ratelimit:{demo:me}:gce , '' 1 gc:5:1000000:10 1 '' ''
 package lua
 
 import "embed"

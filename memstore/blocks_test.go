@@ -20,7 +20,7 @@ func TestBlocksShorterThanAMicrosecond(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, d := range []time.Duration{500 * time.Nanosecond, time.Microsecond, 1500 * time.Nanosecond} {
 		rules := []limiter.Rule{{Name: "r", Algorithm: algorithms.FixedWindow{Limit: 1, Window: time.Second}, Penalty: d}}
-		lua, mod, _, _ := luaAndModel(t, s.Client, &now, "submicro", rules, "")
+		lua, mod, _, _ := luaAndModel(t, s.Client, &now, "submicro", rules)
 		for i := range 3 {
 			got, err := lua.Allow(ctx, "r", "x")
 			if err != nil {

@@ -113,10 +113,9 @@ type pair struct{ got, want limiter.Decision }
 
 // luaAndModel returns two limiters of rules on the clock *now, one on the
 // Lua scripts on rdb, the other on a memstore (the Go model), that memstore,
-// and the key of the rules' state for the identity "x" under the first
-// rule's name and the key suffix suffix, all under a prefix of their own
-// named after name.
-func luaAndModel(t *testing.T, rdb *redis.Client, now *time.Time, name string, rules []limiter.Rule, suffix string) (lua, model *limiter.Limiter, mem store.Store, key string) {
+// and the key of the first rule's state for the identity "x", all under a
+// prefix of their own named after name.
+func luaAndModel(t *testing.T, rdb *redis.Client, now *time.Time, name string, rules []limiter.Rule) (lua, model *limiter.Limiter, mem store.Store, key string) {
 	t.Helper()
 	clock := limiter.WithClock(func() time.Time { return *now })
 	name = fmt.Sprintf("%s%d", name, runs.Add(1))
@@ -130,7 +129,7 @@ func luaAndModel(t *testing.T, rdb *redis.Client, now *time.Time, name string, r
 	if model, err = limiter.New(counted(mem), rules, clock, prefix); err != nil {
 		t.Fatal(err)
 	}
-	return lua, model, mem, name + ":{" + rules[0].Name + ":x}:" + suffix
+	return lua, model, mem, name + ":{" + rules[0].Name + ":x}:" + ruletest.KeySuffix(rules[0].Algorithm)
 }
 
 // operate, now and then, settles one of the allowed decisions made so far

@@ -14,6 +14,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 	"github.com/seed-bff0c9e1/ratelimit/redisstore"
@@ -69,7 +70,7 @@ func gcraDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) (
 	top := plans[0]
 	rules := []limiter.Rule{{Name: "g", Algorithm: plans[rng.IntN(len(plans))]}}
 	now := time.UnixMicro(1_790_000_000_000_000 + rng.Int64N(exact.MaxTime.UnixMicro()-1_790_000_000_000_000))
-	lua, spec, mem, key := luaAndModel(t, rdb, &now, "gdiff", rules, "gc")
+	lua, spec, mem, key := luaAndModel(t, rdb, &now, "gdiff", rules)
 	type charged struct {
 		pair
 		plan        algorithms.GCRA
@@ -199,7 +200,7 @@ func TestGCRAReadsOlderState(t *testing.T) {
 			{fmt.Sprintf("%d:7:%d:0", tat, t0-m), model.Ledger{Refunded: 7, Until: t0 - m}, paid, 2, fmt.Sprintf("%d@%d:0:0:0:5:3600000000", tat+12*m, t0)},
 		} {
 			name := fmt.Sprintf("old%d", runs.Add(1))
-			key := name + ":{g:x}:gc"
+			key := name + ":{g:x}:" + ruletest.KeySuffix(paid)
 			lim, err := limiter.New(mwtest.RedisStore(t, b.Client, redisstore.WithMinTTL(h)), []limiter.Rule{{Name: "g", Algorithm: paid}},
 				limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(name), limiter.WithDenyCache(0, 0))
 			if err != nil {

@@ -50,7 +50,7 @@ func queueDifferential(t *testing.T, rdb *redis.Client, seed uint64, steps int) 
 	plan.Rate = 1 + rng.IntN(20)
 	rules := []limiter.Rule{{Name: "q", Algorithm: q}}
 	now := time.UnixMicro(1_790_000_000_000_000 + rng.Int64N(exact.MaxTime.UnixMicro()-1_790_000_000_000_000))
-	lua, model, mem, key := luaAndModel(t, rdb, &now, "qdiff", rules, "qu")
+	lua, model, mem, key := luaAndModel(t, rdb, &now, "qdiff", rules)
 	type queued struct {
 		pair
 		cost int
@@ -148,7 +148,7 @@ func TestLongQueuesStayExact(t *testing.T) {
 		if err := q.Validate(); err != nil {
 			continue // refused: no Limiter decides it
 		}
-		lua, mod, _, _ := luaAndModel(t, s.Client, &now, fmt.Sprintf("long%d", i), rules, "qu")
+		lua, mod, _, _ := luaAndModel(t, s.Client, &now, fmt.Sprintf("long%d", i), rules)
 		for n := range 3 {
 			got, err := lua.Decide(ctx, limiter.Check{Rule: "q", Identity: "x", Cost: 1})
 			if err != nil {

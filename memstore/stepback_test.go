@@ -9,6 +9,7 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
+	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
 )
@@ -25,14 +26,10 @@ func TestBucketOutlivesAClockStepBack(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
 	t0 := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC)
-	for _, b := range []struct {
-		alg    algorithms.Algorithm
-		suffix string
-	}{
-		{algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: time.Hour}, "tb"},
-		{algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: time.Hour}, "lb"},
+	for _, alg := range []algorithms.Algorithm{
+		algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: time.Hour},
+		algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: time.Hour},
 	} {
-		alg := b.alg
 		now := t0
 		clock := limiter.WithClock(func() time.Time { return now })
 		name := fmt.Sprintf("stepback%d", runs.Add(1))
@@ -64,7 +61,7 @@ func TestBucketOutlivesAClockStepBack(t *testing.T) {
 		admit(5)
 		now = t0.Add(-time.Hour) // the clock steps back
 		admit(1)
-		if ttl := s.Client.PTTL(ctx, name+":{r:x}:"+b.suffix).Val(); ttl < 95*time.Minute {
+		if ttl := s.Client.PTTL(ctx, name+":{r:x}:"+ruletest.KeySuffix(alg)).Val(); ttl < 95*time.Minute {
 			t.Errorf("%v: the key lives %v, want 96m: 1h until its last update, 36m of draining", alg, ttl)
 		}
 		now = t0.Add(-20 * time.Minute)
@@ -97,7 +94,7 @@ func TestBucketWaitsAfterAClockStepBack(t *testing.T) {
 		for _, back := range []time.Duration{time.Second, time.Hour} {
 			now := t0
 			rules := []limiter.Rule{{Name: "r", Algorithm: c.rule}}
-			lua, model, _, _ := luaAndModel(t, s.Client, &now, "waits", rules, "")
+			lua, model, _, _ := luaAndModel(t, s.Client, &now, "waits", rules)
 			for i, lim := range []*limiter.Limiter{lua, model} {
 				at := func(d time.Duration, plan algorithms.Algorithm, cost int) limiter.Decision {
 					t.Helper()
@@ -140,14 +137,13 @@ func TestNoGiveBackIntoAnotherPlansState(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		rule, slow algorithms.Algorithm
-		suffix     string
 	}{
-		{algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 10}, "gc"},
-		{algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: time.Second}, algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Hour}, "tb"},
-		{algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: time.Second}, algorithms.LeakyBucket{Capacity: 10, Rate: 1, Period: time.Hour}, "lb"},
+		{algorithms.GCRA{Rate: 10, Period: time.Second, Burst: 10}, algorithms.GCRA{Rate: 1, Period: time.Hour, Burst: 10}},
+		{algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: time.Second}, algorithms.TokenBucket{Capacity: 10, Rate: 1, Period: time.Hour}},
+		{algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: time.Second}, algorithms.LeakyBucket{Capacity: 10, Rate: 1, Period: time.Hour}},
 	} {
 		now := t0
-		lua, model, _, key := luaAndModel(t, s.Client, &now, "plans", []limiter.Rule{{Name: "r", Algorithm: c.rule}}, c.suffix)
+		lua, model, _, key := luaAndModel(t, s.Client, &now, "plans", []limiter.Rule{{Name: "r", Algorithm: c.rule}})
 		for i, lim := range []*limiter.Limiter{lua, model} {
 			store := []string{"lua", "model"}[i]
 			now = t0
@@ -200,18 +196,15 @@ func TestNoGiveBackIntoAFreshState(t *testing.T) {
 	s := redistest.Start(t)
 	t0 := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC)
 	h := time.Hour
-	for _, c := range []struct {
-		rule   algorithms.Algorithm
-		suffix string
-	}{
-		{algorithms.GCRA{Rate: 10, Period: h, Burst: 10}, "gc"},
-		{algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: h}, "tb"},
-		{algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: h}, "lb"},
-		{algorithms.Queue{Rate: 10, Period: h, MaxDelay: h}, "qu"},
+	for _, rule := range []algorithms.Algorithm{
+		algorithms.GCRA{Rate: 10, Period: h, Burst: 10},
+		algorithms.TokenBucket{Capacity: 10, Rate: 10, Period: h},
+		algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: h},
+		algorithms.Queue{Rate: 10, Period: h, MaxDelay: h},
 	} {
 		for _, gone := range []bool{true, false} {
 			now := t0
-			lua, model, _, key := luaAndModel(t, s.Client, &now, "fresh", []limiter.Rule{{Name: "r", Algorithm: c.rule}}, c.suffix)
+			lua, model, _, key := luaAndModel(t, s.Client, &now, "fresh", []limiter.Rule{{Name: "r", Algorithm: rule}})
 			for i, lim := range []*limiter.Limiter{lua, model} {
 				store := []string{"lua", "model"}[i]
 				now = t0
@@ -219,7 +212,7 @@ func TestNoGiveBackIntoAFreshState(t *testing.T) {
 					t.Helper()
 					d, err := lim.Decide(ctx, limiter.Check{Rule: "r", Identity: "x", Cost: cost})
 					if err != nil || !d.Allowed {
-						t.Fatalf("%v (%s): cost %d: %+v %v", c.rule, store, cost, d, err)
+						t.Fatalf("%v (%s): cost %d: %+v %v", rule, store, cost, d, err)
 					}
 					return d
 				}
@@ -238,7 +231,7 @@ func TestNoGiveBackIntoAFreshState(t *testing.T) {
 						t.Fatal(err)
 					}
 					if err := model.Reset(ctx, "r", "x"); !errors.Is(err, limiter.ErrNotFound) {
-						t.Fatalf("%v: the model's expired state reset: %v", c.rule, err)
+						t.Fatalf("%v: the model's expired state reset: %v", rule, err)
 					}
 				} else {
 					now = t0.Add(31 * time.Minute) // drained: the state holds nothing
@@ -250,7 +243,7 @@ func TestNoGiveBackIntoAFreshState(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got := left(); got != 0 {
-					t.Errorf("%v gone %v (%s): %d left after the state written afresh was used up and a decision of the state before was settled, want 0", c.rule, gone, store, got)
+					t.Errorf("%v gone %v (%s): %d left after the state written afresh was used up and a decision of the state before was settled, want 0", rule, gone, store, got)
 				}
 			}
 		}
@@ -279,7 +272,7 @@ func TestNoGiveBackOfALaterDecisionsUnits(t *testing.T) {
 		algorithms.Queue{Rate: 10, Period: h, MaxDelay: h},
 	} {
 		now := t0
-		lua, model, _, _ := luaAndModel(t, s.Client, &now, "later", []limiter.Rule{{Name: "r", Algorithm: alg}}, "")
+		lua, model, _, _ := luaAndModel(t, s.Client, &now, "later", []limiter.Rule{{Name: "r", Algorithm: alg}})
 		for i, lim := range []*limiter.Limiter{lua, model} {
 			store := []string{"lua", "model"}[i]
 			take := func(id string, at time.Duration, cost int) limiter.Decision {
@@ -392,7 +385,7 @@ func TestBucketLedgerOutlivesAClockStepBack(t *testing.T) {
 		algorithms.LeakyBucket{Capacity: 10, Rate: 10, Period: h},
 	} {
 		now := t0
-		lua, model, _, _ := luaAndModel(t, s.Client, &now, "horizon", []limiter.Rule{{Name: "r", Algorithm: alg}}, "")
+		lua, model, _, _ := luaAndModel(t, s.Client, &now, "horizon", []limiter.Rule{{Name: "r", Algorithm: alg}})
 		for i, lim := range []*limiter.Limiter{lua, model} {
 			r := stepped{t, lim, &now, t0, alg.String() + " " + []string{"lua", "model"}[i]}
 			x, y := r.twice(20*time.Minute, func(id string, first limiter.Decision) {
@@ -425,7 +418,7 @@ func TestGCRAPlanSwitchAfterAClockStepBack(t *testing.T) {
 	a := algorithms.GCRA{Rate: 10, Period: 10 * h, Burst: 20}
 	b := algorithms.GCRA{Rate: 1, Period: h, Burst: 20}
 	now := t0
-	lua, model, _, _ := luaAndModel(t, s.Client, &now, "gswitch", []limiter.Rule{{Name: "r", Algorithm: a}}, "gc")
+	lua, model, _, _ := luaAndModel(t, s.Client, &now, "gswitch", []limiter.Rule{{Name: "r", Algorithm: a}})
 	for i, lim := range []*limiter.Limiter{lua, model} {
 		r := stepped{t, lim, &now, t0, []string{"lua", "model"}[i]}
 		x, y := r.twice(5*h, func(id string, first limiter.Decision) {

@@ -1,7 +1,7 @@
 // Package algo is the table of the algorithms: for each, its code, its Lua
 // files, how its parameters are encoded as integers and in key names, and
 // its facts (Facts: leasable, held in flight, window-bound, counted in
-// units, keyed by its code alone; its Refill). The limiter names keys with
+// units, keyed by its code (and epochMark) alone; its Refill). The limiter names keys with
 // it and validates algorithms through it (Describe); the Redis store's
 // scripts are assembled and called from it (package script). Outside this
 // table, package algorithms and the Go models (internal/model), no code
@@ -68,6 +68,13 @@ func row[T algorithms.Algorithm](code, file string, helpers []string, keyed []in
 
 func us(d time.Duration) int64 { return d.Microseconds() }
 
+// epochMark ends the keys of the algorithms whose state carries an epoch
+// (Facts.Epochs): "gce", not "gc". The release before the epochs reads a
+// GCRA's or a queue's string with one as no state at all, and fails on a
+// bucket's, so the two releases never share such a key: while both run,
+// each counts on its own (see "Upgrading" in docs/guide.md).
+const epochMark = "e"
+
 // window is the keyed parameter of the rows that have one: the second (a
 // window or a TTL).
 var window = []int{1}
@@ -121,7 +128,7 @@ type Desc struct {
 	// the log, in µs: "sw60000000"; the TTL of a concurrency limit), so
 	// that a limit whose window changes starts afresh instead of
 	// misreading, trimming or giving back into its state. The buckets, GCRA
-	// and a queue have the code alone ("tb").
+	// and a queue have the code and epochMark ("tbe").
 	KeySuffix string
 	// Params identifies the algorithm and its parameters ("gc:5:1000000:10":
 	// the code and the three integer parameters). It is the rule's
@@ -162,6 +169,9 @@ func Describe(alg algorithms.Algorithm) (Desc, error) {
 				suffix += "-"
 			}
 			suffix += args[k]
+		}
+		if r.Facts.Epochs {
+			suffix += epochMark
 		}
 		d := Desc{Index: i, KeySuffix: suffix, Params: r.Code + ":" + args[0] + ":" + args[1] + ":" + args[2], Facts: r.Facts, Refill: v.refill, ClientWindow: v.clientWindow}
 		if r.Facts.InFlight {

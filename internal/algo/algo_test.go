@@ -20,10 +20,10 @@ func TestDescribe(t *testing.T) {
 		{algorithms.FixedWindow{Limit: 5, Window: time.Minute, Anchored: true}, "fw60000000", "fw:5:60000000:1"},
 		{algorithms.SlidingLog{Limit: 3, Window: time.Hour}, "sl3600000000", "sl:3:3600000000:0"},
 		{algorithms.SlidingWindow{Limit: 100, Window: time.Minute}, "sw60000000", "sw:100:60000000:0"},
-		{algorithms.TokenBucket{Capacity: 10, Rate: 5, Period: time.Second}, "tb", "tb:10:5:1000000"},
-		{algorithms.LeakyBucket{Capacity: 10, Rate: 5, Period: time.Second}, "lb", "lb:10:5:1000000"},
-		{algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 10}, "gc", "gc:5:1000000:10"},
-		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}, "qu", "qu:10:1000000:2000000"},
+		{algorithms.TokenBucket{Capacity: 10, Rate: 5, Period: time.Second}, "tbe", "tb:10:5:1000000"},
+		{algorithms.LeakyBucket{Capacity: 10, Rate: 5, Period: time.Second}, "lbe", "lb:10:5:1000000"},
+		{algorithms.GCRA{Rate: 5, Period: time.Second, Burst: 10}, "gce", "gc:5:1000000:10"},
+		{algorithms.Queue{Rate: 10, Period: time.Second, MaxDelay: 2 * time.Second}, "que", "qu:10:1000000:2000000"},
 		{algorithms.Concurrency{Limit: 4, TTL: 30 * time.Second}, "cc30000000", "cc:4:30000000:0"},
 	} {
 		d, err := algo.Describe(tc.alg)

@@ -41,8 +41,9 @@ type Facts struct {
 	// match (store.Token.Epoch).
 	Epochs bool
 	// SharedKey: every parameter set of the algorithm keeps its state under
-	// one key, the code alone (the buckets, GCRA, a queue); the others'
-	// keys carry the parameters their state depends on.
+	// one key, named by the code alone (and epochMark: the buckets, GCRA,
+	// a queue); the others' keys carry the parameters their state depends
+	// on.
 	SharedKey bool
 }
 
