@@ -2,7 +2,7 @@
 // of algorithms, to read it or run it with redis-cli:
 //
 //	go run ./internal/cmd/luascript gc fw > /tmp/stack.lua
-//	redis-cli --eval /tmp/stack.lua ratelimit:{demo:me}:gc , '' 1 gc:5:1000000:10 1 ''
+//	redis-cli --eval /tmp/stack.lua ratelimit:{demo:me}:gce , '' 1 gc:5:1000000:10 1 '' ''
 //	go run ./internal/cmd/luascript -refund > /tmp/refund.lua
 //	go run ./internal/cmd/luascript -block > /tmp/block.lua
 //	go run ./internal/cmd/luascript -library > /tmp/library.lua
