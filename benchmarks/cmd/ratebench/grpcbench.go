@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -82,9 +83,11 @@ type grpcServer struct {
 // grpcServers are the gRPC mode's servers: the unary echo service with no
 // limiter, behind our interceptor, and behind go-grpc-middleware's
 // ratelimit interceptor on redis_rate, plain and on an AutoPipeliner,
-// and ours again without its ratelimit metadata (grpclimit.WithoutMetadata:
-// like for like with a peer that writes none). The in-process ratios read
-// the first four by position.
+// ours again without its ratelimit metadata (grpclimit.WithoutMetadata:
+// like for like with a peer that writes none), and no limiter with two
+// metadata fields shaped as ours (gRPC's own share of what ours costs
+// more with its metadata). The in-process ratios read the first four by
+// position.
 func grpcServers() []grpcServer {
 	q := serverQuota
 	limit := redis_rate.Limit{Rate: q.limit, Burst: q.limit, Period: q.period}
@@ -105,7 +108,19 @@ func grpcServers() []grpcServer {
 		{"grpc-ours-nomd", "ours (grpclimit, gcra), without metadata", func(e *env) ([]grpc.ServerOption, error) {
 			return oursGRPC(e, q, grpclimit.WithoutMetadata())
 		}},
+		{"grpc-none-md", "no limiter, two metadata fields", func(*env) ([]grpc.ServerOption, error) {
+			return unary(twoFields), nil
+		}},
 	}
+}
+
+// twoFields sets, with no limiter, header metadata shaped as ours is (a
+// ratelimit-policy that stays the same, a ratelimit that changes per call):
+// what gRPC itself spends on sending our metadata.
+func twoFields(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	r := strconv.FormatInt(time.Now().UnixNano()%100, 10)
+	_ = grpc.SetHeader(ctx, metadata.MD{"ratelimit-policy": {`"per-client";q=100;w=1`}, "ratelimit": {`"per-client";r=` + r + `;t=1`}})
+	return h(ctx, req)
 }
 
 // oursGRPC is our interceptor on e's Redis, one GCRA rule of quota q per
