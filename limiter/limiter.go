@@ -36,8 +36,9 @@ type Rule struct {
 	// without it and without a Penalty cost nothing extra.
 	Blockable bool
 	// Penalty, when positive, blocks a client for that long each time the
-	// rule's algorithm denies it (brute-force protection); it implies
-	// Blockable. At most 10 years; rounded up to whole microseconds.
+	// rule's algorithm denies it a positive cost (brute-force protection;
+	// a peek, of cost 0, never blocks); it implies Blockable. At most 10
+	// years; rounded up to whole microseconds.
 	Penalty time.Duration
 	// Lease, when positive, makes the rule leased: this Limiter takes the
 	// rule's units from the store in batches sized to its demand, spends

@@ -39,7 +39,8 @@ end
 -- first checked against its block: a blocked client is denied, with the
 -- longer of the block's time left and the rule's own waits (it is
 -- admitted only once both allow); a denial with a penalty blocks the
--- client, unless the rule is a shadow rule.
+-- client, unless the rule is a shadow rule or the cost is 0 (a peek
+-- writes nothing).
 local function decide_rule(key, a, bkey, now)
   local r = rule(ARGV[a])
   local decide = r and algorithms[r[1]]
@@ -65,7 +66,7 @@ local function decide_rule(key, a, bkey, now)
       return -2, 0, retry, max(reset, left), max(next, left), code, cost, nil, nil, nil, nil, nil, nil, 0, shadow
     end
   end
-  if status == 0 and penalty and penalty > 0 and not shadow then
+  if status == 0 and penalty and penalty > 0 and cost > 0 and not shadow then
     call("SET", bkey, int(now + penalty), "PX", ttl_ms(penalty))
     return -2, remaining, max(retry, penalty), max(reset, penalty), max(next, penalty), code, cost, nil, nil, nil, nil, nil, nil, 0, false
   end

@@ -154,7 +154,7 @@ func (s *memStore) Decide(_ context.Context, now time.Time, checks []store.Check
 			wait, h := exact.CeilMillis(left), o.Held
 			o, isBlocked = model.Outcome{Held: algorithms.Result{RetryAfter: max(h.RetryAfter, wait), ResetAfter: max(h.ResetAfter, wait), NextAfter: max(h.NextAfter, wait)}}, true
 		} else {
-			if o.Status == model.Denied && c.Blocks != (store.Key{}) && c.Penalty > 0 && !c.Shadow {
+			if o.Status == model.Denied && c.Blocks != (store.Key{}) && c.Penalty > 0 && c.Cost > 0 && !c.Shadow { // a peek writes nothing
 				until := t + c.Penalty.Microseconds()
 				s.shards[bidx[i]].set(c.Blocks, entry{state: model.State{Exists: true, TAT: until}, expires: until})
 				wait := exact.CeilMillis(c.Penalty.Microseconds())

@@ -25,7 +25,8 @@ type Check struct {
 	// time left and the rule's own wait.
 	Blocks Key
 	// Penalty, for a rule with Blocks, is how long a denial by the rule's
-	// own algorithm blocks the client (0: none).
+	// own algorithm blocks the client (0: none); a check of Cost 0 (a peek)
+	// writes no block.
 	Penalty time.Duration
 	// LeaseUnits, when positive and Cost is too, asks for a quota lease
 	// with the request: once the stack is allowed, up to LeaseUnits more
