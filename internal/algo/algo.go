@@ -1,9 +1,10 @@
 // Package algo is the table of the algorithms: for each, its code, its Lua
 // files, how its parameters are encoded as integers and in key names, and
 // its facts (Facts: leasable, held in flight, window-bound, counted in
-// units, keyed by its code (and epochMark) alone; its Refill). The limiter names keys with
-// it and validates algorithms through it (Describe); the Redis store's
-// scripts are assembled and called from it (package script). Outside this
+// units, keyed by its code (and epochMark) alone; its Refill). The limiter
+// names keys with it and validates algorithms through it (Describe); the
+// Redis store's scripts are assembled and called from it (package
+// script). Outside this
 // table, package algorithms and the Go models (internal/model), no code
 // switches on or asserts an algorithm's type: it reads the facts (a test
 // walks the module's sources). Adding an algorithm touches this table,
