@@ -1,13 +1,9 @@
 -- GCRA (algorithms.GCRA), registered as algorithms.gc.
 -- KEYS: the rule's key, a string "<tat>#<epoch>@<seen>:<refunded>:<until>:
 --   <since>:<rate>:<period>": the theoretical arrival time (TAT) in µs,
---   its epoch and seen (ledger.lua; absent in an older release's) and its
---   ledger's three integers
---   ("0:0:0" for none; ledger.lua) and the rate and period in µs it was
---   written under (its plan). Every plan of a rule shares the
---   key. An older release's string, a bare TAT or a TAT and its ledger,
---   reads as written under the plan that reads it (a release older than
---   this one cannot read this string: see "Upgrading" in docs/guide.md).
+--   its epoch (absent for none) and seen (ledger.lua), its ledger's three
+--   integers ("0:0:0" for none; ledger.lua) and the rate and period in µs
+--   it was written under (its plan). Every plan of a rule shares the key.
 --   A missing key is a TAT of now.
 -- ARGV: rate, period in µs, burst; cost and now come from stack.lua.
 -- Reply: status, remaining, retry µs, reset µs, next µs and the state its
@@ -17,16 +13,14 @@
 -- max(tat, now) + c*T - now <= burst*T. Multiplied by rate, every term is an
 -- integer: debt = (max(tat, now) - now) * rate, need = c * period.
 
--- gcra_load reads GCRA's state at key: the TAT (nil for a missing key),
--- its ledger's tail and the plan (rate, period) it was written under, nil
--- for an older release's state.
+-- gcra_load reads GCRA's state at key: the TAT, its tail (epoch, seen
+-- and ledger) and the plan (rate, period) it was written under; nothing
+-- for a missing key.
 local function gcra_load(key)
-  local v = get(key)
-  local tat, ledger, rate, period = match(v or "", "^(%d+)(#?%d*@?%d*:%d+:%d+:%d+):(%d+):(%d+)$")
-  if tat then -- this release's state, in one match
-    return tonumber(tat), ledger, tonumber(rate), tonumber(period)
+  local tat, tail, rate, period = match(get(key) or "", "^(%d+)(#?%d*@?%d*:%d+:%d+:%d+):(%d+):(%d+)$")
+  if tat then
+    return tonumber(tat), tail, tonumber(rate), tonumber(period)
   end
-  return tat_parse(v)
 end
 
 -- gcra_switch decides cost under a plan (rate, period, burst) against a
@@ -46,7 +40,7 @@ end
 
 algorithms.gc = function(key, now, cost, rate, period, burst)
   local tat, tail, rate0, period0 = gcra_load(key)
-  if rate0 and (rate0 ~= rate or period0 ~= period) then
+  if tat and (rate0 ~= rate or period0 ~= period) then
     return gcra_switch(now, cost, period, burst, tat, tail, rate0, period0)
   end
   local base = max(now, tat or now)
@@ -71,21 +65,18 @@ if refunds then
   -- A give-back moves the TAT back by what the ledger allows of the
   -- cost's increment less the rest's (model.tatRefund), and keeps the
   -- state's plan: nothing when the plan changed since the decision, nor
-  -- into a state written under another plan (model.underPlan; an older
-  -- release's state has none, and reads as any) or of another epoch.
+  -- into a state written under another plan (model.underPlan) or of
+  -- another epoch.
   refunds.gc = function(key, now, at, cost, back, stamp, refunded, epoch, rate, period)
     local tat, tail, rate0, period0 = gcra_load(key)
-    if not tat or rate0 and (rate0 ~= rate or period0 ~= period) then
+    if not tat or rate0 ~= rate or period0 ~= period then
       return
     end
     local own = cdiv(cost * period, rate)
     local want = own - cdiv((cost - back) * period, rate)
     local give, kept = ledger_refund(tail, now, nil, at, stamp - at, own, refunded, epoch, want, tat - now, 1, tat)
     if give > 0 then
-      if rate0 then
-        kept = kept .. format(":%d:%d", rate0, period0)
-      end
-      call("SET", key, int(tat - give) .. kept, "KEEPTTL")
+      call("SET", key, int(tat - give) .. kept .. format(":%d:%d", rate, period), "KEEPTTL")
     end
   end
 end

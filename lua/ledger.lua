@@ -152,22 +152,11 @@ local function ledger_switch(tail, now, last, level, rate)
   return epoch_tail(e, w)
 end
 
--- tat_parse reads a TAT state's value v (GET's reply): the TAT in µs and
--- its tail ("" for none), or nil for a missing key.
-local function tat_parse(v)
-  local tat = tonumber(v)
-  if tat then
-    return tat, ""
-  elseif not v then
-    return nil
-  end
-  local t, tail = match(v, "^(%d+)([#@:].*)$")
-  return tonumber(t), tail
-end
-
--- tat_load reads the TAT state at key (see tat_parse).
+-- tat_load reads the TAT state at key: the TAT in µs and its tail (epoch,
+-- seen and, with a ledger, the rest), or nil for a missing key.
 local function tat_load(key)
-  return tat_parse(get(key))
+  local tat, tail = match(get(key) or "", "^(%d+)([#@].*)$")
+  return tonumber(tat), tail
 end
 
 -- tat_commit stores the TAT now + after, with the epoch (fresh, when

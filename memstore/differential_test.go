@@ -434,8 +434,8 @@ func (p drainPlans) replanned(checks []limiter.Check) bool {
 // epochs of the states they write fresh) the same slot ids
 // (store.Check.Slot) on the Lua side and on the model's, whatever the
 // limiters chose: near 2^52, and none for some of them at random, so that
-// units with ids and without share instants, and states of epoch 0
-// (an older release's) are written too.
+// units with ids and without share instants, and states of epoch 0 are
+// written too.
 type slotIDs struct {
 	rng  *rand.Rand // nil: every check gets an id
 	base int64

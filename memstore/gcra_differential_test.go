@@ -3,7 +3,6 @@ package memstore_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,12 +11,9 @@ import (
 	"github.com/seed-bff0c9e1/ratelimit/algorithms"
 	"github.com/seed-bff0c9e1/ratelimit/internal/exact"
 	"github.com/seed-bff0c9e1/ratelimit/internal/model"
-	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/mwtest"
 	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/redistest"
-	"github.com/seed-bff0c9e1/ratelimit/internal/testkit/ruletest"
 	"github.com/seed-bff0c9e1/ratelimit/limiter"
 	"github.com/seed-bff0c9e1/ratelimit/memstore"
-	"github.com/seed-bff0c9e1/ratelimit/redisstore"
 )
 
 // TestDifferentialGCRAPlans: one GCRA rule's requests carry its plans at
@@ -170,62 +166,4 @@ func epochString(st model.State) string {
 		s += fmt.Sprintf("@%d", st.Seen)
 	}
 	return s
-}
-
-// TestGCRAReadsOlderState: a GCRA state an older release wrote (a bare
-// TAT, or a TAT and its ledger, with no plan) reads as written under the
-// plan of the request that reads it, on miniredis and a real
-// redis-server, as the model reads a State with no Plan: a deploy neither
-// resets nor misreads its clients. An admission rewrites it with its
-// plan, the ledger carried while it lasts, and a settlement of that
-// admission gives back exactly.
-func TestGCRAReadsOlderState(t *testing.T) {
-	h := time.Hour
-	paid, free := algorithms.GCRA{Rate: 5, Period: h, Burst: 5}, algorithms.GCRA{Rate: 1, Period: h, Burst: 2}
-	now := time.UnixMicro(1_795_000_000_000_000)
-	t0, m := now.UnixMicro(), time.Minute.Microseconds()
-	tat := t0 + 24*m // two units of the paid plan, 0.4 of the free one
-	for _, b := range redistest.Backends(t) {
-		for i, tc := range []struct {
-			stored    string // an older release's
-			ledger    model.Ledger
-			plan      algorithms.GCRA
-			remaining int
-			want      string // stored after an admission of 1
-		}{
-			{fmt.Sprint(tat), model.Ledger{}, paid, 2, fmt.Sprintf("%d@%d:0:0:0:5:3600000000", tat+12*m, t0)},
-			{fmt.Sprint(tat), model.Ledger{}, free, 0, fmt.Sprintf("%d@%d:0:0:0:1:3600000000", tat+60*m, t0)},
-			{fmt.Sprintf("%d:7:%d:%d", tat, t0+120*m, t0-m), model.Ledger{Refunded: 7, Until: t0 + 120*m, Since: t0 - m}, paid, 2,
-				fmt.Sprintf("%d@%d:7:%d:%d:5:3600000000", tat+12*m, t0, t0+120*m, t0-m)},
-			{fmt.Sprintf("%d:7:%d:0", tat, t0-m), model.Ledger{Refunded: 7, Until: t0 - m}, paid, 2, fmt.Sprintf("%d@%d:0:0:0:5:3600000000", tat+12*m, t0)},
-		} {
-			name := fmt.Sprintf("old%d", runs.Add(1))
-			key := name + ":{g:x}:" + ruletest.KeySuffix(paid)
-			lim, err := limiter.New(mwtest.RedisStore(t, b.Client, redisstore.WithMinTTL(h)), []limiter.Rule{{Name: "g", Algorithm: paid}},
-				limiter.WithClock(func() time.Time { return now }), limiter.WithPrefix(name), limiter.WithDenyCache(0, 0))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Client.Set(ctx, key, tc.stored, h).Err(); err != nil {
-				t.Fatal(err)
-			}
-			d, err := lim.Decide(ctx, limiter.Check{Rule: "g", Identity: "x", Cost: 1, Plan: tc.plan})
-			if err != nil {
-				t.Fatal(err)
-			}
-			old := model.State{Exists: true, TAT: tat, Ledger: tc.ledger}
-			if got, want := d.Results[0].Result, model.Step(tc.plan, old, now, 1).Admitted; got != want || got.Remaining != tc.remaining {
-				t.Errorf("%s case %d: %q read under %v: %+v, want %+v with %d remaining", b.Name, i, tc.stored, tc.plan, got, want, tc.remaining)
-			}
-			if got := b.Client.Get(ctx, key).Val(); got != tc.want {
-				t.Errorf("%s case %d: %q after an admission under %v: stored %q, want %q", b.Name, i, tc.stored, tc.plan, got, tc.want)
-			}
-			if _, err := lim.Settle(ctx, d, 0); err != nil {
-				t.Fatal(err)
-			}
-			if got := b.Client.Get(ctx, key).Val(); !strings.HasPrefix(got, fmt.Sprint(tat, "@")) {
-				t.Errorf("%s case %d: settled at 0: stored %q, want the TAT back at %d", b.Name, i, got, tat)
-			}
-		}
-	}
 }

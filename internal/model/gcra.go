@@ -18,12 +18,11 @@ func gcraPlan(a algorithms.GCRA) Plan {
 // gcra is the specification of gcra.lua. Its TAT's lead over now, times
 // the rate, is a level of points that drains rate points per µs, as a
 // leaky bucket's of capacity burst. A state written under another Plan is
-// decided by gcraSwitch; a State with no Plan (an older release's) reads
-// as written under a's.
+// decided by gcraSwitch.
 func gcra(a algorithms.GCRA, s State, now time.Time, cost int) Outcome {
 	p := gcraPlan(a)
 	t, c, burst := now.UnixMicro(), int64(cost), int64(a.Burst)
-	if s.Exists && s.Plan != (Plan{}) && s.Plan != p {
+	if s.Exists && s.Plan != p {
 		return gcraSwitch(s, t, c, burst, p)
 	}
 	base := t

@@ -36,11 +36,10 @@ type State struct {
 	// Epoch is a bucket's, GCRA's or a queue's epoch: the slot id
 	// (store.Check.Slot) of the decision that wrote it empty (missing, a
 	// level drained to 0, a TAT not ahead of now), kept by every later
-	// write while it holds units; 0 when that decision had none, or an
-	// older release wrote it. A give-back goes only into the epoch
-	// its token names (see Refund): a state emptied and written afresh
-	// holds none of an earlier decision's units, whatever the clock did
-	// since.
+	// write while it holds units; 0 when that decision had none. A
+	// give-back goes only into the epoch its token names (see Refund): a
+	// state emptied and written afresh holds none of an earlier
+	// decision's units, whatever the clock did since.
 	Epoch int64
 	// Seen is the latest instant (µs) GCRA's or a queue's state was
 	// decided at in its epoch (a bucket's is Updated): what its TAT has

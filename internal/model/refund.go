@@ -284,11 +284,10 @@ func tatRefund(s State, t, at, own, want int64, tok store.Token) State {
 }
 
 // underPlan reports whether a bucket's or GCRA's state s counts its level
-// in p's units, as a give-back under p must: it was written under p, or
-// under no Plan (an older release's GCRA state, read as any plan's). A
+// in p's units, as a give-back under p must: it was written under p. A
 // state under another Plan gives nothing back to p's decisions, even
 // where its Ledger does not say that the plan changed since (a state
 // gone and written afresh, then a clock that stepped back).
 func underPlan(s State, p Plan) bool {
-	return s.Plan == (Plan{}) || s.Plan == p
+	return s.Plan == p
 }
