@@ -4,11 +4,11 @@
 // units, keyed by its code (and epochMark) alone; its Refill). The limiter
 // names keys with it and validates algorithms through it (Describe); the
 // Redis store's scripts are assembled and called from it (package
-// script). Outside this
-// table, package algorithms and the Go models (internal/model), no code
-// switches on or asserts an algorithm's type: it reads the facts (a test
-// walks the module's sources). Adding an algorithm touches this table,
-// its .lua file, its value type in package algorithms and its Go model.
+// script). Outside this table, package algorithms and the Go models
+// (internal/model), no code switches on or asserts an algorithm's type: it
+// reads the facts (a test walks the module's sources). Adding an algorithm
+// touches this table, its .lua file, its value type in package algorithms
+// and its Go model.
 package algo
 
 import (
